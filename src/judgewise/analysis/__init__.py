@@ -1,0 +1,1 @@
+"""Analyses on top of ratings: anchors, power, planning, reliability, accuracy and bias."""

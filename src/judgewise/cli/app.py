@@ -1,0 +1,62 @@
+"""The ``judgewise`` command: builds the Typer app from the command modules and maps errors to exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+
+import typer
+from rich.console import Console
+from rich.logging import RichHandler
+
+from judgewise.errors import JudgewiseError
+
+# Each module defines ``register(app)``; order is the order of ``judgewise --help``.
+COMMAND_MODULES = (
+    "judgewise.cli.rank_cmd",      # rank, agree
+    "judgewise.cli.judge_cmd",     # judge, store export/stats
+    "judgewise.cli.design_cmd",    # power, plan, simulate, anchors
+    "judgewise.cli.reliability_cmd",  # select, reliability, study
+    "judgewise.cli.diagnose_cmd",  # diagnose, accuracy
+    "judgewise.cli.report_cmd",    # report, serve
+    "judgewise.cli.demo_cmd",      # demo
+)
+
+err_console = Console(stderr=True)
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                      help="Evaluate language models with an LLM judge, reliably and at the lowest cost.")
+
+    @app.callback()
+    def root() -> None:
+        """Evaluate language models with an LLM judge (add --verbose to any command for debug logs)."""
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+    return app
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
+                        handlers=[RichHandler(console=err_console, show_path=False, show_time=False)])
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: runs the app, turning library errors into one-line messages."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in args
+    if verbose:
+        args.remove("--verbose")
+    _setup_logging(verbose)
+    app = build_app()
+    try:
+        app(args=args, prog_name="judgewise")  # standalone: usage errors exit 2 with click's message
+    except JudgewiseError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Comparison designs: which (prompt, model_a, model_b) comparisons to pay for."""

@@ -1,0 +1,58 @@
+"""Typed exceptions raised by library code; only the CLI turns them into messages and exit codes."""
+
+from __future__ import annotations
+
+
+class JudgewiseError(Exception):
+    """Base class of every error judgewise raises on purpose."""
+
+    exit_code = 1
+
+
+class InputError(JudgewiseError):
+    """Bad user input: names the file, row and field, what was expected and what was found.
+
+    ``row`` is 1-based (the line of a JSONL/CSV file's data, the index+1 of a JSON list element).
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, file: str | None = None, row: int | None = None,
+                 field: str | None = None):
+        self.file, self.row, self.field, self.detail = file, row, field, message
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = []
+        if self.file:
+            where.append(str(self.file))
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.field:
+            where.append(f'field "{self.field}"')
+        prefix = " ".join(where)
+        return f"{prefix}: {self.detail}" if prefix else self.detail
+
+
+class ConfigError(JudgewiseError):
+    """An invalid setting or combination of settings (config file or CLI options)."""
+
+    exit_code = 2
+
+
+class RatingError(JudgewiseError):
+    """The data cannot support the requested rating (e.g. a disconnected comparison graph)."""
+
+    exit_code = 3
+
+
+class JudgeError(JudgewiseError):
+    """The judge backend failed in a way retries cannot fix (401, 404, bad model name, ...)."""
+
+    exit_code = 4
+
+
+class BudgetExceeded(JudgewiseError):
+    """A run stopped because a call or cost cap was reached."""
+
+    exit_code = 5

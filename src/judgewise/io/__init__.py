@@ -1,0 +1,1 @@
+"""Canonical tables, readers and importers of foreign formats, and row validation."""

@@ -1,0 +1,1 @@
+"""Judging engine: backends, prompt templates, verdict parsing, durable store and scheduler."""

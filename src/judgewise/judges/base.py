@@ -1,0 +1,80 @@
+"""The contracts between judging stages: comparison, completion, backend, template and verdict.
+
+The engine is a chain (alpaca_eval style) — comparison → prompt (template) → call (backend) → parse
+(parser) → store — each stage a small object looked up by name in a registry a user can extend.
+Position convention: inside the engine, "A" is the response *shown first* and "B" the one shown second;
+the scheduler maps a verdict back to the canonical ``model_a`` view when it writes judgments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One thing to judge: a prompt and two models' responses to it (canonical model_a/model_b order)."""
+
+    prompt_id: str
+    prompt: str
+    model_a: str
+    model_b: str
+    response_a: str
+    response_b: str
+    reference: str | None = None  # optional reference answer some templates show
+
+
+@dataclass
+class Completion:
+    """What a backend returned for one call (no secrets, ever)."""
+
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cost: float = 0.0
+    # token -> logprob of the candidates at the verdict position, when the backend returns logprobs
+    top_logprobs: list[dict[str, float]] | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Verdict:
+    """A parsed verdict from the view of the response shown first ("A").
+
+    ``outcome`` in [0, 1] is A's result (1 win, 0.5 tie, 0 loss, fractional when soft); ``verdict5`` in
+    {-2..2} when the template has a 5-way scale; ``label`` the literal token (e.g. "A>>B", "1", "correct").
+    """
+
+    outcome: float | None
+    verdict5: int | None = None
+    label: str | None = None
+    soft: float | None = None  # P(A better) renormalised over verdict tokens from logprobs
+
+
+class RetryableCallError(Exception):
+    """A call failed in a way that retrying may fix (429, 5xx, timeout, dropped connection)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None):
+        super().__init__(message)
+        self.retry_after, self.status = retry_after, status
+
+
+class FatalCallError(Exception):
+    """A call failed in a way retries cannot fix (400, 401, 404): the run must stop with this message."""
+
+    def __init__(self, message: str, *, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Something that answers chat messages. ``identity`` is JSON-serialisable, secret-free, and part of
+    every store key (backend kind, model, sampling parameters)."""
+
+    identity: dict
+
+    async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
+                       want_logprobs: bool = False, grammar: str | None = None) -> Completion: ...

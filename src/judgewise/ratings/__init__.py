@@ -1,0 +1,1 @@
+"""Rating methods: scores with honest uncertainty from pairwise judgments."""

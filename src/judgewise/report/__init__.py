@@ -1,0 +1,1 @@
+"""One-file offline HTML/Markdown report and the local read-only explorer."""

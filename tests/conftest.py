@@ -1,0 +1,42 @@
+"""Shared fixtures: the ../shared data folder (skipped with a visible reason when absent) and CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("JUDGEWISE_SHARED", REPO.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """Path to ../shared (real data); skips the test with a reason when it is not beside the repo."""
+    if not (SHARED / "data").is_dir():
+        pytest.skip(f"../shared not found at {SHARED} (set JUDGEWISE_SHARED): real-data test skipped")
+    return SHARED
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 600):
+    """Run ``python -m judgewise.cli.app ARGS`` in a real subprocess; returns CompletedProcess (text)."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "judgewise.cli.app", *map(str, args)], cwd=cwd,
+                          env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def cli():
+    """Fixture form of :func:`run_cli`."""
+    return run_cli
+
+
+def cli_json(*args: str, **kw):
+    """Run the CLI and parse stdout as JSON, failing the test with stderr when the command failed."""
+    res = run_cli(*args, **kw)
+    assert res.returncode == 0, f"exit {res.returncode}\nstderr:\n{res.stderr}\nstdout:\n{res.stdout[:2000]}"
+    return json.loads(res.stdout)
