@@ -78,3 +78,45 @@ class Backend(Protocol):
 
     async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion: ...
+
+
+@dataclass(frozen=True)
+class Game:
+    """One judge call's subject: a comparison shown in one order (``swapped`` = model_b shown first)."""
+
+    comparison: Comparison
+    swapped: bool = False
+
+    @property
+    def first_model(self) -> str:
+        return self.comparison.model_b if self.swapped else self.comparison.model_a
+
+    @property
+    def shown(self) -> tuple[str, str]:
+        """(first response text, second response text) as the judge sees them."""
+        c = self.comparison
+        return (c.response_b, c.response_a) if self.swapped else (c.response_a, c.response_b)
+
+
+@dataclass
+class JudgeResult:
+    """The outcome of judging one game: parsed verdict (shown-first view) or an error, plus call stats."""
+
+    verdict: Verdict | None
+    raw: str = ""
+    error: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cost: float = 0.0
+    n_calls: int = 1  # 2 when the judge was re-asked for a verdict
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Judges one game. LLM judges chain template → backend → parser; simulated/replay judges answer
+    directly. ``identity`` (JSON-serialisable, secret-free) enters the store key."""
+
+    identity: dict
+
+    async def judge(self, game: Game) -> JudgeResult: ...
