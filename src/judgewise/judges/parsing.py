@@ -1,0 +1,202 @@
+"""Verdict parsers: the last well-formed verdict in a judge's text, and soft scores from logprobs.
+
+Each parser turns a completion into a :class:`~judgewise.judges.base.Verdict` from the view of the response
+shown first ("A"), or ``None`` when the text holds no well-formed verdict (the judge then re-asks once).
+Parsers live in ``PARSERS`` (name → factory) so a user can add one and name it in a template file.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from judgewise.errors import ConfigError
+from judgewise.judges.base import Verdict
+
+# Characters that surround a verdict token in a tokenizer's pieces ("▁a", " (a", "1)", "**2**").
+_TOKEN_NOISE = " \t\n\r▁Ġ()[]*\"'`:.,"
+
+
+def normalise_token(token: str) -> str:
+    """A tokenizer piece reduced to its verdict content: no spaces, brackets or quotes, lower case."""
+    return token.strip(_TOKEN_NOISE).lower()
+
+
+def soft_from_logprobs(top_logprobs: list[dict[str, float]] | None,
+                       token_values: Mapping[str, float]) -> float | None:
+    """Expected outcome at the verdict position, renormalised over the verdict tokens.
+
+    ``top_logprobs`` holds one ``{token: logprob}`` dict per generated position. The verdict position is
+    the LAST one whose most likely token is a verdict token (so reasoning before the verdict is skipped).
+    Probabilities of pieces that normalise to the same verdict token are summed, then renormalised over
+    the verdict tokens present: ``sum_t p(t)·value(t) / sum_t p(t)``. ``None`` when no position qualifies.
+    """
+    if not top_logprobs or not token_values:
+        return None
+    for candidates in reversed(top_logprobs):
+        if not candidates:
+            continue
+        best = max(candidates, key=candidates.get)
+        if normalise_token(best) not in token_values:
+            continue
+        mass: dict[str, float] = {}
+        for token, logprob in candidates.items():
+            key = normalise_token(token)
+            if key in token_values:
+                mass[key] = mass.get(key, 0.0) + math.exp(logprob)
+        total = sum(mass.values())
+        return sum(p * token_values[k] for k, p in mass.items()) / total
+    return None
+
+
+@dataclass(frozen=True)
+class RegexParser:
+    """Finds every match of ``pattern`` in the text and maps the LAST one's label through ``verdicts``.
+
+    ``normalise`` turns the matched group into a canonical label (e.g. ``"A < B"`` → ``"B>A"``);
+    ``verdicts`` maps labels to Verdicts; ``token_values`` maps verdict tokens (normalised tokenizer pieces)
+    to the outcome they stand for, for soft scores from logprobs (empty when the verdict spans tokens).
+    """
+
+    name: str
+    pattern: re.Pattern
+    verdicts: Mapping[str, Verdict]
+    normalise: Callable[[str], str] = str
+    token_values: Mapping[str, float] = field(default_factory=dict)
+    expected: str = ""  # how a well-formed verdict looks, for error messages
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.verdicts)
+
+    def parse(self, text: str | None) -> Verdict | None:
+        """The last well-formed verdict in ``text`` (as a fresh Verdict), or ``None``."""
+        if not text:
+            return None
+        label = None
+        for match in self.pattern.finditer(text):
+            group = next(g for g in match.groups() if g is not None)
+            candidate = self.normalise(group)
+            if candidate in self.verdicts:
+                label = candidate
+        if label is None:
+            return None
+        v = self.verdicts[label]
+        return Verdict(outcome=v.outcome, verdict5=v.verdict5, label=v.label)
+
+    def soft(self, top_logprobs: list[dict[str, float]] | None) -> float | None:
+        """Soft outcome from logprobs (see :func:`soft_from_logprobs`); ``None`` when unavailable."""
+        return soft_from_logprobs(top_logprobs, self.token_values)
+
+
+# --- Arena-Hard 5-way: [[A>>B]] … [[B>>A]] (Anchor §2: v ∈ {-2..2}, collapsed to {0, .5, 1} for win rate)
+
+_ARENA_VERDICT5 = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
+_ARENA_ALIASES = {"A<<B": "B>>A", "A<B": "B>A", "B<A": "A>B", "B<<A": "A>>B", "B=A": "A=B"}
+
+
+def _arena_normalise(raw: str) -> str:
+    label = re.sub(r"\s+", "", raw).upper()
+    return _ARENA_ALIASES.get(label, label)
+
+
+def _collapse5(v: int) -> float:
+    """Anchor §2 win-rate collapse of the 5-way verdict: wins 1, tie 0.5, losses 0."""
+    return 1.0 if v > 0 else 0.5 if v == 0 else 0.0
+
+
+def arena_hard_5way() -> RegexParser:
+    """Parser for Arena-Hard's ``[[A>>B]]``-style labels (last one wins; ``A<B`` spellings accepted)."""
+    return RegexParser(
+        name="arena_hard_5way",
+        pattern=re.compile(r"\[\[\s*([AB]\s*(?:>>|<<|>|<|=)\s*[AB])\s*\]\]", re.IGNORECASE),
+        verdicts={k: Verdict(outcome=_collapse5(v), verdict5=v, label=k) for k, v in _ARENA_VERDICT5.items()},
+        normalise=_arena_normalise,
+        expected="one of [[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]",
+    )
+
+
+def llmbar_binary() -> RegexParser:
+    """Parser for LLMBar's ``Output (a)`` / ``Output (b)`` answer (Arena-lite §A.8)."""
+    return RegexParser(
+        name="llmbar_binary",
+        pattern=re.compile(r"Output\s*\(\s*([ab])\s*\)", re.IGNORECASE),
+        verdicts={"a": Verdict(outcome=1.0, label="Output (a)"), "b": Verdict(outcome=0.0, label="Output (b)")},
+        normalise=str.lower,
+        token_values={"a": 1.0, "b": 0.0},
+        expected='"Output (a)" or "Output (b)"',
+    )
+
+
+def clb_confidence() -> RegexParser:
+    """Parser for CLB §3.2.1's "which answer are you more confident in … 1 or 2?".
+
+    Accepts ``Answer: 2`` / ``answer is **1**`` or a line that is only the digit; the last one is the
+    verdict ("Answer 2 is wrong" is not a verdict). Answer 1 is the one shown first.
+    """
+    return RegexParser(
+        name="clb_confidence",
+        pattern=re.compile(r"\banswer\b(?:\s*:|\s+is\b:?)\s*\**\s*([12])\b|^[\s*#>]*([12])[\s*.]*$",
+                           re.IGNORECASE | re.MULTILINE),
+        verdicts={"1": Verdict(outcome=1.0, label="1"), "2": Verdict(outcome=0.0, label="2")},
+        token_values={"1": 1.0, "2": 0.0},
+        expected='"Answer: 1" or "Answer: 2"',
+    )
+
+
+def direct_correctness() -> RegexParser:
+    """Pointwise parser for CLB §3.2.2's direct judge: correct / incorrect / not_attempted.
+
+    Reads ``Grade: <label>`` (last one wins) or a reply that is only the label. ``outcome`` is 1 for
+    correct, 0 for incorrect, ``None`` for not_attempted (CLB reports "correct given attempted").
+    """
+    return RegexParser(
+        name="direct_correctness",
+        pattern=re.compile(r"(?:\bgrade\b\s*[:=]?\s*\**|\A\s*\**)\s*(not[_ \-]attempted|incorrect|correct)\b",
+                           re.IGNORECASE),
+        verdicts={"correct": Verdict(outcome=1.0, label="correct"),
+                  "incorrect": Verdict(outcome=0.0, label="incorrect"),
+                  "not_attempted": Verdict(outcome=None, label="not_attempted")},
+        normalise=lambda s: re.sub(r"[ \-]", "_", s.lower()),
+        token_values={"correct": 1.0, "incorrect": 0.0, "not": 0.0},
+        expected='"Grade: correct", "Grade: incorrect" or "Grade: not_attempted"',
+    )
+
+
+def likert(scale: int = 5) -> RegexParser:
+    """Pointwise parser for a 1..K rating written ``Rating: [[k]]`` (or ``[[k]]``); outcome (k-1)/(K-1)."""
+    scale = int(scale)
+    if scale < 2:
+        raise ConfigError(f"likert parser: scale must be an integer >= 2, found {scale}")
+    labels = [str(k) for k in range(1, scale + 1)]
+    values = {s: (int(s) - 1) / (scale - 1) for s in labels}
+    return RegexParser(
+        name=f"likert{scale}",
+        pattern=re.compile(r"(?:\[\[\s*|\brating\b\s*[:=]?\s*\**)(\d+)(?:\s*\]\]|(?![0-9.]))", re.IGNORECASE),
+        verdicts={s: Verdict(outcome=values[s], label=s) for s in labels},
+        token_values=values,
+        expected=f'"Rating: [[k]]" with k an integer from 1 to {scale}',
+    )
+
+
+PARSERS: dict[str, Callable[..., RegexParser]] = {
+    "arena_hard_5way": arena_hard_5way,
+    "llmbar_binary": llmbar_binary,
+    "clb_confidence": clb_confidence,
+    "direct_correctness": direct_correctness,
+    "likert": likert,
+}
+
+
+def make_parser(name: str, **options) -> RegexParser:
+    """Build the parser registered as ``name``; template metadata options it takes (e.g. ``scale``) are
+    passed on, others ignored."""
+    try:
+        factory = PARSERS[name]
+    except KeyError:
+        raise ConfigError(f"unknown verdict parser {name!r}; known: {', '.join(sorted(PARSERS))}") from None
+    accepted = inspect.signature(factory).parameters
+    return factory(**{k: v for k, v in options.items() if k in accepted})

@@ -1,0 +1,192 @@
+"""Versioned judge prompt templates: Jinja2 files with a metadata header, kept in a user-extendable registry.
+
+A template file (``judges/templates/*.j2``, or any file a user names) opens with a metadata comment and
+defines its parts as Jinja2 blocks::
+
+    {#- judgewise-template
+    name: my_judge            # registry name
+    version: 1                # bump when the wording changes: it enters every store key
+    kind: pairwise            # pairwise (response_a, response_b) or pointwise (response)
+    parser: llmbar_binary     # a name in judgewise.judges.parsing.PARSERS
+    max_tokens: 8             # optional; other keys (e.g. scale) are passed to the parser and the blocks
+    -#}
+    {% block system %}…{% endblock %}   (optional)
+    {% block user %}…{% endblock %}     (required; variables: instruction, response_a/response_b or
+                                         response, reference, and the metadata options)
+    {% block reask %}…{% endblock %}    (required: "finish with your verdict …", sent once on a parse failure)
+    {% block grammar %}…{% endblock %}  (optional GBNF restricting a local model to the verdict tokens)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from judgewise.errors import ConfigError, InputError
+from judgewise.judges.parsing import RegexParser, make_parser
+
+KINDS = ("pairwise", "pointwise")
+_HEADER = re.compile(r"\A\s*\{#-?\s*judgewise-template\s*\n(?P<meta>.*?)-?#\}", re.DOTALL)
+_REQUIRED_META = ("name", "version", "kind", "parser")
+_RESERVED_META = (*_REQUIRED_META, "max_tokens", "source")
+_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+
+
+@dataclass(frozen=True)
+class JudgeTemplate:
+    """One prompt template: renders chat messages, knows its parser, re-ask message and grammar."""
+
+    name: str
+    version: str
+    kind: str
+    parser: RegexParser
+    source: str  # the file's full text (its hash is part of the judge identity)
+    path: str
+    max_tokens: int | None = None
+    options: dict = field(default_factory=dict)  # extra metadata (e.g. scale) visible to the blocks
+
+    @property
+    def sha(self) -> str:
+        """Short content hash of the template text: an edited file never reuses old store rows."""
+        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()[:16]
+
+    @property
+    def verdict_tokens(self) -> dict[str, float]:
+        """Verdict tokens → outcome value, for soft scores from logprobs (empty if multi-token)."""
+        return dict(self.parser.token_values)
+
+    def messages(self, **variables) -> list[dict]:
+        """System + user chat messages for these variables (see the module docstring for names)."""
+        out = []
+        system = self._render("system", variables)
+        if system:
+            out.append({"role": "system", "content": system})
+        out.append({"role": "user", "content": self._render("user", variables)})
+        return out
+
+    def pairwise_messages(self, instruction: str, first: str, second: str,
+                          reference: str | None = None) -> list[dict]:
+        """Messages showing ``first`` as response A and ``second`` as response B."""
+        return self.messages(instruction=instruction, response_a=first, response_b=second, reference=reference)
+
+    def pointwise_messages(self, instruction: str, response: str, reference: str | None = None) -> list[dict]:
+        """Messages asking the judge about one response."""
+        return self.messages(instruction=instruction, response=response, reference=reference)
+
+    def reask(self) -> str:
+        """The follow-up user message sent once when no verdict could be parsed."""
+        return self._render("reask", {})
+
+    def grammar(self) -> str | None:
+        """GBNF grammar restricting output to a well-formed verdict, or ``None`` if the file has none."""
+        return self._render("grammar", {}) or None
+
+    def _render(self, block: str, variables: dict) -> str:
+        compiled = _compile(self.source)
+        if block not in compiled.blocks:
+            if block in ("user", "reask"):
+                raise ConfigError(f"template {self.name!r} ({self.path}) has no {{% block {block} %}}")
+            return ""
+        context = compiled.new_context({**self.options, **variables})
+        try:
+            return "".join(compiled.blocks[block](context)).strip()
+        except jinja2.UndefinedError as exc:
+            raise ConfigError(f"template {self.name!r} ({self.path}), block {block!r}: {exc.message}") from exc
+
+
+_COMPILED: dict[str, jinja2.Template] = {}
+
+
+def _compile(source: str) -> jinja2.Template:
+    if source not in _COMPILED:
+        _COMPILED[source] = _ENV.from_string(source)
+    return _COMPILED[source]
+
+
+def parse_template(source: str, path: str = "<string>") -> JudgeTemplate:
+    """Build a template from file text; bad metadata or Jinja syntax is an InputError naming the file."""
+    header = _HEADER.match(source)
+    if header is None:
+        raise InputError("expected the file to open with a '{#- judgewise-template ... -#}' metadata comment",
+                         file=path)
+    try:
+        meta = yaml.safe_load(header.group("meta")) or {}
+    except yaml.YAMLError as exc:
+        raise InputError(f"metadata is not valid YAML: {exc}", file=path) from exc
+    if not isinstance(meta, dict):
+        raise InputError(f"metadata must be a mapping, found {type(meta).__name__}", file=path)
+    for key in _REQUIRED_META:
+        if meta.get(key) in (None, ""):
+            raise InputError(f"required metadata key missing (need {', '.join(_REQUIRED_META)})",
+                             file=path, field=key)
+    if meta["kind"] not in KINDS:
+        raise InputError(f"expected one of {KINDS}, found {meta['kind']!r}", file=path, field="kind")
+    try:
+        _compile(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise InputError(f"Jinja2 syntax error at line {exc.lineno}: {exc.message}", file=path) from exc
+    options = {k: v for k, v in meta.items() if k not in _RESERVED_META}
+    template = JudgeTemplate(name=str(meta["name"]), version=str(meta["version"]), kind=meta["kind"],
+                             parser=make_parser(str(meta["parser"]), **options), source=source, path=path,
+                             max_tokens=int(meta["max_tokens"]) if meta.get("max_tokens") else None,
+                             options=options)
+    template.reask()  # fail now, not mid-run, when a required block is missing
+    return template
+
+
+def load_template_file(path: str | Path) -> JudgeTemplate:
+    """Read a template from a file a user names (it does not enter the registry unless registered)."""
+    path = Path(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read template file: {exc}", file=str(path)) from exc
+    return parse_template(source, str(path))
+
+
+TEMPLATES: dict[str, JudgeTemplate] = {}
+
+
+def _load_builtins() -> None:
+    if TEMPLATES:
+        return
+    folder = resources.files("judgewise.judges").joinpath("templates")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".j2"):
+            template = parse_template(entry.read_text(encoding="utf-8"), f"judgewise/judges/templates/{entry.name}")
+            TEMPLATES.setdefault(template.name, template)
+
+
+def register_template(template: JudgeTemplate, *, replace: bool = False) -> JudgeTemplate:
+    """Add a template to the registry under its name (``replace=True`` to override a built-in)."""
+    _load_builtins()
+    if template.name in TEMPLATES and not replace:
+        raise ConfigError(f"template {template.name!r} is already registered; pass replace=True to override it")
+    TEMPLATES[template.name] = template
+    return template
+
+
+def available_templates() -> list[str]:
+    """Names of registered templates (built-ins first loaded from the package)."""
+    _load_builtins()
+    return sorted(TEMPLATES)
+
+
+def get_template(name_or_path: str | Path | JudgeTemplate) -> JudgeTemplate:
+    """A registered template by name, or one read from a file path (user override)."""
+    if isinstance(name_or_path, JudgeTemplate):
+        return name_or_path
+    _load_builtins()
+    key = str(name_or_path)
+    if key in TEMPLATES:
+        return TEMPLATES[key]
+    if Path(key).is_file():
+        return load_template_file(key)
+    raise ConfigError(f"unknown judge template {key!r}: not a registered name ({', '.join(sorted(TEMPLATES))}) "
+                      "nor an existing file")
