@@ -1,0 +1,101 @@
+"""Bootstrap uncertainty for any rating method: cluster (prompt) or battle resampling, batched over replicates.
+
+* ``unit="prompt"`` (default, cluster bootstrap): draw the prompts with replacement — verdicts on one prompt are
+  not independent (same responses, same difficulty), so resampling whole prompts keeps that dependence.
+  Drawn as a multinomial (n_prompts, uniform) vector of prompt multiplicities per replicate.
+* ``unit="battle"``: draw the judgments with replacement, as a multinomial over the aggregated battle
+  categories' counts (``aggregate.battle_categories``), not over rows — the same distribution, far fewer draws.
+
+Methods with a :class:`StatsForm` turn a batch of draws into a batch of statistics with one sparse product and
+fit the whole batch at once; the others are refitted replicate by replicate from integer row multiplicities.
+Intervals are percentile intervals at ``ci_level``; the bootstrap median is reported too. Seeded with
+``numpy.random.Generator`` only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from judgewise.errors import ConfigError
+from judgewise.ratings.method import MethodResult, RatingData
+
+UNITS = ("prompt", "battle")
+CHUNK_CELLS = 4_000_000  # draws per chunk (rounds × units): bounds memory whatever the data size
+
+
+@dataclass
+class BootstrapResult:
+    """Replicate scores (rounds × models) and their summary at ``ci_level``."""
+
+    replicates: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    median: np.ndarray
+    ci_level: float
+    unit: str
+
+
+def _unit_matrix(data: RatingData, unit: str, matrix: sparse.csr_matrix) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """(units × statistics) matrix and the probabilities of drawing each unit."""
+    cats = data.cats
+    if unit == "battle":
+        return matrix, cats.count / cats.count.sum()
+    per_prompt = cats.prompt_counts(data.enc.prompt, len(data.enc.prompts)) @ matrix
+    present = np.flatnonzero(np.bincount(data.enc.prompt, minlength=len(data.enc.prompts)))
+    per_prompt = per_prompt[present]
+    return sparse.csr_matrix(per_prompt), np.full(len(present), 1.0 / len(present))
+
+
+def _draw(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int) -> np.ndarray:
+    probs = probs / probs.sum()
+    return rng.multinomial(n, probs, size=rounds).astype(np.float64)
+
+
+def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit: str,
+                      rng: np.random.Generator) -> np.ndarray:
+    units, probs = _unit_matrix(data, unit, result.stats.matrix)
+    n = int(data.cats.count.sum()) if unit == "battle" else len(probs)
+    chunk = max(1, min(rounds, CHUNK_CELLS // max(len(probs), 1)))
+    out = []
+    for start in range(0, rounds, chunk):
+        draws = _draw(rng, n, probs, min(chunk, rounds - start))
+        out.append(result.stats.from_stats(np.asarray((units.T @ draws.T).T)))
+    return np.concatenate(out)
+
+
+def row_multiplicities(data: RatingData, unit: str, rng: np.random.Generator) -> np.ndarray:
+    """Integer per-row multiplicities of one bootstrap replicate (for methods refitted row by row)."""
+    enc = data.enc
+    if unit == "battle":
+        return rng.multinomial(enc.n_rows, np.full(enc.n_rows, 1.0 / enc.n_rows))
+    present = np.flatnonzero(np.bincount(enc.prompt, minlength=len(enc.prompts)))
+    drawn = np.zeros(len(enc.prompts), dtype=np.int64)
+    drawn[present] = rng.multinomial(len(present), np.full(len(present), 1.0 / len(present)))
+    return drawn[enc.prompt]
+
+
+def bootstrap(data: RatingData, result: MethodResult, rounds: int, *, unit: str = "prompt",
+              rng: np.random.Generator, ci_level: float = 0.95) -> BootstrapResult:
+    """Bootstrap ``rounds`` replicates of a method's scores and summarise them (module docstring)."""
+    if unit not in UNITS:
+        raise ConfigError(f'bootstrap unit must be one of {UNITS}, got "{unit}"')
+    if not 0 < ci_level < 1:
+        raise ConfigError(f"ci_level must be in (0, 1), got {ci_level}")
+    if result.stats is not None:
+        reps = _stats_replicates(data, result, rounds, unit, rng)
+    elif result.refit is not None:
+        reps = np.stack([result.refit(row_multiplicities(data, unit, rng)) for _ in range(rounds)])
+    else:
+        raise ConfigError("this rating method does not support the bootstrap (no stats form or refit)")
+    return summarise(reps, ci_level, unit)
+
+
+def summarise(reps: np.ndarray, ci_level: float, unit: str) -> BootstrapResult:
+    """Percentile interval at ``ci_level`` and median of each column of the replicates (NaNs ignored)."""
+    tail = 100.0 * (1.0 - ci_level) / 2.0
+    with np.errstate(invalid="ignore"):
+        low, med, high = np.nanpercentile(reps, [tail, 50.0, 100.0 - tail], axis=0)
+    return BootstrapResult(reps, low, high, med, ci_level, unit)

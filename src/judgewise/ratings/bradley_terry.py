@@ -1,0 +1,199 @@
+"""Bradley–Terry maximum likelihood on aggregated pair counts: one L-BFGS fit, or many fits at once by batched Newton.
+
+Model (Anchor §2, Bradley & Terry 1952; Chatbot Arena / FastChat ``compute_bt``): P(i beats j) = σ(θ_i − θ_j).
+A judgment with outcome o ∈ [0, 1] for i contributes o·log σ(θ_i − θ_j) + (1 − o)·log σ(θ_j − θ_i), so a tie counts
+as half a win for each side (FastChat convention) and soft preferences are fractional wins. The log-likelihood
+only depends on, per unordered pair, the weighted wins of one side and the total weight (:class:`PairCounts`).
+An optional ridge penalty ½·l2·‖θ‖² is added. Without it θ is identified up to a constant; we report θ centred on
+mean 0 (the natural scale) and the Elo scale 400·log10-odds + 1000 (:func:`elo_scale`).
+
+Existence: without l2 the MLE is finite iff the comparison graph is connected and every model has both some
+win-share and some loss-share against the rest in every cut (the directed "beat" graph is strongly connected,
+Zermelo/Ford). We raise :class:`RatingError` naming the models when it is not (choice: a clear error rather than a
+per-component fit; scores from separate components are not comparable). ``l2 > 0`` always has a finite optimum.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+from scipy import optimize, sparse
+from scipy.sparse.csgraph import connected_components
+from scipy.special import expit
+
+from judgewise.errors import ConfigError, RatingError
+from judgewise.ratings.aggregate import PairCounts, pair_counts, pair_stats_matrix
+from judgewise.ratings.method import MethodResult, StatsForm
+
+log = logging.getLogger(__name__)
+
+ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per natural-log odds unit
+ELO_CENTRE = 1000.0
+
+
+def neg_log_likelihood(theta: np.ndarray, pc: PairCounts, l2: float = 0.0) -> tuple[float, np.ndarray]:
+    """Negative log-likelihood of θ and its exact gradient, on pair counts (Anchor §2 BT likelihood)."""
+    d = theta[pc.lo] - theta[pc.hi]
+    loss = float(np.sum(pc.total * np.logaddexp(0.0, d) - pc.wins * d)) + 0.5 * l2 * float(theta @ theta)
+    g_pair = pc.total * expit(d) - pc.wins
+    grad = np.bincount(pc.lo, g_pair, pc.n_models) - np.bincount(pc.hi, g_pair, pc.n_models) + l2 * theta
+    return loss, grad
+
+
+def _components(pc: PairCounts, directed: bool) -> tuple[int, np.ndarray]:
+    m = pc.n_models
+    if directed:  # edge i→j when i took some win-share from j (so j "lost" to i)
+        lo_won, hi_won = pc.wins > 0, pc.total - pc.wins > 0
+        rows = np.concatenate([pc.lo[lo_won], pc.hi[hi_won]])
+        cols = np.concatenate([pc.hi[lo_won], pc.lo[hi_won]])
+    else:
+        keep = pc.total > 0
+        rows, cols = pc.lo[keep], pc.hi[keep]
+    graph = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m))
+    return connected_components(graph, directed=directed, connection="strong" if directed else "weak")
+
+
+def _describe(groups: np.ndarray, n: int, models: list[str]) -> str:
+    parts = []
+    for k in range(min(n, 6)):
+        names = [models[i] for i in np.flatnonzero(groups == k)]
+        parts.append("{" + ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") + "}")
+    return "; ".join(parts) + (f"; ... ({n} in all)" if n > 6 else "")
+
+
+def check_identifiable(pc: PairCounts, models: list[str], l2: float = 0.0) -> None:
+    """Raise RatingError when the comparison graph is disconnected, or (l2 = 0) when the MLE is infinite."""
+    n, groups = _components(pc, directed=False)
+    if n > 1:
+        raise RatingError(f"the comparison graph is disconnected into {n} components that were never compared "
+                          f"with each other: {_describe(groups, n, models)}. Scores across components are not "
+                          f"comparable; rate each component separately or add judgments linking them.")
+    if l2 > 0:
+        return
+    n, groups = _components(pc, directed=True)
+    if n > 1:
+        raise RatingError(f"the Bradley–Terry MLE is infinite: some models won (or lost) every comparison "
+                          f"against the rest (groups that never lost/won across: {_describe(groups, n, models)}). "
+                          f"Pass l2 > 0 (e.g. l2=1e-3) for a regularised fit.")
+
+
+def fit_lbfgs(pc: PairCounts, l2: float = 0.0, theta0: np.ndarray | None = None, tol: float = 1e-10) -> np.ndarray:
+    """θ maximising the BT likelihood on pair counts by L-BFGS with the exact gradient, centred on mean 0."""
+    x0 = np.zeros(pc.n_models) if theta0 is None else np.asarray(theta0, dtype=np.float64)
+    scale = max(float(pc.total.sum()), 1.0)  # scale the objective so the gradient tolerance is relative
+
+    def fun(theta):
+        loss, grad = neg_log_likelihood(theta, pc, l2)
+        return loss / scale, grad / scale
+
+    res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B",
+                            options={"maxiter": 10_000, "gtol": tol, "ftol": 1e-15})
+    theta = newton_batch(pc, res.x[None, :], pc.wins[None, :], pc.total[None, :], l2)[0][0]
+    return theta - theta.mean() if l2 == 0 else theta
+
+
+def _incidence(pc: PairCounts, sign: float) -> sparse.csr_matrix:
+    """Sparse (models × pairs) matrix with +1 at each pair's lo and ``sign`` at its hi."""
+    p = pc.n_pairs
+    cols = np.concatenate([np.arange(p), np.arange(p)])
+    vals = np.concatenate([np.ones(p), np.full(p, sign)])
+    return sparse.csr_matrix((vals, (np.concatenate([pc.lo, pc.hi]), cols)), shape=(pc.n_models, p))
+
+
+def _hessians(h: np.ndarray, pc: PairCounts, l2: float, ends: sparse.csr_matrix) -> np.ndarray:
+    """Batch of BT Hessians (weighted graph Laplacians, + l2·I) from per-pair curvatures ``h`` (B × pairs)."""
+    m = pc.n_models
+    hess = np.zeros((h.shape[0], m * m))
+    hess[:, pc.lo * m + pc.hi] = -h
+    hess[:, pc.hi * m + pc.lo] = -h
+    diag = (ends @ h.T).T
+    hess = hess.reshape(-1, m, m)
+    idx = np.arange(m)
+    hess[:, idx, idx] = diag + l2
+    if l2 == 0:  # gauge fix: + c·11ᵀ makes the Laplacian definite and keeps steps orthogonal to 1
+        hess += (diag.mean(axis=1) / m)[:, None, None] + 1e-12
+    return hess
+
+
+def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np.ndarray, l2: float = 0.0,
+                 max_iter: int = 50, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+    """Fit B BT models at once by Newton's method warm-started at ``theta0`` (B × models or 1 × models).
+
+    ``wins``/``total`` are B × pairs statistics on the pairs of ``pc``. Returns (θ: B × models, converged: B).
+    Steps are capped at 3 log-odds units, which keeps fits on (near-)separated replicates finite.
+    """
+    theta = np.array(np.broadcast_to(theta0, (wins.shape[0], pc.n_models)), dtype=np.float64)
+    active = np.ones(len(theta), dtype=bool)
+    signed, ends = _incidence(pc, -1.0), _incidence(pc, 1.0)
+    for _ in range(max_iter):
+        idx = np.flatnonzero(active)
+        if len(idx) == 0:
+            break
+        th, w, t = theta[idx], wins[idx], total[idx]
+        p = expit(th[:, pc.lo] - th[:, pc.hi])
+        g_pair = t * p - w
+        grad = (signed @ g_pair.T).T + l2 * th
+        step = np.linalg.solve(_hessians(t * p * (1 - p), pc, l2, ends), -grad[..., None])[..., 0]
+        big = np.abs(step).max(axis=1, keepdims=True)
+        step *= np.minimum(1.0, 3.0 / np.maximum(big, 1e-300))
+        theta[idx] = th + step
+        active[idx] = big[:, 0] > tol
+    return theta, ~active
+
+
+def elo_scale(theta: np.ndarray, anchor: int | None = None, anchor_rating: float = ELO_CENTRE) -> np.ndarray:
+    """Elo scale: 400·log10-odds, centred so ratings average 1000, or shifted so ``anchor`` sits at its rating.
+
+    Works on one θ vector or a batch (B × models). Same scale as FastChat's ``compute_bt`` (base 10, scale 400).
+    """
+    elo = ELO_SCALE * (theta - theta.mean(axis=-1, keepdims=True)) + ELO_CENTRE
+    if anchor is not None:
+        elo = elo + (anchor_rating - elo[..., [anchor]])
+    return elo
+
+
+SCALES = ("elo", "natural")
+
+
+def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale) -> "StatsForm":
+    """Bootstrap form: category counts → pair [wins | total] → batched Newton warm-started at the point θ."""
+    matrix, lo, hi = pair_stats_matrix(data.cats)
+    p = len(lo)
+
+    def from_stats(stats: np.ndarray) -> np.ndarray:
+        fits, converged = newton_batch(pc, theta[None, :], stats[:, :p], stats[:, p:], l2)
+        from_stats.nonconverged += int((~converged).sum())
+        return to_scale(fits)
+
+    from_stats.nonconverged = 0
+    return StatsForm(matrix, from_stats)
+
+
+def bradley_terry(data, *, l2: float = 0.0, scale: str = "elo", anchor_rating: float = ELO_CENTRE):
+    """Bradley–Terry ratings (module docstring): scores on the Elo scale (default) or natural log-odds scale.
+
+    With ``data.anchor`` set, the Elo scale is shifted so that model sits at ``anchor_rating``; otherwise the
+    ratings average 1000. ``extra`` holds both ``theta`` (natural, mean 0) and ``elo``.
+    """
+    if scale not in SCALES:
+        raise ConfigError(f'scale must be one of {SCALES}, got "{scale}"')
+    if l2 < 0:
+        raise ConfigError(f"l2 must be >= 0, got {l2}")
+    enc = data.enc
+    pc = pair_counts(data.cats)
+    check_identifiable(pc, enc.models, l2)
+    theta = fit_lbfgs(pc, l2)
+    anchor = enc.model_id(data.anchor) if data.anchor is not None else None
+
+    def to_scale(t: np.ndarray) -> np.ndarray:
+        return elo_scale(t, anchor, anchor_rating) if scale == "elo" else t - t.mean(axis=-1, keepdims=True)
+
+    elo = elo_scale(theta, anchor, anchor_rating)
+    self_rows = int(np.sum(enc.a == enc.b))
+    info = {"l2": l2, "scale": scale, "n_pairs": pc.n_pairs, "n_categories": data.cats.n_categories,
+            "rows_used": enc.n_rows - self_rows, "rows_not_used": self_rows,
+            "anchor": data.anchor, "anchor_rating": anchor_rating if anchor is not None else None}
+    return MethodResult(to_scale(theta), {"theta": theta - theta.mean(), "elo": elo}, info,
+                        stats=_bt_stats_form(data, pc, theta, l2, to_scale))

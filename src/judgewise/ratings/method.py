@@ -1,0 +1,61 @@
+"""What a rating method receives (:class:`RatingData`) and returns (:class:`MethodResult`); the registry's contract.
+
+A method is a function ``method(data: RatingData, **options) -> MethodResult`` registered by name in
+``judgewise.ratings.RATING_METHODS``. To support the bootstrap it either gives a :class:`StatsForm` (scores as a
+function of aggregated category statistics, so every replicate is one sparse product and all replicates are fitted
+at once) or a ``refit`` function (scores from integer per-row multiplicities, for order-dependent methods).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from judgewise.ratings.aggregate import BattleCategories, battle_categories
+from judgewise.ratings.encode import EncodedJudgments
+
+
+@dataclass
+class StatsForm:
+    """Scores as a function of summed category statistics: ``from_stats(counts @ matrix)`` for a batch of counts.
+
+    ``matrix`` is (battle categories × statistics); ``from_stats`` maps a (B × statistics) array to (B × models).
+    """
+
+    matrix: sparse.csr_matrix
+    from_stats: Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass
+class MethodResult:
+    """A method's point estimate: per-model ``scores`` (and ``n``), method-specific arrays and facts."""
+
+    scores: np.ndarray
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
+    n: np.ndarray | None = None
+    stats: StatsForm | None = None
+    refit: Callable[[np.ndarray], np.ndarray] | None = None
+
+
+@dataclass
+class RatingData:
+    """Everything a method may read: the encoded rows, their battle categories, the original tables, the anchor."""
+
+    enc: EncodedJudgments
+    judgments: pd.DataFrame
+    anchor: str | None = None
+    responses: pd.DataFrame | None = None
+    style_control: bool = False
+    _cats: BattleCategories | None = None
+
+    @property
+    def cats(self) -> BattleCategories:
+        """Distinct battle categories of ``enc`` (computed once)."""
+        if self._cats is None:
+            self._cats = battle_categories(self.enc)
+        return self._cats

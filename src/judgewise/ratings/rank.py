@@ -1,0 +1,87 @@
+"""``rank()``: one entry point from a judgments table to a :class:`Ranking`, via the RATING_METHODS registry."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from judgewise.errors import ConfigError
+from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
+from judgewise.ratings.bradley_terry import bradley_terry
+from judgewise.ratings.encode import ARENA_HARD_STRONG_WEIGHT, encode
+from judgewise.ratings.method import MethodResult, RatingData
+from judgewise.ratings.result import Ranking, ci_aware_rank
+from judgewise.ratings.winrate import winrate
+
+log = logging.getLogger(__name__)
+
+RatingMethod = Callable[..., MethodResult]
+
+#: name → method(data: RatingData, **options) -> MethodResult. Add your own: ``RATING_METHODS["mine"] = fn``.
+RATING_METHODS: dict[str, RatingMethod] = {
+    "winrate": winrate,
+    "bt": bradley_terry,
+}
+
+
+def _method(name: str) -> RatingMethod:
+    try:
+        return RATING_METHODS[name]
+    except KeyError:
+        raise ConfigError(f'unknown rating method "{name}" (known: {", ".join(RATING_METHODS)})') from None
+
+
+def _call(fn: RatingMethod, name: str, data: RatingData, opts: dict) -> MethodResult:
+    """Call a method, turning an unknown option into a ConfigError that lists the accepted ones."""
+    params = inspect.signature(fn).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        unknown = [k for k in opts if k not in params or k == "data"]
+        if unknown:
+            known = [k for k in params if k != "data"]
+            raise ConfigError(f'rating method "{name}" has no option(s) {unknown} (options: {known})')
+    return fn(data, **opts)
+
+
+def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = None, bootstrap: int = 0,
+         bootstrap_unit: str = "prompt", seed: int | np.random.Generator = 0, ci_level: float = 0.95,
+         style_control: bool = False, responses: pd.DataFrame | None = None, weighting: str | None = None,
+         weight_column: str | None = None, strong_weight: float = ARENA_HARD_STRONG_WEIGHT, **opts) -> Ranking:
+    """Rate the models of a canonical judgments table (``io.tables``) with ``method`` from RATING_METHODS.
+
+    ``anchor``: the anchor model (win rate; auto-detected when one model is in every row) or, for BT, the model
+    pinned at ``anchor_rating``. ``bootstrap``: number of replicates (0 = none), resampling ``bootstrap_unit``
+    ("prompt" clusters, default, or "battle"), seeded by ``seed``; intervals are percentile intervals at
+    ``ci_level``. ``weighting="arena_hard"`` / ``weight_column``: sample weights (see ``ratings.encode``).
+    ``style_control``/``responses``: style-controlled BT. Other ``opts`` go to the method.
+    """
+    fn = _method(method)
+    enc = encode(judgments, weighting=weighting, weight_column=weight_column, strong_weight=strong_weight)
+    data = RatingData(enc, judgments, anchor=anchor, responses=responses, style_control=style_control)
+    if style_control and "style_control" not in inspect.signature(fn).parameters:
+        raise ConfigError(f'rating method "{method}" does not support style control (use --method bt)')
+    if style_control:
+        opts = {**opts, "style_control": True}
+    result = _call(fn, method, data, opts)
+    m = enc.n_models
+    low = high = np.full(m, np.nan)
+    extra = dict(result.extra)
+    boot_info = None
+    if bootstrap and bootstrap > 0:
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        boot = run_bootstrap(data, result, int(bootstrap), unit=bootstrap_unit, rng=rng, ci_level=ci_level)
+        low, high = boot.ci_low, boot.ci_high
+        extra["median"] = boot.median
+        boot_info = {"rounds": int(bootstrap), "unit": bootstrap_unit, "seed": seed if isinstance(seed, int) else None,
+                     "ci_level": ci_level, "interval": "percentile",
+                     "failed_replicates": int(np.isnan(boot.replicates).any(axis=1).sum())}
+    n = result.n if result.n is not None else enc.rows_per_model()
+    info = {"method": method, "rows": enc.n_rows, **enc.info, **result.info, "options": opts,
+            "bootstrap": boot_info, "ci_level": ci_level}
+    return Ranking(method=method, models=list(enc.models), scores=np.asarray(result.scores, dtype=float),
+                   ci_low=np.asarray(low, dtype=float), ci_high=np.asarray(high, dtype=float),
+                   rank=ci_aware_rank(result.scores, low, high), n=np.asarray(n), ci_level=ci_level,
+                   extra=extra, info=info)

@@ -1,0 +1,126 @@
+"""Win rate against an anchor, exactly as AlpacaEval computes it (Anchor §2 "Win-Rate" aggregation).
+
+For each model, take its judgments against the anchor, oriented so the outcome is the model's (o ∈ [0, 1]; for
+AlpacaEval o = preference − 1). Then, with frequency weights w (all 1 unless a weighting is chosen):
+
+* ``win_rate`` = 100 · Σw·o / Σw                        (AlpacaEval ``win_rate``)
+* ``se``       = 100 · sd(o, ddof=1) / √n               (AlpacaEval ``standard_error``; n = Σw)
+* ``n_wins`` = Σw·[o > ½], ``n_draws`` = Σw·[o = ½], ``n_losses`` = Σw·[o < ½]
+* ``discrete_win_rate`` = 100 · (n_wins + n_draws / 2) / n
+
+With ``weighting="arena_hard"`` (see ``encode``) a strong verdict counts as 3 games, as in Arena-Hard-Auto.
+
+The anchor's own position (Anchor §2). Two conventions exist and both are offered by ``anchor_score``:
+
+* ``"self"`` (default): the anchor compared with itself ties every time, so it scores exactly 50 with se 0 —
+  what AlpacaEval publishes for its anchor (``gpt4_1106_preview``: 50.0, 0.0 in leaderboard.csv).
+* ``"complement"``: Anchor §2's formula s_A = 1 − Σ_{j≠A} s_j / (M − 1), i.e. 100 − the mean win rate of the
+  other models (its se is NaN; the bootstrap gives its interval).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from scipy import sparse
+
+from judgewise.errors import ConfigError, RatingError
+from judgewise.ratings.encode import EncodedJudgments
+from judgewise.ratings.method import MethodResult, RatingData, StatsForm
+
+log = logging.getLogger(__name__)
+
+ANCHOR_SCORES = ("self", "complement")
+
+
+def detect_anchor(enc: EncodedJudgments) -> int:
+    """Id of the one model that takes part in every row; ConfigError asking for ``anchor`` otherwise."""
+    present = np.bincount(enc.a, minlength=enc.n_models) + np.bincount(enc.b[enc.a != enc.b],
+                                                                        minlength=enc.n_models)
+    candidates = np.flatnonzero(present == enc.n_rows)
+    if len(candidates) == 1:
+        return int(candidates[0])
+    found = "no model is" if len(candidates) == 0 else f"{len(candidates)} models are"
+    raise ConfigError(f"cannot detect the anchor: {found} in every judgment; pass anchor=<model> (CLI: --anchor)")
+
+
+def oriented_rows(enc: EncodedJudgments, anchor: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(model, outcome from that model's side, weight) for each row between a non-anchor model and the anchor."""
+    vs_b = (enc.b == anchor) & (enc.a != anchor)
+    vs_a = (enc.a == anchor) & (enc.b != anchor)
+    model = np.concatenate([enc.a[vs_b], enc.b[vs_a]])
+    outcome = np.concatenate([enc.outcome[vs_b], 1.0 - enc.outcome[vs_a]])
+    weight = np.concatenate([enc.weight[vs_b], enc.weight[vs_a]])
+    return model, outcome, weight
+
+
+def win_rate_table(model: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_models: int) -> dict:
+    """AlpacaEval's win-rate figures per model id from oriented rows (formulas in the module docstring)."""
+    def total(values):
+        return np.bincount(model, weights=weight * values, minlength=n_models)
+
+    n = total(np.ones_like(outcome))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total(outcome) / n
+        var = total((outcome - mean[model]) ** 2) / (n - 1)
+        n_wins, n_draws = total(outcome > 0.5), total(outcome == 0.5)
+        return {"win_rate": 100.0 * mean, "se": 100.0 * np.sqrt(var) / np.sqrt(n), "n_wins": n_wins,
+                "n_draws": n_draws, "n_losses": total(outcome < 0.5),
+                "discrete_win_rate": 100.0 * (n_wins + n_draws / 2.0) / n, "n_games": n}
+
+
+def anchor_position(win_rates: np.ndarray, anchor: int, anchor_score: str) -> float:
+    """The anchor's own score (module docstring, Anchor §2); works along the last axis of a batch."""
+    if anchor_score == "self":
+        return 50.0
+    others = np.delete(win_rates, anchor, axis=-1)
+    return 100.0 - np.nanmean(others, axis=-1)
+
+
+def _stats_form(data: RatingData, anchor: int, anchor_score: str) -> StatsForm:
+    """Category → [Σw·o | Σw] per model, so bootstrap replicates are one sparse product."""
+    cats, m = data.cats, data.enc.n_models
+    use_lo = (cats.hi == anchor) & (cats.lo != anchor)
+    use_hi = (cats.lo == anchor) & (cats.hi != anchor)
+    k = np.concatenate([np.flatnonzero(use_lo), np.flatnonzero(use_hi)])
+    model = np.concatenate([cats.lo[use_lo], cats.hi[use_hi]])
+    o = np.concatenate([cats.o_lo[use_lo], 1.0 - cats.o_lo[use_hi]])
+    w = cats.weight[k]
+    matrix = sparse.csr_matrix((np.concatenate([w * o, w]), (np.concatenate([k, k]), np.concatenate([model, m + model]))),
+                               shape=(cats.n_categories, 2 * m))
+
+    def from_stats(stats: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = 100.0 * stats[:, :m] / stats[:, m:]
+        rates[:, anchor] = anchor_position(rates, anchor, anchor_score)
+        return rates
+
+    return StatsForm(matrix, from_stats)
+
+
+def winrate(data: RatingData, *, anchor_score: str = "self") -> MethodResult:
+    """Win rate of every model against the anchor (auto-detected when one model is in every row)."""
+    if anchor_score not in ANCHOR_SCORES:
+        raise ConfigError(f'anchor_score must be one of {ANCHOR_SCORES}, got "{anchor_score}"')
+    enc = data.enc
+    anchor = enc.model_id(data.anchor) if data.anchor is not None else detect_anchor(enc)
+    model, outcome, weight = oriented_rows(enc, anchor)
+    table = win_rate_table(model, outcome, weight, enc.n_models)
+    missing = [enc.models[i] for i in range(enc.n_models) if i != anchor and table["n_games"][i] == 0]
+    if missing:
+        raise RatingError(f'models never compared with the anchor "{enc.models[anchor]}": {missing[:10]}')
+    table["win_rate"][anchor] = anchor_position(table["win_rate"], anchor, anchor_score)
+    table["se"][anchor] = 0.0 if anchor_score == "self" else np.nan
+    for key in ("n_wins", "n_draws", "n_losses", "discrete_win_rate", "n_games"):
+        table[key][anchor] = np.nan
+    unused = int(enc.n_rows - len(model))
+    if unused:
+        log.warning("winrate: %d of %d rows do not compare a model with the anchor %s and were not used",
+                    unused, enc.n_rows, enc.models[anchor])
+    n = np.bincount(model, minlength=enc.n_models)
+    n[anchor] = len(model)
+    scores = table.pop("win_rate")
+    info = {"anchor": enc.models[anchor], "anchor_score": anchor_score, "rows_used": int(len(model)),
+            "rows_not_used": unused, "scale": "percent"}
+    return MethodResult(scores, table, info, n=n, stats=_stats_form(data, anchor, anchor_score))
