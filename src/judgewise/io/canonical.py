@@ -1,0 +1,151 @@
+"""Canonical tables from JSONL / JSON / CSV / Parquet files or DataFrames: which table it is, row checks, types.
+
+The schemas are in :mod:`judgewise.io.tables`. Checks per table (each failure names file, row, field):
+
+* judgments: ``prompt_id``, ``model_a``, ``model_b``, ``judge`` non-empty; ``outcome`` a number in [0, 1];
+  ``model_a`` ≠ ``model_b``; ``verdict`` (if given) in {-2, -1, 0, 1, 2}; ``judgment_id`` (if given) unique.
+* responses: ``prompt_id``, ``model`` non-empty; ``text`` a string; one response per (prompt_id, model).
+* scores: ``item_id``, ``rater`` non-empty; ``score`` a finite number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgewise.io.containers import CONTAINERS, read_dataframe
+from judgewise.io.tables import TABLE_KINDS, ReadReport, Table
+from judgewise.io.validate import (Check, Validator, as_number, duplicate_field, missing_text, not_text,
+                                   number_field, outside, show, text_field)
+
+VERDICTS = (-2, -1, 0, 1, 2)
+TEXT_COLUMNS = {
+    "judgments": ("prompt_id", "model_a", "model_b", "judge"),
+    "responses": ("prompt_id", "model"),
+    "scores": ("item_id", "rater"),
+}
+NUMBER_COLUMNS = {"judgments": ("outcome",), "responses": (), "scores": ("score",)}
+
+
+def infer_kind(columns, v: Validator) -> str:
+    """Which canonical table the columns describe (judgments, responses or scores)."""
+    cols = set(map(str, columns))
+    if {"model_a", "model_b"} & cols or "outcome" in cols:
+        return "judgments"
+    if "text" in cols or {"model", "prompt_id"} <= cols:
+        return "responses"
+    if {"item_id", "rater", "score"} & cols:
+        return "scores"
+    expected = "; ".join(f"{kind}: {', '.join(req)}" for kind, req in TABLE_KINDS.items())
+    raise v.error(f"cannot tell which table this is: found columns {sorted(cols)}, expected the columns of one "
+                  f"of the canonical tables ({expected}), or pass --format for a foreign format")
+
+
+def _verdict_check() -> Check:
+    def bad(frame: pd.DataFrame) -> np.ndarray:
+        values = as_number(frame["verdict"])
+        given = frame["verdict"].notna().to_numpy()
+        return given & ~np.isin(values, VERDICTS)
+
+    return Check("verdict", "an integer in {-2, -1, 0, 1, 2} (5-way verdict, A's view) or nothing", bad)
+
+
+def _same_model_check() -> Check:
+    def bad(frame: pd.DataFrame) -> np.ndarray:
+        return (frame["model_a"].astype(str) == frame["model_b"].astype(str)).to_numpy()
+
+    def found(frame: pd.DataFrame, i: int, rows: np.ndarray) -> str:
+        return f"model_a = model_b = {show(frame['model_a'].iloc[i])}"
+
+    return Check("model_b", "a different model from model_a", bad, found)
+
+
+def _finite_check(field: str) -> Check:
+    return Check(field, "a finite number", lambda f: ~np.isfinite(as_number(f[field])))
+
+
+def checks_for(kind: str, columns) -> list[Check]:
+    """The row checks of a canonical table (optional columns are checked only when present)."""
+    checks = [text_field(col, "name or id") for col in TEXT_COLUMNS[kind]]
+    if kind == "judgments":
+        checks.append(number_field("outcome", 0, 1, "model_a's result: 1 win, 0 loss, 0.5 tie"))
+        checks.append(_same_model_check())
+        if "verdict" in columns:
+            checks.append(_verdict_check())
+        if "judgment_id" in columns:
+            checks.append(duplicate_field("judgment_id"))
+    elif kind == "responses":
+        checks.append(Check("text", "a string (the response text)", lambda f: not_text(f["text"])))
+    else:
+        checks.append(_finite_check("score"))
+    return checks
+
+
+def _pair_duplicates(frame: pd.DataFrame, rows: np.ndarray, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
+    """Responses: one text per (prompt_id, model)."""
+    key = frame["prompt_id"].astype(str) + "\x00" + frame["model"].astype(str)
+    dup = Check("prompt_id", "one response per (prompt_id, model)",
+                lambda f: key.duplicated(keep="first").to_numpy(),
+                lambda f, i, r: f"a second response of model {show(f['model'].iloc[i])} to prompt "
+                                f"{show(f['prompt_id'].iloc[i])}")
+    return v.apply(frame, rows, [dup])
+
+
+def _require_columns(frame: pd.DataFrame, kind: str, tabular: bool, v: Validator) -> pd.DataFrame:
+    """A table with a header must have every required column; record rows lacking a field fail per row."""
+    missing = [col for col in TABLE_KINDS[kind] if col not in frame.columns]
+    if missing and tabular:
+        raise v.error(f"the header lacks required column(s) {missing}: expected the {kind} columns "
+                      f"{list(TABLE_KINDS[kind])}, found {list(map(str, frame.columns))}", field=missing[0])
+    for col in missing:
+        frame[col] = None
+    return frame
+
+
+def coerce(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """Canonical dtypes: ids and names as str, outcome/score/verdict as float."""
+    for col in TEXT_COLUMNS[kind]:
+        frame[col] = frame[col].astype(str)
+    for col in NUMBER_COLUMNS[kind]:
+        frame[col] = as_number(frame[col])
+    if kind == "judgments" and "verdict" in frame.columns:
+        frame["verdict"] = as_number(frame["verdict"])
+    if kind == "judgments" and "judgment_id" in frame.columns:
+        frame["judgment_id"] = frame["judgment_id"].map(lambda x: None if pd.isna(x) else str(x))
+    return frame
+
+
+def validate_table(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bool, v: Validator) -> Table:
+    """Check, clean and type a raw frame as the canonical ``kind`` table; the report counts what was used."""
+    frame = _require_columns(frame.copy(), kind, tabular, v)
+    frame, rows = v.apply(frame, rows, checks_for(kind, frame.columns))
+    if kind == "responses":
+        frame, rows = _pair_duplicates(frame, rows, v)
+    if not len(frame):
+        raise v.error(f"no valid rows: all {v.report.rows_read} rows were skipped "
+                      f"(first reason: {v.report.skipped_reasons[:1]})")
+    v.report.rows_used = len(frame)
+    return Table(kind, coerce(frame, kind), v.report)
+
+
+def read_canonical(path: Path, container: str, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
+    """Read a canonical table stored as ``container`` (jsonl, json, csv, parquet); ``kind`` inferred if None."""
+    v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
+    frame, rows, tabular = CONTAINERS[container](Path(path), v)
+    kind = kind or infer_kind(frame.columns, v)
+    return validate_table(frame, rows, kind, tabular, v)
+
+
+def from_dataframe(frame: pd.DataFrame, *, kind: str | None = None, skip_invalid: bool = False,
+                   name: str = "<DataFrame>") -> Table:
+    """Validate a pandas DataFrame as a canonical table (row = position + 1)."""
+    v = Validator(name, ReadReport(source=name, format="dataframe"), skip_invalid)
+    frame, rows, tabular = read_dataframe(frame, v)
+    kind = kind or infer_kind(frame.columns, v)
+    return validate_table(frame, rows, kind, tabular, v)
+
+
+__all__ = ["read_canonical", "from_dataframe", "validate_table", "infer_kind", "checks_for", "outside",
+           "missing_text"]

@@ -1,0 +1,178 @@
+"""Reading raw rows out of JSONL, JSON-list, CSV and Parquet files, with 1-based row numbers for every row.
+
+Each function returns ``(frame, rows, tabular)``: a DataFrame of the raw values, the row number of each frame row
+in the file (JSONL: line number; JSON list: element index + 1; CSV: data row, header not counted; Parquet: row
+index + 1), and whether the file has a fixed header (CSV/Parquet: a missing column is a header error rather
+than a row error). Rows that cannot be parsed go through the :class:`Validator` (raise, or skip and count).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgewise.io.validate import Validator
+
+
+def read_bytes(path: Path, v: Validator) -> bytes:
+    """The file's bytes; a missing, unreadable or empty file is an error naming it."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise v.error(f"cannot read the file ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise v.error("the file is empty: expected at least one row of data")
+    return data
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def decode_utf8(data: bytes, v: Validator) -> str:
+    """The text of a whole-file format (CSV, JSON list); non-UTF-8 bytes are an error naming their line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = _line_of(data, exc.start)
+        raise v.error(f"byte 0x{data[exc.start]:02x} at line {line} is not UTF-8; save the file as UTF-8",
+                      row=line) from None
+
+
+def _jsonl_lines(data: bytes, v: Validator) -> list[tuple[int, str]]:
+    """Non-blank lines with their 1-based line numbers; a line with non-UTF-8 bytes is rejected."""
+    raw_lines = data.split(b"\n")
+    try:
+        texts = data.decode("utf-8-sig").split("\n")
+    except UnicodeDecodeError:
+        texts = []
+        for number, raw in enumerate(raw_lines, start=1):
+            try:
+                texts.append(raw.decode("utf-8-sig"))
+            except UnicodeDecodeError as exc:
+                v.report.rows_read += 1
+                v.reject(f"byte 0x{raw[exc.start]:02x} at column {exc.start + 1} is not UTF-8; save the file as "
+                         "UTF-8", row=number)
+                texts.append("")
+    return [(number, text) for number, text in enumerate(texts, start=1) if text.strip()]
+
+
+def jsonl_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
+    """One JSON object per non-blank line; a malformed line or a non-object is rejected with its line number."""
+    lines = _jsonl_lines(read_bytes(path, v), v)
+    v.report.rows_read += len(lines)
+    try:  # fast path: one parse of the whole file; falls back to line by line to locate any problem
+        records = json.loads("[" + ",".join(text for _, text in lines) + "]")
+        if len(records) == len(lines) and all(isinstance(r, dict) for r in records):
+            return records, np.array([n for n, _ in lines], dtype=np.int64)
+    except ValueError:
+        pass
+    records, rows = [], []
+    for number, text in lines:
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            v.reject(f"not valid JSON ({getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', '?')}); "
+                     "expected one JSON object per line", row=number)
+            continue
+        if not isinstance(record, dict):
+            v.reject(f"expected a JSON object {{...}}, found {type(record).__name__}", row=number)
+            continue
+        records.append(record)
+        rows.append(number)
+    return records, np.array(rows, dtype=np.int64)
+
+
+def json_list_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
+    """A JSON list of objects (e.g. AlpacaEval's annotations.json); row = element index + 1."""
+    text = decode_utf8(read_bytes(path, v), v)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise v.error(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); expected a JSON list "
+                      "of objects") from None
+    if not isinstance(data, list):
+        raise v.error(f"expected a JSON list of objects, found a JSON {type(data).__name__}")
+    if not data:
+        raise v.error("the file is an empty JSON list: expected at least one row of data")
+    v.report.rows_read += len(data)
+    records, rows = [], []
+    for number, record in enumerate(data, start=1):
+        if isinstance(record, dict):
+            records.append(record)
+            rows.append(number)
+        else:
+            v.reject(f"expected a JSON object {{...}}, found {type(record).__name__}", row=number)
+    return records, np.array(rows, dtype=np.int64)
+
+
+def records_frame(records: list[dict], rows: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    return pd.DataFrame.from_records(records), rows, False
+
+
+def read_jsonl(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    return records_frame(*jsonl_records(path, v))
+
+
+def read_json_list(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    return records_frame(*json_list_records(path, v))
+
+
+def read_csv(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """A CSV with a header row; every value is text, an empty cell is missing; ragged rows are rejected."""
+    text = decode_utf8(read_bytes(path, v), v)
+    try:
+        table = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise v.error(f"not valid CSV ({exc})") from None
+    header, body = table[0], table[1:]
+    if len(set(header)) != len(header) or any(not name.strip() for name in header):
+        raise v.error(f"the CSV header must name each column once, found {header}", row=None)
+    body = [(number, cells) for number, cells in enumerate(body, start=1) if any(c.strip() for c in cells)]
+    if not body:
+        raise v.error("the CSV has a header but no data rows")
+    v.report.rows_read += len(body)
+    kept, rows = [], []
+    for number, cells in body:
+        if len(cells) != len(header):
+            v.reject(f"expected {len(header)} cells (as in the header), found {len(cells)}", row=number)
+            continue
+        kept.append(cells)
+        rows.append(number)
+    frame = pd.DataFrame(kept, columns=header, dtype=object).replace({"": None})
+    return frame, np.array(rows, dtype=np.int64), True
+
+
+def read_parquet(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """A Parquet file; row = index + 1."""
+    import pyarrow.parquet as pq
+
+    try:
+        frame = pq.read_table(path).to_pandas()
+    except (OSError, ValueError) as exc:
+        raise v.error(f"not a readable Parquet file ({exc})") from None
+    if not len(frame):
+        raise v.error("the Parquet file has no rows: expected at least one row of data")
+    v.report.rows_read += len(frame)
+    return frame.reset_index(drop=True), np.arange(1, len(frame) + 1, dtype=np.int64), True
+
+
+def read_dataframe(frame: pd.DataFrame, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """A pandas DataFrame given directly; row = position + 1."""
+    if not len(frame):
+        raise v.error("the DataFrame has no rows: expected at least one row of data")
+    v.report.rows_read += len(frame)
+    return frame.reset_index(drop=True), np.arange(1, len(frame) + 1, dtype=np.int64), True
+
+
+CONTAINERS = {
+    "jsonl": read_jsonl,
+    "json": read_json_list,
+    "csv": read_csv,
+    "parquet": read_parquet,
+}

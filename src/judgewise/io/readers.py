@@ -1,0 +1,103 @@
+"""Public readers: ``read_any`` (detect the format, read a canonical Table) and per-table ``read_judgments`` etc.
+
+Built-in formats, in detection order (see :mod:`judgewise.io.registry` to add your own):
+
+==================== ===========================================================================================
+``alpacaeval``        AlpacaEval results directory or one annotations.json (judgments + responses)
+``arenahard-battles`` Arena-Hard / Chatbot Arena battles ``{question_id, model_a, model_b, winner}`` (judgments)
+``arenahard-games``   Arena-Hard ``model_judgment`` files with 5-way ``games`` (judgments)
+``arenahard-answers`` Arena-Hard ``model_answer/*.jsonl`` (responses)
+``judgebench``        JudgeBench judge outputs (judgments; reader in :mod:`judgewise.io.judgebench`)
+``jsonl``/``json``/``csv``/``parquet``  canonical tables; which table is inferred from the columns
+==================== ===========================================================================================
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pandas as pd
+
+from judgewise.errors import InputError
+from judgewise.io import alpacaeval, arenahard
+from judgewise.io.canonical import from_dataframe, read_canonical
+from judgewise.io.registry import Probe, detect_format, get_format, register_format
+from judgewise.io.tables import Table
+
+CANONICAL_SUFFIXES = {"jsonl": (".jsonl", ".ndjson"), "json": (".json",), "csv": (".csv",),
+                      "parquet": (".parquet", ".pq")}
+
+
+def _read_judgebench(path, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
+    from judgewise.io.judgebench import read_judgebench  # lazy: optional module
+
+    return read_judgebench(path)
+
+
+def _looks_like_judgebench(probe: Probe) -> bool:
+    if probe.is_dir:
+        return any(probe.path.glob("*judge_name-*.jsonl")) or any(probe.path.glob("outputs/*judge_name-*.jsonl"))
+    return {"pair_id", "judgments"} <= probe.keys
+
+
+def _register_builtins() -> None:
+    register_format("alpacaeval", detect=alpacaeval.looks_like_alpacaeval, read=alpacaeval.read_alpacaeval,
+                    description="AlpacaEval results dir (results/<model>/<annotator>/annotations.json)")
+    register_format("arenahard-battles", detect=arenahard.looks_like_battles, read=arenahard.read_battles,
+                    description="Arena-Hard battles {question_id, model_a, model_b, winner}")
+    register_format("arenahard-games", detect=arenahard.looks_like_games, read=arenahard.read_games,
+                    description="Arena-Hard model_judgment files with 5-way games")
+    register_format("arenahard-answers", detect=arenahard.looks_like_answers, read=arenahard.read_answers,
+                    description="Arena-Hard model_answer/*.jsonl (responses)")
+    register_format("judgebench", detect=_looks_like_judgebench, read=_read_judgebench,
+                    description="JudgeBench judge outputs (outputs/*judge_name-*.jsonl)")
+    for container, suffixes in CANONICAL_SUFFIXES.items():
+        register_format(container, detect=lambda p, s=suffixes: not p.is_dir and p.suffix in s,
+                        read=partial(read_canonical, container=container),
+                        description=f"canonical table as {container}")
+
+
+_register_builtins()
+
+
+def read_any(source, format: str | None = None, skip_invalid: bool = False, *, kind: str | None = None) -> Table:
+    """Read ``source`` (a path, or a pandas DataFrame) into a canonical Table, detecting the format unless given.
+
+    Bad rows raise :class:`InputError` naming file, row, field, expected and found; with ``skip_invalid=True``
+    they are skipped and counted in ``table.report``. ``kind`` (judgments/responses/scores) is a hint for
+    canonical files.
+    """
+    if isinstance(source, pd.DataFrame):
+        return from_dataframe(source, kind=kind, skip_invalid=skip_invalid)
+    path = Path(source)
+    if format is not None and not path.exists():
+        raise InputError("no such file or directory", file=str(path))
+    fmt = get_format(format) if format else detect_format(path)
+    return fmt.read(path, skip_invalid=skip_invalid, kind=kind)
+
+
+def _read_kind(kind: str, source, format: str | None, skip_invalid: bool) -> Table:
+    table = read_any(source, format, skip_invalid, kind=kind)
+    if table.kind == kind:
+        return table
+    extra = table.extras.get(kind)
+    if isinstance(extra, Table):
+        return extra
+    raise InputError(f"holds a {table.kind} table, not {kind} (format {table.report.format})", file=str(
+        "<DataFrame>" if isinstance(source, pd.DataFrame) else source))
+
+
+def read_judgments(source, format: str | None = None, skip_invalid: bool = False) -> Table:
+    """A canonical pairwise judgments table (``prompt_id, model_a, model_b, judge, outcome``) from any format."""
+    return _read_kind("judgments", source, format, skip_invalid)
+
+
+def read_responses(source, format: str | None = None, skip_invalid: bool = False) -> Table:
+    """A canonical responses table (``prompt_id, model, text``); AlpacaEval dirs give their model outputs."""
+    return _read_kind("responses", source, format, skip_invalid)
+
+
+def read_scores(source, format: str | None = None, skip_invalid: bool = False) -> Table:
+    """A canonical pointwise scores table (``item_id, rater, score``)."""
+    return _read_kind("scores", source, format, skip_invalid)

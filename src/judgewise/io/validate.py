@@ -1,0 +1,133 @@
+"""Row validation: vectorised checks that raise InputError at the first bad row, or skip and count bad rows.
+
+Every reader funnels its rows through a :class:`Validator`. A check is a field name, what was expected, and a
+vectorised test returning the mask of failing rows; the validator either raises an :class:`InputError` naming
+file, row (1-based, as the reader numbers them), field, expected and found, or (``skip_invalid=True``) drops
+the failing rows and records one reason per row in the :class:`ReadReport`. Rows are never dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from judgewise.errors import InputError
+from judgewise.io.tables import ReadReport
+
+MAX_SHOWN_CHARS = 60
+
+
+def show(value) -> str:
+    """How a found value is shown in an error message (short, quoted strings, 'nothing' for missing)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nothing (missing or null)" if value is None else "NaN"
+    if isinstance(value, str):
+        text = value if len(value) <= MAX_SHOWN_CHARS else value[:MAX_SHOWN_CHARS] + "…"
+        return '""' if value == "" else f'"{text}"'
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row rule: ``bad(frame)`` is the mask of failing rows; ``found(frame, i, rows)`` describes row i."""
+
+    field: str
+    expected: str
+    bad: Callable[[pd.DataFrame], np.ndarray]
+    found: Callable[[pd.DataFrame, int, np.ndarray], str] | None = None
+
+    def describe(self, frame: pd.DataFrame, i: int, rows: np.ndarray) -> str:
+        if self.found is not None:
+            return self.found(frame, i, rows)
+        return show(frame[self.field].iloc[i]) if self.field in frame.columns else "nothing (field missing)"
+
+
+class Validator:
+    """Raises or skips-and-counts bad rows of one source file, recording into ``report``."""
+
+    def __init__(self, file: str, report: ReadReport, skip_invalid: bool = False):
+        self.file, self.report, self.skip_invalid = str(file), report, skip_invalid
+
+    def error(self, detail: str, *, row: int | None = None, field: str | None = None) -> InputError:
+        return InputError(detail, file=self.file, row=row, field=field)
+
+    def reject(self, detail: str, *, row: int, field: str | None = None) -> None:
+        """A bad row found while parsing: raise, or (skip_invalid) count it as skipped with its reason."""
+        err = self.error(detail, row=row, field=field)
+        if not self.skip_invalid:
+            raise err
+        self.report.skip(str(err))
+
+    def apply(self, frame: pd.DataFrame, rows: np.ndarray, checks: Sequence[Check]) -> tuple[pd.DataFrame, np.ndarray]:
+        """Run ``checks`` over ``frame`` (rows numbered by ``rows``); returns the rows that pass."""
+        if not len(frame) or not checks:
+            return frame, rows
+        failing = np.column_stack([np.asarray(c.bad(frame), dtype=bool) for c in checks])
+        bad_rows = np.flatnonzero(failing.any(axis=1))
+        if not len(bad_rows):
+            return frame, rows
+        bad_rows = bad_rows[np.argsort(rows[bad_rows], kind="stable")]
+        for i in bad_rows:
+            check = checks[int(np.argmax(failing[i]))]
+            self.reject(f"expected {check.expected}, found {check.describe(frame, int(i), rows)}",
+                        row=int(rows[i]), field=check.field)
+        keep = np.ones(len(frame), dtype=bool)
+        keep[bad_rows] = False
+        return frame[keep].reset_index(drop=True), rows[keep]
+
+
+# ---- reusable masks --------------------------------------------------------------------------------------------
+
+def missing_text(series: pd.Series) -> np.ndarray:
+    """Null, empty or whitespace-only values (names and ids must be non-empty)."""
+    null = series.isna().to_numpy()
+    text = series.astype(str).str.strip().to_numpy()
+    return null | (text == "")
+
+
+def not_text(series: pd.Series) -> np.ndarray:
+    """Null values or values that are not strings (a response text must be a string, possibly empty)."""
+    return ~series.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+
+
+def as_number(series: pd.Series) -> np.ndarray:
+    """Values as floats; NaN where a value is missing, not numeric, or a boolean."""
+    if series.dtype == bool:
+        return np.full(len(series), np.nan)
+    if series.dtype == object:
+        series = series.map(lambda v: np.nan if isinstance(v, bool) else v)
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+
+
+def outside(series: pd.Series, low: float, high: float) -> np.ndarray:
+    """Values that are not numbers in [low, high] (NaN, text and booleans fail)."""
+    values = as_number(series)
+    with np.errstate(invalid="ignore"):
+        return ~((values >= low) & (values <= high))
+
+
+def text_field(field: str, what: str) -> Check:
+    return Check(field, f"a non-empty {what}", lambda f: missing_text(f[field]))
+
+
+def number_field(field: str, low: float, high: float, what: str) -> Check:
+    return Check(field, f"a number in [{low:g}, {high:g}] ({what})", lambda f: outside(f[field], low, high))
+
+
+def duplicate_field(field: str) -> Check:
+    """Non-null values seen before in the same column; the message names the first row holding it."""
+
+    def bad(frame: pd.DataFrame) -> np.ndarray:
+        column = frame[field]
+        return (column.duplicated(keep="first") & column.notna()).to_numpy()
+
+    def found(frame: pd.DataFrame, i: int, rows: np.ndarray) -> str:
+        value = frame[field].iloc[i]
+        first = int(np.flatnonzero((frame[field] == value).to_numpy())[0])
+        return f"{show(value)} again (first at row {int(rows[first])})"
+
+    return Check(field, "a unique value", bad, found)
