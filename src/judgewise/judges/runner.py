@@ -1,0 +1,362 @@
+"""Run a judging job: comparisons → games (one or both orders) → judge → store, and the judgments table.
+
+``run_judging`` is the Python API behind ``judgewise judge``. Each comparison becomes two games (both
+answer orders, the default) or one whose order is a seeded coin per (prompt, pair). Games already in
+the store are not judged again; new ones are judged under the scheduler's limits and stored as they
+finish; the result is the canonical judgments table (one row per game, with ``first``) plus counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from judgewise.errors import BudgetExceeded, ConfigError, JudgeError
+from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
+from judgewise.judges.limits import Budget, RateLimits
+from judgewise.judges.scheduler import RetryPolicy, ScheduledBackend
+from judgewise.judges.store import GameRecord, JudgmentStore, export_frame
+
+log = logging.getLogger(__name__)
+
+ORDERS = ("both", "one")
+
+
+# -- identities and keys ----------------------------------------------------------------------------
+def _canonical(obj) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def judge_name(identity: dict) -> str:
+    """The short judge label of the judgments table: ``identity["name"]`` or model|template."""
+    if identity.get("name"):
+        return str(identity["name"])
+    backend = identity.get("backend")
+    model = identity.get("model") or (backend.get("model") if isinstance(backend, dict) else None)
+    parts = [str(p) for p in (model, template_name(identity)) if p]
+    if parts:
+        return "|".join(parts)
+    kind = identity.get("kind") or identity.get("backend") or "judge"
+    return f"{kind}-{hashlib.sha256(_canonical(identity).encode()).hexdigest()[:8]}"
+
+
+def template_name(identity: dict) -> str | None:
+    """``name@version`` of the identity's template (LLMJudge: ``template`` + ``template_version``)."""
+    t = identity.get("template")
+    if isinstance(t, dict):
+        t, version = t.get("name"), t.get("version")
+    else:
+        version = identity.get("template_version")
+    if t is None:
+        return None
+    return f"{t}@{version}" if version is not None else str(t)
+
+
+def game_key(identity: dict, game: Game) -> str:
+    """Content hash of (judge identity with its parameters and template, prompt, both responses, order)."""
+    c = game.comparison
+    payload = {"judge": identity, "prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
+               "model_a": c.model_a, "model_b": c.model_b, "response_a": c.response_a,
+               "response_b": c.response_b, "swapped": game.swapped}
+    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+
+
+def _coin(seed: int, c: Comparison) -> bool:
+    digest = hashlib.sha256(_canonical([seed, c.prompt_id, c.model_a, c.model_b]).encode()).digest()
+    return bool(digest[0] & 1)
+
+
+def plan_games(comparisons: Iterable[Comparison], *, orders: str = "both", seed: int = 0) -> list[Game]:
+    """Both orders per comparison, or one order chosen by a seeded coin per (prompt, pair)."""
+    if orders not in ORDERS:
+        raise ConfigError(f'orders: expected one of {list(ORDERS)}, found "{orders}"')
+    games = []
+    for c in comparisons:
+        if orders == "both":
+            games += [Game(c, swapped=False), Game(c, swapped=True)]
+        else:
+            games.append(Game(c, swapped=_coin(seed, c)))
+    return games
+
+
+# -- results ----------------------------------------------------------------------------------------
+@dataclass
+class RunResult:
+    """The judgments of a run (one row per game, canonical columns + store columns) and what it cost."""
+
+    judgments: pd.DataFrame
+    n_comparisons: int
+    n_games: int
+    judged: int = 0      # games judged ok in this run
+    failed: int = 0      # games stored as failed in this run
+    cached: int = 0      # games already in the store (no call made)
+    calls_made: int = 0  # successful judge calls this run (re-asks included)
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    elapsed_s: float = 0.0
+    stopped: str | None = None  # why the run stopped early, if it did
+
+    def by_comparison(self) -> pd.DataFrame:
+        """One row per comparison with both orders averaged (see :func:`average_orders`)."""
+        return average_orders(self.judgments)
+
+    @property
+    def swap_consistency(self) -> float | None:
+        return swap_consistency(self.judgments)
+
+    def summary(self) -> dict:
+        status = self.judgments["status"] if len(self.judgments) else pd.Series(dtype=str)
+        return {"comparisons": self.n_comparisons, "games": self.n_games, "judged": self.judged,
+                "failed": self.failed, "cached": self.cached, "calls_made": self.calls_made,
+                "retries": self.retries, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "cost": round(self.cost, 6), "elapsed_s": round(self.elapsed_s, 3),
+                "ok_total": int((status == "ok").sum()), "failed_total": int((status == "failed").sum()),
+                "swap_consistency": self.swap_consistency, "stopped": self.stopped}
+
+
+def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Per (prompt, model_a, model_b, judge): mean model_a outcome over the judged orders, games and
+    failures, and whether the two orders agree on the winner (``consistent``; NA unless both judged)."""
+    keys = ["prompt_id", "model_a", "model_b", "judge"]
+    df = judgments.assign(ok=judgments["status"].eq("ok") & judgments["outcome"].notna())
+    ok = df[df["ok"]].assign(side=lambda d: (d["outcome"] - 0.5).apply(lambda x: (x > 0) - (x < 0)))
+    agg = ok.groupby(keys).agg(outcome=("outcome", "mean"), n_judged=("outcome", "size"),
+                               n_sides=("side", "nunique"))
+    counts = df.groupby(keys).agg(n_games=("ok", "size"), n_failed=("ok", lambda s: int((~s).sum())))
+    out = counts.join(agg, how="left").reset_index()
+    out["n_judged"] = out["n_judged"].fillna(0).astype(int)
+    both = out["n_judged"] >= 2
+    out["consistent"] = pd.array([pd.NA] * len(out), dtype="boolean")
+    out.loc[both, "consistent"] = out.loc[both, "n_sides"] == 1
+    return out.drop(columns="n_sides")
+
+
+def swap_consistency(judgments: pd.DataFrame) -> float | None:
+    """Share of comparisons judged in both orders whose two verdicts name the same winner (or both tie)."""
+    if not len(judgments):
+        return None
+    c = average_orders(judgments)["consistent"].dropna()
+    return float(c.mean()) if len(c) else None
+
+
+# -- the run ----------------------------------------------------------------------------------------
+def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRecord:
+    """A store row from a judge result, verdict turned to the canonical model_a view."""
+    c, v = game.comparison, result.verdict
+    ok = v is not None and result.error is None
+    flip = game.swapped
+
+    def view(x, mirror):
+        return None if x is None else (mirror(x) if flip else x)
+
+    return GameRecord(
+        key=key, prompt_id=c.prompt_id, model_a=c.model_a, model_b=c.model_b, first=game.first_model,
+        swapped=flip, judge=judge_name(identity), template=template_name(identity),
+        judge_identity=_canonical(identity), status="ok" if ok else "failed", raw=result.raw or "",
+        verdict5=view(v.verdict5 if v else None, lambda x: -x), label=v.label if v else None,
+        outcome=view(v.outcome if v else None, lambda x: 1.0 - x) if ok else None,
+        soft=view(v.soft if v else None, lambda x: 1.0 - x),
+        error=None if ok else (result.error or "judge returned no verdict"),
+        tokens_in=result.tokens_in, tokens_out=result.tokens_out, latency_s=result.latency_s,
+        cost=result.cost, n_calls=result.n_calls)
+
+
+@dataclass
+class Progress:
+    """What a progress callback receives after every finished game."""
+
+    total: int       # games to judge in this run (cached ones excluded)
+    done: int = 0
+    failed: int = 0
+    cached: int = 0
+    calls: int = 0
+    cost: float = 0.0
+
+
+@dataclass
+class _Run:
+    judge: Judge
+    store: JudgmentStore
+    identity: dict
+    budget: Budget
+    retry_failed: bool
+    progress: Callable[[Progress], None] | None
+    est_cost_per_game: float
+    state: Progress = field(default_factory=lambda: Progress(total=0))
+    in_flight: int = 0
+    judged: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    stop: BaseException | None = None
+    busy: list = field(default_factory=list)
+
+    async def play(self, key: str, game: Game) -> None:
+        claim = self.store.claim(key, retry_failed=self.retry_failed)
+        if claim == "done":
+            self.state.cached += 1
+            self.state.total -= 1
+            return
+        if claim == "busy":
+            self.busy.append((key, game))
+            return
+        try:
+            self.budget.check(calls=self.state.calls, cost=self.state.cost, in_flight=self.in_flight,
+                              est_cost_per_game=self._cost_per_game())
+        except BudgetExceeded as exc:
+            self.store.release(key)
+            self.stop = self.stop or exc
+            return
+        self.in_flight += 1
+        try:
+            result = await self.judge.judge(game)
+        except RetryableCallError as exc:  # retries exhausted: a failed game with its reason
+            result = JudgeResult(verdict=None, error=str(exc), n_calls=0)
+        except FatalCallError as exc:
+            self.store.release(key)
+            self.stop = self.stop or exc
+            return
+        except BaseException:
+            self.store.release(key)
+            raise
+        finally:
+            self.in_flight -= 1
+        self._stored(self.store_result(key, game, result))
+
+    def store_result(self, key: str, game: Game, result: JudgeResult) -> GameRecord:
+        rec = _record(key, game, self.identity, result)
+        self.store.record(rec)
+        return rec
+
+    def _stored(self, rec: GameRecord) -> None:
+        s = self.state
+        s.done += 1
+        s.calls += rec.n_calls
+        s.cost += rec.cost
+        self.tokens_in += rec.tokens_in
+        self.tokens_out += rec.tokens_out
+        if rec.status == "ok":
+            self.judged += 1
+        else:
+            s.failed += 1
+            log.debug("game %s failed: %s", rec.key[:12], rec.error)
+        if self.progress:
+            self.progress(s)
+
+    def _cost_per_game(self) -> float:
+        return self.state.cost / self.state.done if self.state.done else self.est_cost_per_game
+
+    async def drain(self, queue: deque, workers: int) -> None:
+        async def worker():
+            while queue and self.stop is None:
+                await self.play(*queue.popleft())
+        await asyncio.gather(*(worker() for _ in range(workers)))
+
+    async def heartbeat(self, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            self.store.renew_claims()
+
+
+def _wrap_backend(judge: Judge, **kw) -> tuple[ScheduledBackend | None, object | None]:
+    """Put the judge's backend under the scheduler (unless already); returns (scheduled, original)."""
+    backend = getattr(judge, "backend", None)
+    if backend is None:
+        return None, None
+    if isinstance(backend, ScheduledBackend):
+        return backend, None
+    scheduled = ScheduledBackend(backend, **kw)
+    judge.backend = scheduled
+    return scheduled, backend
+
+
+async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: JudgmentStore | str, *,
+                       orders: str = "both", seed: int = 0, concurrency: int = 8,
+                       limits: RateLimits | None = None, timeout_s: float = 120.0,
+                       retry: RetryPolicy | None = None, budget: Budget | None = None,
+                       retry_failed: bool = False, est_cost_per_game: float = 0.0,
+                       progress: Callable[[Progress], None] | None = None,
+                       poll_s: float = 0.5) -> RunResult:
+    """Async form of :func:`run_judging` (same arguments)."""
+    own_store = not isinstance(store, JudgmentStore)
+    store = JudgmentStore(store) if own_store else store
+    t0 = time.perf_counter()
+    comparisons = list(comparisons)
+    games = plan_games(comparisons, orders=orders, seed=seed)
+    identity = dict(judge.identity)
+    keyed = dict((game_key(identity, g), g) for g in games)  # duplicates collapse to one game
+    done = store.statuses(keyed)
+    todo = deque((k, g) for k, g in keyed.items()
+                 if k not in done or (retry_failed and done[k] == "failed"))
+    run = _Run(judge, store, identity, budget or Budget(), retry_failed, progress, est_cost_per_game,
+               state=Progress(total=len(todo), cached=len(keyed) - len(todo)))
+    scheduled, original = _wrap_backend(judge, concurrency=concurrency, limits=limits, timeout_s=timeout_s,
+                                        policy=retry, seed=seed)
+    beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
+    try:
+        await run.drain(todo, concurrency)
+        while run.busy and run.stop is None:  # keys another process is judging: wait, then take or reuse
+            await asyncio.sleep(poll_s)
+            todo, run.busy = deque(run.busy), []
+            await run.drain(todo, concurrency)
+    finally:
+        beat.cancel()
+        if original is not None:
+            judge.backend = original
+    result = _result(run, store, list(keyed), len(comparisons), len(games), scheduled, time.perf_counter() - t0)
+    if own_store:
+        store.close()
+    _raise_if_stopped(run, result)
+    return result
+
+
+def _result(run: _Run, store, keys, n_comp, n_games, scheduled, elapsed) -> RunResult:
+    s = run.state
+    return RunResult(
+        judgments=_in_order(export_frame(store.frame(keys)), keys), n_comparisons=n_comp, n_games=n_games, judged=run.judged,
+        failed=s.failed, cached=s.cached, calls_made=s.calls,
+        retries=scheduled.stats.retries if scheduled is not None else 0,
+        tokens_in=run.tokens_in, tokens_out=run.tokens_out, cost=s.cost, elapsed_s=elapsed,
+        stopped=str(run.stop) if run.stop else None)
+
+
+def _in_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows in the order of the planned games."""
+    rank = {k: i for i, k in enumerate(keys)}
+    return frame.sort_values("judgment_id", key=lambda s: s.map(rank)).reset_index(drop=True)
+
+
+def _raise_if_stopped(run: _Run, result: RunResult) -> None:
+    if run.stop is None:
+        return
+    counts = (f"{result.judged} judged, {result.failed} failed, {result.cached} already stored this run; "
+              f"everything finished is stored — rerun to continue")
+    if isinstance(run.stop, BudgetExceeded):
+        exc = BudgetExceeded(f"{run.stop} ({counts})")
+    else:
+        exc = JudgeError(f"the judge backend refused a call and the run stopped: {run.stop} ({counts})")
+    exc.result = result
+    raise exc
+
+
+def run_judging(comparisons: Iterable[Comparison], judge: Judge, store: JudgmentStore | str, **kw) -> RunResult:
+    """Judge every comparison (both orders by default) and return the judgments table and counts.
+
+    ``store`` is a :class:`JudgmentStore` or a file path. Keywords: ``orders`` ("both"|"one"), ``seed``,
+    ``concurrency``, ``limits`` (:class:`RateLimits`), ``timeout_s``, ``retry`` (:class:`RetryPolicy`),
+    ``budget`` (:class:`Budget`), ``retry_failed`` (judge again games stored as failed),
+    ``est_cost_per_game`` (for the cost cap before the first result), ``progress`` (callback).
+    A judge with a ``backend`` attribute has it wrapped by the scheduler for the run, so limits and
+    retries apply per call. Raises :class:`JudgeError` on a non-retryable backend error and
+    :class:`BudgetExceeded` at a cap, both after storing every finished game (``exc.result`` has them).
+    """
+    return asyncio.run(arun_judging(comparisons, judge, store, **kw))

@@ -1,0 +1,128 @@
+"""The one retry policy and the scheduled backend: concurrency, rate limits, timeout and retries per call.
+
+:class:`ScheduledBackend` wraps any :class:`~judgewise.judges.base.Backend` and is itself a Backend, so
+a judge that calls its backend twice (a re-ask after an unparsable verdict) retries each call on its
+own: a transient failure of the re-ask never repeats the first, successful call. Retries cover
+:class:`RetryableCallError` (429, 5xx, timeouts, dropped connections) with exponential backoff and full
+jitter, honouring ``Retry-After``; :class:`FatalCallError` (400, 401, 404) passes straight through so
+the run stops with its message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+
+from judgewise.judges.base import Backend, Completion, RetryableCallError
+from judgewise.judges.limits import RateLimits
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter: attempt k waits U(0, min(max_delay, base·2^(k-1))), or the
+    server's ``Retry-After`` when it says so (capped at ``max_retry_after``)."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    max_retry_after_s: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.max_retry_after_s)
+        return rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+
+@dataclass
+class CallStats:
+    """What the scheduled backend did: attempts, successes, retries by reason, tokens and cost."""
+
+    attempts: int = 0
+    calls_ok: int = 0
+    retries: int = 0
+    gave_up: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    retry_reasons: dict[str, int] = field(default_factory=dict)
+
+    def note_retry(self, err: RetryableCallError) -> None:
+        self.retries += 1
+        reason = f"HTTP {err.status}" if err.status else type(err).__name__ if not str(err) else str(err)[:40]
+        self.retry_reasons[reason] = self.retry_reasons.get(reason, 0) + 1
+
+
+def estimate_tokens(messages: list[dict]) -> int:
+    """Rough prompt size in tokens (≈ 4 characters per token) for rate limiting and dry runs."""
+    return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 4 * len(messages)
+
+
+class ScheduledBackend:
+    """A Backend that runs another backend's calls under one concurrency limit, RPM/TPM buckets, a
+    per-call timeout and the retry policy. ``identity`` is the wrapped backend's (scheduling never
+    changes a verdict, so it never changes a store key)."""
+
+    def __init__(self, backend: Backend, *, concurrency: int = 8, limits: RateLimits | None = None,
+                 timeout_s: float = 120.0, policy: RetryPolicy | None = None, seed: int = 0,
+                 default_max_tokens: int = 1024):
+        if concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        self.inner = backend
+        self.identity = backend.identity
+        self.policy = policy or RetryPolicy()
+        self.timeout_s = timeout_s
+        self.stats = CallStats()
+        self.default_max_tokens = default_max_tokens
+        self._sem = asyncio.Semaphore(concurrency)
+        self._rpm, self._tpm = (limits or RateLimits()).buckets()
+        self._rng = random.Random(seed)
+
+    def __getattr__(self, name):  # expose the wrapped backend's extras (price, model, ...)
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
+                       want_logprobs: bool = False, grammar: str | None = None) -> Completion:
+        est = estimate_tokens(messages) + (max_tokens or self.default_max_tokens)
+        for attempt in range(1, self.policy.max_attempts + 1):
+            try:
+                return await self._attempt(messages, est, max_tokens=max_tokens, want_logprobs=want_logprobs,
+                                           grammar=grammar)
+            except RetryableCallError as err:
+                if attempt == self.policy.max_attempts:
+                    self.stats.gave_up += 1
+                    raise RetryableCallError(f"gave up after {attempt} attempts; last error: {err}",
+                                             status=err.status) from err
+                self.stats.note_retry(err)
+                wait = self.policy.delay(attempt, err.retry_after, self._rng)
+                log.debug("retrying call (attempt %d) in %.2fs after: %s", attempt + 1, wait, err)
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    async def _attempt(self, messages, est: int, **kw) -> Completion:
+        if self._rpm:
+            await self._rpm.acquire(1)
+        if self._tpm:
+            await self._tpm.acquire(est)
+        async with self._sem:
+            self.stats.attempts += 1
+            start = time.perf_counter()
+            try:
+                comp = await asyncio.wait_for(self.inner.complete(messages, **kw), self.timeout_s)
+            except asyncio.TimeoutError:
+                raise RetryableCallError(f"call timed out after {self.timeout_s:g}s") from None
+        comp.latency_s = comp.latency_s or (time.perf_counter() - start)
+        if self._tpm:
+            self._tpm.adjust(comp.tokens_in + comp.tokens_out - est)
+        s = self.stats
+        s.calls_ok += 1
+        s.tokens_in += comp.tokens_in
+        s.tokens_out += comp.tokens_out
+        s.cost += comp.cost
+        return comp

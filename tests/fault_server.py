@@ -1,0 +1,214 @@
+"""A small OpenAI-compatible chat server on 127.0.0.1 that injects faults, for tests and benchmarks.
+
+At configured rates it answers 429 (with ``Retry-After``), 500, hangs past the client's timeout, drops
+the connection, or returns empty or garbage content; otherwise it returns an Arena-Hard style verdict
+chosen from a hash of the request. It counts *successful* calls (a 200 actually written to a client that
+was still connected) per request key, the hash of the request's messages, so tests can check that no
+successful call was ever repeated. ``freeze()`` holds every new request (a request whose client goes away
+while held is not answered and not counted), which lets a test kill a client with no answer in flight.
+
+Run as a script to serve from a separate process: ``python tests/fault_server.py --latency 0.2`` prints
+``URL <base_url>`` and serves until killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import select
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage")
+VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
+
+
+def request_key(messages: list) -> str:
+    """The per-call key the server counts by: a hash of the request's messages."""
+    return hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def default_answer(messages: list) -> str:
+    """A deterministic Arena-Hard verdict for these messages."""
+    return f"Both are fine. My final verdict is [[{VERDICTS[int(request_key(messages)[:8], 16) % 5]}]]."
+
+
+class FaultServer:
+    """Threaded server; use as a context manager. ``url`` is the OpenAI base URL (``.../v1``)."""
+
+    def __init__(self, *, latency_s: float = 0.0, rates: dict | None = None, seed: int = 0,
+                 retry_after_s: float = 0.05, hang_s: float = 5.0, model: str = "judge-model",
+                 api_key: str | None = None, reflect_auth: bool = False, answer=default_answer):
+        unknown = set(rates or {}) - set(FAULTS)
+        if unknown:
+            raise ValueError(f"unknown fault kinds {unknown}; known: {FAULTS}")
+        self.latency_s, self.rates, self.retry_after_s, self.hang_s = latency_s, dict(rates or {}), retry_after_s, hang_s
+        self.model, self.api_key, self.reflect_auth, self.answer = model, api_key, reflect_auth, answer
+        self.successes: Counter[str] = Counter()  # request key -> 200s delivered
+        self.events: Counter[str] = Counter()     # fault kind / "ok" / "abandoned" -> count
+        self.auth_seen: Counter[str] = Counter()  # Authorization header values received
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._open = threading.Event()
+        self._open.set()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "FaultServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._open.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def freeze(self) -> None:
+        """Hold new requests unanswered until :meth:`thaw`."""
+        self._open.clear()
+
+    def thaw(self) -> None:
+        self._open.set()
+
+    def total_successes(self) -> int:
+        with self._lock:
+            return sum(self.successes.values())
+
+    def draw_fault(self) -> str | None:
+        with self._lock:
+            u = self._rng.random()
+        for kind in FAULTS:
+            u -= self.rates.get(kind, 0.0)
+            if u < 0:
+                return kind
+        return None
+
+    def note(self, event: str, key: str | None = None) -> None:
+        with self._lock:
+            self.events[event] += 1
+            if key is not None:
+                self.successes[key] += 1
+
+
+def _peer_closed(sock: socket.socket) -> bool:
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+def _make_handler(server: FaultServer):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:  # quiet
+            pass
+
+        def _wait(self, seconds: float) -> bool:
+            """Sleep ``seconds`` (and while frozen); False if the client went away meanwhile."""
+            end = time.monotonic() + seconds
+            while time.monotonic() < end or not server._open.is_set():
+                if _peer_closed(self.connection):
+                    return False
+                time.sleep(min(0.01, max(0.0, end - time.monotonic())) or 0.01)
+            return not _peer_closed(self.connection)
+
+        def _send(self, status: int, body: dict, headers: dict | None = None) -> bool:
+            data = json.dumps(body).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+                return True
+            except OSError:
+                return False
+
+        def _error(self, status: int, message: str, headers: dict | None = None) -> None:
+            if server.reflect_auth:  # a leaky proxy echoing the credentials it received
+                message += f" (received Authorization: {self.headers.get('Authorization')})"
+            self._send(status, {"error": {"message": message, "type": "fault", "code": status}}, headers)
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            server.auth_seen[self.headers.get("Authorization", "")] += 1
+            messages = body.get("messages", [])
+            if not self.path.endswith("/chat/completions"):
+                return self._error(404, f"no route {self.path}")
+            if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                return self._error(401, "invalid api key")
+            if body.get("model") != server.model:
+                return self._error(404, f"model {body.get('model')!r} not found")
+            fault = server.draw_fault()
+            if not self._wait(server.latency_s):
+                return server.note("abandoned")
+            if fault:
+                server.note(fault)
+            if fault == "429":
+                ms = int(server.retry_after_s * 1000)
+                return self._error(429, "rate limited", {"retry-after-ms": str(ms),
+                                                         "Retry-After": str(max(1, round(ms / 1000)))})
+            if fault == "500":
+                return self._error(500, "internal error")
+            if fault == "timeout":
+                self._wait(server.hang_s)
+                self.close_connection = True
+                return None
+            if fault == "drop":
+                self.close_connection = True
+                return None
+            text = {"empty": "", "garbage": "%$# lorem ipsum, no verdict at all"}.get(fault) or server.answer(messages)
+            self._reply(body, messages, text)
+
+        def _reply(self, body: dict, messages: list, text: str) -> None:
+            n_in = sum(len(str(m.get("content", ""))) for m in messages) // 4
+            resp = {"id": "cmpl-fault", "object": "chat.completion", "created": int(time.time()),
+                    "model": server.model,
+                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": n_in, "completion_tokens": len(text) // 4 + 1,
+                              "total_tokens": n_in + len(text) // 4 + 1}}
+            if _peer_closed(self.connection):
+                return server.note("abandoned")
+            if self._send(200, resp):
+                server.note("ok", request_key(messages))
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--model", default="judge-model")
+    for kind in FAULTS:
+        ap.add_argument(f"--rate-{kind}", type=float, default=0.0)
+    args = ap.parse_args(argv)
+    rates = {k: getattr(args, f"rate_{k}") for k in FAULTS}
+    with FaultServer(latency_s=args.latency, rates=rates, model=args.model) as srv:
+        print(f"URL {srv.url}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
