@@ -1,1 +1,62 @@
-"""One-file offline HTML/Markdown report and the local read-only explorer."""
+"""One-file offline HTML/Markdown report and the local read-only explorer.
+
+``write_report(sources, output)`` is what ``judgewise report`` and ``judgewise demo`` call;
+``judgewise.report.explorer.serve`` is what ``judgewise serve`` calls.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from judgewise.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("html", "md")
+
+
+def build_report(sources, *, options=None, input_format: str | None = None, responses=None):
+    """Read ``sources`` (and optional ``responses``) and build every section; returns the sections."""
+    from judgewise.report.context import ReportContext, ReportOptions
+    from judgewise.report.inputs import add_responses, load_run
+    from judgewise.report.sections import build_sections
+
+    run = load_run(sources, format=input_format)
+    if responses is not None:
+        add_responses(run, responses)
+    return build_sections(ReportContext(run, options or ReportOptions()))
+
+
+def write_report(sources, output, *, format: str = "html", gold=None, study=None, method: str = "auto",
+                 bootstrap: int = 200, seed: int = 0, title: str = "judgewise report",
+                 command: str | None = None, input_format: str | None = None, responses=None) -> Path:
+    """Write the report for ``sources`` (path(s) anything ``judgewise.io`` reads, a judging store, or a
+    judgments DataFrame/Table) to ``output``; returns the path of the written HTML or Markdown file.
+
+    ``format="md"`` writes ``output`` as a folder holding ``report.md`` and ``figures/*.svg``
+    (or, when ``output`` ends in ``.md``, that file with ``figures/`` beside it).
+    ``command`` is the command line shown under "Reproduce" (default: this process's arguments);
+    ``responses`` adds model outputs (path or DataFrame ``prompt_id, model, text``) to a run without them.
+    """
+    from judgewise.report.context import ReportOptions
+    from judgewise.report.render import render_html, render_markdown
+
+    if format not in FORMATS:
+        raise ConfigError(f"unknown report format {format!r}: expected one of {', '.join(FORMATS)}")
+    options = ReportOptions(method=method, bootstrap=bootstrap, seed=seed, title=title, command=command,
+                            gold=Path(gold) if gold else None, study=Path(study) if study else None)
+    sections = build_report(sources, options=options, input_format=input_format, responses=responses)
+    output = Path(output)
+    if format == "html":
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(render_html(sections, title=title), encoding="utf-8")
+        target = output
+    else:
+        target = output if output.suffix == ".md" else output / "report.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render_markdown(sections, title=title, out_dir=target.parent), encoding="utf-8")
+    slots = [f"{s.title} ({s.status})" for s in sections if s.is_slot]
+    if slots:
+        log.info("report sections shown as slots: %s", "; ".join(slots))
+    return target

@@ -1,0 +1,99 @@
+"""What every report section reads: the run, the options, and the leaderboard computed once by ``ratings.rank``."""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgewise.report.inputs import RunData
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReportOptions:
+    """Settings of a report. ``method`` "auto" = win rate against the anchor for anchor designs, BT otherwise."""
+
+    method: str = "auto"
+    bootstrap: int = 200
+    seed: int = 0
+    gold: Path | None = None
+    study: Path | None = None
+    command: str | None = None
+    title: str = "judgewise report"
+    extra_facts: dict = field(default_factory=dict)
+
+    def command_line(self) -> str:
+        return self.command or "judgewise " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+class ReportContext:
+    """The run plus lazily computed shared results (ranking, design) so no section recomputes them."""
+
+    def __init__(self, run: RunData, options: ReportOptions):
+        self.run, self.options = run, options
+
+    @cached_property
+    def valid(self) -> pd.DataFrame:
+        """Judgments with an outcome (failed calls keep their rows in ``run.judgments`` and are counted)."""
+        df = self.run.judgments
+        return df[df["outcome"].notna()].reset_index(drop=True)
+
+    @cached_property
+    def models(self) -> list[str]:
+        return sorted(set(self.valid["model_a"].astype(str)) | set(self.valid["model_b"].astype(str)))
+
+    @cached_property
+    def anchor(self) -> str | None:
+        """The model present in every judgment (an anchor design), if exactly one is."""
+        df = self.valid
+        if df.empty:
+            return None
+        in_all = [m for m in self.models if ((df["model_a"] == m) | (df["model_b"] == m)).all()]
+        return in_all[0] if len(in_all) == 1 and len(self.models) > 2 else None
+
+    @cached_property
+    def design(self) -> str:
+        summary = self.run.store_summary or {}
+        if summary.get("design"):
+            return str(summary["design"])
+        if "design" in self.run.judgments.columns and self.run.judgments["design"].notna().any():
+            return str(self.run.judgments["design"].dropna().iloc[0])
+        if "round" in self.run.judgments.columns:
+            return "tournament"
+        if self.anchor:
+            return "anchor"
+        return "pairs"
+
+    @cached_property
+    def method(self) -> str:
+        if self.options.method != "auto":
+            return self.options.method
+        return "winrate" if self.design == "anchor" else "bt"
+
+    @cached_property
+    def ranking(self):
+        """The leaderboard, from ``judgewise.ratings.rank`` — the same call ``judgewise rank`` makes."""
+        from judgewise.ratings import rank
+
+        kwargs = {"method": self.method, "bootstrap": self.options.bootstrap, "seed": self.options.seed}
+        if self.method == "winrate" and self.anchor:
+            kwargs["anchor"] = self.anchor
+        return rank(self.valid, **kwargs)
+
+    @cached_property
+    def order(self) -> list[str]:
+        """Models best first (leaderboard order), falling back to names when the ranking fails."""
+        try:
+            r = self.ranking
+            ordered = [r.models[i] for i in r.order()]
+            return ordered + [m for m in self.models if m not in ordered]
+        except Exception:  # noqa: BLE001 — the leaderboard section reports the failure itself
+            return self.models

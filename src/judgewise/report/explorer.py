@@ -1,0 +1,180 @@
+"""``judgewise serve``: a local read-only web app over one run (stdlib WSGI server + Jinja2, autoescaped).
+
+Pages: leaderboard (/), prompts with search and paging (/prompts), one prompt with every response and every
+game in both orders, raw rationale and parsed verdict (/prompt?id=…; a bracket for tournament runs),
+model-vs-model (/versus?a=…&b=…), judge diagnostics (/diagnostics). Only GET/HEAD are answered; nothing is
+written. Model outputs and judge texts are untrusted and always rendered as escaped text.
+"""
+
+from __future__ import annotations
+
+import logging
+import socketserver
+from collections.abc import Callable
+from functools import cached_property
+from urllib.parse import parse_qs
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from judgewise.report import charts
+from judgewise.report.explorer_data import ExplorerData, bracket, group_comparisons, match_view, paginate
+from judgewise.report.model import fmt_num
+from judgewise.report.render import asset, environment
+from judgewise.report.tables import win_matrix
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 50
+SECURITY_HEADERS = [
+    ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+]
+
+
+class NotFound(Exception):
+    """The page or the object it names does not exist."""
+
+
+class Explorer:
+    """The WSGI application: routes → view functions returning (template, context)."""
+
+    def __init__(self, data: ExplorerData, title: str = "judgewise explorer"):
+        self.data, self.title = data, title
+        self.env = environment()
+        self.css = asset("assets/explorer.css")
+        self.routes: dict[str, Callable[[dict], tuple[str, dict]]] = {
+            "/": self.leaderboard, "/prompts": self.prompts, "/prompt": self.prompt,
+            "/versus": self.versus, "/diagnostics": self.diagnostics,
+        }
+
+    def __call__(self, environ, start_response):
+        if environ["REQUEST_METHOD"] not in ("GET", "HEAD"):
+            start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), *SECURITY_HEADERS])
+            return [b"read-only explorer: only GET is allowed"]
+        path = environ.get("PATH_INFO", "/") or "/"
+        query = {k: v[-1] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()}
+        status = "200 OK"
+        try:
+            view = self.routes.get(path)
+            if view is None:
+                raise NotFound(f"no page at {path}")
+            template, context = view(query)
+        except NotFound as exc:
+            status, template, context = "404 Not Found", "explorer_error.html.j2", {"message": str(exc)}
+        body = self.env.get_template(template).render(title=self.title, css=self.css, **context).encode("utf-8")
+        start_response(status, [("Content-Type", "text/html; charset=utf-8"),
+                                ("Content-Length", str(len(body))), *SECURITY_HEADERS])
+        return [b"" if environ["REQUEST_METHOD"] == "HEAD" else body]
+
+    # --- views ------------------------------------------------------------------------------------------
+    @cached_property
+    def _leaderboard(self) -> dict:
+        ctx = self.data.ctx
+        try:
+            r = ctx.ranking
+        except Exception as exc:  # noqa: BLE001 — show why instead of failing every page
+            return {"error": f"{type(exc).__name__}: {exc}", "records": [], "chart": ""}
+        records = r.to_records()
+        chart = charts.interval_chart([x["model"] for x in records], [x["score"] for x in records],
+                                      [_nan(x["ci_low"]) for x in records], [_nan(x["ci_high"]) for x in records],
+                                      xlabel=f"{ctx.method} score", ranks=[x["rank"] for x in records])
+        return {"error": None, "records": records, "chart": chart, "method": ctx.method,
+                "level": f"{round(100 * r.ci_level)}%"}
+
+    def leaderboard(self, q: dict) -> tuple[str, dict]:
+        d = self.data
+        facts = {"prompts": len(d.prompt_ids), "judgments": len(d.matches), "models": len(d.models),
+                 "design": d.ctx.design, "anchor": d.ctx.anchor}
+        return "explorer_leaderboard.html.j2", {**self._leaderboard, "facts": facts, "models": d.models,
+                                                "fmt": fmt_num}
+
+    def prompts(self, q: dict) -> tuple[str, dict]:
+        query = q.get("q", "")
+        page = paginate(self.data.search_prompts(query), _int(q.get("page"), 1), PAGE_SIZE)
+        rows = [(pid, _snippet(self.data.prompt_text(pid)), self.data.prompt_counts.get(pid, 0))
+                for pid in page.items]
+        return "explorer_prompts.html.j2", {"query": query, "page": page, "rows": rows}
+
+    def prompt(self, q: dict) -> tuple[str, dict]:
+        pid = q.get("id", "")
+        if pid not in self.data.by_prompt:
+            raise NotFound(f"no prompt with id {pid!r}")
+        comparisons = group_comparisons(self.data.prompt_rows(pid))
+        return "explorer_prompt.html.j2", {
+            "pid": pid, "text": self.data.prompt_text(pid), "responses": self.data.responses.get(pid, []),
+            "comparisons": comparisons, "bracket": bracket(comparisons), "fmt": fmt_num}
+
+    def versus(self, q: dict) -> tuple[str, dict]:
+        models = self.data.models
+        a, b = q.get("a") or (models[0] if models else ""), q.get("b") or (models[1] if len(models) > 1 else "")
+        for m in (a, b):
+            if m not in models:
+                raise NotFound(f"no model named {m!r}")
+        rows = self.data.pair_rows(a, b)
+        rates, counts = win_matrix(rows, [a, b])
+        page = paginate(rows, _int(q.get("page"), 1), PAGE_SIZE)
+        games = [match_view(r, viewer=a) for _, r in page.items.iterrows()] if len(rows) else []
+        return "explorer_versus.html.j2", {"a": a, "b": b, "models": models, "rate": rates[0][1],
+                                           "n": int(counts[0][1]), "page": page, "games": games, "fmt": fmt_num}
+
+    @cached_property
+    def _diagnostics(self) -> list:
+        from judgewise.report.sections import build_sections
+
+        return build_sections(self.data.ctx, ["diagnostics", "head_to_head"])
+
+    def diagnostics(self, q: dict) -> tuple[str, dict]:
+        return "explorer_diagnostics.html.j2", {"sections": self._diagnostics}
+
+
+def _nan(x):
+    return float("nan") if x is None else float(x)
+
+
+def _int(text, default: int) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return default
+
+
+def _snippet(text: str, n: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 — stdlib signature
+        log.debug("%s - %s", self.address_string(), format % args)
+
+
+def make_explorer_server(data: ExplorerData, host: str = "127.0.0.1", port: int = 8765):
+    """A threaded WSGI server bound to ``host:port`` (port 0 = any free port); call ``serve_forever()``."""
+    return make_server(host, port, Explorer(data), server_class=_ThreadingServer, handler_class=_QuietHandler)
+
+
+def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int = 100,
+          seed: int = 0, ready: Callable[[str], None] | None = None) -> None:
+    """Load the run once and serve it until interrupted; ``ready(url)`` is called once listening."""
+    from judgewise.report.context import ReportOptions
+    from judgewise.report.inputs import add_responses, load_run
+
+    run = load_run(sources)
+    if responses:
+        add_responses(run, responses)
+    data = ExplorerData(run, ReportOptions(bootstrap=bootstrap, seed=seed))
+    with make_explorer_server(data, host, port) as server:
+        url = f"http://{host}:{server.server_port}/"
+        if ready:
+            ready(url)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            log.info("explorer stopped")
+
+
+__all__ = ["Explorer", "ExplorerData", "make_explorer_server", "serve"]

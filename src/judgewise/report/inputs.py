@@ -1,0 +1,134 @@
+"""Load what a report or the explorer shows: judgments (+ responses, prompts, run facts) from files or a store.
+
+A run is read once into a :class:`RunData`; the report sections and the explorer only read from it.
+Sources: anything ``judgewise.io.read_any`` reads (canonical JSONL/CSV/Parquet, AlpacaEval results
+directories, Arena-Hard battles, JudgeBench outputs), a judging store (SQLite file written by
+``judgewise judge``), or an in-memory DataFrame / ``Table``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from judgewise.errors import InputError
+from judgewise.io.tables import JUDGMENTS_REQUIRED, ReadReport, Table
+
+log = logging.getLogger(__name__)
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass
+class RunData:
+    """Everything shown about one run. ``responses`` has ``prompt_id, model, text``; ``prompts`` maps
+    prompt_id → prompt text; ``store_summary`` holds the judging store's run facts (None for files)."""
+
+    judgments: pd.DataFrame
+    sources: list[str]
+    read_reports: list[ReadReport] = field(default_factory=list)
+    responses: pd.DataFrame | None = None
+    prompts: dict[str, str] = field(default_factory=dict)
+    store_summary: dict | None = None
+    store_path: Path | None = None
+
+
+def is_store(path: Path) -> bool:
+    """True when ``path`` is an SQLite file (a judging store)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == SQLITE_MAGIC
+    except (IsADirectoryError, FileNotFoundError, PermissionError):
+        return False
+
+
+def load_run(sources, *, format: str | None = None) -> RunData:
+    """Read one or more sources (paths, a DataFrame or a ``Table``) into a :class:`RunData`."""
+    items = sources if isinstance(sources, (list, tuple)) else [sources]
+    if not items:
+        raise InputError("nothing to report on: give a judgments file, a results directory or a store")
+    parts = [_load_one(item, format) for item in items]
+    judgments = pd.concat([p.judgments for p in parts], ignore_index=True)
+    responses = [p.responses for p in parts if p.responses is not None]
+    run = RunData(judgments=judgments, sources=[s for p in parts for s in p.sources],
+                  read_reports=[r for p in parts for r in p.read_reports],
+                  responses=pd.concat(responses, ignore_index=True) if responses else None)
+    for p in parts:
+        run.prompts.update(p.prompts)
+        run.store_summary = run.store_summary or p.store_summary
+        run.store_path = run.store_path or p.store_path
+    if run.responses is not None:
+        run.responses = run.responses.drop_duplicates(subset=["prompt_id", "model"], keep="first")
+    _fill_prompts(run)
+    return run
+
+
+def _load_one(item, format: str | None) -> RunData:
+    if isinstance(item, pd.DataFrame):
+        return _from_table(Table("judgments", item, ReadReport("<DataFrame>", "dataframe", len(item), len(item))))
+    if isinstance(item, Table):
+        return _from_table(item)
+    path = Path(item)
+    if not path.exists():
+        raise InputError(f"no such file or directory: {path}", file=str(path))
+    if format in (None, "store") and is_store(path):
+        return _from_store(path)
+    from judgewise.io import read_any
+
+    return _from_table(read_any(path, format=format))
+
+
+def _from_table(table: Table) -> RunData:
+    if table.kind != "judgments":
+        raise InputError(f"expected a judgments table, found a {table.kind} table", file=table.report.source)
+    missing = [c for c in JUDGMENTS_REQUIRED if c not in table.frame.columns]
+    if missing:
+        raise InputError(f"judgments table lacks columns {missing}", file=table.report.source)
+    responses = table.extras.get("responses")
+    if isinstance(responses, Table):
+        responses = responses.frame
+    return RunData(judgments=table.frame.reset_index(drop=True), sources=[table.report.source],
+                   read_reports=[table.report], responses=responses)
+
+
+def _from_store(path: Path) -> RunData:
+    """Export a judging store to canonical tables through the store's own export (judges/store.py)."""
+    from judgewise.report import store_adapter
+
+    return store_adapter.load_store(path)
+
+
+def _fill_prompts(run: RunData) -> None:
+    """Prompt texts from a ``prompt``/``instruction`` column of the responses or judgments, when present."""
+    for frame in (run.responses, run.judgments):
+        if frame is None:
+            continue
+        for col in ("prompt", "instruction", "question"):
+            if col in frame.columns:
+                firsts = frame.drop_duplicates("prompt_id").set_index("prompt_id")[col].dropna()
+                for pid, text in firsts.items():
+                    run.prompts.setdefault(str(pid), str(text))
+                break
+
+
+def add_responses(run: RunData, source, *, format: str | None = None) -> None:
+    """Attach model outputs (a responses table: ``prompt_id, model, text``) to a run, e.g. for a store."""
+
+    if isinstance(source, pd.DataFrame):
+        frame = source
+    else:
+        from judgewise.io import read_any
+
+        table = read_any(Path(source), format=format)
+        frame = table.frame if table.kind == "responses" else table.extras.get("responses")
+        if isinstance(frame, Table):
+            frame = frame.frame
+        if frame is None:
+            raise InputError(f"expected model responses (prompt_id, model, text), found a {table.kind} table",
+                             file=str(source))
+    frames = [f for f in (run.responses, frame) if f is not None]
+    run.responses = pd.concat(frames, ignore_index=True).drop_duplicates(subset=["prompt_id", "model"])
+    _fill_prompts(run)

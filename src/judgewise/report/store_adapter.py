@@ -1,0 +1,47 @@
+"""Read a judging store (judges/store.py) without writing to it: the canonical export and its run facts."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+
+from judgewise.errors import InputError
+from judgewise.io.tables import ReadReport
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+
+
+def load_store(path: Path):
+    """RunData from a store file: ``store.export_frame`` judgments (failed games kept) and ``store_stats``."""
+    from judgewise.judges.store import GAME_COLUMNS, export_frame, store_stats
+    from judgewise.report.inputs import RunData
+
+    with _read_only(path) as db:
+        try:
+            games = pd.read_sql_query(f"SELECT {', '.join(GAME_COLUMNS)} FROM games ORDER BY created_at, key", db)
+            meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+        except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
+            raise InputError(f"not a judgewise store ({exc})", file=str(path)) from exc
+    judgments = export_frame(games)
+    stats = store_stats(games, path=str(path))
+    report = ReadReport(str(path), "store", rows_read=len(games), rows_used=len(games))
+    return RunData(judgments=judgments, sources=[str(path)], read_reports=[report],
+                   store_summary=_summary(stats, games, meta), store_path=path)
+
+
+def _summary(stats: dict, games: pd.DataFrame, meta: dict) -> dict:
+    """The run-summary facts: calls, ok/failed games, tokens, cost, judge time, wall time, top failure reasons."""
+    out = {k: stats[k] for k in ("games", "ok", "failed", "calls", "tokens_in", "tokens_out", "cost")}
+    if len(games):
+        out["judge_time_s"] = round(float(games["latency_s"].sum()), 3)
+        out["wall_time_s"] = round(float(games["created_at"].max() - games["created_at"].min()), 3)
+        out["templates"] = ", ".join(sorted(games["template"].dropna().astype(str).unique())) or "—"
+    if stats.get("failure_reasons"):
+        out["failure_reasons"] = "; ".join(f"{k or '(no message)'} ×{v}" for k, v in stats["failure_reasons"].items())
+    if meta.get("design"):
+        out["design"] = meta["design"]
+    return out
