@@ -1,0 +1,172 @@
+"""Per-judge bias diagnosis: every bias figure with its interval, plus plain-language warnings.
+
+Assembles :mod:`judgewise.analysis.bias` (position, swap consistency, length, markdown, agreement with a
+label), :mod:`judgewise.analysis.gaming` (outputs that win without answering), :mod:`judgewise.analysis.echo`
+(repetition after the final answer, CLB App. F) and, through :func:`judgewise.ratings.rank`, the style-control
+coefficients and the ranking with and without style control (CLB §3.2.1, §5.3).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from judgewise.analysis import bias
+from judgewise.analysis.bias import Proportion
+from judgewise.analysis.echo import EchoWins, echo_flags, echo_win_correlation
+from judgewise.analysis.gaming import GamingReport, detect_gaming, win_rates_from
+
+log = logging.getLogger(__name__)
+
+# Warning thresholds (a user may change them): swap consistency below this is low.
+LOW_SWAP_CONSISTENCY = 0.8
+
+
+@dataclass
+class JudgeBias:
+    """All bias figures of one judge (a figure is None when its inputs are absent)."""
+
+    judge: str
+    n_judgments: int
+    n_errors: int
+    position: Proportion | None = None
+    swap_consistency: Proportion | None = None
+    first_wins_both_orders: Proportion | None = None
+    longer_wins: Proportion | None = None
+    more_markdown_wins: Proportion | None = None
+    label: dict[str, Proportion] | None = None
+
+    def figures(self) -> dict[str, Proportion]:
+        """Name → figure for every figure computed (table and JSON order)."""
+        out = {"position (P first wins)": self.position, "swap consistency": self.swap_consistency,
+               "first wins in both orders": self.first_wins_both_orders, "P(longer wins)": self.longer_wins,
+               "P(more markdown wins)": self.more_markdown_wins}
+        for key, value in (self.label or {}).items():
+            out[f"label agreement ({key.replace('_', ' ')})"] = value
+        return {k: v for k, v in out.items() if v is not None and v.n > 0}
+
+    def as_dict(self) -> dict:
+        return {"judge": self.judge, "n_judgments": self.n_judgments, "n_errors": self.n_errors,
+                "figures": {k: v.as_dict() for k, v in self.figures().items()}}
+
+
+@dataclass
+class Diagnosis:
+    """Everything ``judgewise diagnose`` reports."""
+
+    judges: list[JudgeBias]
+    warnings: list[str] = field(default_factory=list)
+    gaming: GamingReport | None = None
+    echo: EchoWins | None = None
+    style: dict | None = None
+
+    def as_dict(self) -> dict:
+        gaming_flags = [f.as_dict() for f in self.gaming.flags] if self.gaming else []
+        return {"judges": [j.as_dict() for j in self.judges], "warnings": self.warnings,
+                "gaming_flags": gaming_flags,
+                "gaming_checked_models": int(len(self.gaming.features)) if self.gaming else 0,
+                "echo": self.echo.as_dict() if self.echo else None, "style": self.style}
+
+
+def _has_both_orders(frame: pd.DataFrame) -> bool:
+    return "first" in frame.columns and frame["first"].notna().any()
+
+
+def judge_bias(frame: pd.DataFrame, judge: str, responses: pd.DataFrame | None = None,
+               truth_col: str | None = None, level: float = 0.95) -> JudgeBias:
+    """Every figure :mod:`bias` can compute for one judge's judgments."""
+    errors = int(frame["outcome"].isna().sum())
+    out = JudgeBias(judge, int(len(frame)), errors)
+    if _has_both_orders(frame):
+        out.position = bias.position_bias(frame, level)
+        out.swap_consistency = bias.swap_consistency(frame, level)
+        out.first_wins_both_orders = bias.first_wins_both_orders(frame, level)
+    if responses is not None and len(responses):
+        out.longer_wins = bias.length_bias(frame, responses, level)
+        out.more_markdown_wins = bias.markdown_bias(frame, responses, level)
+    if truth_col and truth_col in frame.columns:
+        out.label = bias.label_agreement(frame, truth_col, level)
+    return out
+
+
+def _bias_warnings(jb: JudgeBias) -> list[str]:
+    """Plain-language warnings for figures whose interval excludes 'no bias'."""
+    out = []
+    p = jb.position
+    if p is not None and p.n and not (p.ci_low <= 0.5 <= p.ci_high):
+        side = "first" if p.estimate > 0.5 else "second"
+        out.append(f"{jb.judge}: position bias — the {side}-shown response wins {_fmt(p)}; judge both orders "
+                   "(or alternate them) and average")
+    s = jb.swap_consistency
+    if s is not None and s.n and s.estimate < LOW_SWAP_CONSISTENCY:
+        out.append(f"{jb.judge}: only {_fmt(s)} of both-order pairs get the same verdict in both orders")
+    for name, fig in (("longer", jb.longer_wins), ("more-markdown", jb.more_markdown_wins)):
+        if fig is not None and fig.n and not (fig.ci_low <= 0.5 <= fig.ci_high):
+            out.append(f"{jb.judge}: the {name} response wins {_fmt(fig)} (0.5 = no preference); "
+                       "consider style control")
+    if jb.n_errors:
+        out.append(f"{jb.judge}: {jb.n_errors} of {jb.n_judgments} judgments have no verdict (left out)")
+    return out
+
+
+def _fmt(p: Proportion) -> str:
+    return f"{p.estimate:.3f} [{p.ci_low:.3f}, {p.ci_high:.3f}]"
+
+
+def diagnose(judgments: pd.DataFrame, responses: pd.DataFrame | None = None, *, truth_col: str | None = None,
+             prompts: dict[str, str] | None = None, style_control: bool = True, level: float = 0.95,
+             seed: int = 0) -> Diagnosis:
+    """Diagnose every judge in ``judgments`` (canonical table); ``responses`` enables length, markdown,
+    echo, gaming and style-control figures; ``truth_col`` names a column with model_a's true outcome."""
+    judges = [judge_bias(g, str(name), responses, truth_col, level)
+              for name, g in judgments.groupby(judgments["judge"].astype(str), sort=True)]
+    warnings = [w for jb in judges for w in _bias_warnings(jb)]
+    if not _has_both_orders(judgments):
+        warnings.append("no 'first' column: position bias and swap consistency need the shown order")
+    out = Diagnosis(judges, warnings)
+    if responses is not None and len(responses):
+        out.gaming = detect_gaming(responses, prompts, win_rates_from(judgments), seed=seed)
+        out.warnings += [f"judge gaming? {f.model}: {f.reason}" for f in out.gaming.flags]
+        out.echo = echo_win_correlation(judgments, echo_flags(responses))
+        if style_control:
+            out.style = style_effects(judgments, responses)
+    return out
+
+
+def style_effects(judgments: pd.DataFrame, responses: pd.DataFrame) -> dict | None:
+    """Style-control coefficients and the ranking with vs without style control (CLB §3.2.1, §5.3).
+
+    Uses :func:`judgewise.ratings.rank` (Bradley–Terry, ``style_control=True``); returns None with a
+    logged reason when the ratings cannot be fitted on these judgments (e.g. a disconnected design).
+    """
+    from judgewise.errors import JudgewiseError
+    from judgewise.ratings import rank
+    from judgewise.ratings.agreement import agreement
+
+    try:
+        plain = rank(judgments, method="bt")
+        styled = rank(judgments, method="bt", style_control=True, responses=responses)
+    except JudgewiseError as exc:
+        log.info("style control skipped: %s", exc)
+        return None
+    order = {m: i for i, m in enumerate(styled.models)}
+    common = [m for m in plain.models if m in order]
+    x = np.array([plain.scores[plain.models.index(m)] for m in common])
+    y = np.array([styled.scores[order[m]] for m in common])
+    agree = agreement(x, y).as_dict() if len(common) >= 2 else None
+    return {"coefficients": _jsonable(styled.info.get("style_coefficients", styled.info.get("coefficients"))),
+            "agreement_with_plain": agree,
+            "plain": plain.to_records(), "style_controlled": styled.to_records()}
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    return obj
