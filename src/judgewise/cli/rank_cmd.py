@@ -1,7 +1,170 @@
-"""CLI commands (placeholder until its issue lands)."""
+"""``judgewise rank`` (a leaderboard from judgments in any supported format) and ``judgewise agree``.
+
+``rank`` prints a rich table by default (CI level labelled; rows read/used/skipped under it). ``--json`` prints
+``Ranking.to_records()`` (a JSON list, best first) on stdout and the read report as one line on stderr.
+``--output FILE`` writes that same JSON list atomically (temp file + rename) whichever way results are shown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from judgewise.errors import ConfigError
+
+BOOTSTRAP_UNITS = ("prompt", "battle")
+SHOWN_EXTRAS = ("se", "n_wins", "n_draws", "mu", "sigma")
+
+
+def _fmt(value, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 1:
+        return f"{value:,.0f}" if digits == 0 else f"{value:,.{digits}f}"
+    return f"{value:,.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def report_line(report) -> str:
+    """One line: rows read / used / skipped and where from (with the first skipped reasons when any)."""
+    line = (f"read {report.rows_read:,} rows from {report.source} [{report.format}]: used {report.rows_used:,}, "
+            f"skipped {report.rows_skipped:,}")
+    if report.rows_skipped:
+        line += " (first: " + "; ".join(report.skipped_reasons[:3]) + ")"
+    return line
+
+
+def render_table(ranking, records: list[dict], report, console: Console) -> None:
+    """The leaderboard as a rich table with the CI level in its header and the read report below."""
+    level = f"{ranking.ci_level * 100:g}%"
+    table = RichTable(title=f"judgewise rank · method {ranking.method}", title_justify="left")
+    table.add_column("rank", justify="right")
+    table.add_column("model", no_wrap=True, min_width=max((len(r["model"]) for r in records), default=5))
+    table.add_column("score", justify="right")
+    table.add_column(f"{level} CI", justify="right", no_wrap=True)
+    extras = [k for k in SHOWN_EXTRAS if records and k in records[0]]
+    for key in extras:
+        table.add_column(key, justify="right")
+    table.add_column("n", justify="right")
+    for rec in records:
+        ci = "—" if rec["ci_low"] is None else f"[{_fmt(rec['ci_low'])}, {_fmt(rec['ci_high'])}]"
+        cells = [str(rec["rank"]), rec["model"], _fmt(rec["score"]), ci]
+        cells += [_fmt(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"]
+        table.add_row(*cells)
+    console.print(table)
+    boot = ranking.info.get("bootstrap")
+    if boot:
+        console.print(f"{level} intervals: percentile bootstrap, {boot['rounds']} rounds over {boot['unit']}s "
+                      f"(seed {boot['seed']}); rank = 1 + models whose lower bound exceeds this upper bound")
+    else:
+        console.print("no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks)")
+    console.print(report_line(report), highlight=False, markup=False)
+
+
+def _check_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:
+    if bootstrap < 0:
+        raise ConfigError(f"--bootstrap must be ≥ 0, got {bootstrap}")
+    if bootstrap_unit not in BOOTSTRAP_UNITS:
+        raise ConfigError(f"--bootstrap-unit must be one of {', '.join(BOOTSTRAP_UNITS)}, got {bootstrap_unit!r}")
+    if not 0 < ci_level < 1:
+        raise ConfigError(f"--ci-level must be in (0, 1), got {ci_level}")
+
+
+def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None, style_control: bool,
+             bootstrap: int, bootstrap_unit: str, seed: int, ci_level: float, skip_invalid: bool):
+    """Read ``path`` and rank its models; returns (ranking, read table)."""
+    from judgewise.io import read_judgments
+    from judgewise.ratings import rank
+
+    _check_options(bootstrap, bootstrap_unit, ci_level)
+    table = read_judgments(path, format=format, skip_invalid=skip_invalid)
+    responses = table.extras.get("responses")
+    if style_control and responses is None:
+        raise ConfigError(f"--style-control needs the responses' texts, and {path} carries none "
+                          "(an AlpacaEval results dir with model_outputs.json does)")
+    if anchor is None and method == "winrate":
+        anchor = table.extras.get("anchor")  # the importer knows it (AlpacaEval's generator_1)
+    ranking = rank(table.frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
+                   seed=seed, ci_level=ci_level, style_control=style_control,
+                   responses=responses.frame if responses is not None else None)
+    return ranking, table
+
+
+def agreement_of_files(a: Path, b: Path, key: str | None = None) -> dict:
+    """Rank agreement of two score files over their common models, plus the models found in only one."""
+    from judgewise.errors import InputError
+    from judgewise.io.scoremaps import read_score_map
+    from judgewise.ratings.agreement import agreement
+
+    try:
+        scores_a = read_score_map(a, key)
+        scores_b = read_score_map(b, key, models=scores_a)
+    except InputError:  # A may be the ambiguous one: read B first and let it guide the choice in A
+        scores_b = read_score_map(b, key)
+        scores_a = read_score_map(a, key, models=scores_b)
+    common = [m for m in scores_a if m in scores_b]
+    if len(common) < 2:
+        raise InputError(f"{a} and {b} share {len(common)} model(s); need at least 2 to compare rankings",
+                         file=str(b))
+    result = agreement([scores_a[m] for m in common], [scores_b[m] for m in common]).as_dict()
+    result["only_in_a"] = sorted(set(scores_a) - set(scores_b))
+    result["only_in_b"] = sorted(set(scores_b) - set(scores_a))
+    return result
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add ``rank`` and ``agree`` to the app."""
+
+    @app.command("rank")
+    def rank_command(
+        path: Path = typer.Argument(..., help="Judgments: AlpacaEval results dir, Arena-Hard battles, JudgeBench "
+                                              "outputs, or a canonical JSONL/CSV/Parquet table."),
+        format: str = typer.Option(None, "--format", help="Force the input format (default: detect)."),
+        method: str = typer.Option("bt", "--method", help="winrate | bt | elo | trueskill"),
+        anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
+        style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),
+        bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds for intervals (0 = none)."),
+        bootstrap_unit: str = typer.Option("prompt", "--bootstrap-unit", help="Resample prompts or battles."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+        ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
+        as_json: bool = typer.Option(False, "--json", help="Print a JSON list (one object per model)."),
+        output: Path = typer.Option(None, "--output", help="Also write the JSON list to this file (atomically)."),
+        skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
+    ) -> None:
+        """Rank models from pairwise judgments (format detected; --format to force)."""
+        from judgewise.io.atomic import write_text_atomic
+
+        ranking, table = run_rank(path, format=format, method=method, anchor=anchor, style_control=style_control,
+                                  bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
+                                  ci_level=ci_level, skip_invalid=skip_invalid)
+        records = ranking.to_records()
+        text = json.dumps(records, indent=2)
+        if output is not None:
+            write_text_atomic(output, text + "\n")
+        if as_json:
+            typer.echo(text)
+            Console(stderr=True).print(report_line(table.report), highlight=False, markup=False, soft_wrap=True)
+        else:
+            render_table(ranking, records, table.report, Console())
+
+    @app.command("agree")
+    def agree_command(
+        a: Path = typer.Argument(..., help="A rank --json output or a {model: score} JSON file."),
+        b: Path = typer.Argument(..., help="The other one."),
+        key: str = typer.Option(None, "--key", help="Read the {model: score} map under this key (both files)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
+    ) -> None:
+        """Agreement of two rankings over their common models: Kendall τ-b, Spearman ρ, Pearson r, distance."""
+        result = agreement_of_files(a, b, key=key)
+        if as_json:
+            typer.echo(json.dumps(result, indent=2))
+            return
+        console = Console()
+        for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance"):
+            console.print(f"{name:<17} {_fmt(result[name], 4)}")
+        console.print(f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
+                      f"only in B: {result['only_in_b'] or '-'}", highlight=False)
