@@ -1,7 +1,176 @@
-"""CLI commands (placeholder until its issue lands)."""
+"""``judgewise judge --config run.yaml`` (dry run, progress bar, summary) and ``judgewise store export|stats``.
+
+Every command reports failure counts. ``judge`` prints the dry-run estimate before any call; with
+``--dry-run`` it stops there. A rerun of the same config makes no call for games already stored; games
+stored as failed are judged again only with ``--retry-failed``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from judgewise.errors import ConfigError
+
+log = logging.getLogger("judgewise.cli.judge")
+err = Console(stderr=True, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True)
+
+
+def _quiet_http_logs() -> None:
+    """httpx logs one INFO line per request; keep it for --verbose (DEBUG) only."""
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def _progress_bar(total: int):
+    """A rich progress bar on stderr (done/total, rate, ETA, cost so far, failures) and its callback."""
+    bar = Progress(TextColumn("judging"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[rate]:.1f}/s"), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn(), TextColumn("${task.fields[cost]:.4f}"),
+                   TextColumn("[red]{task.fields[failed]} failed"), console=err, transient=False)
+    task = bar.add_task("judging", total=total, rate=0.0, cost=0.0, failed=0)
+
+    def update(p) -> None:
+        elapsed = bar.tasks[0].elapsed or 1e-9
+        bar.update(task, completed=p.done, total=p.total, rate=p.done / elapsed, cost=p.cost, failed=p.failed)
+
+    return bar, update
+
+
+def _summary_lines(summary: dict, output: str | None) -> list[str]:
+    s = summary
+    lines = [f"{s['games']} games from {s['comparisons']} comparisons: {s['judged']} judged, {s['failed']} failed, "
+             f"{s['cached']} already stored (no call); {s['calls_made']} calls, {s['retries']} retries, "
+             f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
+             f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
+             + ("" if not s["failed_total"] else " (rerun with --retry-failed to judge failed games again)")]
+    if s.get("swap_consistency") is not None:
+        lines.append(f"swap consistency (both orders name the same winner): {s['swap_consistency']:.1%}")
+    if output:
+        lines.append(f"judgments written to {output}")
+    return lines
+
+
+def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,
+              max_calls: int | None, max_cost: float | None, concurrency: int | None, progress: bool | None,
+              as_json: bool) -> None:
+    """The body of ``judgewise judge`` (importable for tests)."""
+    import judgewise.designs  # noqa: F401  (lets the designs package register its designs)
+    from judgewise.judges.config import build_job, load_config
+    from judgewise.judges.estimate import estimate_run
+    from judgewise.judges.runner import run_judging
+    from judgewise.judges.store import JudgmentStore, write_export
+
+    _quiet_http_logs()
+    cfg = load_config(config)
+    cfg.store = store or cfg.store
+    cfg.output = output or cfg.output
+    cfg.retry_failed = retry_failed or cfg.retry_failed
+    cfg.budget.update({k: v for k, v in (("max_calls", max_calls), ("max_cost", max_cost)) if v is not None})
+    if concurrency:
+        cfg.limits["concurrency"] = concurrency
+    job = build_job(cfg)
+    opts = cfg.run_options()
+    if job.skipped:
+        log.warning("%d comparisons could not be built and are not judged (first: %s)", len(job.skipped),
+                    "; ".join(job.skipped[:3]))
+    with JudgmentStore(cfg.store) as st:
+        est = estimate_run(job.comparisons, job.judge, st, orders=cfg.orders, seed=cfg.seed,
+                           concurrency=opts["concurrency"], limits=opts["limits"],
+                           expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)),
+                           expected_tokens_out=cfg.judge.get("expected_tokens_out"))
+        err.print(est.line(), highlight=False, markup=False)
+        if dry_run:
+            if as_json:
+                print(json.dumps({"dry_run": est.as_dict(), "skipped_comparisons": len(job.skipped)}))
+            return
+        show = progress if progress is not None else err.is_terminal
+        bar, update = _progress_bar(est.games - est.cached) if show else (None, None)
+        try:
+            if bar:
+                bar.start()
+            result = run_judging(job.comparisons, job.judge, st, progress=update, **opts)
+        finally:
+            if bar:
+                bar.stop()
+        if cfg.output:
+            write_export(result.judgments, cfg.output)
+    summary = {**result.summary(), "store": cfg.store, "skipped_comparisons": len(job.skipped),
+               "output": cfg.output}
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        for line in _summary_lines(summary, cfg.output):
+            out.print(line, markup=False)
+
+
+def run_export(store: Path, output: Path, only_ok: bool) -> dict:
+    from judgewise.judges.store import JudgmentStore, export_frame, write_export
+
+    if not store.is_file():
+        raise ConfigError(f"store {store}: no such file")
+    with JudgmentStore(store) as st:
+        frame = export_frame(st.frame(), only_ok=only_ok)
+        failed = int((st.frame()["status"] == "failed").sum())
+    write_export(frame, output)
+    return {"rows": len(frame), "failed": failed, "failed_exported": 0 if only_ok else failed, "output": str(output)}
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add ``judge`` and the ``store`` group to the app."""
+
+    @app.command("judge")
+    def judge(config: Path = typer.Option(..., "--config", "-c", help="Run config (YAML); see README 'Judging'."),
+              dry_run: bool = typer.Option(False, "--dry-run", help="Print calls, tokens, cost and time; call nothing."),
+              retry_failed: bool = typer.Option(False, "--retry-failed", help="Judge games stored as failed again."),
+              store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
+              output: str = typer.Option(None, "--output", "-o", help="Write the judgments (.parquet or .jsonl)."),
+              max_calls: int = typer.Option(None, "--max-calls", help="Stop before exceeding this many calls."),
+              max_cost: float = typer.Option(None, "--max-cost", help="Stop before exceeding this cost ($)."),
+              concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
+              progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
+              as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout.")) -> None:
+        """Judge the comparisons a config describes; results go to the store as they arrive."""
+        run_judge(config, dry_run=dry_run, retry_failed=retry_failed, store=store, output=output,
+                  max_calls=max_calls, max_cost=max_cost, concurrency=concurrency, progress=progress,
+                  as_json=as_json)
+
+    store_app = typer.Typer(help="Inspect and export a judgment store.", no_args_is_help=True)
+    app.add_typer(store_app, name="store")
+
+    @store_app.command("export")
+    def export(store: Path = typer.Argument(..., help="Store file."),
+               output: Path = typer.Option(..., "--output", "-o", help="out.parquet or out.jsonl"),
+               only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
+        """Export the store as the canonical judgments table (one row per game, + store columns)."""
+        info = run_export(store, output, only_ok)
+        err.print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
+                  f"{', left out' if only_ok else ', kept with outcome empty and their error'})", highlight=False)
+
+    @store_app.command("stats")
+    def stats(store: Path = typer.Argument(..., help="Store file."),
+              as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+        """Counts ok/failed, calls, tokens and cost, by judge and by model."""
+        from judgewise.judges.store import JudgmentStore
+
+        if not store.is_file():
+            raise ConfigError(f"store {store}: no such file")
+        with JudgmentStore(store) as st:
+            s = st.stats()
+        if as_json:
+            print(json.dumps(s))
+            return
+        out.print(f"{s['store']}: {s['games']} games, {s['ok']} ok, {s['failed']} failed, {s['calls']} calls, "
+                  f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}", markup=False)
+        for judge_name, t in s["by_judge"].items():
+            out.print(f"  judge {judge_name}: {t['ok']} ok, {t['failed']} failed, ${t['cost']:.4f}", markup=False)
+        for model, t in s["by_model"].items():
+            out.print(f"  model {model}: {t['games']} games, {t['ok']} ok, {t['failed']} failed", markup=False)
+        for reason, n in s["failure_reasons"].items():
+            out.print(f"  failed x{n}: {reason}", markup=False)

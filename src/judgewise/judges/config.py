@@ -1,0 +1,245 @@
+"""Run configuration (``judgewise judge --config run.yaml``, or a dict from Python) and building a run from it.
+
+Sections (only ``responses`` and ``judge`` are required)::
+
+    responses: alpaca_results/          # anything judgewise.io reads (canonical table, AlpacaEval dir, ...)
+    prompts: questions.jsonl            # optional: prompt_id + prompt/instruction/question text
+    models: [gpt-4o, llama-3-70b]       # optional subset (default: every model in responses)
+    max_prompts: 50                     # optional: the first N prompt ids (sorted)
+    judge:
+      backend: openai                   # openai | local | simulated | replay (JUDGE_BUILDERS)
+      model: gpt-4o-mini
+      base_url: https://api.openai.com/v1   # or base_urls: [...] for several endpoints
+      api_key_env: OPENAI_API_KEY       # the NAME of the environment variable holding the key
+      template: arena_hard_5way         # registered name or a .j2 file
+      params: {temperature: 0}
+      prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}
+    design: {name: all_pairs}           # or {name: anchor, anchor: gpt-4o}
+    orders: both                        # or one (a seeded coin per prompt and pair)
+    seed: 0
+    store: judgments.sqlite             # default judgewise-store.sqlite in the working folder
+    limits: {concurrency: 16, rpm: 500, tpm: 200000, timeout_s: 120, max_attempts: 6}
+    budget: {max_calls: 5000, max_cost: 10.0}
+
+Relative paths are resolved against the config file's folder. Unknown keys are errors (typos must not
+silently fall back to defaults).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import yaml
+
+from judgewise.errors import ConfigError
+from judgewise.judges.base import Comparison, Judge
+from judgewise.judges.limits import Budget, RateLimits
+from judgewise.judges.pairs import build_comparisons, design_triples, prompt_texts
+from judgewise.judges.scheduler import RetryPolicy
+from judgewise.judges.store import DEFAULT_STORE
+
+TOP_KEYS = {"responses", "prompts", "models", "max_prompts", "judge", "design", "orders", "seed", "store",
+            "limits", "budget", "retry_failed", "output"}
+JUDGE_KEYS = {"backend", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
+              "top_logprobs", "prices", "spread", "name", "use_grammar", "max_tokens", "model_path", "ratings",
+              "p_judge", "judgments", "recorded_judge", "expected_latency_s", "expected_tokens_out"}
+LIMIT_KEYS = {"concurrency", "rpm", "tpm", "timeout_s", "max_attempts", "base_delay_s", "max_delay_s"}
+BUDGET_KEYS = {"max_calls", "max_cost"}
+
+
+def _check_keys(section: dict, allowed: set[str], where: str, source: str) -> None:
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: {where} must be a mapping, found {type(section).__name__}")
+    unknown = sorted(set(section) - allowed)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) {unknown} in {where}; expected some of {sorted(allowed)}")
+
+
+@dataclass
+class RunConfig:
+    """A validated run configuration (see the module docstring for the keys)."""
+
+    responses: str | pd.DataFrame
+    judge: dict
+    prompts: str | pd.DataFrame | None = None
+    models: list[str] | None = None
+    max_prompts: int | None = None
+    design: dict = field(default_factory=lambda: {"name": "all_pairs"})
+    orders: str = "both"
+    seed: int = 0
+    store: str = DEFAULT_STORE
+    limits: dict = field(default_factory=dict)
+    budget: dict = field(default_factory=dict)
+    retry_failed: bool = False
+    output: str | None = None
+    source: str = "<dict>"
+
+    def rate_limits(self) -> RateLimits:
+        return RateLimits(rpm=self.limits.get("rpm"), tpm=self.limits.get("tpm"))
+
+    def retry_policy(self) -> RetryPolicy:
+        keys = ("max_attempts", "base_delay_s", "max_delay_s")
+        return RetryPolicy(**{k: self.limits[k] for k in keys if k in self.limits})
+
+    def run_options(self) -> dict:
+        """Keyword arguments for :func:`~judgewise.judges.runner.run_judging`."""
+        return {"orders": self.orders, "seed": self.seed, "concurrency": int(self.limits.get("concurrency", 8)),
+                "limits": self.rate_limits(), "timeout_s": float(self.limits.get("timeout_s", 120.0)),
+                "retry": self.retry_policy(), "budget": Budget(**self.budget), "retry_failed": self.retry_failed}
+
+
+def load_config(source: str | Path | dict) -> RunConfig:
+    """Read and validate a run config from a YAML file or a dict (paths relative to the file's folder)."""
+    if isinstance(source, dict):
+        data, name, base = dict(source), "<dict>", Path.cwd()
+    else:
+        path = Path(source)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{path}: cannot read the run config: {exc}") from exc
+        data, name, base = data or {}, str(path), path.resolve().parent
+    _check_keys(data, TOP_KEYS, "the top level", name)
+    for required in ("responses", "judge"):
+        if required not in data:
+            raise ConfigError(f"{name}: missing required key '{required}'")
+    _check_keys(data["judge"], JUDGE_KEYS, "judge", name)
+    _check_keys(data.get("limits", {}), LIMIT_KEYS, "limits", name)
+    _check_keys(data.get("budget", {}), BUDGET_KEYS, "budget", name)
+    design = data.get("design", "all_pairs")
+    design = {"name": design} if isinstance(design, str) else dict(design)
+    judge = dict(data["judge"])
+    for key in ("model_path", "judgments"):
+        if isinstance(judge.get(key), str):
+            judge[key] = str(_resolve(judge[key], base))
+    if isinstance(judge.get("template"), str) and judge["template"].endswith(".j2"):
+        judge["template"] = str(_resolve(judge["template"], base))
+    return RunConfig(
+        responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
+        judge=judge, models=data.get("models"), max_prompts=data.get("max_prompts"), design=design,
+        orders=data.get("orders", "both"), seed=int(data.get("seed", 0)),
+        store=str(_resolve(data["store"], base) if "store" in data else Path.cwd() / DEFAULT_STORE),
+        limits=dict(data.get("limits", {})), budget=dict(data.get("budget", {})),
+        retry_failed=bool(data.get("retry_failed", False)), output=_resolve(data.get("output"), base), source=name)
+
+
+def _resolve(value, base: Path):
+    if value is None or not isinstance(value, (str, Path)):
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+# -- judges -----------------------------------------------------------------------------------------
+def _openai_judge(cfg: dict) -> Judge:
+    from judgewise.judges.llm_judge import LLMJudge
+    from judgewise.judges.openai_backend import OpenAIBackend, Prices
+
+    if not cfg.get("model"):
+        raise ConfigError("judge.model is required for the openai backend (e.g. gpt-4o-mini)")
+    urls = cfg.get("base_urls") or cfg.get("base_url")
+    key_env = cfg.get("api_key_env", None if urls else "OPENAI_API_KEY")
+    backend = OpenAIBackend(cfg["model"], base_urls=urls, api_key_env=key_env, params=cfg.get("params"),
+                            logprobs=bool(cfg.get("logprobs", False)), top_logprobs=int(cfg.get("top_logprobs", 5)),
+                            prices=Prices(**cfg.get("prices", {})), spread=cfg.get("spread", "round_robin"),
+                            name=cfg.get("name"))
+    return LLMJudge(backend, cfg.get("template", "arena_hard_5way"), use_grammar=bool(cfg.get("use_grammar")),
+                    want_logprobs=bool(cfg.get("logprobs", False)), max_tokens=cfg.get("max_tokens"))
+
+
+def _local_judge(cfg: dict) -> Judge:
+    from judgewise.judges.llm_judge import LLMJudge
+    from judgewise.judges.local_backend import LocalBackend
+
+    backend = LocalBackend(cfg.get("model_path"))
+    return LLMJudge(backend, cfg.get("template", "arena_hard_5way"), use_grammar=cfg.get("use_grammar", True),
+                    max_tokens=cfg.get("max_tokens"))
+
+
+def _simulated_judge(cfg: dict) -> Judge:
+    from judgewise.judges.simulated import SimulatedJudge
+
+    if not isinstance(cfg.get("ratings"), dict):
+        raise ConfigError("judge.ratings (model → true Elo) is required for the simulated judge")
+    return SimulatedJudge(ratings=cfg["ratings"], p_judge=float(cfg.get("p_judge", 0.8)))
+
+
+def _replay_judge(cfg: dict) -> Judge:
+    from judgewise.io import read_judgments
+    from judgewise.judges.replay import ReplayJudge
+
+    if not cfg.get("judgments"):
+        raise ConfigError("judge.judgments (a recorded judgments file) is required for the replay judge")
+    return ReplayJudge(read_judgments(cfg["judgments"]), judge=cfg.get("recorded_judge"))
+
+
+JUDGE_BUILDERS: dict[str, Callable[[dict], Judge]] = {
+    "openai": _openai_judge, "local": _local_judge, "simulated": _simulated_judge, "replay": _replay_judge}
+
+
+def build_judge(cfg: dict) -> Judge:
+    """A judge from the ``judge:`` section; backend defaults to openai when a URL is given, else local."""
+    kind = cfg.get("backend") or ("openai" if cfg.get("base_url") or cfg.get("base_urls") else "local")
+    if kind not in JUDGE_BUILDERS:
+        raise ConfigError(f'judge.backend: unknown backend "{kind}"; known: {sorted(JUDGE_BUILDERS)}')
+    return JUDGE_BUILDERS[kind](cfg)
+
+
+# -- comparisons ------------------------------------------------------------------------------------
+def _read(source, kind: str) -> pd.DataFrame:
+    from judgewise.io import read_any, read_responses
+
+    if kind == "responses":
+        return read_responses(source).frame
+    return read_any(source).frame if not isinstance(source, pd.DataFrame) else source
+
+
+def _read_prompts(source) -> pd.DataFrame:
+    """A prompts table: canonical files via pandas, id column prompt_id/uid/question_id."""
+    if isinstance(source, pd.DataFrame):
+        frame = source
+    else:
+        path = Path(source)
+        readers = {".jsonl": lambda p: pd.read_json(p, lines=True), ".json": pd.read_json, ".csv": pd.read_csv,
+                   ".parquet": pd.read_parquet}
+        if path.suffix not in readers:
+            raise ConfigError(f"prompts file {path}: expected .jsonl/.json/.csv/.parquet, found '{path.suffix}'")
+        frame = readers[path.suffix](path)
+    id_col = next((c for c in ("prompt_id", "uid", "question_id") if c in frame.columns), None)
+    if id_col is None:
+        raise ConfigError(f"prompts table {source}: no id column (prompt_id, uid or question_id)")
+    return frame.assign(prompt_id=frame[id_col].astype(str))
+
+
+@dataclass
+class Job:
+    """Everything a run needs, built from a config: comparisons, judge, and what was skipped."""
+
+    config: RunConfig
+    comparisons: list[Comparison]
+    judge: Judge
+    skipped: list[str]
+    models: list[str]
+    n_prompts: int
+
+
+def build_job(config: RunConfig | dict | str | Path) -> Job:
+    """Read responses (and prompts), apply the design, build the judge."""
+    cfg = config if isinstance(config, RunConfig) else load_config(config)
+    responses = _read(cfg.responses, "responses")
+    responses = responses.assign(prompt_id=responses["prompt_id"].astype(str), model=responses["model"].astype(str))
+    models = list(cfg.models) if cfg.models else sorted(responses["model"].unique())
+    unknown = sorted(set(models) - set(responses["model"]))
+    if unknown:
+        raise ConfigError(f"{cfg.source}: models {unknown} have no responses in {cfg.responses}")
+    prompt_ids = sorted(responses.loc[responses["model"].isin(models), "prompt_id"].unique())
+    if cfg.max_prompts:
+        prompt_ids = prompt_ids[: int(cfg.max_prompts)]
+    texts = prompt_texts(responses, _read_prompts(cfg.prompts) if cfg.prompts is not None else None)
+    options = {k: v for k, v in cfg.design.items() if k != "name"}
+    triples = design_triples(cfg.design.get("name", "all_pairs"), models, prompt_ids, **options)
+    built = build_comparisons(responses, triples, texts)
+    return Job(cfg, built.comparisons, build_judge(cfg.judge), built.skipped, models, len(prompt_ids))

@@ -1,0 +1,83 @@
+"""Dry run: how many calls a job will make, and its estimated tokens, cost and time, before anything is paid.
+
+Prompt tokens come from rendering the judge's template for every new game (≈ 4 characters a token) when
+the judge has one; output tokens and latency from this judge's earlier rows in the store when there are
+some, otherwise from the stated defaults. Time is the slowest of concurrency, requests/min and tokens/min.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from judgewise.judges.base import Comparison, Game, Judge
+from judgewise.judges.limits import RateLimits
+from judgewise.judges.runner import canonical_json, game_key, plan_games
+from judgewise.judges.scheduler import estimate_tokens
+from judgewise.judges.store import JudgmentStore
+
+
+@dataclass
+class Estimate:
+    """What a run will do. ``calls`` counts one call per new game (a re-ask adds one more)."""
+
+    comparisons: int
+    games: int
+    cached: int
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    cost: float
+    seconds: float
+    basis: str  # where output tokens and latency came from
+
+    def as_dict(self) -> dict:
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+    def line(self) -> str:
+        return (f"dry run: {self.calls} calls for {self.games} games ({self.cached} already stored) from "
+                f"{self.comparisons} comparisons; ~{self.tokens_in:,} tokens in, ~{self.tokens_out:,} out; "
+                f"~${self.cost:.4f}; ~{self.seconds:.0f}s ({self.basis})")
+
+
+def _prompt_tokens(judge: Judge, game: Game) -> int:
+    template = getattr(judge, "template", None)
+    c = game.comparison
+    if template is not None and hasattr(template, "pairwise_messages"):
+        first, second = game.shown
+        return estimate_tokens(template.pairwise_messages(c.prompt, first, second, c.reference))
+    return (len(c.prompt) + len(c.response_a) + len(c.response_b)) // 4 + 300
+
+
+def _history(store: JudgmentStore, identity: dict) -> tuple[float, float, int] | None:
+    """Mean (tokens_out, latency_s) per call of this judge's earlier successful games, and their number."""
+    row = store._db.execute("SELECT SUM(tokens_out) * 1.0 / SUM(n_calls), SUM(latency_s) / SUM(n_calls), COUNT(*) "
+                            "FROM games WHERE status = 'ok' AND judge_identity = ? AND n_calls > 0",
+                            (canonical_json(identity),)).fetchone()
+    return (row[0], row[1], row[2]) if row and row[2] else None
+
+
+def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentStore, *, orders: str = "both",
+                 seed: int = 0, concurrency: int = 8, limits: RateLimits | None = None,
+                 expected_tokens_out: int | None = None, expected_latency_s: float = 3.0) -> Estimate:
+    """Estimate the job without calling the judge (see module docstring)."""
+    games = plan_games(comparisons, orders=orders, seed=seed)
+    identity = dict(judge.identity)
+    keyed = {game_key(identity, g): g for g in games}
+    done = store.statuses(keyed)
+    new = [g for k, g in keyed.items() if k not in done]
+    calls = len(new) if getattr(judge, "backend", None) is not None else 0
+    history = _history(store, identity)
+    cap = getattr(judge, "max_tokens", None) or 512
+    out_per_call, latency, n_hist = history or (expected_tokens_out or min(cap, 512), expected_latency_s, 0)
+    tokens_in = sum(_prompt_tokens(judge, g) for g in new) if calls else 0
+    tokens_out = int(out_per_call * calls)
+    prices = getattr(getattr(judge, "backend", None), "prices", None)
+    cost = prices.cost(tokens_in, tokens_out) if prices is not None else 0.0
+    limits = limits or RateLimits()
+    seconds = max([calls * latency / max(1, concurrency)]
+                  + ([calls / limits.rpm * 60] if limits.rpm else [])
+                  + ([(tokens_in + tokens_out) / limits.tpm * 60] if limits.tpm else []))
+    basis = (f"output tokens and latency from {n_hist} stored games of this judge" if history else
+             f"assuming {out_per_call} output tokens and {latency:g}s per call")
+    return Estimate(comparisons=len(comparisons), games=len(keyed), cached=len(keyed) - len(new), calls=calls,
+                    tokens_in=tokens_in, tokens_out=tokens_out, cost=cost, seconds=seconds, basis=basis)
