@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.errors import InputError
 from judgewise.io.containers import CONTAINERS, read_dataframe
 from judgewise.io.tables import TABLE_KINDS, ReadReport, Table
-from judgewise.io.validate import (Check, Validator, as_number, duplicate_field, missing_text, not_text,
-                                   number_field, outside, show, text_field)
+from judgewise.io.validate import (Check, Validator, as_number, duplicate_field, not_text, number_field, show,
+                                   text_field)
 
 VERDICTS = (-2, -1, 0, 1, 2)
 TEXT_COLUMNS = {
@@ -106,7 +107,7 @@ def _require_columns(frame: pd.DataFrame, kind: str, tabular: bool, v: Validator
 
 def coerce(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     """Canonical dtypes: ids and names as str, outcome/score/verdict as float."""
-    for col in TEXT_COLUMNS[kind]:
+    for col in TEXT_COLUMNS[kind] + (("text",) if kind == "responses" else ()):
         frame[col] = frame[col].astype(str)
     for col in NUMBER_COLUMNS[kind]:
         frame[col] = as_number(frame[col])
@@ -130,12 +131,22 @@ def validate_table(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bo
     return Table(kind, coerce(frame, kind), v.report)
 
 
+def _kind(columns, wanted: str | None, v: Validator) -> str:
+    """The table the columns describe; when they describe none, the one the caller wants (if any)."""
+    try:
+        return infer_kind(columns, v)
+    except InputError:
+        if wanted is None:
+            raise
+        return wanted
+
+
 def read_canonical(path: Path, container: str, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
-    """Read a canonical table stored as ``container`` (jsonl, json, csv, parquet); ``kind`` inferred if None."""
+    """Read a canonical table stored as ``container`` (jsonl, json, csv, parquet); which table is inferred from
+    the columns (``kind`` is used when the columns fit none)."""
     v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
     frame, rows, tabular = CONTAINERS[container](Path(path), v)
-    kind = kind or infer_kind(frame.columns, v)
-    return validate_table(frame, rows, kind, tabular, v)
+    return validate_table(frame, rows, _kind(frame.columns, kind, v), tabular, v)
 
 
 def from_dataframe(frame: pd.DataFrame, *, kind: str | None = None, skip_invalid: bool = False,
@@ -143,9 +154,6 @@ def from_dataframe(frame: pd.DataFrame, *, kind: str | None = None, skip_invalid
     """Validate a pandas DataFrame as a canonical table (row = position + 1)."""
     v = Validator(name, ReadReport(source=name, format="dataframe"), skip_invalid)
     frame, rows, tabular = read_dataframe(frame, v)
-    kind = kind or infer_kind(frame.columns, v)
-    return validate_table(frame, rows, kind, tabular, v)
+    return validate_table(frame, rows, _kind(frame.columns, kind, v), tabular, v)
 
 
-__all__ = ["read_canonical", "from_dataframe", "validate_table", "infer_kind", "checks_for", "outside",
-           "missing_text"]

@@ -18,6 +18,8 @@ import pandas as pd
 
 from judgewise.io.validate import Validator
 
+FREE_TEXT_COLUMNS = ["text"]  # CSV: an empty cell here is an empty string, elsewhere a missing value
+
 
 def read_bytes(path: Path, v: Validator) -> bytes:
     """The file's bytes; a missing, unreadable or empty file is an error naming it."""
@@ -124,7 +126,8 @@ def read_json_list(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, 
 
 
 def read_csv(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
-    """A CSV with a header row; every value is text, an empty cell is missing; ragged rows are rejected."""
+    """A CSV with a header row; every value is text; an empty cell is missing (except in ``text``, where it is
+    an empty response); ragged rows are rejected."""
     text = decode_utf8(read_bytes(path, v), v)
     try:
         table = list(csv.reader(io.StringIO(text, newline="")))
@@ -144,7 +147,9 @@ def read_csv(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
             continue
         kept.append(cells)
         rows.append(number)
-    frame = pd.DataFrame(kept, columns=header, dtype=object).replace({"": None})
+    frame = pd.DataFrame(kept, columns=header, dtype=object)
+    for col in frame.columns.difference(FREE_TEXT_COLUMNS):
+        frame[col] = frame[col].replace({"": None})
     return frame, np.array(rows, dtype=np.int64), True
 
 
