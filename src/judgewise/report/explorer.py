@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import socketserver
+import threading
 from collections.abc import Callable
 from functools import cached_property
 from urllib.parse import parse_qs
@@ -65,6 +66,13 @@ class Explorer:
         start_response(status, [("Content-Type", "text/html; charset=utf-8"),
                                 ("Content-Length", str(len(body))), *SECURITY_HEADERS])
         return [b"" if environ["REQUEST_METHOD"] == "HEAD" else body]
+
+    def warm_up(self) -> None:
+        """Compute the slow pages' data (leaderboard bootstrap, diagnostics) ahead of the first visit."""
+        try:
+            self._leaderboard, self._diagnostics  # noqa: B018 — cached properties
+        except Exception:  # noqa: BLE001 — the pages report their own failures
+            log.debug("explorer warm-up failed", exc_info=True)
 
     # --- views ------------------------------------------------------------------------------------------
     @cached_property
@@ -168,6 +176,7 @@ def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None,
         add_responses(run, responses)
     data = ExplorerData(run, ReportOptions(bootstrap=bootstrap, seed=seed))
     with make_explorer_server(data, host, port) as server:
+        threading.Thread(target=server.get_app().warm_up, daemon=True).start()
         url = f"http://{host}:{server.server_port}/"
         if ready:
             ready(url)

@@ -21,9 +21,9 @@ MATCH_COLUMNS = ("prompt_id", "model_a", "model_b", "judge", "outcome", "verdict
 
 @dataclass
 class Page:
-    """One page of a list: ``items`` plus where it sits (1-based ``number`` of ``pages``)."""
+    """One page of a list: ``items`` (a list, or DataFrame rows) plus where it sits (1-based ``number``)."""
 
-    items: list
+    items: object
     number: int
     pages: int
     total: int
@@ -36,7 +36,8 @@ def paginate(seq, page: int, size: int) -> Page:
     pages = max(1, -(-total // size))
     number = min(max(1, page), pages)
     start = (number - 1) * size
-    return Page(list(seq[start:start + size]), number, pages, total, size)
+    items = seq.iloc[start:start + size] if hasattr(seq, "iloc") else list(seq[start:start + size])
+    return Page(items, number, pages, total, size)
 
 
 class ExplorerData:

@@ -67,18 +67,18 @@ def load_run(sources, *, format: str | None = None) -> RunData:
 
 
 def _load_one(item, format: str | None) -> RunData:
-    if isinstance(item, pd.DataFrame):
-        return _from_table(Table("judgments", item, ReadReport("<DataFrame>", "dataframe", len(item), len(item))))
-    if isinstance(item, Table):
-        return _from_table(item)
-    path = Path(item)
-    if not path.exists():
-        raise InputError(f"no such file or directory: {path}", file=str(path))
-    if format in (None, "store") and is_store(path):
-        return _from_store(path)
     from judgewise.io import read_any
 
-    return _from_table(read_any(path, format=format))
+    if isinstance(item, Table):
+        return _from_table(item)
+    if isinstance(item, pd.DataFrame):
+        return _from_table(read_any(item, kind="judgments"))
+    path = Path(item)
+    if not path.exists():
+        raise InputError("no such file or directory", file=str(path))
+    if format in (None, "store") and is_store(path):
+        return _from_store(path)
+    return _from_table(read_any(path, format=format, kind="judgments"))
 
 
 def _from_table(table: Table) -> RunData:
@@ -117,18 +117,9 @@ def _fill_prompts(run: RunData) -> None:
 def add_responses(run: RunData, source, *, format: str | None = None) -> None:
     """Attach model outputs (a responses table: ``prompt_id, model, text``) to a run, e.g. for a store."""
 
-    if isinstance(source, pd.DataFrame):
-        frame = source
-    else:
-        from judgewise.io import read_any
+    from judgewise.io import read_responses
 
-        table = read_any(Path(source), format=format)
-        frame = table.frame if table.kind == "responses" else table.extras.get("responses")
-        if isinstance(frame, Table):
-            frame = frame.frame
-        if frame is None:
-            raise InputError(f"expected model responses (prompt_id, model, text), found a {table.kind} table",
-                             file=str(source))
+    frame = read_responses(source if isinstance(source, pd.DataFrame) else Path(source), format=format).frame
     frames = [f for f in (run.responses, frame) if f is not None]
     run.responses = pd.concat(frames, ignore_index=True).drop_duplicates(subset=["prompt_id", "model"])
     _fill_prompts(run)

@@ -1,0 +1,224 @@
+"""The one-file report: offline, escaped, numbers from the library, slots marked, Markdown, store input, CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgewise.report import build_report, write_report
+from judgewise.report.model import OK
+
+from tests.conftest import REPO, run_cli
+
+XSS_TEXT = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
+XSS_MODEL = 'evil<img src=x onerror="window.__xss=3">'
+
+
+def make_run(folder: Path, *, n_models: int = 5, n_prompts: int = 30, seed: int = 0, xss: bool = True,
+             with_round: bool = False) -> tuple[Path, Path]:
+    """A small canonical run: every pair on every prompt in both answer orders, 5-way verdicts, raw judge
+    texts, and a responses table. With ``xss`` one model's name, one response and one judge text carry HTML
+    that must never run. Returns (judgments.jsonl, responses.jsonl)."""
+    rng = np.random.default_rng(seed)
+    models = [f"model-{i}" for i in range(n_models - 1)] + [XSS_MODEL if xss else f"model-{n_models - 1}"]
+    skill = np.linspace(1.5, -1.0, n_models)
+    rows, responses = [], []
+    for p in range(n_prompts):
+        pid = f"p{p:04d}"
+        for i, m in enumerate(models):
+            text = f"Answer of {m} to prompt {p}. " * int(rng.integers(1, 6))
+            if xss and i == 0 and p == 0:
+                text = XSS_TEXT
+            responses.append({"prompt_id": pid, "model": m, "text": text, "instruction": f"Question number {p}?"})
+        for i in range(n_models):
+            for j in range(i + 1, n_models):
+                for swapped in (False, True):
+                    d = skill[i] - skill[j] + (0.3 if not swapped else -0.3)  # a small position bias
+                    u = rng.random()
+                    p_win, p_tie = 1 / (1 + np.exp(-d)) * 0.85, 0.15
+                    verdict = 1 if u < p_win else (0 if u < p_win + p_tie else -1)
+                    raw = f"Both answers considered. My final verdict is [[{'A>B' if verdict > 0 else 'A=B' if verdict == 0 else 'B>A'}]]"
+                    if xss and p == 0 and i == 0:
+                        raw = "Rationale " + XSS_TEXT
+                    rows.append({"prompt_id": pid, "model_a": models[i], "model_b": models[j], "judge": "sim-judge",
+                                 "outcome": (verdict + 1) / 2, "verdict": verdict,
+                                 "first": models[j] if swapped else models[i], "raw": raw,
+                                 **({"round": 1 + (i + j) % 3} if with_round else {})})
+    folder.mkdir(parents=True, exist_ok=True)
+    jpath, rpath = folder / "judgments.jsonl", folder / "responses.jsonl"
+    pd.DataFrame(rows).to_json(jpath, orient="records", lines=True)
+    pd.DataFrame(responses).to_json(rpath, orient="records", lines=True)
+    return jpath, rpath
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory) -> tuple[Path, Path]:
+    return make_run(tmp_path_factory.mktemp("run"))
+
+
+@pytest.fixture(scope="module")
+def small_report(small_run, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    return write_report(small_run[0], out, responses=small_run[1], bootstrap=50, seed=3, command="judgewise report x")
+
+
+def test_report_html_loads_nothing_from_the_network(small_report):
+    html = small_report.read_text(encoding="utf-8")
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)\s*=\s*[\"']?(https?:)?//", html, re.I)
+    assert "<script src" not in html and "<link" not in html
+    assert "default-src 'none'" in html  # CSP: even an injected tag could fetch nothing
+    assert "<svg" in html and "<style>" in html
+
+
+class _Tags(HTMLParser):
+    """Collects the element names and event-handler attributes a browser would build from a document."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.handlers, self.scripts = [], [], []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.handlers += [name for name, _ in attrs if name.startswith("on")]
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts.append(data)
+
+
+def parsed(html: str) -> _Tags:
+    tags = _Tags()
+    tags.feed(html)
+    return tags
+
+
+def test_report_escapes_model_names_responses_and_judge_texts(small_report):
+    html = small_report.read_text(encoding="utf-8")
+    tags = parsed(html)
+    assert "img" not in tags.tags and not tags.handlers
+    assert tags.tags.count("script") == 1 and "__xss" not in tags.scripts[0]
+    assert "evil&lt;img src=x onerror=" in html  # the hostile model name is shown, as text
+
+
+def test_report_leaderboard_shows_the_numbers_rank_computes(small_run, small_report):
+    from judgewise.io import read_judgments
+    from judgewise.ratings import rank
+
+    ranking = rank(read_judgments(small_run[0]).frame, method="bt", bootstrap=50, seed=3)
+    html = small_report.read_text(encoding="utf-8")
+    table = html[html.index('class="leaderboard'):]
+    table = table[: table.index("</table>")]
+    for rec in ranking.to_records():
+        from judgewise.report.model import fmt_num
+
+        row = f"<td>{rec['rank']}</td><td>{_escaped(rec['model'])}</td><td>{fmt_num(rec['score'], 4)}</td>"
+        assert row in table, row
+
+
+def _escaped(text: str) -> str:
+    from markupsafe import escape
+
+    return str(escape(text))
+
+
+def test_report_marks_sections_without_data_as_slots(small_run):
+    sections = build_report(small_run[0])  # no responses, no gold ranking, no study
+    by_key = {s.key: s for s in sections}
+    assert by_key["summary"].status == OK and by_key["leaderboard"].status == OK
+    assert by_key["head_to_head"].status == OK
+    assert by_key["inverted_u"].is_slot and by_key["inverted_u"].note
+    assert by_key["study"].is_slot and by_key["study"].note
+    for s in sections:
+        assert s.status == OK or s.note, f"slot {s.key} must say why"
+
+
+def test_report_head_to_head_matrix_is_complementary(small_run):
+    from judgewise.io import read_judgments
+    from judgewise.report.tables import win_matrix
+
+    df = read_judgments(small_run[0]).frame
+    models = sorted(set(df.model_a) | set(df.model_b))
+    rates, counts = win_matrix(df, models)
+    off = ~np.eye(len(models), dtype=bool)
+    assert np.allclose((rates + rates.T)[off], 1.0)
+    assert np.array_equal(counts, counts.T) and counts[off].sum() == 2 * len(df)
+    a, b = df.model_a.iloc[0], df.model_b.iloc[0]
+    sub = df[(df.model_a == a) & (df.model_b == b)]
+    assert rates[models.index(a), models.index(b)] == pytest.approx(sub.outcome.mean())
+
+
+def test_markdown_report_links_figures_that_exist(small_run, tmp_path):
+    md = write_report(small_run[0], tmp_path / "md", format="md", responses=small_run[1], bootstrap=20)
+    text = md.read_text(encoding="utf-8")
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert links and all((md.parent / link).is_file() for link in links)
+    assert all((md.parent / link).read_text().startswith("<svg") for link in links)
+    assert "## Leaderboard" in text and "<script" not in text and "<img src=x" not in text
+
+
+def test_report_reads_a_judging_store_and_shows_its_run_facts(small_run, tmp_path):
+    from judgewise.io import read_judgments
+    from judgewise.judges.store import GameRecord, JudgmentStore
+
+    df = read_judgments(small_run[0]).frame.head(120)
+    path = tmp_path / "store.sqlite"
+    with JudgmentStore(path) as store:
+        for k, r in enumerate(df.itertuples()):
+            failed = k % 40 == 0
+            store.record(GameRecord(key=f"k{k}", prompt_id=r.prompt_id, model_a=r.model_a, model_b=r.model_b,
+                                    first=r.first, swapped=r.first != r.model_a, judge="sim-judge", template="t@1",
+                                    judge_identity="{}", status="failed" if failed else "ok", raw=r.raw,
+                                    verdict5=None if failed else int(r.verdict),
+                                    outcome=None if failed else r.outcome, error="HTTP 500" if failed else None,
+                                    tokens_in=100, tokens_out=20, cost=0.001, n_calls=1, latency_s=0.5))
+    sections = {s.key: s for s in build_report(path)}
+    facts = dict(sections["summary"].facts)
+    assert facts["Games"] == "120" and facts["Failed"] == "3" and facts["Calls"] == "120"
+    assert facts["Cost"] == "0.12"
+    assert sections["leaderboard"].status == OK
+
+
+def test_report_command_writes_html_and_prints_its_path(small_run, tmp_path):
+    out = tmp_path / "r.html"
+    res = run_cli("report", small_run[0], "-o", out, "--bootstrap", "20", "--responses", small_run[1])
+    assert res.returncode == 0, res.stderr
+    assert str(out) in res.stdout and out.stat().st_size > 10_000
+    assert "judgewise report" in out.read_text(encoding="utf-8")
+
+
+def test_report_command_rejects_an_unknown_format_with_one_line(small_run, tmp_path):
+    res = run_cli("report", small_run[0], "-o", tmp_path / "r.html", "--format", "pdf")
+    assert res.returncode != 0 and "pdf" in res.stderr and "Traceback" not in res.stderr
+
+
+def _alpacaeval_source(shared_dir: Path | None) -> Path:
+    example = REPO / "examples" / "alpacaeval"
+    if example.is_dir() and any(example.iterdir()):
+        return example
+    if shared_dir is None:
+        pytest.skip("neither examples/alpacaeval nor ../shared is present")
+    return shared_dir / "data" / "alpacaeval"
+
+
+def test_report_on_real_alpacaeval_data_ranks_every_model(shared, tmp_path):
+    src = _alpacaeval_source(shared)
+    sections = {s.key: s for s in build_report(src)}
+    lb = sections["leaderboard"]
+    assert lb.status == OK, lb.note
+    n_models = len(lb.tables[0].rows)
+    assert n_models >= 8
+    assert dict(sections["summary"].facts)["Design"].startswith("anchor")
+    flags = [t for t in sections["diagnostics"].tables if t.css_class == "flags"]
+    if flags:  # gaming detection ran on the outputs in the folder
+        assert any("NullModel" in row[0] for row in flags[0].rows) or "NullModel" not in json.dumps(lb.tables[0].rows)
