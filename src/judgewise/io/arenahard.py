@@ -71,7 +71,19 @@ def read_battles(path: str | Path, *, skip_invalid: bool = False, kind: str | No
     return validate_table(frame.drop(columns=["winner"]), rows, "judgments", False, v)
 
 
+def game_files(path: Path) -> list[Path]:
+    """A judgment file, a judge's folder of them, or ``model_judgment/`` holding one folder per judge."""
+    if path.is_file():
+        return [path]
+    return sorted(path.glob("*.jsonl")) or sorted(path.glob("*/*.jsonl"))
+
+
 def looks_like_games(probe) -> bool:
+    if probe.is_dir:
+        from judgewise.io.registry import Probe
+
+        files = game_files(probe.path)
+        return bool(files) and looks_like_games(Probe(files[0]))
     return {"question_id", "model", "games"} <= probe.keys
 
 
@@ -100,7 +112,7 @@ def _game_rows(record: dict, row: int, judge: str, v: Validator) -> list[dict]:
 def read_games(path: str | Path, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
     """Arena-Hard ``model_judgment`` files (a file, or a judge's folder of them) as judgments (see module doc)."""
     path = Path(path)
-    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    files = game_files(path)
     report = ReadReport(source=str(path), format="arenahard-games")
     rows_out = []
     for file in files:
