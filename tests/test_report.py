@@ -222,3 +222,50 @@ def test_report_on_real_alpacaeval_data_ranks_every_model(shared, tmp_path):
     flags = [t for t in sections["diagnostics"].tables if t.css_class == "flags"]
     if flags:  # gaming detection ran on the outputs in the folder
         assert any("NullModel" in row[0] for row in flags[0].rows) or "NullModel" not in json.dumps(lb.tables[0].rows)
+
+
+def small_study():
+    """A seeded Metric Match study on synthetic scores (3 judges + a human), through the library's run_study."""
+    from judgewise.analysis.study import pool_from_scores, run_study
+
+    rng = np.random.default_rng(1)
+    truth = rng.normal(size=120)
+    rows = [{"item_id": f"i{k}", "rater": "human", "score": truth[k]} for k in range(120)]
+    for j, noise in enumerate((0.5, 0.8, 1.2)):
+        rows += [{"item_id": f"i{k}", "rater": f"judge{j}", "score": truth[k] + rng.normal(0, noise)}
+                 for k in range(120)]
+    pool = pool_from_scores(pd.DataFrame(rows))
+    return run_study(pool, targets=["judge0"], metrics=("rho",), budgets=(10, 20, 40), trials=8,
+                     methods=("random", "metric-match"), n_candidates=5, seed=0)
+
+
+def test_report_plots_a_saved_reliability_study(small_run, tmp_path):
+    study = small_study()
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps(study.as_dict(), default=float), encoding="utf-8")
+    section = {s.key: s for s in build_report(small_run[0], options=_options(study=path))}["study"]
+    assert section.status == OK, section.note
+    assert [f.name for f in section.figures] == ["study-rho"]
+    svg = section.figures[0].svg
+    assert svg.count('class="series"') == 2  # random and metric-match
+    errors = study.errors()
+    mm = errors[errors["method"] == "metric-match"].sort_values("budget")["mean_error"]
+    assert f"metric-match: 10, {mm.iloc[0]:.4g}" in svg  # the plotted point is the study's own mean error
+
+
+def _options(**kw):
+    from judgewise.report.context import ReportOptions
+
+    return ReportOptions(bootstrap=10, **kw)
+
+
+def test_report_diagnostics_come_from_diagnose(small_run):
+    from judgewise.analysis.diagnostics import diagnose
+    from judgewise.io import read_judgments, read_responses
+
+    judgments, responses = read_judgments(small_run[0]).frame, read_responses(small_run[1]).frame
+    section = {s.key: s for s in build_report(small_run[0], responses=small_run[1])}["diagnostics"]
+    assert section.status == OK, section.note
+    position = diagnose(judgments, responses).judges[0].position
+    assert f"{position.estimate:.3f} [{position.ci_low:.3f}, {position.ci_high:.3f}]" in section.tables[0].rows[0][3]
+    assert position.estimate > 0.5  # make_run builds in a first-position advantage

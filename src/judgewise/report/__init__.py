@@ -45,7 +45,8 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     if format not in FORMATS:
         raise ConfigError(f"unknown report format {format!r}: expected one of {', '.join(FORMATS)}")
     options = ReportOptions(method=method, bootstrap=bootstrap, seed=seed, title=title, command=command,
-                            gold=Path(gold) if gold else None, study=Path(study) if study else None)
+                            gold=Path(gold) if gold else None,
+                            study=Path(study) if isinstance(study, (str, Path)) else study)
     sections = build_report(sources, options=options, input_format=input_format, responses=responses)
     output = Path(output)
     if format == "html":

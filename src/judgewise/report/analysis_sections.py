@@ -4,13 +4,16 @@ reproduction recipe. Each calls the analysis function its CLI command calls; num
 
 from __future__ import annotations
 
+import json
 import platform
 import sys
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from judgewise.errors import JudgewiseError
+from judgewise.errors import InputError, JudgewiseError
 from judgewise.report import charts
 from judgewise.report.context import ReportContext
 from judgewise.report.model import Figure, NotApplicable, Section, TableBlock, fmt_num
@@ -75,90 +78,109 @@ def _tie_rate(ctx: ReportContext) -> tuple[float, str]:
 
 
 def diagnostics_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis import bias
+    from judgewise.analysis.diagnostics import diagnose
 
-    df, responses = ctx.valid, ctx.run.responses
-    s.source = ("judgewise.analysis.bias (position_bias, swap_consistency, length_bias, markdown_bias), "
-                "analysis.echo, analysis.gaming — as `judgewise diagnose`")
-    checks = {"P(shown first wins)": lambda d: bias.position_bias(d),
-              "swap consistency": lambda d: bias.swap_consistency(d)}
-    if responses is not None:
-        checks["P(longer wins)"] = lambda d: bias.length_bias(d, responses)
-        checks["P(more markdown wins)"] = lambda d: bias.markdown_bias(d, responses)
-    rows = []
-    for judge, d in df.groupby(df["judge"].astype(str)):
-        rows.append([judge, *[_proportion_cell(fn, d) for fn in checks.values()]])
-    s.tables.append(TableBlock("Bias figures per judge (95% Wilson intervals; 0.5 = no bias; swap consistency: "
-                               "share of both-order pairs whose decisions agree)", ["judge", *checks], rows))
-    if responses is None:
-        s.paragraphs.append("Length, markdown, echo and gaming checks need the model outputs: not in this input "
-                            "(pass --responses).")
+    s.source = "judgewise.analysis.diagnostics.diagnose — as `judgewise diagnose`"
+    d = diagnose(ctx.run.judgments, ctx.run.responses, prompts=ctx.run.prompts or None, seed=ctx.options.seed)
+    _bias_block(d, s)
+    s.paragraphs += [f"⚠ {w}" for w in d.warnings]
+    if ctx.run.responses is None:
+        s.paragraphs.append("Length, markdown, style-control, self-preference, echo and gaming checks need the "
+                            "model outputs, which this input does not carry (pass --responses).")
         return
-    _echo_block(ctx, s)
-    _gaming_block(ctx, s)
-    _self_preference_block(ctx, s)
+    if d.echo is not None:
+        e = d.echo
+        s.facts.append(("Echo (CLB App. F)", f"Spearman ρ(echo difference, outcome) = {fmt_num(e.spearman_rho)} "
+                        f"(p = {fmt_num(e.spearman_pvalue)}, n = {e.n_judgments}); when exactly one side echoes "
+                        f"({e.n_one_sided} judgments) the clean side wins {_prop(e.clean_side_wins)}"))
+    if d.gaming is not None:
+        rows = [[f.model, f.check, f.reason] for f in d.gaming.flags]
+        s.tables.append(TableBlock(f"Judge-gaming flags: {len(d.gaming.flagged_models)} of {len(d.gaming.features)}"
+                                   " models flagged", ["model", "check", "reason"],
+                                   rows or [["—", "—", "no model flagged"]], css_class="flags"))
+    if d.style:
+        _style_block(d.style, s)
 
 
-def _proportion_cell(fn, d) -> str:
-    try:
-        p = fn(d)
-    except JudgewiseError as exc:
-        return f"n/a ({exc.detail if hasattr(exc, 'detail') else exc})"
-    if not p.n:
-        return "n/a (no data)"
-    return f"{p.estimate:.3f} [{p.ci_low:.3f}, {p.ci_high:.3f}] n={p.n}"
+def _bias_block(d, s: Section) -> None:
+    names = list(dict.fromkeys(k for jb in d.judges for k in jb.figures()))
+    rows, labels, est, lo, hi = [], [], [], [], []
+    for jb in d.judges:
+        figs = jb.figures()
+        rows.append([jb.judge, fmt_num(jb.n_judgments), fmt_num(jb.n_errors),
+                     *[_prop(figs[n]) if n in figs else "—" for n in names]])
+        for n, p in figs.items():
+            labels.append(f"{n} · {jb.judge}" if len(d.judges) > 1 else n)
+            est.append(p.estimate), lo.append(p.ci_low), hi.append(p.ci_high)
+    s.tables.append(TableBlock("Bias figures per judge (95% Wilson intervals; 0.5 = no bias for the P(…) figures)",
+                               ["judge", "judgments", "no verdict", *names], rows))
+    if labels:
+        s.figures.append(Figure("bias", "Bias figures with 95% intervals (0.5 = no preference)",
+                                charts.interval_chart(labels, est, lo, hi, xlabel="probability")))
 
 
-def _echo_block(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis.echo import echo_flags, echo_win_correlation
-
-    flagged = echo_flags(ctx.run.responses)
-    share = flagged.groupby(flagged["model"].astype(str))["echo"].mean().sort_values(ascending=False)
-    wins = echo_win_correlation(ctx.valid, flagged)
-    s.facts.append(("Echo (CLB App. F)", f"{int(flagged['echo'].sum())} of {len(flagged)} outputs echo; "
-                    f"Spearman ρ(echo difference, outcome) = {wins.spearman_rho:.3f} "
-                    f"(p = {wins.spearman_pvalue:.3g}, n = {wins.n_judgments}); non-echoing side wins "
-                    f"{_prop(wins.clean_side_wins)} when exactly one side echoes"))
-    top = share[share > 0].head(10)
-    if len(top):
-        s.tables.append(TableBlock("Models whose outputs echo (share of outputs)", ["model", "echo share"],
-                                   [[m, f"{v:.3f}"] for m, v in top.items()]))
+def _style_block(style: dict, s: Section) -> None:
+    coefs = style.get("coefficients") or {}
+    if isinstance(coefs, dict) and coefs:
+        s.tables.append(TableBlock("Style-controlled Bradley–Terry coefficients (z-scored features; "
+                                   "self-preference is +1/−1 when exactly one side is from the judge's family)",
+                                   ["feature", "coefficient"],
+                                   [[k, fmt_num(v, 4) if not isinstance(v, (dict, list)) else str(v)]
+                                    for k, v in coefs.items()]))
+    agree = style.get("agreement_with_plain") or {}
+    if agree:
+        s.facts.append(("Ranking with vs without style control",
+                        ", ".join(f"{k.replace('_', ' ')} {fmt_num(v)}" for k, v in agree.items()
+                                  if isinstance(v, (int, float)))))
 
 
 def _prop(p) -> str:
-    return "n/a" if not p.n else f"{p.estimate:.3f} [{p.ci_low:.3f}, {p.ci_high:.3f}] (n={p.n})"
-
-
-def _gaming_block(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis.gaming import detect_gaming, win_rates_from
-
-    report = detect_gaming(ctx.run.responses, ctx.run.prompts or None, win_rates_from(ctx.valid),
-                           seed=ctx.options.seed)
-    rows = [[f.model, f.check, f.reason] for f in report.flags]
-    s.tables.append(TableBlock(f"Judge-gaming flags: {len(report.flagged_models)} of {len(report.features)} "
-                               "models flagged", ["model", "check", "reason"],
-                               rows or [["—", "—", "no model flagged"]], css_class="flags"))
-
-
-def _self_preference_block(ctx: ReportContext, s: Section) -> None:
-    from judgewise.ratings import rank
-
-    try:
-        styled = rank(ctx.valid, method="bt", style_control=True, responses=ctx.run.responses, bootstrap=0,
-                      seed=ctx.options.seed)
-    except (JudgewiseError, TypeError, ValueError) as exc:
-        s.paragraphs.append(f"Style control / self-preference coefficients: not available ({exc}).")
-        return
-    coefs = styled.info.get("style_coefficients") or styled.info.get("coefficients") or {}
-    if coefs:
-        s.tables.append(TableBlock("Style-controlled BT coefficients (length, markdown, self-preference)",
-                                   ["feature", "coefficient"], [[k, fmt_num(v, 4)] for k, v in coefs.items()]))
+    return "n/a" if not p.n else f"{p.estimate:.3f} [{p.ci_low:.3f}, {p.ci_high:.3f}] (n={fmt_num(p.n)})"
 
 
 def study_section(ctx: ReportContext, s: Section) -> None:
-    import judgewise.analysis.study  # noqa: F401
+    import judgewise.analysis.study  # noqa: F401 — the slot says "not available" until the study exists
 
-    raise ImportError(name="judgewise.analysis.study (report adapter)")
+    data = _study_data(ctx.options.study)
+    s.source = ("judgewise.analysis.study.StudyResult.as_dict (error_table, annotation_savings, per_target_summary, "
+                "win_rates) — as `judgewise study --json`")
+    settings = data.get("settings", {})
+    s.facts = [(k.replace("_", " "), ", ".join(map(str, v)) if isinstance(v, list) else str(v))
+               for k, v in settings.items()]
+    errors = pd.DataFrame(data["errors"])
+    for metric, g in errors.groupby("metric", sort=False):
+        curve = g.groupby(["method", "budget"], sort=False)["mean_error"].mean()
+        series = {m: (list(c.index.get_level_values("budget")), list(c.to_numpy()))
+                  for m, c in curve.groupby(level="method", sort=False)}
+        s.figures.append(Figure(f"study-{metric}", f"{metric}: mean estimation error |ρ̂ − ρ| against the human-label "
+                                "budget, per selection method (averaged over target judges)",
+                                charts.line_chart(series, xlabel="human labels (budget)", ylabel="mean error")))
+    savings = pd.DataFrame(data.get("savings", []))
+    if len(savings):
+        s.tables.append(TableBlock("Annotation savings of Metric Match: budget E_m(R) that matches random's error at "
+                                   "budget R, relative savings (R − E_m)/R and cost C(R) (Metric Match §4.1.2–4.1.3)",
+                                   list(savings.columns), [[fmt_num(v, 4) for v in row] for row in
+                                                           savings.itertuples(index=False)]))
+    per_target = pd.DataFrame(data.get("per_target", []))
+    if len(per_target):
+        s.tables.append(TableBlock("Per target judge and metric", list(per_target.columns),
+                                   [[fmt_num(v, 3) for v in row] for row in per_target.itertuples(index=False)]))
+
+
+def _study_data(study) -> dict:
+    """The study summary: a StudyResult, or the JSON file `judgewise study --json` wrote."""
+    if study is None:
+        raise NotApplicable("no reliability study given: run `judgewise study … --json > study.json` and pass "
+                            "`--study study.json`")
+    if hasattr(study, "as_dict"):
+        return study.as_dict()
+    try:
+        data = json.loads(Path(study).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the study summary ({exc})", file=str(study)) from exc
+    if not isinstance(data, dict) or "errors" not in data:
+        raise InputError('expected the JSON of `judgewise study --json` (with an "errors" list)', file=str(study))
+    return data
 
 
 VERSIONED = ("judgewise", "numpy", "scipy", "pandas", "pyarrow", "trueskill", "jinja2", "openai", "llama_cpp_python")

@@ -25,7 +25,7 @@ class ReportOptions:
     bootstrap: int = 200
     seed: int = 0
     gold: Path | None = None
-    study: Path | None = None
+    study: object = None  # a StudyResult or the path of `judgewise study --json` output
     command: str | None = None
     title: str = "judgewise report"
     extra_facts: dict = field(default_factory=dict)
