@@ -10,6 +10,7 @@ import pytest
 
 from judgewise.errors import InputError
 from judgewise.io import FORMATS, read_any, read_judgments, read_responses, read_scores, register_format
+from judgewise.io.atomic import write_text_atomic
 from judgewise.io.canonical import from_dataframe
 
 
@@ -112,3 +113,13 @@ def test_asking_for_judgments_from_a_responses_file_is_an_error(tmp_path):
     path.write_text('{"prompt_id": "p", "model": "a", "text": "t"}\n')
     with pytest.raises(InputError, match="holds a responses table, not judgments"):
         read_judgments(path)
+
+
+def test_atomic_write_failing_midway_keeps_the_old_file_and_leaves_no_temp_file(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    with pytest.raises(UnicodeEncodeError):
+        write_text_atomic(target, "new text then an unencodable \ud800")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.json"]
+    write_text_atomic(target, "new")
+    assert target.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["out.json"]

@@ -59,10 +59,11 @@ def render_table(ranking, records: list[dict], report, console: Console) -> None
     boot = ranking.info.get("bootstrap")
     if boot:
         console.print(f"{level} intervals: percentile bootstrap, {boot['rounds']} rounds over {boot['unit']}s "
-                      f"(seed {boot['seed']}); rank = 1 + models whose lower bound exceeds this upper bound")
+                      f"(seed {boot['seed']}); rank = 1 + models whose lower bound exceeds this upper bound",
+                      soft_wrap=True)
     else:
-        console.print("no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks)")
-    console.print(report_line(report), highlight=False, markup=False)
+        console.print("no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks)", soft_wrap=True)
+    console.print(report_line(report), highlight=False, markup=False, soft_wrap=True)
 
 
 def _check_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:

@@ -1,0 +1,99 @@
+"""``judgewise rank`` and ``judgewise agree`` in a real subprocess: acceptance 1 and 2, output file, agreement."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from scipy import stats
+
+from tests.conftest import cli_json, run_cli
+
+REPO = Path(__file__).resolve().parents[1]
+SLICE = REPO / "examples" / "alpacaeval"
+
+
+def _slice_rows() -> int:
+    return sum(len(json.loads(f.read_text())) for f in SLICE.glob("results/*/*/annotations.json"))
+
+
+def _assert_matches_leaderboard(records: list[dict], leaderboard: pd.DataFrame) -> None:
+    by_model = {r["model"]: r for r in records}
+    for row in leaderboard.itertuples():
+        got = by_model[row.model]
+        assert got["score"] == pytest.approx(row.win_rate, abs=1e-6), row.model
+        assert got["se"] == pytest.approx(row.standard_error, abs=1e-6), row.model
+
+
+def test_rank_winrate_reproduces_the_alpacaeval_leaderboard_for_all_28_models(shared):
+    """Acceptance 1: win_rate and standard_error of leaderboard.csv to 1e-6, from the raw results directory."""
+    root = shared / "data" / "alpacaeval"
+    records = cli_json("rank", root, "--method", "winrate", "--json")
+    leaderboard = pd.read_csv(root / "leaderboard.csv")
+    assert len(leaderboard) == 28
+    _assert_matches_leaderboard(records, leaderboard)
+    assert {"model", "score", "ci_low", "ci_high", "rank", "n", "se"} <= set(records[0])
+
+
+def test_rank_bt_on_arenahard_battles_matches_fastchat_reference(shared):
+    """Acceptance 2: FastChat's BT (Elo scale) within 0.01 for every model."""
+    reference = json.loads((shared / "reference" / "arenahard_battles_fastchat.json").read_text())["bt_elo_scale"]
+    records = cli_json("rank", shared / "data" / "arenahard" / "battles.jsonl", "--method", "bt", "--json")
+    got = {r["model"]: r["score"] for r in records}
+    assert set(got) == set(reference)
+    for model, rating in reference.items():
+        assert got[model] == pytest.approx(rating, abs=0.01), model
+
+
+def test_rank_winrate_on_the_shipped_slice_matches_its_leaderboard_rows(tmp_path):
+    out = tmp_path / "ranking.json"
+    res = run_cli("rank", SLICE, "--method", "winrate", "--json", "--output", out)
+    assert res.returncode == 0, res.stderr
+    records = json.loads(res.stdout)
+    assert json.loads(out.read_text()) == records  # --output writes exactly what --json prints
+    _assert_matches_leaderboard(records, pd.read_csv(SLICE / "leaderboard.csv"))
+    assert f"read {_slice_rows():,} rows" in res.stderr and "skipped 0" in res.stderr
+
+
+def test_rank_table_labels_the_interval_level_and_reports_rows(tmp_path):
+    res = run_cli("rank", SLICE, "--method", "bt", "--bootstrap", "50", "--ci-level", "0.9", "--seed", "3")
+    assert res.returncode == 0, res.stderr
+    assert "90% CI" in res.stdout and "50 rounds over prompts (seed 3)" in res.stdout
+    assert f"used {_slice_rows():,}, skipped 0" in res.stdout
+    assert all(name in res.stdout for name in ("NullModel", "alpaca-7b_verbose", "gpt4_1106_preview"))
+
+
+def test_failed_rank_leaves_an_existing_output_file_untouched(tmp_path):
+    out = tmp_path / "ranking.json"
+    out.write_text("previous results\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt_id": "p", "model_a": "x", "model_b": "y", "judge": "j", "outcome": 2}\n')
+    res = run_cli("rank", bad, "--json", "--output", out)
+    assert res.returncode != 0
+    assert out.read_text() == "previous results\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "ranking.json"]
+
+
+def test_agree_matches_scipy_on_two_score_maps(tmp_path):
+    a = {"m1": 3.0, "m2": 1.0, "m3": 2.0, "m4": 0.5, "only_a": 9.0}
+    b = [{"model": "m1", "score": 10.0}, {"model": "m2", "score": 12.0}, {"model": "m3", "score": 5.0},
+         {"model": "m4", "score": 1.0}]
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    got = cli_json("agree", tmp_path / "a.json", tmp_path / "b.json", "--json")
+    x, y = [3.0, 1.0, 2.0, 0.5], [10.0, 12.0, 5.0, 1.0]
+    assert got["n_items"] == 4 and got["only_in_a"] == ["only_a"] and got["only_in_b"] == []
+    assert got["kendall_tau_b"] == pytest.approx(stats.kendalltau(x, y).statistic)
+    assert got["spearman_rho"] == pytest.approx(stats.spearmanr(x, y).statistic)
+    assert got["pearson_r"] == pytest.approx(stats.pearsonr(x, y).statistic)
+    assert got["kendall_distance"] == pytest.approx((1 - stats.kendalltau(x, y).statistic) / 2)  # no ties
+
+
+def test_agree_reads_the_reference_map_nested_in_a_reference_file(shared, tmp_path):
+    out = tmp_path / "bt.json"
+    assert run_cli("rank", shared / "data/arenahard/battles.jsonl", "--json", "--output", out).returncode == 0
+    got = cli_json("agree", out, shared / "reference/arenahard_battles_fastchat.json", "--json")
+    assert got["n_items"] == 5 and got["kendall_tau_b"] == pytest.approx(1.0)
+    assert got["kendall_distance"] == 0.0
