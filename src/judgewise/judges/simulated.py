@@ -142,3 +142,15 @@ class SimulatedJudge:
             game = Game(Comparison(str(p), "", str(a), str(b), "", ""))
             out[k] = self.judge_sync(game).verdict.outcome
         return out
+
+
+def verdict_fn(quality: np.ndarray, p_judge: float, rng: np.random.Generator, *, remainder: str = "tie"):
+    """A design verdict callback ``(prompt ids, a ids, b ids) -> outcomes of a`` drawing Eq. 3 verdicts from a
+    (n_prompts, n_models) quality matrix (:func:`response_quality`); vectorised, for fast simulation."""
+    quality = np.asarray(quality, dtype=float)
+
+    def verdicts(prompt, a, b) -> np.ndarray:
+        outcome, _ = sample_verdicts(quality[prompt, a], quality[prompt, b], p_judge, rng, remainder=remainder)
+        return outcome
+
+    return verdicts

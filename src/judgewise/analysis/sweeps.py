@@ -1,0 +1,166 @@
+"""Sweeps of the Arena-lite §4.2 simulator over designs, n_model, |X| and P_judge, run serially, on a local
+process pool or on a Ray cluster (``executor="ray"``, needs ``judgewise[ray]``).
+
+Every trial draws its true ratings from (seed, trial) only, so all designs of a sweep are compared on the
+same truths (common random numbers); the design's own randomness comes from (seed, trial, point).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from judgewise.analysis.simulation import TrialSpec, run_trial
+from judgewise.errors import ConfigError
+
+
+def uniform_truth(n: int, rng: np.random.Generator, span: float = 500.0) -> np.ndarray:
+    """Leaderboard-like truth: n Elo ratings uniform over ``span`` points (irregular gaps), best first."""
+    return np.sort(1000.0 + rng.uniform(0.0, span, n))[::-1]
+
+
+def even_truth(n: int, rng: np.random.Generator, span: float = 500.0) -> np.ndarray:
+    """Evenly spaced truth: n Elo ratings ``span/n`` apart, best first (every adjacent pair equally hard)."""
+    return 1000.0 + span - (span / n) * np.arange(n)
+
+
+TRUTHS: dict[str, Callable[..., np.ndarray]] = {"uniform": uniform_truth, "even": even_truth}
+
+
+@dataclass
+class SweepPoint:
+    """One configuration of a sweep; ``label`` names the design variant in tables."""
+
+    label: str
+    design: str
+    n_model: int
+    n_prompts: int
+    p_judge: float
+    options: dict = field(default_factory=dict)
+    scoring: str = "bt"
+    truth: str = "uniform"
+    span: float = 500.0
+    external_anchor_elo: float | None = None  # add an anchor outside the pool at this Elo (Arena-lite §4.2)
+    response_sd: float = 0.0
+
+    def key(self) -> int:
+        digest = hashlib.blake2b(json.dumps(asdict(self), sort_keys=True, default=str).encode(), digest_size=6)
+        return int.from_bytes(digest.digest(), "little")
+
+
+def _truth(point: SweepPoint, seed: int, trial: int) -> np.ndarray:
+    if point.truth not in TRUTHS:
+        raise ConfigError(f"unknown truth {point.truth!r}; known: {sorted(TRUTHS)}")
+    rng = np.random.default_rng([seed, trial, point.n_model])
+    return TRUTHS[point.truth](point.n_model, rng, point.span)
+
+
+def run_point(point: SweepPoint, seed: int, trials: list[int]) -> list[dict]:
+    """All requested trials of one point (a top-level function, so process pools and Ray can ship it)."""
+    rows = []
+    for trial in trials:
+        elo = _truth(point, seed, trial)
+        options = dict(point.options)
+        if point.external_anchor_elo is not None:
+            elo_all = np.append(elo, point.external_anchor_elo)
+            options["anchors"] = [f"m{point.n_model}"]
+        else:
+            elo_all = elo
+        spec = TrialSpec(elo_all, point.n_prompts, point.p_judge, point.design, options, point.scoring,
+                         point.response_sd)
+        row = run_trial(spec, np.random.default_rng([seed, trial, point.key()]))
+        if point.external_anchor_elo is not None:  # score only the pool, not the external anchor
+            row.update(_pool_agreement(row.pop("scores"), elo))
+        row.pop("scores", None)
+        rows.append({**{k: v for k, v in asdict(point).items() if k != "options"}, "trial": trial, **row})
+    return rows
+
+
+def _pool_agreement(scores: np.ndarray, elo: np.ndarray) -> dict:
+    from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
+
+    pool = scores[: len(elo)]
+    return {"spearman": spearman_rho(pool, elo), "kendall": kendall_tau_b(pool, elo)}
+
+
+def _serial(tasks, workers, address):
+    return [run_point(*t) for t in tasks]
+
+
+def _process(tasks, workers, address):
+    with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+        return list(pool.map(run_point, *zip(*tasks)))
+
+
+def _ray(tasks, workers, address):
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("executor 'ray' needs Ray: pip install 'judgewise[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address, num_cpus=workers, ignore_reinit_error=True, include_dashboard=False,
+                 log_to_driver=False)
+    try:
+        remote = ray.remote(run_point)
+        return ray.get([remote.remote(*t) for t in tasks])
+    finally:
+        if started:
+            ray.shutdown()
+
+
+EXECUTORS: dict[str, Callable] = {"serial": _serial, "process": _process, "ray": _ray}
+
+
+def run_sweep(points: list[SweepPoint], trials: int, seed: int = 0, executor: str = "process",
+              workers: int | None = None, address: str | None = None, chunk: int = 4) -> pd.DataFrame:
+    """Run ``trials`` trials of every point on ``executor``; one row per (point, trial)."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"unknown executor {executor!r}; known: {sorted(EXECUTORS)}")
+    tasks = [(p, seed, list(range(s, min(s + chunk, trials)))) for p in points for s in range(0, trials, chunk)]
+    results = EXECUTORS[executor](tasks, workers, address)
+    return pd.DataFrame([row for rows in results for row in rows])
+
+
+def summarize(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean (and sd) Spearman and Kendall and mean calls per label and configuration."""
+    keys = ["label", "n_model", "n_prompts", "p_judge"]
+    out = frame.groupby(keys, sort=False).agg(calls=("calls", "mean"), spearman=("spearman", "mean"),
+                                              spearman_sd=("spearman", "std"), kendall=("kendall", "mean"),
+                                              kendall_sd=("kendall", "std"), trials=("trial", "count"))
+    return out.reset_index()
+
+
+def first_crossing(calls, values, target: float) -> float:
+    """Calls at which a curve of mean values first reaches ``target`` (linear interpolation between grid
+    points; NaN when it never does)."""
+    calls, values = np.asarray(calls, float), np.asarray(values, float)
+    order = np.argsort(calls)
+    calls, values = calls[order], values[order]
+    hit = np.flatnonzero(values >= target)
+    if not hit.size:
+        return float("nan")
+    k = hit[0]
+    if k == 0:
+        return float(calls[0])
+    c0, c1, v0, v1 = calls[k - 1], calls[k], values[k - 1], values[k]
+    return float(c0 + (target - v0) * (c1 - c0) / (v1 - v0))
+
+
+def trajectory_curve(frame: pd.DataFrame, grid) -> pd.DataFrame:
+    """Mean Kendall τ of sequential (adaptive) runs at each budget in ``grid``: the τ of each trial's last
+    fit made with at most that many calls."""
+    rows = []
+    for label, group in frame.groupby("label", sort=False):
+        for budget in grid:
+            taus = [max(((c, k) for c, k in traj if c <= budget), default=(0, np.nan))[1]
+                    for traj in group["trajectory"]]
+            rows.append({"label": label, "calls": int(budget), "kendall": float(np.nanmean(taus))})
+    return pd.DataFrame(rows)

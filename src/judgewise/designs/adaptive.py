@@ -1,0 +1,164 @@
+"""Adaptive design: sequential rounds that spend each batch where it most reduces the expected ranking error.
+
+After a short burn-in (random cycles through all models, so the comparison graph is connected), every
+round fits the ratings (an injected ``fit`` — designs come before ratings in the package order, so the
+caller passes a rating fit, e.g. ``judgewise.analysis.simulation.bt_fit``) and scores each model pair by
+**expected information** about the ranking: the expected drop in the posterior probability that the pair is
+mis-ordered if it were judged m more times. With the pair's rating gap Δ ~ N(μ, σ²) and Fisher information
+f = p(1 − p) per comparison (p = σ(μ)), m more calls shrink the variance to σ'² = 1/(1/σ² + m·f) and the
+posterior mean moves by N(0, σ² − σ'²) (preposterior analysis), so
+
+    gain_m = Φ(−|μ|/σ) − E_z[ Φ(−|μ + z·sqrt(σ² − σ'²)| / σ') ].
+
+Summed over pairs, Φ(−|μ|/σ) is the expected number of discordant pairs, i.e. (1 − Kendall τ)·C(n, 2)/2:
+the batch goes to the largest marginal gains, which are pairs of near-adjacent models whose intervals
+overlap. The run stops at the ``budget`` or once every adjacent pair of the current ranking is ordered
+with probability ≥ ``confidence``. Prompts are assigned per pair from a shuffled cycle, so a pair never
+sees the same prompt twice while unused prompts remain (a pair is capped at |X| comparisons).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool, register_design
+from judgewise.errors import ConfigError
+
+# (a ids, b ids, outcomes of a, n_models) -> (scores on the natural log-odds scale, covariance matrix)
+FitFn = Callable[[np.ndarray, np.ndarray, np.ndarray, int], tuple[np.ndarray, np.ndarray]]
+
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+def misorder_probability(mu: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """Posterior probability that a pair with gap ~ N(mu, var) is ordered the wrong way round."""
+    return stats.norm.cdf(-np.abs(mu) / np.sqrt(np.maximum(var, 1e-12)))
+
+
+def expected_gain(mu: np.ndarray, var: np.ndarray, info: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Expected drop in the mis-order probability after ``m`` more comparisons (module docstring), per pair
+    (rows) and per m (columns)."""
+    mu, var, info = mu[:, None], np.maximum(var, 1e-12)[:, None], info[:, None]
+    var_after = 1.0 / (1.0 / var + m[None, :] * info)
+    spread = np.sqrt(np.maximum(var - var_after, 0.0))
+    moved = mu[..., None] + spread[..., None] * _NODES
+    after = stats.norm.cdf(-np.abs(moved) / np.sqrt(var_after)[..., None]) @ _WEIGHTS
+    return misorder_probability(mu, var) - after
+
+
+@register_design("adaptive")
+@dataclass
+class AdaptiveDesign:
+    """Sequential expected-information design (module docstring); ``n_calls`` is the budget (an upper bound)."""
+
+    budget: int = 0
+    fit: FitFn | None = None
+    batch_size: int = 0  # 0: max(n_models, budget // 25)
+    confidence: float = 0.95
+    init_rounds: int = 2
+    per_pair: int = 0  # max calls per pair per round; 0: max(1, batch // n_models)
+
+    def __post_init__(self) -> None:
+        if self.fit is None:
+            raise ConfigError("the adaptive design needs a rating fit (fit=...), e.g. "
+                              "judgewise.analysis.simulation.bt_fit")
+        if self.budget < 1:
+            raise ConfigError(f"the adaptive design needs a budget of at least 1 call, got {self.budget}")
+        if not 0.5 < self.confidence < 1:
+            raise ConfigError(f"confidence must be in (0.5, 1), got {self.confidence}")
+
+    def n_calls(self, n_models: int, n_prompts: int) -> int:
+        return min(int(self.budget), n_prompts * n_models * (n_models - 1) // 2)
+
+    def run(self, models, prompt_ids, verdicts: VerdictFn, rng: np.random.Generator) -> DesignRun:
+        check_pool(models, prompt_ids)
+        state = _State(len(models), len(prompt_ids), rng)
+        pairs, outcome = Pairs.empty(prompt_ids, models), np.zeros(0)
+        budget = self.n_calls(len(models), len(prompt_ids))
+        batch = self.batch_size or max(len(models), budget // 25)
+        trajectory, reason = [], "budget"
+        for rnd in range(10**6):
+            room = budget - len(pairs)
+            if room <= 0:
+                break
+            if rnd < self.init_rounds or len(pairs) == 0:
+                lo, hi = state.cycle()
+            else:
+                theta, cov = self.fit(pairs.a, pairs.b, outcome, len(models))
+                trajectory.append((len(pairs), np.asarray(theta, float).tolist()))
+                if state.resolved(theta, cov, self.confidence):
+                    reason = "resolved"
+                    break
+                lo, hi = state.allocate(theta, cov, min(batch, room), self.per_pair or max(1, batch // len(models)))
+                if len(lo) == 0:
+                    reason = "exhausted"
+                    break
+            lo, hi = lo[:room], hi[:room]
+            prompt, a, b = state.assign(lo, hi)
+            outcome = np.concatenate([outcome, call_verdicts(verdicts, prompt, a, b)])
+            pairs = pairs.extend(prompt, a, b)
+        if len(pairs):
+            theta, _ = self.fit(pairs.a, pairs.b, outcome, len(models))
+            trajectory.append((len(pairs), np.asarray(theta, float).tolist()))
+        return DesignRun(self.name, pairs, outcome, {"stopped": reason, "trajectory": trajectory,
+                                                     "confidence": self.confidence})
+
+
+class _State:
+    """Bookkeeping of an adaptive run: calls per pair and each pair's cycle through the shuffled prompts."""
+
+    def __init__(self, n_models: int, n_prompts: int, rng: np.random.Generator):
+        self.n, self.n_prompts, self.rng = n_models, n_prompts, rng
+        self.lo, self.hi = np.triu_indices(n_models, k=1)
+        self.used = np.zeros(len(self.lo), dtype=int)
+        self.offset = rng.integers(n_prompts, size=len(self.lo))
+        self.prompt_order = rng.permutation(n_prompts)
+
+    def cycle(self) -> tuple[np.ndarray, np.ndarray]:
+        """A random Hamiltonian cycle through all models (one path when n = 2)."""
+        perm = self.rng.permutation(self.n)
+        nxt = np.roll(perm, -1)
+        if self.n == 2:
+            perm, nxt = perm[:1], nxt[:1]
+        return np.minimum(perm, nxt), np.maximum(perm, nxt)
+
+    def resolved(self, theta, cov, confidence: float) -> bool:
+        order = np.argsort(-np.asarray(theta))
+        i, j = order[:-1], order[1:]
+        var = cov[i, i] + cov[j, j] - 2 * cov[i, j]
+        return bool(np.all(misorder_probability(theta[i] - theta[j], var) < 1 - confidence))
+
+    def allocate(self, theta, cov, batch: int, per_pair: int) -> tuple[np.ndarray, np.ndarray]:
+        """The batch's pairs: the ``batch`` largest marginal expected gains over (pair, m-th extra call),
+        at most ``per_pair`` calls per pair."""
+        lo, hi = self.lo, self.hi
+        mu = theta[lo] - theta[hi]
+        var = cov[lo, lo] + cov[hi, hi] - 2 * cov[lo, hi]
+        p = 1.0 / (1.0 + np.exp(-mu))
+        steps = np.arange(0, min(batch, per_pair) + 1)
+        gain = expected_gain(mu, var, p * (1 - p), steps)
+        marginal = np.diff(gain, axis=1)
+        marginal[steps[1:][None, :] > (self.n_prompts - self.used)[:, None]] = -np.inf  # pair out of prompts
+        flat = np.argsort(-marginal, axis=None, kind="stable")[:batch]
+        flat = flat[np.isfinite(marginal.ravel()[flat])]
+        pair = np.unravel_index(flat, marginal.shape)[0]
+        return lo[pair], hi[pair]
+
+    def assign(self, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Prompts for these (lo, hi) calls (each pair walks its own shifted cycle) and a random a/b order."""
+        code = lo * self.n + hi - (lo + 1) * (lo + 2) // 2  # index of (lo, hi) in triu order
+        order = np.argsort(code, kind="stable")
+        rank_in_pair = np.empty(len(code), dtype=int)
+        sorted_code = code[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(sorted_code)) + 1]
+        rank_in_pair[order] = np.arange(len(code)) - np.repeat(starts, np.diff(np.r_[starts, len(code)]))
+        step = self.used[code] + rank_in_pair
+        prompt = self.prompt_order[(self.offset[code] + step) % self.n_prompts]
+        np.add.at(self.used, code, 1)
+        flip = self.rng.random(len(lo)) < 0.5
+        return prompt, np.where(flip, hi, lo), np.where(flip, lo, hi)
