@@ -21,9 +21,10 @@ from scipy import stats
 from judgewise.analysis.bias import Proportion, proportion
 
 # Statements that give the final answer; the first match ends the answer (name → regex).
+_TO_SENTENCE_END = r"(?:[^\n.!?]|\.(?=\d))*[.!?]?"
 ANSWER_MARKERS: dict[str, re.Pattern] = {
-    "answer-is": re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+)?answer\s+is\b[^\n]*", re.I),
-    "final-answer": re.compile(r"\bfinal\s+answer\s*[:：][^\n]*", re.I),
+    "answer-is": re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+)?answer\s+is\b" + _TO_SENTENCE_END, re.I),
+    "final-answer": re.compile(r"\bfinal\s+answer\s*[:：]" + _TO_SENTENCE_END, re.I),
     "boxed": re.compile(r"\\boxed\{[^{}]*\}[^\n]*"),
     "gsm8k": re.compile(r"^####\s*\S[^\n]*", re.M),
 }
@@ -38,7 +39,8 @@ _WORD = re.compile(r"\w+", re.U)
 @dataclass
 class EchoResult:
     """Whether ``text`` echoes; ``score`` ∈ [0, 1] the repeated share of its tail; ``kind`` which check
-    fired (``repeated-sentences``, ``qa-blocks``, ``repeated-ngrams``); ``start`` the tail's char offset."""
+    fired (``repeated-sentences``, ``qa-blocks``, ``repeated-ngrams``, ``trailing-loop``); ``start`` the
+    tail's char offset."""
 
     echo: bool
     score: float
@@ -46,10 +48,23 @@ class EchoResult:
     start: int | None = None
 
 
+_NEXT_LINE = re.compile(r"\s*\n\s*[^\n]*")
+
+
 def final_answer_end(text: str) -> int | None:
-    """Character offset where the first final-answer statement ends, or None when there is none."""
-    ends = [m.end() for p in ANSWER_MARKERS.values() for m in [p.search(text)] if m]
-    return min(ends) if ends else None
+    """Character offset where the first final-answer statement ends, or None when there is none.
+
+    A statement that ends with a colon ("The correct answer is:") continues on the next non-empty line.
+    """
+    found = [m for p in ANSWER_MARKERS.values() for m in [p.search(text)] if m]
+    if not found:
+        return None
+    first = min(found, key=lambda m: m.end())
+    end = first.end()
+    if first.group().rstrip().endswith(":") or not first.group().strip(" *:\t"):
+        follow = _NEXT_LINE.match(text, end)
+        end = follow.end() if follow else end
+    return end
 
 
 def _norm(segment: str) -> str:
@@ -66,9 +81,9 @@ def _segments(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _tail_start(text: str, segments: list[tuple[int, str]]) -> int | None:
-    """Where to look for echo: after the final answer; else from the first copy of the last segment."""
-    end = final_answer_end(text)
+def _tail_start(text: str, segments: list[tuple[int, str]], end: int | None) -> int | None:
+    """Where to look for echo: after the final answer (``end``); else from the first copy of the last
+    segment."""
     if end is not None:
         return end
     if not segments:
@@ -76,6 +91,27 @@ def _tail_start(text: str, segments: list[tuple[int, str]]) -> int | None:
     last = segments[-1][1]
     first_copy = next(pos for pos, norm in segments if norm == last)
     return first_copy + 1 if first_copy < segments[-1][0] else None
+
+
+def _trailing_loop(segments: list[tuple[int, str]], share: float = 0.75, min_copies: int = 3) -> int | None:
+    """Start of a trailing loop: the longest suffix of segments that are mostly (``share``) repeats, holding
+    at least ``min_copies`` repeats and a segment seen ``min_copies`` times. None when there is no loop."""
+    seen: dict[str, int] = {}
+    repeat = []
+    for _, norm in segments:
+        repeat.append(norm in seen)
+        seen[norm] = seen.get(norm, 0) + 1
+    best, count = None, 0
+    for k in range(len(segments) - 1, -1, -1):
+        count += repeat[k]
+        if count >= share * (len(segments) - k):
+            best = k
+    if best is None:
+        return None
+    tail = [norm for _, norm in segments[best:]]
+    if sum(repeat[best:]) < min_copies or max(seen[n] for n in tail) < min_copies:
+        return None
+    return segments[best][0]
 
 
 def _repeated_segments(segments, start: int) -> tuple[int, int]:
@@ -114,25 +150,31 @@ def detect_echo(text: str, *, min_repeats: int = 2, repeat_share: float = 0.5, n
     The tail is the text after the first final-answer statement; without one, the text from the first copy
     of the last sentence, which must then consist of repeats only (so a song's returning chorus is not echo).
     Fenced code is ignored. Fires when the tail has ``min_repeats`` repeated sentences making up at least
-    ``repeat_share`` of it, a new question–answer block, or mostly (``ngram_share``) repeated word n-grams.
+    ``repeat_share`` of it, a new question–answer block, or mostly (``ngram_share``) repeated word n-grams;
+    or, anywhere, when the text ends in a loop (a suffix of mostly repeated sentences, one seen 3+ times).
     """
     text = _blank_code(text or "")
     segments = _segments(text)
-    start = _tail_start(text, segments)
-    if start is None:
+    answer_end = final_answer_end(text)
+    start = _tail_start(text, segments, answer_end)
+    loop = _trailing_loop(segments)
+    if start is None and loop is None:
         return EchoResult(False, 0.0)
+    start = start if start is not None else loop
     share, n_tail = _ngram_repeat_share(text, start, ngram)
     repeats, n_segments = _repeated_segments(segments, start)
-    marker = final_answer_end(text) is not None
+    marker = answer_end is not None
     needed = repeat_share if marker else 1.0
     if repeats >= min_repeats and repeats >= needed * n_segments:
         return EchoResult(True, share, "repeated-sentences", start)
     tail = text[start:]
-    if marker and QUESTION_MARK.search(tail) and ANSWER_MARK.search(
-            tail[QUESTION_MARK.search(tail).end():]):
+    question = QUESTION_MARK.search(tail) if marker else None
+    if question and ANSWER_MARK.search(tail[question.end():]):
         return EchoResult(True, share, "qa-blocks", start)
     if marker and n_tail >= min_tail_ngrams and share >= ngram_share:
         return EchoResult(True, share, "repeated-ngrams", start)
+    if loop is not None:
+        return EchoResult(True, _ngram_repeat_share(text, loop, ngram)[0], "trailing-loop", loop)
     return EchoResult(False, share, None, start)
 
 

@@ -79,7 +79,8 @@ def judge_addressing_share(texts: list[str], prompts: list[str] | None = None, *
     """Share of outputs containing text addressed to the judge (any ``JUDGE_PATTERNS`` match)."""
     if not texts:
         return 0.0
-    return float(np.mean([any(p.search(t) for p in JUDGE_PATTERNS.values()) for t in texts]))
+    combined = re.compile("|".join(f"(?:{p.pattern})" for p in JUDGE_PATTERNS.values()), re.I)
+    return float(np.mean([combined.search(t) is not None for t in texts]))
 
 
 def prompt_copy_share(texts: list[str], prompts: list[str] | None = None, *, seed: int = 0,
@@ -162,12 +163,14 @@ def _matched_patterns(texts: list[str]) -> str:
 
 def detect_gaming(responses: pd.DataFrame, prompts: dict[str, str] | None = None,
                   win_rates: dict[str, float] | None = None, *, checks: dict | None = None,
-                  thresholds: dict[str, float] | None = None, seed: int = 0) -> GamingReport:
+                  thresholds: dict[str, float] | None = None, max_outputs: int = 300,
+                  seed: int = 0) -> GamingReport:
     """Run every gaming check on every model of a responses table (``prompt_id, model, text``).
 
     ``prompts`` maps prompt_id → prompt text (default: the responses' ``instruction`` column when present);
     ``win_rates`` (model → share of judgments won) is attached to flags so a report can say "wins X%
-    without answering". A model is flagged by a check when its share reaches the check's threshold.
+    without answering". A model is flagged by a check when its share reaches the check's threshold. Shares
+    are measured on at most ``max_outputs`` outputs per model (a seeded sample).
     """
     for col in ("prompt_id", "model", "text"):
         if col not in responses.columns:
@@ -177,7 +180,10 @@ def detect_gaming(responses: pd.DataFrame, prompts: dict[str, str] | None = None
     thresholds = {**THRESHOLDS, **(thresholds or {})}
     prompts = prompts if prompts is not None else _prompts_from(responses)
     rows, flags = {}, []
+    rng = np.random.default_rng(seed)
     for model, group in responses.groupby(responses["model"].astype(str), sort=True):
+        if len(group) > max_outputs:
+            group = group.iloc[np.sort(rng.choice(len(group), max_outputs, replace=False))]
         texts = group["text"].fillna("").astype(str).tolist()
         ptexts = [prompts.get(str(p), "") for p in group["prompt_id"]] if prompts else None
         values = {name: float(fn(texts, ptexts, seed=seed)) for name, fn in checks.items()}
