@@ -100,6 +100,8 @@ def match_view(row: pd.Series, viewer: str | None = None) -> dict:
     if outcome is not None:
         winner = row["model_a"] if outcome > 0.5 else row["model_b"] if outcome < 0.5 else "tie"
     view = {c: get(c) for c in MATCH_COLUMNS}
+    if view["verdict"] is not None:
+        view["verdict"] = f"{int(view['verdict']):+d}"
     view.update(winner=winner, failed=outcome is None or bool(get("error")))
     if viewer and outcome is not None:
         view["viewer_outcome"] = outcome if row["model_a"] == viewer else 1.0 - outcome

@@ -114,7 +114,9 @@ def leaderboard_section(ctx: ReportContext, s: Section) -> None:
         [_nan(rec["ci_low"]) for rec in records], [_nan(rec["ci_high"]) for rec in records],
         xlabel=f"{ctx.method} score", ranks=[rec["rank"] for rec in records])))
     info = {k: v for k, v in (r.info or {}).items() if isinstance(v, (int, float, str))}
-    s.facts = [(k.replace("_", " "), fmt_num(v, 4) if not isinstance(v, str) else v) for k, v in info.items()]
+    if info:
+        s.paragraphs.append("Settings: " + " · ".join(
+            f"{k.replace('_', ' ')} {fmt_num(v, 4) if not isinstance(v, str) else v}" for k, v in info.items()))
 
 
 def _nan(x):
