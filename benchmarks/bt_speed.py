@@ -75,6 +75,7 @@ def main() -> None:
     frame, skill = synthetic_battles(args.battles, args.models, args.seed)
     print(f"table: {len(frame):,} battles among {args.models} models")
 
+    rank(synthetic_battles(1000, 5, args.seed)[0], "bt")  # warm-up: lazy imports, BLAS thread-pool discovery
     t0 = time.perf_counter()
     ranking = rank(frame, "bt")
     fit_s = time.perf_counter() - t0

@@ -54,12 +54,19 @@ def _value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def battle_categories(enc: EncodedJudgments) -> BattleCategories:
     """Collapse the rows of ``enc`` to distinct (lo, hi, o_lo, weight) categories with row counts."""
     m = enc.n_models
-    lo, hi = np.minimum(enc.a, enc.b), np.maximum(enc.a, enc.b)
-    o_lo = np.where(enc.a > enc.b, 1.0 - enc.outcome, enc.outcome)
+    key = np.minimum(enc.a, enc.b)  # built in place: fewer 2M-row temporaries (allocation dominates here)
+    key *= m
+    key += np.maximum(enc.a, enc.b)
+    o_lo = enc.outcome.copy()
+    np.subtract(1.0, enc.outcome, out=o_lo, where=enc.a > enc.b)
     o_code, o_values = _value_codes(o_lo)
     w_code, w_values = _value_codes(enc.weight)
     n_o, n_w = len(o_values), len(w_values)
-    key = ((lo * m + hi) * n_o + o_code) * n_w + w_code
+    key *= n_o
+    key += o_code
+    if n_w > 1:
+        key *= n_w
+        key += w_code
     if m * m * n_o * n_w <= 20_000_000:  # dense counting is far faster than sorting millions of keys
         counts = np.bincount(key, minlength=m * m * n_o * n_w)
         keys = np.flatnonzero(counts)

@@ -21,6 +21,7 @@ from scipy import sparse
 
 from judgewise.errors import ConfigError
 from judgewise.ratings.method import MethodResult, RatingData
+from judgewise.ratings.threads import single_blas_thread
 
 UNITS = ("prompt", "battle")
 CHUNK_CELLS = 4_000_000  # draws per chunk (rounds × units): bounds memory whatever the data size
@@ -96,6 +97,7 @@ def row_multiplicities(data: RatingData, unit: str, rng: np.random.Generator) ->
     return drawn[enc.prompt]
 
 
+@single_blas_thread
 def bootstrap(data: RatingData, result: MethodResult, rounds: int, *, unit: str = "prompt",
               rng: np.random.Generator, ci_level: float = 0.95) -> BootstrapResult:
     """Bootstrap ``rounds`` replicates of a method's scores and summarise them (module docstring)."""

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import logging
 from typing import Callable
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import ThreadpoolController
 
 from judgewise.errors import ConfigError
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
@@ -17,6 +15,7 @@ from judgewise.ratings.bradley_terry import bradley_terry
 from judgewise.ratings.encode import ARENA_HARD_STRONG_WEIGHT, encode
 from judgewise.ratings.method import MethodResult, RatingData
 from judgewise.ratings.result import Ranking, ci_aware_rank
+from judgewise.ratings.threads import single_blas_thread
 from judgewise.ratings.winrate import winrate
 
 log = logging.getLogger(__name__)
@@ -28,13 +27,6 @@ RATING_METHODS: dict[str, RatingMethod] = {
     "winrate": winrate,
     "bt": bradley_terry,
 }
-
-
-@functools.cache
-def _blas() -> ThreadpoolController:
-    """The BLAS thread pools (found once). Ratings use small matrices (models × models), for which BLAS threads
-    only add hand-off cost — 5–20× on a loaded 2-core machine — so ``rank`` runs with one BLAS thread."""
-    return ThreadpoolController()
 
 
 def _method(name: str) -> RatingMethod:
@@ -55,6 +47,7 @@ def _call(fn: RatingMethod, name: str, data: RatingData, opts: dict) -> MethodRe
     return fn(data, **opts)
 
 
+@single_blas_thread
 def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = None, bootstrap: int = 0,
          bootstrap_unit: str = "prompt", seed: int | np.random.Generator = 0, ci_level: float = 0.95,
          style_control: bool = False, responses: pd.DataFrame | None = None, weighting: str | None = None,
@@ -67,9 +60,8 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
     ``ci_level``. ``weighting="arena_hard"`` / ``weight_column``: sample weights (see ``ratings.encode``).
     ``style_control``/``responses``: style-controlled BT. Other ``opts`` go to the method.
     """
-    with _blas().limit(limits=1, user_api="blas"):
-        return _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
-                     dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight), opts)
+    return _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
+                 dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight), opts)
 
 
 def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
