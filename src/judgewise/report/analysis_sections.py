@@ -20,26 +20,47 @@ from judgewise.report.model import Figure, NotApplicable, Section, TableBlock, f
 
 
 def anchors_section(ctx: ReportContext, s: Section) -> None:
-    import judgewise.analysis.anchors  # noqa: F401  (slot until the anchor study lands)
+    from judgewise.analysis import anchors
 
-    raise ImportError(name="judgewise.analysis.anchors (report adapter)")
+    s.source = "judgewise.analysis.anchors (informativeness, win_count_histogram, anchor_report; Anchor §4.2–4.3)"
+    if ctx.anchor:
+        reports = [anchors.report_from_judgments(ctx.valid, ctx.anchor)]
+        s.paragraphs.append(f"Every model was compared with the anchor {ctx.anchor}. A comparison is informative for "
+                            "a pair of models when their verdicts against the anchor differ (Anchor §4.3).")
+    else:
+        qd = anchors.QuadraticData(ctx.valid)
+        order = [m for m in ctx.order if m in qd.models]
+        reports = [anchors.anchor_report(m, qd.anchor_verdicts(qd.models.index(m))) for m in order]
+        s.paragraphs.append("No single anchor in this run: every model is evaluated as a candidate anchor on the "
+                            "all-pairs judgments (leaderboard order). Mid-ranked anchors are usually the most "
+                            "informative (Anchor §4.1, §5.3).")
+    s.tables.append(TableBlock(
+        "Anchor informativeness I (share of model pairs the anchor's verdicts tell apart), budget wasted (1 − I), "
+        "prompts where the anchor beat every model, prompts where every model got the same verdict",
+        ["anchor", "I (collapsed)", "I (5-way)", "wasted", "anchor beats all", "no signal", "prompts", "models"],
+        [[r.anchor, fmt_num(r.informativeness), fmt_num(r.informativeness_5way), fmt_num(r.wasted_share),
+          fmt_num(r.anchor_wins_all_share), fmt_num(r.no_signal_share), fmt_num(r.n_prompts), fmt_num(r.n_models)]
+         for r in reports]))
+    for r in reports[:12]:
+        s.figures.append(Figure(f"hist-{len(s.figures)}", f"{r.anchor}: prompts by number of models that beat it "
+                                f"(I = {r.informativeness:.2f})", charts.bar_chart(
+                                    list(range(len(r.histogram))), r.histogram, xlabel="models beating the anchor",
+                                    ylabel="prompts", title=f"anchor {r.anchor}", width=300, height=200)))
 
 
 def inverted_u_section(ctx: ReportContext, s: Section) -> None:
-    import judgewise.analysis.anchors  # noqa: F401
+    from judgewise.analysis import anchors
 
-    raise ImportError(name="judgewise.analysis.anchors (report adapter)")
+    if not hasattr(anchors, "anchor_quality"):
+        raise ImportError(name="judgewise.analysis.anchors.anchor_quality")
+    if ctx.options.gold is None:
+        raise NotApplicable("no gold ranking given (pass --gold FILE: a JSON list of {model, score} or a "
+                            "leaderboard CSV); the inverted U needs one")
+    raise NotApplicable("anchor quality against a gold ranking: adapter pending")
 
 
 POWER_WIN_RATES = tuple(round(0.52 + 0.01 * i, 2) for i in range(29))  # 0.52 … 0.80
 TABLE2_WIN_RATES = (0.55, 0.6, 0.65, 0.7, 0.75)  # Anchor Table 2 rows
-
-
-def observed_tie_rate(ctx: ReportContext) -> tuple[float, str]:
-    """Tie rate of this run = 1 − informativeness (Anchor §4.3), from the anchor study's own function."""
-    from judgewise.analysis.anchors import informativeness_of_run
-
-    return informativeness_of_run(ctx)
 
 
 def power_section(ctx: ReportContext, s: Section) -> None:
@@ -68,13 +89,17 @@ def power_section(ctx: ReportContext, s: Section) -> None:
 
 
 def _tie_rate(ctx: ReportContext) -> tuple[float, str]:
-    try:
-        return observed_tie_rate(ctx)
-    except ImportError:
-        from judgewise.analysis.bias import proportion
+    """The share of comparisons that carry no signal for the sign test: 1 − I against the anchor for an anchor
+    design (Anchor §4.3), else the share of tied direct comparisons."""
+    if ctx.anchor:
+        from judgewise.analysis.anchors import report_from_judgments
 
-        ties = proportion(np.isclose(ctx.valid["outcome"].to_numpy(float), 0.5).astype(float))
-        return ties.estimate, "share of judgments with outcome exactly 0.5"
+        r = report_from_judgments(ctx.valid, ctx.anchor)
+        return r.wasted_share, f"1 − informativeness of anchor {ctx.anchor}"
+    from judgewise.analysis.bias import proportion
+
+    ties = proportion(np.isclose(ctx.valid["outcome"].to_numpy(float), 0.5).astype(float))
+    return ties.estimate, "share of judgments that are ties"
 
 
 def diagnostics_section(ctx: ReportContext, s: Section) -> None:
