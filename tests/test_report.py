@@ -269,3 +269,21 @@ def test_report_diagnostics_come_from_diagnose(small_run):
     position = diagnose(judgments, responses).judges[0].position
     assert f"{position.estimate:.3f} [{position.ci_low:.3f}, {position.ci_high:.3f}]" in section.tables[0].rows[0][3]
     assert position.estimate > 0.5  # make_run builds in a first-position advantage
+
+
+def test_report_anchor_and_power_sections_use_the_anchor_study(tmp_path):
+    from judgewise.analysis.anchors import report_from_judgments
+    from judgewise.analysis.power import sign_test_sample_size
+    from judgewise.io import read_judgments
+
+    jpath, _ = make_run(tmp_path, n_prompts=40, xss=False)
+    star = read_judgments(jpath).frame
+    star = star[(star.model_a == "model-2") | (star.model_b == "model-2")]  # an anchor design around model-2
+    sections = {s.key: s for s in build_report(star, options=_options())}
+    anchors, power = sections["anchors"], sections["power"]
+    assert anchors.status == OK and power.status == OK, (anchors.note, power.note)
+    expected = report_from_judgments(star, "model-2")
+    row = anchors.tables[0].rows[0]
+    assert row[0] == "model-2" and row[1] == f"{expected.informativeness:.3g}"
+    size = sign_test_sample_size(0.55, expected.wasted_share)
+    assert power.tables[0].rows[0][:3] == ["0.55", size.n_informative, size.n_total]
