@@ -25,6 +25,7 @@ from scipy.special import expit
 
 from judgewise.errors import ConfigError, RatingError
 from judgewise.ratings.aggregate import PairCounts, pair_counts, pair_stats_matrix
+from judgewise.ratings.contextual_bt import contextual_features, contextual_result
 from judgewise.ratings.method import MethodResult, StatsForm
 
 log = logging.getLogger(__name__)
@@ -206,11 +207,15 @@ def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale)
     return StatsForm(matrix, from_stats)
 
 
-def bradley_terry(data, *, l2: float = 0.0, scale: str = "elo", anchor_rating: float = ELO_CENTRE):
+def bradley_terry(data, *, l2: float = 0.0, scale: str = "elo", anchor_rating: float = ELO_CENTRE,
+                  style_control: bool = False, self_preference: bool = False, families: dict | None = None,
+                  feature_columns: tuple | list = ()):
     """Bradley–Terry ratings (module docstring): scores on the Elo scale (default) or natural log-odds scale.
 
     With ``data.anchor`` set, the Elo scale is shifted so that model sits at ``anchor_rating``; otherwise the
-    ratings average 1000. ``extra`` holds both ``theta`` (natural, mean 0) and ``elo``.
+    ratings average 1000. ``extra`` holds ``theta`` (natural, mean 0) and ``elo``. With ``style_control``,
+    ``self_preference`` (judge families: ``families``) or ``feature_columns`` the contextual BT of
+    ``ratings.contextual_bt`` is fitted instead and its coefficients are reported in ``info``.
     """
     if scale not in SCALES:
         raise ConfigError(f'scale must be one of {SCALES}, got "{scale}"')
@@ -219,16 +224,22 @@ def bradley_terry(data, *, l2: float = 0.0, scale: str = "elo", anchor_rating: f
     enc = data.enc
     pc = pair_counts(data.cats)
     check_identifiable(pc, enc.models, l2)
-    theta = fit_lbfgs(pc, l2)
     anchor = enc.model_id(data.anchor) if data.anchor is not None else None
 
     def to_scale(t: np.ndarray) -> np.ndarray:
         return elo_scale(t, anchor, anchor_rating) if scale == "elo" else t - t.mean(axis=-1, keepdims=True)
 
-    elo = elo_scale(theta, anchor, anchor_rating)
+    if style_control or self_preference or feature_columns:
+        x, names = contextual_features(data.judgments, data.responses, style=style_control,
+                                       self_pref=self_preference, families=families, columns=list(feature_columns))
+        result = contextual_result(data, x, names, l2, to_scale)
+    else:
+        theta = fit_lbfgs(pc, l2)
+        result = MethodResult(to_scale(theta), {"theta": theta - theta.mean()},
+                              stats=_bt_stats_form(data, pc, theta, l2, to_scale))
+    result.extra["elo"] = elo_scale(result.extra["theta"], anchor, anchor_rating)
     self_rows = int(np.sum(enc.a == enc.b))
-    info = {"l2": l2, "scale": scale, "n_pairs": pc.n_pairs, "n_categories": data.cats.n_categories,
-            "rows_used": enc.n_rows - self_rows, "rows_not_used": self_rows,
-            "anchor": data.anchor, "anchor_rating": anchor_rating if anchor is not None else None}
-    return MethodResult(to_scale(theta), {"theta": theta - theta.mean(), "elo": elo}, info,
-                        stats=_bt_stats_form(data, pc, theta, l2, to_scale))
+    result.info.update({"l2": l2, "scale": scale, "n_pairs": pc.n_pairs, "n_categories": data.cats.n_categories,
+                        "rows_used": enc.n_rows - self_rows, "rows_not_used": self_rows, "anchor": data.anchor,
+                        "anchor_rating": anchor_rating if anchor is not None else None})
+    return result

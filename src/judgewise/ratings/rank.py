@@ -12,10 +12,12 @@ import pandas as pd
 from judgewise.errors import ConfigError
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
 from judgewise.ratings.bradley_terry import bradley_terry
+from judgewise.ratings.elo import elo
 from judgewise.ratings.encode import ARENA_HARD_STRONG_WEIGHT, encode
 from judgewise.ratings.method import MethodResult, RatingData
 from judgewise.ratings.result import Ranking, ci_aware_rank
 from judgewise.ratings.threads import single_blas_thread
+from judgewise.ratings.true_skill import trueskill_rating
 from judgewise.ratings.winrate import winrate
 
 log = logging.getLogger(__name__)
@@ -26,6 +28,8 @@ RatingMethod = Callable[..., MethodResult]
 RATING_METHODS: dict[str, RatingMethod] = {
     "winrate": winrate,
     "bt": bradley_terry,
+    "elo": elo,
+    "trueskill": trueskill_rating,
 }
 
 
