@@ -44,12 +44,14 @@ class FaultServer:
 
     def __init__(self, *, latency_s: float = 0.0, rates: dict | None = None, seed: int = 0,
                  retry_after_s: float = 0.05, hang_s: float = 5.0, model: str = "judge-model",
-                 api_key: str | None = None, reflect_auth: bool = False, answer=default_answer):
+                 api_key: str | None = None, reflect_auth: bool = False, answer=default_answer, fault_fn=None):
         unknown = set(rates or {}) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown}; known: {FAULTS}")
         self.latency_s, self.rates, self.retry_after_s, self.hang_s = latency_s, dict(rates or {}), retry_after_s, hang_s
         self.model, self.api_key, self.reflect_auth, self.answer = model, api_key, reflect_auth, answer
+        self.fault_fn = fault_fn  # optional (messages, times this request was seen before) -> fault kind | None
+        self.requests: Counter[str] = Counter()  # request key -> requests received (any outcome)
         self.successes: Counter[str] = Counter()  # request key -> 200s delivered
         self.events: Counter[str] = Counter()     # fault kind / "ok" / "abandoned" -> count
         self.auth_seen: Counter[str] = Counter()  # Authorization header values received
@@ -57,7 +59,7 @@ class FaultServer:
         self._lock = threading.Lock()
         self._open = threading.Event()
         self._open.set()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -85,9 +87,14 @@ class FaultServer:
         with self._lock:
             return sum(self.successes.values())
 
-    def draw_fault(self) -> str | None:
+    def draw_fault(self, messages: list) -> str | None:
+        key = request_key(messages)
         with self._lock:
+            seen = self.requests[key]
+            self.requests[key] += 1
             u = self._rng.random()
+        if self.fault_fn is not None:
+            return self.fault_fn(messages, seen)
         for kind in FAULTS:
             u -= self.rates.get(kind, 0.0)
             if u < 0:
@@ -101,6 +108,11 @@ class FaultServer:
                 self.successes[key] += 1
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default backlog of 5 drops connections when many clients open at once
+    daemon_threads = True
+
+
 def _peer_closed(sock: socket.socket) -> bool:
     try:
         readable, _, _ = select.select([sock], [], [], 0)
@@ -112,17 +124,20 @@ def _peer_closed(sock: socket.socket) -> bool:
 def _make_handler(server: FaultServer):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: Nagle + delayed ACK would add ~40 ms
 
         def log_message(self, *args) -> None:  # quiet
             pass
 
         def _wait(self, seconds: float) -> bool:
-            """Sleep ``seconds`` (and while frozen); False if the client went away meanwhile."""
+            """Sleep ``seconds``, then while frozen; False if the client went away meanwhile."""
             end = time.monotonic() + seconds
+            if server._open.is_set() and seconds <= 0.5:
+                time.sleep(seconds)  # one sleep: polling would cost latency under load
             while time.monotonic() < end or not server._open.is_set():
                 if _peer_closed(self.connection):
                     return False
-                time.sleep(min(0.01, max(0.0, end - time.monotonic())) or 0.01)
+                time.sleep(min(0.05, max(0.001, end - time.monotonic())))
             return not _peer_closed(self.connection)
 
         def _send(self, status: int, body: dict, headers: dict | None = None) -> bool:
@@ -155,7 +170,7 @@ def _make_handler(server: FaultServer):
                 return self._error(401, "invalid api key")
             if body.get("model") != server.model:
                 return self._error(404, f"model {body.get('model')!r} not found")
-            fault = server.draw_fault()
+            fault = server.draw_fault(messages)
             if not self._wait(server.latency_s):
                 return server.note("abandoned")
             if fault:
@@ -199,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     for kind in FAULTS:
         ap.add_argument(f"--rate-{kind}", type=float, default=0.0)
     args = ap.parse_args(argv)
+    sys.setswitchinterval(0.0005)  # many threads mostly sleeping: hand the GIL over quickly
     rates = {k: getattr(args, f"rate_{k}") for k in FAULTS}
     with FaultServer(latency_s=args.latency, rates=rates, model=args.model) as srv:
         print(f"URL {srv.url}", flush=True)

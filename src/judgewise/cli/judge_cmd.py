@@ -25,7 +25,8 @@ out = Console(highlight=False, soft_wrap=True)
 def _quiet_http_logs() -> None:
     """httpx logs one INFO line per request; keep it for --verbose (DEBUG) only."""
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-        logging.getLogger("httpx").setLevel(logging.WARNING)
+        for name in ("httpx", "httpx2"):  # openai >= 3 ships its own copy as httpx2
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _progress_bar(total: int):

@@ -1,0 +1,51 @@
+"""Helpers for the judging-engine tests: synthetic responses, run configs, and the real engine chain."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from judgewise.judges.base import Comparison
+from judgewise.judges.llm_judge import LLMJudge
+from judgewise.judges.openai_backend import OpenAIBackend
+
+MODEL = "judge-model"
+
+
+def comparisons(n: int, models: tuple[str, str] = ("alpha", "beta")) -> list[Comparison]:
+    """``n`` comparisons with distinct prompts and responses (so every request is unique)."""
+    a, b = models
+    return [Comparison(f"p{i}", f"Question number {i}?", a, b, f"{a} answers {i}.", f"{b} answers {i} too.")
+            for i in range(n)]
+
+
+def llm_judge(url: str | list[str], **backend_kw) -> LLMJudge:
+    """The real chain: Arena-Hard template → OpenAI-compatible backend → parser (one re-ask)."""
+    return LLMJudge(OpenAIBackend(MODEL, base_urls=url, **backend_kw), "arena_hard_5way")
+
+
+def write_responses(folder: Path, n_prompts: int, models: list[str]) -> Path:
+    """A canonical responses JSONL with an instruction column."""
+    path = folder / "responses.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for p in range(n_prompts):
+            for m in models:
+                fh.write(json.dumps({"prompt_id": f"p{p}", "model": m, "text": f"{m} replies to prompt {p}.",
+                                     "instruction": f"Explain thing {p}."}) + "\n")
+    return path
+
+
+def write_config(folder: Path, url: str, *, n_prompts: int, models: list[str], store: str = "store.sqlite",
+                 **extra) -> Path:
+    """A run.yaml judging all pairs of ``models`` on ``n_prompts`` prompts through ``url``."""
+    write_responses(folder, n_prompts, models)
+    cfg = {"responses": "responses.jsonl", "store": store, "design": "all_pairs",
+           "judge": {"backend": "openai", "model": MODEL, "base_url": url, "template": "arena_hard_5way",
+                     **extra.pop("judge", {})},
+           "limits": {"concurrency": 8, "timeout_s": 5, "base_delay_s": 0.01, "max_delay_s": 0.2,
+                      **extra.pop("limits", {})}, **extra}
+    path = folder / "run.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return path

@@ -1,0 +1,65 @@
+"""Issue 3 acceptance 2: a judging process killed with SIGKILL mid-run is restarted and finishes the job,
+with an intact store and exactly one successful (paid) call per stored judgment."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+from tests.conftest import REPO, run_cli
+from tests.fault_server import FaultServer
+from tests.judge_support import write_config
+
+
+def _wait_for(predicate, timeout_s: float, what: str) -> None:
+    end = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _stored_calls(path) -> int:
+    with sqlite3.connect(path, timeout=30) as db:
+        return db.execute("SELECT COALESCE(SUM(n_calls), 0) FROM games").fetchone()[0]
+
+
+def test_sigkilled_run_restarts_and_pays_each_judgment_exactly_once(tmp_path):
+    models = ["m1", "m2", "m3"]
+    with FaultServer(latency_s=0.02, rates={"429": 0.05, "500": 0.05}, seed=3) as srv:
+        config = write_config(tmp_path, srv.url, n_prompts=40, models=models, limits={"concurrency": 4})
+        store = tmp_path / "store.sqlite"
+        proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", "judge", "-c", str(config),
+                                 "--no-progress"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            _wait_for(lambda: srv.total_successes() >= 60, 60, "60 successful calls")
+            srv.freeze()  # new requests are held unanswered: the killed process will have calls in flight
+            _wait_for(lambda: _stored_calls(store) == srv.total_successes(), 30, "answers committed")
+            _wait_for(lambda: sum(srv.requests.values()) > sum(srv.events.values()), 10, "a held request")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == -signal.SIGKILL
+        with sqlite3.connect(store) as db:
+            stored_before = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            claims_left = db.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+        assert 0 < stored_before < 240 and claims_left > 0  # killed mid-run, with claimed games in flight
+
+        srv.thaw()
+        res = run_cli("judge", "-c", config, "--no-progress", "--json", cwd=tmp_path, timeout=120)
+        assert res.returncode == 0, res.stderr
+        successes = dict(srv.successes)
+
+    with sqlite3.connect(store) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        rows = db.execute("SELECT status, n_calls FROM games").fetchall()
+        assert db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+    assert len(rows) == 3 * 40 * 2 and {s for s, _ in rows} == {"ok"}
+    assert set(successes.values()) == {1}  # no successful call repeated across the kill
+    assert len(successes) == sum(n for _, n in rows) == len(rows)  # one paid call per stored judgment
+    assert srv.events["abandoned"] > 0  # the calls in flight at the kill were never answered nor counted
