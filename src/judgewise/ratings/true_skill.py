@@ -26,11 +26,11 @@ def true_skill(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, n_models: int,
         if i == j:
             continue
         if o > 0.5:
-            ratings[i], ratings[j] = env.rate_1vs1(ratings[i], ratings[j])
+            ratings[i], ratings[j] = trueskill.rate_1vs1(ratings[i], ratings[j], env=env)
         elif o < 0.5:
-            ratings[j], ratings[i] = env.rate_1vs1(ratings[j], ratings[i])
+            ratings[j], ratings[i] = trueskill.rate_1vs1(ratings[j], ratings[i], env=env)
         else:
-            ratings[i], ratings[j] = env.rate_1vs1(ratings[i], ratings[j], drawn=True)
+            ratings[i], ratings[j] = trueskill.rate_1vs1(ratings[i], ratings[j], drawn=True, env=env)
     return np.array([r.mu for r in ratings]), np.array([r.sigma for r in ratings])
 
 
