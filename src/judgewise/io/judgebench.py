@@ -249,7 +249,9 @@ def read_judgebench(path: str | Path) -> Table:
     resp_table = Table("responses", resp, ReadReport(str(path), "judgebench", len(resp), len(resp)))
     counts = {"games": len(frame), "errors": report.rows_skipped, "conflicting_verdicts": n_conflicting,
               "files": len(files)}
-    return Table("judgments", frame, report, extras={"responses": resp_table, "counts": counts})
+    games = Table("judgments", frame, report, extras={"responses": resp_table, "counts": counts})
+    games.extras["scores"] = _scores_with_labels(games, "probability")  # so judgewise.io.read_scores works too
+    return games
 
 
 def _collect_responses(record: dict, responses: dict) -> None:
@@ -325,13 +327,15 @@ def read_judgebench_scores(path_or_paths, *, scale: str = "probability", with_hu
     games = [read_judgebench(p) for p in paths]
     merged = Table("judgments", pd.concat([g.frame for g in games], ignore_index=True),
                    _merge_reports([g.report for g in games], "judgebench"))
-    scores = judgebench_scores_from_games(merged, scale)
-    if with_human:
-        labels = judgebench_labels(merged)
-        scores.frame = pd.concat([scores.frame, labels.frame], ignore_index=True)
-        scores.report.rows_read += labels.report.rows_read
-        scores.report.rows_used += labels.report.rows_used
-    scores.extras["games"] = merged
+    return _scores_with_labels(merged, scale) if with_human else judgebench_scores_from_games(merged, scale)
+
+
+def _scores_with_labels(games: Table, scale: str) -> Table:
+    scores = judgebench_scores_from_games(games, scale)
+    labels = judgebench_labels(games)
+    scores.frame = pd.concat([scores.frame, labels.frame], ignore_index=True)
+    scores.report.rows_read += labels.report.rows_read
+    scores.report.rows_used += labels.report.rows_used
     return scores
 
 
