@@ -70,7 +70,15 @@ class ReportContext:
             return "tournament"
         if self.anchor:
             return "anchor"
-        return "pairs"
+        return "all pairs" if self._every_pair_on_every_prompt() else "pairs"
+
+    def _every_pair_on_every_prompt(self) -> bool:
+        df = self.valid
+        n = len(self.models)
+        lo = df[["model_a", "model_b"]].min(axis=1)
+        hi = df[["model_a", "model_b"]].max(axis=1)
+        pairs = (lo + "\x00" + hi).groupby(df["prompt_id"]).nunique()
+        return bool(len(pairs)) and bool((pairs == n * (n - 1) // 2).all())
 
     @cached_property
     def method(self) -> str:

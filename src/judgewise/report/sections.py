@@ -81,7 +81,7 @@ def _call_facts(ctx: ReportContext) -> list[tuple[str, str]]:
     """Calls, tokens, cost and time: the store's own summary, else the columns a file carries."""
     summary = ctx.run.store_summary
     if summary:
-        return [(str(k).replace("_", " ").capitalize(), fmt_num(v, 4) if isinstance(v, (int, float)) else str(v))
+        return [(k, fmt_num(v, 4) if isinstance(v, (int, float)) else str(v))
                 for k, v in summary.items() if k != "design" and not isinstance(v, (dict, list))]
     df, facts = ctx.run.judgments, []
     for col, label in (("cost", "Cost (USD)"), ("price_per_example", "Cost (USD)"),

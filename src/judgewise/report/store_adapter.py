@@ -34,14 +34,17 @@ def load_store(path: Path):
 
 
 def _summary(stats: dict, games: pd.DataFrame, meta: dict) -> dict:
-    """The run-summary facts: calls, ok/failed games, tokens, cost, judge time, wall time, top failure reasons."""
-    out = {k: stats[k] for k in ("games", "ok", "failed", "calls", "tokens_in", "tokens_out", "cost")}
+    """The run-summary facts (label → value): calls, games, tokens, cost, judge and wall time, failure reasons."""
+    labels = {"calls": "Calls", "games": "Games", "ok": "Judged", "failed": "Failed", "tokens_in": "Tokens in",
+              "tokens_out": "Tokens out", "cost": "Cost"}
+    out = {label: stats[key] for key, label in labels.items()}
     if len(games):
-        out["judge_time_s"] = round(float(games["latency_s"].sum()), 3)
-        out["wall_time_s"] = round(float(games["created_at"].max() - games["created_at"].min()), 3)
-        out["templates"] = ", ".join(sorted(games["template"].dropna().astype(str).unique())) or "—"
+        out["Judge time (s, summed call latency)"] = round(float(games["latency_s"].sum()), 3)
+        out["Wall time (s, first to last stored call)"] = round(float(games["created_at"].max()
+                                                                      - games["created_at"].min()), 3)
+        out["Templates"] = ", ".join(sorted(games["template"].dropna().astype(str).unique())) or "—"
     if stats.get("failure_reasons"):
-        out["failure_reasons"] = "; ".join(f"{k or '(no message)'} ×{v}" for k, v in stats["failure_reasons"].items())
+        out["Failure reasons"] = "; ".join(f"{k or '(no message)'} ×{v}" for k, v in stats["failure_reasons"].items())
     if meta.get("design"):
         out["design"] = meta["design"]
     return out
