@@ -86,6 +86,89 @@ def render_diagnosis(result, report, level: float, console: Console) -> None:
     console.print(report_line(report), highlight=False)
 
 
+PLAIN_READERS = {".jsonl": "read_jsonl", ".ndjson": "read_jsonl", ".json": "read_json_list", ".csv": "read_csv",
+                 ".parquet": "read_parquet"}
+
+
+def read_plain_table(path: Path) -> pd.DataFrame:
+    """A correctness / direct-grade table (JSONL, JSON list, CSV or Parquet) as read by judgewise.io."""
+    from judgewise.io import containers
+    from judgewise.io.tables import ReadReport
+    from judgewise.io.validate import Validator
+
+    reader = PLAIN_READERS.get(path.suffix.lower())
+    if reader is None:
+        raise ConfigError(f"{path}: expected a .jsonl, .json, .csv or .parquet table, found '{path.suffix}'")
+    frame, _, _ = getattr(containers, reader)(path, Validator(str(path), ReadReport(str(path), reader)))
+    return frame
+
+
+def _with_file(fn, path: Path, *args, **kw):
+    """Call ``fn``; an InputError without a file gets ``path`` as its file."""
+    from judgewise.errors import InputError
+
+    try:
+        return fn(*args, **kw)
+    except InputError as exc:
+        if exc.file:
+            raise
+        raise InputError(exc.detail, file=str(path), row=exc.row, field=exc.field) from None
+
+
+def run_accuracy(judgments: Path, correctness: Path, direct: Path | None, *, methods: list[str], bootstrap: int,
+                 seed: int, ci_level: float, filters: dict, format: str | None):
+    """Read the three inputs and compare rankings with accuracy; returns (AccuracyAlignment, Table)."""
+    from judgewise.analysis.accuracy import ground_truth_accuracy
+    from judgewise.analysis.alignment import accuracy_alignment
+    from judgewise.io import read_judgments
+
+    if bootstrap < 0 or not 0 < ci_level < 1:
+        raise ConfigError(f"--bootstrap must be ≥ 0 and --ci-level in (0, 1); got {bootstrap}, {ci_level}")
+    table = read_judgments(judgments, format=format)
+    corr = read_plain_table(correctness)
+    _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
+    grades = read_plain_table(direct) if direct is not None else None
+    result = _with_file(accuracy_alignment, direct or correctness, table.frame, corr, grades, methods=methods,
+                        bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters)
+    return result, table
+
+
+def _ci(row: dict, name: str) -> str:
+    return f"{_fmt(row[name])} [{_fmt(row[name + '_low'])}, {_fmt(row[name + '_high'])}]"
+
+
+def render_alignment(result, console: Console) -> None:
+    """The comparison table, then per-model accuracy, the filter report and what was skipped."""
+    level = result.settings["level"]
+    table = RichTable(title=f"judgewise accuracy · rankings vs ground-truth accuracy "
+                            f"({level * 100:g}% bootstrap CI over prompts, {result.settings['bootstrap']} rounds)",
+                      title_justify="left")
+    for name in ("source", "pairs", "judgments", "Kendall τ", "Spearman ρ", "Pearson r", "Kendall distance"):
+        table.add_column(name, justify="left" if name in ("source", "pairs") else "right")
+    for row in result.table.to_dict(orient="records"):
+        table.add_row(row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),
+                      _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance"))
+    console.print(table)
+    acc = RichTable(title="accuracy per model (ground truth; direct judge = correct / attempted)",
+                    title_justify="left")
+    for name in ("model", "accuracy", "parse rate", "direct judge", "BT score", "kept"):
+        acc.add_column(name, justify="left" if name == "model" else "right")
+    bt = result.scores.get(("bt", "all"))
+    direct = result.direct["accuracy"] if result.direct is not None else None
+    for model, row in result.accuracy.sort_values("accuracy", ascending=False).iterrows():
+        acc.add_row(model, _fmt(row["accuracy"]), _fmt(row["parse_rate"]),
+                    _fmt(direct.get(model)) if direct is not None else "—",
+                    _fmt(bt.get(model), 1) if bt is not None else "—", "yes" if row["kept"] else "no")
+    console.print(acc)
+    console.print(f"pairs: {result.pair_counts['discriminative']:,} discriminative (exactly one correct), "
+                  f"{result.pair_counts['non-discriminative']:,} non-discriminative, "
+                  f"{result.pair_counts['unknown']:,} without correctness")
+    for d in result.filter.dropped:
+        console.print(f"filtered ({d['step']}): {d['model']} — {d['reason']}", highlight=False)
+    for method, why in result.skipped.items():
+        console.print(f"[yellow]skipped {method}:[/] {why}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``diagnose`` and ``accuracy`` to the app."""
 
@@ -112,3 +195,31 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(out, indent=2, default=str))
         else:
             render_diagnosis(result, table.report, ci_level, Console())
+
+    @app.command("accuracy")
+    def accuracy_command(
+        judgments: Path = typer.Argument(..., help="Pairwise judgments in any supported format."),
+        correctness: Path = typer.Option(..., "--correctness", help="Ground truth: table of prompt_id, model, "
+                                                                    "correct (1/0; empty = unparsed)."),
+        direct: Path = typer.Option(None, "--direct", help="Direct-judge grades: prompt_id, model, label "
+                                                           "(correct / incorrect / not_attempted)."),
+        methods: str = typer.Option("winrate,bt,elo,trueskill", "--methods", help="Aggregators to compare."),
+        bootstrap: int = typer.Option(100, "--bootstrap", help="Bootstrap rounds over prompts (0 = none)."),
+        min_parse_rate: float = typer.Option(None, "--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),
+        baseline: float = typer.Option(None, "--baseline", help="App. B filter 2: keep accuracy > this."),
+        min_gap: float = typer.Option(None, "--min-gap", help="App. B filter 3: minimum accuracy gap (0.01)."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of filter ties."),
+        ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
+        format: str = typer.Option(None, "--format", help="Force the judgments' format (default: detect)."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ) -> None:
+        """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
+        all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
+        filters = {"min_parse_rate": min_parse_rate, "baseline": baseline, "min_gap": min_gap}
+        result, _ = run_accuracy(judgments, correctness, direct, methods=[m.strip() for m in methods.split(",")
+                                                                          if m.strip()],
+                                 bootstrap=bootstrap, seed=seed, ci_level=ci_level, filters=filters, format=format)
+        if as_json:
+            typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
+        else:
+            render_alignment(result, Console())

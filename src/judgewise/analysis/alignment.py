@@ -1,0 +1,202 @@
+"""The accuracy-alignment comparison (CLB §5.1–5.4, App. B/C): each ranking vs the accuracy ranking, with
+bootstrap intervals over prompts. Inputs and formulas are described in :mod:`judgewise.analysis.accuracy`.
+
+Aggregators (CLB App. C) live in ``AGGREGATORS`` (name → function(judgments) → pd.Series of scores by
+model); ``winrate`` is the share of comparisons won (ties half) over all of a model's games, the others
+call :func:`judgewise.ratings.rank`. A method that is not registered in ``judgewise.ratings`` or cannot be
+fitted is reported in ``skipped`` with its reason, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from judgewise.analysis.accuracy import (
+    FIGURES,
+    SUBSETS,
+    ModelFilter,
+    direct_accuracy,
+    filter_models,
+    ground_truth_accuracy,
+    pair_kinds,
+)
+from judgewise.analysis.gaming import win_rates_from
+from judgewise.errors import InputError, JudgewiseError
+from judgewise.ratings.agreement import agreement
+
+log = logging.getLogger(__name__)
+
+
+def _ranked(method: str) -> Callable[[pd.DataFrame], pd.Series]:
+    def scores(judgments: pd.DataFrame) -> pd.Series:
+        from judgewise.ratings import rank
+
+        r = rank(judgments, method=method)
+        return pd.Series(np.asarray(r.scores, dtype=float), index=list(r.models))
+
+    scores.__name__ = f"rank_{method}"
+    return scores
+
+
+AGGREGATORS: dict[str, Callable[[pd.DataFrame], pd.Series]] = {
+    "winrate": lambda j: pd.Series(win_rates_from(j)),
+    "bt": _ranked("bt"),
+    "elo": _ranked("elo"),
+    "trueskill": _ranked("trueskill"),
+}
+DIRECT = "direct"
+
+
+@dataclass
+class AccuracyAlignment:
+    """The comparison table (one row per source × subset: figures with ``_low``/``_high`` bounds), the
+    accuracy tables, the scores behind each row, App. B's filter report and what could not be computed."""
+
+    table: pd.DataFrame
+    accuracy: pd.DataFrame
+    direct: pd.DataFrame | None
+    scores: dict[tuple[str, str], pd.Series]
+    filter: ModelFilter
+    pair_counts: dict[str, int]
+    skipped: dict[str, str] = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        table = self.table.replace({np.nan: None}).to_dict(orient="records")
+        acc = self.accuracy.reset_index().rename(columns={"index": "model"})
+        return {"table": table, "accuracy": acc.replace({np.nan: None}).to_dict(orient="records"),
+                "direct": (None if self.direct is None else
+                           self.direct.reset_index().rename(columns={"index": "model"})
+                           .replace({np.nan: None}).to_dict(orient="records")),
+                "filter": {"kept": self.filter.kept, "dropped": self.filter.dropped,
+                           "settings": self.filter.settings},
+                "pair_counts": self.pair_counts, "skipped": self.skipped, "settings": self.settings}
+
+
+def _figures(accuracy: pd.Series, scores: pd.Series | None) -> dict[str, float]:
+    if scores is None:
+        return dict.fromkeys(FIGURES, np.nan)
+    common = [m for m in accuracy.index if m in scores.index and np.isfinite(scores[m])]
+    if len(common) < 3:
+        return dict.fromkeys(FIGURES, np.nan)
+    return {k: v for k, v in agreement(accuracy[common].to_numpy(), scores[common].to_numpy()).as_dict().items()
+            if k in FIGURES}
+
+
+def _all_scores(judgments, kinds, direct, methods, subsets, skipped) -> dict[tuple[str, str], pd.Series | None]:
+    """Scores of every (source, subset) on one (possibly resampled) data set."""
+    out = {}
+    for subset in subsets:
+        part = judgments if subset == "all" else judgments[kinds == subset]
+        for method in methods:
+            if method in skipped:
+                continue
+            try:
+                out[(method, subset)] = AGGREGATORS[method](part) if len(part) else None
+            except JudgewiseError as exc:
+                out[(method, subset)] = None
+                log.debug("%s on %s pairs failed: %s", method, subset, exc)
+    if direct is not None:
+        out[(DIRECT, "all")] = direct_accuracy(direct)["accuracy"]
+    return out
+
+
+def _check_methods(methods, judgments, skipped: dict) -> None:
+    """Record methods that are unknown or not fittable on the full data in ``skipped``."""
+    for method in methods:
+        if method not in AGGREGATORS:
+            raise InputError(f"unknown aggregator {method!r}; known: {sorted(AGGREGATORS)}", field="methods")
+        try:
+            AGGREGATORS[method](judgments)
+        except JudgewiseError as exc:
+            skipped[method] = str(exc)
+            log.warning("accuracy alignment: %s skipped (%s)", method, exc)
+
+
+def _restrict(frame: pd.DataFrame | None, models: list[str], cols: tuple[str, ...]) -> pd.DataFrame | None:
+    if frame is None:
+        return None
+    keep = np.ones(len(frame), dtype=bool)
+    for c in cols:
+        keep &= frame[c].astype(str).isin(models).to_numpy()
+    return frame[keep].reset_index(drop=True)
+
+
+def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direct: pd.DataFrame | None = None, *,
+                       methods=("winrate", "bt", "elo", "trueskill"), subsets=SUBSETS, bootstrap: int = 100,
+                       level: float = 0.95, seed: int = 0, filters: dict | None = None) -> AccuracyAlignment:
+    """Compare every aggregator's ranking (and the direct judge's) with the accuracy ranking.
+
+    ``filters``: keyword arguments of :func:`filter_models` (CLB App. B; default none). ``bootstrap``
+    resamples prompts (judgments, correctness and direct grades of a prompt together), seeded by ``seed``.
+    """
+    full_acc = ground_truth_accuracy(correctness)
+    filt = filter_models(full_acc, seed=seed, **(filters or {}))
+    models = filt.kept
+    j = _restrict(judgments[judgments["outcome"].notna()], models, ("model_a", "model_b"))
+    c = _restrict(correctness, models, ("model",))
+    d = _restrict(direct, models, ("model",))
+    kinds = pair_kinds(j, c)
+    skipped: dict[str, str] = {}
+    _check_methods(methods, j, skipped)
+    point = _all_scores(j, kinds, d, methods, subsets, skipped)
+    acc = ground_truth_accuracy(c)["accuracy"]
+    reps = _bootstrap(j, c, d, kinds, methods, subsets, skipped, bootstrap, np.random.default_rng(seed))
+    rows = []
+    for (source, subset), scores in point.items():
+        row = {"source": source, "subset": subset, "n_models": 0 if scores is None else int(scores.size),
+               "n_judgments": int(len(j) if subset == "all" else (kinds == subset).sum()) if source != DIRECT
+               else int(len(d))}
+        row.update(_figures(acc, scores))
+        row.update(_intervals(reps.get((source, subset)), level))
+        rows.append(row)
+    counts = {s: int((kinds == s).sum()) for s in ("discriminative", "non-discriminative", "unknown")}
+    settings = {"methods": list(methods), "subsets": list(subsets), "bootstrap": bootstrap, "level": level,
+                "seed": seed, "unit": "prompt"}
+    return AccuracyAlignment(pd.DataFrame(rows), full_acc.assign(kept=full_acc.index.isin(models)),
+                             direct_accuracy(d) if d is not None else None, point, filt, counts, skipped, settings)
+
+
+def _bootstrap(j, c, d, kinds, methods, subsets, skipped, rounds, rng) -> dict[tuple[str, str], np.ndarray]:
+    """Figures of every (source, subset) on ``rounds`` prompt-resampled replicates: (rounds × figures)."""
+    if rounds <= 0:
+        return {}
+    prompts = np.array(sorted(set(j["prompt_id"].astype(str)) | set(c["prompt_id"].astype(str))))
+    groups = [_groups(t, prompts) if t is not None else None for t in (j, c, d)]
+    out: dict[tuple[str, str], list] = {}
+    for _ in range(rounds):
+        draw = rng.integers(0, len(prompts), size=len(prompts))
+        jj, cc, dd = (None if g is None else t.iloc[_rows(g, draw)] for g, t in zip(groups, (j, c, d)))
+        kk = kinds[_rows(groups[0], draw)]
+        acc = ground_truth_accuracy(cc)["accuracy"]
+        for key, scores in _all_scores(jj, kk, dd, methods, subsets, skipped).items():
+            out.setdefault(key, []).append([_figures(acc, scores)[f] for f in FIGURES])
+    return {k: np.array(v, dtype=float) for k, v in out.items()}
+
+
+def _groups(frame: pd.DataFrame, prompts: np.ndarray) -> list[np.ndarray]:
+    """Row indices of ``frame`` per prompt, aligned with ``prompts``."""
+    idx = frame.groupby(frame["prompt_id"].astype(str)).indices
+    empty = np.array([], dtype=int)
+    return [idx.get(p, empty) for p in prompts]
+
+
+def _rows(groups: list[np.ndarray], draw: np.ndarray) -> np.ndarray:
+    parts = [groups[k] for k in draw]
+    return np.concatenate(parts) if parts else np.array([], dtype=int)
+
+
+def _intervals(reps: np.ndarray | None, level: float) -> dict[str, float]:
+    out = {}
+    for k, name in enumerate(FIGURES):
+        values = reps[:, k] if reps is not None and len(reps) else np.array([])
+        values = values[np.isfinite(values)]
+        lo, hi = (np.quantile(values, [(1 - level) / 2, (1 + level) / 2]) if len(values)
+                  else (np.nan, np.nan))
+        out[f"{name}_low"], out[f"{name}_high"] = float(lo), float(hi)
+    return out
