@@ -48,6 +48,31 @@ def contextual_features(judgments: pd.DataFrame, responses: pd.DataFrame | None,
     return np.hstack(blocks), names
 
 
+def check_not_confounded(enc: EncodedJudgments, x: np.ndarray, names: list[str]) -> None:
+    """ConfigError when a feature is a function of the two models alone, hence indistinguishable from strength.
+
+    The feature column is projected on the span of the model-difference design (indicator a − indicator b);
+    a residual of ~0 means θ can absorb it. Typical case: self-preference with a single judge, where the flag is
+    fixed by the pair of models — it is identifiable only across judges of different families.
+    """
+    m = enc.n_models
+    lap = np.zeros((m, m))
+    np.add.at(lap, (enc.a, enc.a), 1.0)
+    np.add.at(lap, (enc.b, enc.b), 1.0)
+    np.add.at(lap, (enc.a, enc.b), -1.0)
+    np.add.at(lap, (enc.b, enc.a), -1.0)
+    for j, name in enumerate(names):
+        col = x[:, j]
+        rhs = np.bincount(enc.a, col, m) - np.bincount(enc.b, col, m)
+        fitted_theta = np.linalg.lstsq(lap, rhs, rcond=None)[0]
+        residual = col - (fitted_theta[enc.a] - fitted_theta[enc.b])
+        if np.linalg.norm(residual) <= 1e-8 * max(np.linalg.norm(col), 1e-300):
+            raise ConfigError(f'feature "{name}" is confounded with model strength: it is determined by which two '
+                              f"models are compared, so it cannot be told apart from their ratings"
+                              + (" (self-preference needs judges from more than one family)"
+                                 if name == "self_preference" else ""))
+
+
 def fit_contextual(enc: EncodedJudgments, x: np.ndarray, weight: np.ndarray, l2: float = 0.0,
                    start: np.ndarray | None = None) -> np.ndarray:
     """[θ (models, mean 0) | β (features)] maximising the contextual BT likelihood with row weights ``weight``."""
@@ -73,6 +98,7 @@ def fit_contextual(enc: EncodedJudgments, x: np.ndarray, weight: np.ndarray, l2:
 def contextual_result(data, x: np.ndarray, names: list[str], l2: float, to_scale) -> MethodResult:
     """Point estimate, coefficients and a bootstrap refit for the contextual BT method (used by ``bradley_terry``)."""
     enc = data.enc
+    check_not_confounded(enc, x, names)
     params = fit_contextual(enc, x, enc.weight, l2)
     m = enc.n_models
     theta, beta = params[:m], params[m:]

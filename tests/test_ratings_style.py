@@ -1,0 +1,110 @@
+"""Style-controlled and self-preference-controlled Bradley–Terry (contextual BT) and their features."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+from judgewise.errors import ConfigError, InputError
+from judgewise.ratings import rank
+from judgewise.ratings.features import family_of, self_preference, style_counts
+
+from .test_ratings_oracles import alpacaeval_judgments
+
+
+def test_style_counts_headers_lists_and_bold_outside_code_blocks():
+    text = "# Title\n\nSome **bold** and __also__.\n- one\n* two\n3. three\n```\n# not a header\n- nor a list\n```\n"
+    assert style_counts(text) == (1, 3, 2)
+
+
+def test_family_rule_exact_then_longest_prefix_then_leading_letters():
+    families = {"gpt": "openai", "gpt-4o-special": "custom", "o1": "openai", "claude": "anthropic"}
+    assert family_of("gpt-4o-special", families) == "custom"
+    assert family_of("GPT-4o", families) == "openai"
+    assert family_of("o1-mini", families) == "openai"
+    assert family_of("claude-3-haiku", families) == "anthropic"
+    assert family_of("llama-3-8b") == "llama" and family_of("gpt4_1106_preview") == "gpt"
+
+
+def test_self_preference_is_antisymmetric_and_zero_for_same_family_pairs():
+    rows = pd.DataFrame({"model_a": ["gpt-4o", "claude-3", "gpt-4o", "claude-3"],
+                         "model_b": ["claude-3", "gpt-4o", "gpt-4o-mini", "llama-3"],
+                         "judge": ["gpt-4-turbo"] * 4})
+    np.testing.assert_array_equal(self_preference(rows), [1.0, -1.0, 0.0, 0.0])
+
+
+def simulate_self_preference(rng, n=20_000, bias=0.8, judges=("gpt-judge", "claude-judge")):
+    """Two judges from different families, each adding ``bias`` log-odds to its own family's answers."""
+    models = ["gpt-a", "gpt-b", "claude-a", "llama-a"]
+    skill = np.array([0.4, -0.2, 0.5, -0.7])
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    judge = np.array(judges)[rng.integers(0, len(judges), n)]
+    family = np.array([m.split("-")[0] for m in models])
+    own_a = family[a] == np.char.partition(judge.astype(str), "-")[:, 0]
+    own_b = family[b] == np.char.partition(judge.astype(str), "-")[:, 0]
+    x = own_a.astype(float) - own_b.astype(float)
+    outcome = (rng.random(n) < expit(skill[a] - skill[b] + bias * x)).astype(float)
+    frame = pd.DataFrame({"prompt_id": np.arange(n).astype(str), "model_a": np.array(models)[a],
+                          "model_b": np.array(models)[b], "judge": judge, "outcome": outcome})
+    return frame, dict(zip(models, skill - skill.mean()))
+
+
+def test_self_preference_control_recovers_the_bias_and_the_true_strengths():
+    frame, truth = simulate_self_preference(np.random.default_rng(0))
+    controlled = rank(frame, "bt", self_preference=True, scale="natural")
+    plain = rank(frame, "bt", scale="natural")
+    assert controlled.info["coefficients"]["self_preference"] == pytest.approx(0.8, abs=0.1)
+    got = dict(zip(controlled.models, controlled.scores))
+    biased = dict(zip(plain.models, plain.scores))
+    for model, value in truth.items():
+        assert got[model] == pytest.approx(value, abs=0.08)
+    assert abs(biased["llama-a"] - truth["llama-a"]) > abs(got["llama-a"] - truth["llama-a"])
+
+
+def test_self_preference_with_a_single_judge_is_reported_as_confounded():
+    frame, _ = simulate_self_preference(np.random.default_rng(3), n=2000, judges=("gpt-judge",))
+    with pytest.raises(ConfigError, match="confounded.*more than one family"):
+        rank(frame, "bt", self_preference=True)
+
+
+def test_contextual_bt_is_invariant_to_swapping_sides():
+    frame, _ = simulate_self_preference(np.random.default_rng(1), n=3000)
+    swapped = frame.assign(model_a=frame.model_b, model_b=frame.model_a, outcome=1 - frame.outcome)
+    one = rank(frame, "bt", self_preference=True)
+    two = rank(swapped, "bt", self_preference=True)
+    np.testing.assert_allclose(pd.Series(one.scores, one.models).sort_index(),
+                               pd.Series(two.scores, two.models).sort_index(), atol=1e-3)
+
+
+def test_style_control_needs_responses_and_every_compared_response():
+    frame, _ = simulate_self_preference(np.random.default_rng(2), n=50)
+    with pytest.raises(ConfigError, match="responses"):
+        rank(frame, "bt", style_control=True)
+    responses = pd.DataFrame({"prompt_id": frame.prompt_id, "model": frame.model_a, "text": "hi"})
+    with pytest.raises(InputError, match="no response text"):
+        rank(frame, "bt", style_control=True, responses=responses)
+
+
+def alpacaeval_responses(root) -> pd.DataFrame:
+    frames = []
+    for path in sorted((root / "results").glob("*/model_outputs.json")):
+        raw = pd.read_json(path, dtype=False)
+        frames.append(pd.DataFrame({"prompt_id": raw["instruction"], "model": path.parts[-2],
+                                    "text": raw["output"].astype(str)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_style_control_on_alpacaeval_finds_length_bias_and_shrinks_the_verbose_gain(shared):
+    root = shared / "data" / "alpacaeval"
+    judgments = alpacaeval_judgments(root)
+    responses = alpacaeval_responses(root)
+    plain = dict(zip(*(lambda r: (r.models, r.scores))(rank(judgments, "bt"))))
+    styled = rank(judgments, "bt", style_control=True, responses=responses)
+    controlled = dict(zip(styled.models, styled.scores))
+    assert styled.info["coefficients"]["length"] > 0
+    assert set(styled.info["coefficients"]) == {"length", "headers", "lists", "bold"}
+    gain = lambda s: s["alpaca-7b_verbose"] - s["alpaca-7b"]  # noqa: E731
+    assert gain(controlled) < gain(plain)
