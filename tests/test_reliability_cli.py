@@ -66,7 +66,7 @@ def test_reliability_on_selected_items_equals_the_metric_on_those_items(tables, 
     got = json_here(capsys, "reliability", scores, "--human", human, "--target", "judge-1", "--metric", "tau,icc",
                    "--items", picked, "--json")
     pos = [items.index(i) for i in selected["items"]]
-    assert got["n_items"] == 20 and got["scope"] == "selected items"
+    assert got["n_items"] == 20 and got["scope"] == "selected"
     assert got["values"]["tau"] == pytest.approx(get_metric("tau")(judges["judge-1"][pos], human_scores[pos]))
     population = json_here(capsys, "reliability", scores, "--human", human, "--target", "judge-1", "--json")
     assert population["scope"] == "population" and population["n_items"] == 60

@@ -269,10 +269,14 @@ def win_rates(trials: pd.DataFrame, method: str = "metric-match", n_boot: int = 
     overall, with percentile-bootstrap intervals (contexts = target judges resampled; for micro also trials)."""
     rng = np.random.default_rng([seed, 7])
     out = {"method": method, "by_budget": [], "by_metric": [], "level": level}
-    boots = []
+    boots, draws = [], None
     for metric, (err_m, err_r) in _paired_errors(trials, method).items():
         macro, micro = _wins(err_m, err_r)                        # (contexts, budgets)
-        b_macro, b_micro = _bootstrap_wins(err_m, err_r, n_boot, rng)  # (n_boot, budgets)
+        if draws is None:  # the same resampled contexts and trials for every metric, so "overall" is coherent
+            n_ctx, _, n_trials = err_m.shape
+            draws = (rng.integers(0, n_ctx, size=(n_boot, n_ctx)),
+                     rng.integers(0, n_trials, size=(n_boot, n_ctx, 1, n_trials)))
+        b_macro, b_micro = _bootstrap_wins(err_m, err_r, *draws)  # (n_boot, budgets)
         budgets = sorted(trials.loc[trials["metric"] == metric, "budget"].unique())
         for j, budget in enumerate(budgets):
             out["by_budget"].append({"metric": metric, "budget": int(budget), "macro": macro[:, j].mean(),
@@ -288,15 +292,14 @@ def win_rates(trials: pd.DataFrame, method: str = "metric-match", n_boot: int = 
     return out
 
 
-def _bootstrap_wins(err_m, err_r, n_boot, rng):
-    """Bootstrap draws of the macro and micro win rates per budget, shape (n_boot, budgets).
+def _bootstrap_wins(err_m, err_r, ctx, tri):
+    """Bootstrap draws of the macro and micro win rates per budget, shape (n_boot, budgets), for resampled context
+    indices ``ctx`` (n_boot, n_ctx) and trial indices ``tri`` (n_boot, n_ctx, 1, n_trials).
 
     Macro wins are per context, so contexts are resampled; micro wins are per trial, so trials are resampled within
     the resampled contexts too (resampling trials for the macro indicator would bias it towards 0.5)."""
-    n_ctx, n_budget, n_trials = err_m.shape
-    ctx = rng.integers(0, n_ctx, size=(n_boot, n_ctx))
+    n_budget = err_m.shape[1]
     macro_ctx, _ = _wins(err_m, err_r)                               # (n_ctx, n_budget)
-    tri = rng.integers(0, n_trials, size=(n_boot, n_ctx, 1, n_trials))
     pick = (ctx[:, :, None, None], np.arange(n_budget)[None, None, :, None], tri)
     _, micro = _wins(err_m[pick], err_r[pick])                       # (n_boot, n_ctx, n_budget)
     return macro_ctx[ctx].mean(axis=1), micro.mean(axis=1)

@@ -196,7 +196,7 @@ def run_reliability(scores: Path, human: Path | None, target: str, metrics: list
         if no_human:
             raise InputError(f"{len(no_human)} selected item(s) have no human score (e.g. {no_human[:3]}); label "
                              "them first", file=str(human or scores))
-        scope = "selected items"
+        scope = "selected"
     values = {m: get_metric(m)(t_scores[keep], pool.human[keep]) for m in metrics}
     return {"target": pool.judges[pool.judge_index(target)], "scope": scope, "n_items": int(keep.sum()),
             "values": values}
@@ -217,8 +217,8 @@ def reliability_cmd(
         _emit_json(record, None)
         return
     for name, value in record["values"].items():
-        typer.echo(f"{name}({record['target']}, human) = {_fmt(value, 4)} on {record['n_items']} "
-                   f"{record['scope']}")
+        typer.echo(f"{name}({record['target']}, human) = {_fmt(value, 4)} on {record['n_items']} items "
+                   f"({record['scope']})")
 
 
 # ---------------------------------------------------------------------------------------------------------------
