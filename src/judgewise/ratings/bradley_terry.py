@@ -142,7 +142,7 @@ def chord_inverse(pc: PairCounts, theta: np.ndarray, l2: float = 0.0) -> np.ndar
 
 
 def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np.ndarray, l2: float = 0.0,
-                 max_iter: int = 50, tol: float = 1e-10, chord_iter: int = 40,
+                 max_iter: int = 50, tol: float = 1e-10, chord_iter: int | None = None,
                  inverse: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Fit B BT models at once, warm-started at ``theta0`` (1 × models or B × models).
 
@@ -150,13 +150,16 @@ def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np
     the one Hessian of ``pc`` at ``theta0`` (inverted once), which converge linearly and fast for bootstrap
     replicates close to the original data, at the cost of one gradient per step; replicates not converged after
     ``chord_iter`` steps continue with full Newton (a Hessian solve each). ``inverse``: that Hessian's inverse
-    when the caller already has it (:func:`chord_inverse`). Steps are capped at 3 log-odds units,
+    (:func:`chord_inverse`); chord steps are used by default (40) only when it is given — a cold start
+    (e.g. from zeros) is better served by plain Newton. Steps are capped at 3 log-odds units,
     which keeps fits on (near-)separated replicates finite. Returns (θ: B × models, converged: B).
     """
     theta = np.array(np.broadcast_to(theta0, (wins.shape[0], pc.n_models)), dtype=np.float64)
     signed, ends = _incidence(pc, -1.0), _incidence(pc, 1.0)
     active = np.ones(len(theta), dtype=bool)
-    if inverse is None:
+    if chord_iter is None:
+        chord_iter = 40 if inverse is not None else 0
+    if inverse is None and chord_iter > 0:
         inverse = chord_inverse(pc, theta[0], l2)
     for it in range(chord_iter + max_iter):
         idx = np.flatnonzero(active)
