@@ -287,3 +287,30 @@ def test_report_anchor_and_power_sections_use_the_anchor_study(tmp_path):
     assert row[0] == "model-2" and row[1] == f"{expected.informativeness:.3g}"
     size = sign_test_sample_size(0.55, expected.wasted_share)
     assert power.tables[0].rows[0][:3] == ["0.55", size.n_informative, size.n_total]
+
+
+def test_report_inverted_u_is_anchor_quality_against_the_given_gold(small_run, tmp_path):
+    from judgewise.analysis.anchor_study import anchor_quality
+    from judgewise.analysis.anchors import QuadraticData
+    from judgewise.io import read_judgments
+
+    df = read_judgments(small_run[0]).frame
+    models = sorted(set(df.model_a) | set(df.model_b))
+    gold = {m: float(len(m) + i) for i, m in enumerate(models)}  # any fixed gold ranking
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps([{"model": m, "score": v} for m, v in gold.items()]), encoding="utf-8")
+    section = {s.key: s for s in build_report(small_run[0], options=_options(gold=path))}["inverted_u"]
+    assert section.status == OK, section.note
+    qd = QuadraticData(df)
+    expected = anchor_quality(qd, np.array([gold[m] for m in qd.models]))
+    shown = {row[1]: row[2] for row in section.tables[0].rows}
+    assert shown == {r.anchor: f"{r.tau:.3g}" if r.tau != int(r.tau) else str(int(r.tau))
+                     for r in expected.itertuples()}
+
+
+def test_a_gold_ranking_with_a_bad_score_names_file_row_and_field(small_run, tmp_path):
+    path = tmp_path / "gold.csv"
+    path.write_text("model,score\nmodel-0,1.5\nmodel-1,abc\n", encoding="utf-8")
+    res = run_cli("report", small_run[0], "-o", tmp_path / "r.html", "--gold", path, "--bootstrap", "0")
+    assert res.returncode == 2 and not (tmp_path / "r.html").exists()
+    assert 'gold.csv row 2 field "score": is not a number: \'abc\'' in res.stderr.replace("\n", "")

@@ -47,6 +47,7 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     options = ReportOptions(method=method, bootstrap=bootstrap, seed=seed, title=title, command=command,
                             gold=Path(gold) if gold else None,
                             study=Path(study) if isinstance(study, (str, Path)) else study)
+    _check_side_inputs(options)
     sections = build_report(sources, options=options, input_format=input_format, responses=responses)
     output = Path(output)
     if format == "html":
@@ -61,3 +62,14 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     if slots:
         log.info("report sections shown as slots: %s", "; ".join(slots))
     return target
+
+
+def _check_side_inputs(options) -> None:
+    """Fail early, naming file/row/field, on a gold ranking or study file the user gave that cannot be read."""
+    from judgewise.report.analysis_sections import study_data
+    from judgewise.report.inputs import read_gold
+
+    if options.gold is not None:
+        read_gold(options.gold)
+    if options.study is not None:
+        study_data(options.study)

@@ -49,14 +49,34 @@ def anchors_section(ctx: ReportContext, s: Section) -> None:
 
 
 def inverted_u_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis import anchors
+    from judgewise.analysis.anchor_study import anchor_quality
+    from judgewise.analysis.anchors import QuadraticData
 
-    if not hasattr(anchors, "anchor_quality"):
-        raise ImportError(name="judgewise.analysis.anchors.anchor_quality")
-    if ctx.options.gold is None:
-        raise NotApplicable("no gold ranking given (pass --gold FILE: a JSON list of {model, score} or a "
-                            "leaderboard CSV); the inverted U needs one")
-    raise NotApplicable("anchor quality against a gold ranking: adapter pending")
+    if ctx.anchor:
+        raise NotApplicable(f"anchor quality needs all-pairs judgments (every model against every other); this run "
+                            f"compares every model with the one anchor {ctx.anchor}")
+    qd = QuadraticData(ctx.valid)
+    gold, label = None, "quadratic Bradley–Terry on these judgments (the paper's π_quad; pass --gold for another)"
+    if ctx.options.gold is not None:
+        from judgewise.report.inputs import read_gold
+
+        by_model = read_gold(ctx.options.gold)
+        missing = [m for m in qd.models if m not in by_model]
+        if missing:
+            raise InputError(f"the gold ranking lacks models of this run: {missing[:10]}", file=str(ctx.options.gold))
+        gold, label = np.array([by_model[m] for m in qd.models]), f"the gold ranking in {ctx.options.gold}"
+    table = anchor_quality(qd, gold)
+    s.source = "judgewise.analysis.anchor_study.anchor_quality (Anchor §2 Eq. 1, §4.1)"
+    s.paragraphs.append(f"For every model used as the only anchor: Kendall τ between the anchor-based ranking and "
+                        f"{label}, against the anchor's rank in that ranking. Mid-ranked anchors usually give the best "
+                        "rankings (an inverted U).")
+    s.figures.append(Figure("inverted_u", "Anchor quality τ against the anchor's gold rank (1 = best model)",
+                            charts.scatter_chart(table["gold_rank"].tolist(), table["tau"].tolist(),
+                                                 table["anchor"].astype(str).tolist(), xlabel="anchor's gold rank",
+                                                 ylabel="Kendall τ with gold", connect=True)))
+    s.tables.append(TableBlock("Anchor quality per anchor", ["gold rank", "anchor", "Kendall τ", "informativeness"],
+                               [[int(r.gold_rank), r.anchor, fmt_num(r.tau), fmt_num(r.informativeness)]
+                                for r in table.itertuples()]))
 
 
 POWER_WIN_RATES = tuple(round(0.52 + 0.01 * i, 2) for i in range(29))  # 0.52 … 0.80
@@ -73,7 +93,8 @@ def power_section(ctx: ReportContext, s: Section) -> None:
         raise NotApplicable("every comparison is a tie: no sample size reaches any power")
     curves = {m: [sign_test_sample_size(w, tie_rate, method=m).n_total for w in POWER_WIN_RATES]
               for m in ("normal", "exact")}
-    series = {f"{m} (total prompts)": (list(POWER_WIN_RATES), curves[m]) for m in curves}
+    names = {"normal": "normal approx.", "exact": "exact binomial"}
+    series = {names[m]: (list(POWER_WIN_RATES), curves[m]) for m in curves}
     s.figures.append(Figure("power", f"Prompts needed (ties included) to detect a win rate among discordant pairs, "
                             f"at tie rate {tie_rate:.2f}", charts.line_chart(
                                 series, xlabel="win rate among discordant pairs", ylabel="prompts needed (log10)",
@@ -166,7 +187,7 @@ def _prop(p) -> str:
 def study_section(ctx: ReportContext, s: Section) -> None:
     import judgewise.analysis.study  # noqa: F401 — the slot says "not available" until the study exists
 
-    data = _study_data(ctx.options.study)
+    data = study_data(ctx.options.study)
     s.source = ("judgewise.analysis.study.StudyResult.as_dict (error_table, annotation_savings, per_target_summary, "
                 "win_rates) — as `judgewise study --json`")
     settings = data.get("settings", {})
@@ -192,7 +213,7 @@ def study_section(ctx: ReportContext, s: Section) -> None:
                                    [[fmt_num(v, 3) for v in row] for row in per_target.itertuples(index=False)]))
 
 
-def _study_data(study) -> dict:
+def study_data(study) -> dict:
     """The study summary: a StudyResult, or the JSON file `judgewise study --json` wrote."""
     if study is None:
         raise NotApplicable("no reliability study given: run `judgewise study … --json > study.json` and pass "

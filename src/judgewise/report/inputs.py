@@ -123,3 +123,34 @@ def add_responses(run: RunData, source, *, format: str | None = None) -> None:
     frames = [f for f in (run.responses, frame) if f is not None]
     run.responses = pd.concat(frames, ignore_index=True).drop_duplicates(subset=["prompt_id", "model"])
     _fill_prompts(run)
+
+
+GOLD_SCORE_COLUMNS = ("score", "rating", "elo", "win_rate", "length_controlled_winrate")
+
+
+def read_gold(path) -> dict[str, float]:
+    """A gold ranking as model → score (higher is better): the JSON of ``judgewise rank --json`` (a list of
+    ``{model, score}``), a JSON object model → score, or a CSV with a ``model`` column and one of
+    ``score, rating, elo, win_rate, length_controlled_winrate``."""
+    import json
+
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".csv":
+            frame = pd.read_csv(path)
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            frame = pd.DataFrame(data if isinstance(data, list) else
+                                 [{"model": k, "score": v} for k, v in dict(data).items()])
+    except (OSError, ValueError, TypeError) as exc:
+        raise InputError(f"cannot read the gold ranking ({exc})", file=str(path)) from exc
+    column = next((c for c in GOLD_SCORE_COLUMNS if c in frame.columns), None)
+    if "model" not in frame.columns or column is None:
+        raise InputError(f"expected a model column and one of {list(GOLD_SCORE_COLUMNS)}, found columns "
+                         f"{list(frame.columns)[:10]}", file=str(path), field="model" if "model" not in frame else None)
+    scores = pd.to_numeric(frame[column], errors="coerce")
+    bad = scores.isna().to_numpy().nonzero()[0]
+    if len(bad):
+        raise InputError(f"is not a number: {frame[column].iloc[bad[0]]!r}", file=str(path), row=int(bad[0]) + 1,
+                         field=column)
+    return dict(zip(frame["model"].astype(str), scores.astype(float)))
