@@ -1,0 +1,122 @@
+"""The run pipeline: answer orders, the model_a view of stored verdicts, order averaging and swap consistency,
+store keys, the run config (designs, validation) and the dry run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from judgewise.errors import ConfigError
+from judgewise.judges.base import Game, JudgeResult, Verdict
+from judgewise.judges.config import build_job, load_config
+from judgewise.judges.estimate import estimate_run
+from judgewise.judges.openai_backend import Prices
+from judgewise.judges.runner import average_orders, game_key, plan_games, run_judging, swap_consistency
+from judgewise.judges.store import JudgmentStore
+
+from tests.fault_server import FaultServer
+from tests.judge_support import comparisons, llm_judge, write_responses
+
+LABELS = {2: "A>>B", 0: "A=B", -2: "B>>A"}
+
+
+class FirstShownWins:
+    """A maximally position-biased judge: the response shown first always wins, strongly."""
+
+    identity = {"name": "first-shown-wins"}
+
+    async def judge(self, game: Game) -> JudgeResult:
+        return JudgeResult(verdict=Verdict(outcome=1.0, verdict5=2, label=LABELS[2]), raw="[[A>>B]]")
+
+
+def test_one_order_per_comparison_is_a_seeded_coin():
+    comps = comparisons(200)
+    picks = [g.swapped for g in plan_games(comps, orders="one", seed=1)]
+    assert picks == [g.swapped for g in plan_games(comps, orders="one", seed=1)]
+    assert picks != [g.swapped for g in plan_games(comps, orders="one", seed=2)]
+    assert 60 < sum(picks) < 140  # a fair coin over 200 comparisons
+    both = plan_games(comps, orders="both")
+    assert len(both) == 400 and sum(g.swapped for g in both) == 200
+    with pytest.raises(ConfigError, match="orders"):
+        plan_games(comps, orders="random")
+
+
+def test_stored_verdicts_are_in_model_a_view_whichever_response_was_shown_first(tmp_path):
+    result = run_judging(comparisons(5), FirstShownWins(), tmp_path / "s.sqlite")
+    j = result.judgments
+    shown_a = j[~j["swapped"]]
+    shown_b = j[j["swapped"]]
+    assert (shown_a["outcome"] == 1.0).all() and (shown_a["verdict"] == 2).all() and (shown_a["first"] == "alpha").all()
+    assert (shown_b["outcome"] == 0.0).all() and (shown_b["verdict"] == -2).all() and (shown_b["first"] == "beta").all()
+    assert result.swap_consistency == 0.0  # a purely positional judge never agrees with itself across orders
+    assert (result.by_comparison()["outcome"] == 0.5).all()
+
+
+def test_average_orders_and_swap_consistency_on_known_cases():
+    rows = [  # (prompt, outcome, status): x agrees, y disagrees, z ties twice, w has one failed order
+        ("x", 1.0, "ok"), ("x", 0.75, "ok"), ("y", 1.0, "ok"), ("y", 0.0, "ok"),
+        ("z", 0.5, "ok"), ("z", 0.5, "ok"), ("w", 1.0, "ok"), ("w", None, "failed")]
+    frame = pd.DataFrame([{"prompt_id": p, "model_a": "a", "model_b": "b", "judge": "j", "outcome": o,
+                           "status": s} for p, o, s in rows])
+    avg = average_orders(frame).set_index("prompt_id")
+    assert avg.loc["x", "outcome"] == 0.875 and avg.loc["y", "outcome"] == 0.5 and avg.loc["w", "outcome"] == 1.0
+    assert bool(avg.loc["x", "consistent"]) and not bool(avg.loc["y", "consistent"])
+    assert bool(avg.loc["z", "consistent"]) and pd.isna(avg.loc["w", "consistent"])
+    assert avg.loc["w", "n_failed"] == 1 and avg.loc["w", "n_judged"] == 1
+    assert swap_consistency(frame) == pytest.approx(2 / 3)
+
+
+def test_store_key_depends_on_judge_identity_order_and_content():
+    c = comparisons(2)
+    base = game_key({"model": "m", "template": "t", "template_version": "1"}, Game(c[0]))
+    assert base == game_key({"template_version": "1", "template": "t", "model": "m"}, Game(c[0]))
+    assert base != game_key({"model": "m", "template": "t", "template_version": "2"}, Game(c[0]))
+    assert base != game_key({"model": "m", "template": "t", "template_version": "1"}, Game(c[0], swapped=True))
+    assert base != game_key({"model": "m", "template": "t", "template_version": "1"}, Game(c[1]))
+
+
+def _config(tmp_path, **extra) -> dict:
+    write_responses(tmp_path, 3, ["m1", "m2", "m3", "m4"])
+    return {"responses": str(tmp_path / "responses.jsonl"), "store": str(tmp_path / "s.sqlite"),
+            "judge": {"backend": "openai", "model": "judge-model", "base_url": "http://127.0.0.1:9/v1"}, **extra}
+
+
+def test_config_designs_give_the_expected_number_of_comparisons(tmp_path):
+    assert len(build_job(_config(tmp_path)).comparisons) == 3 * 6  # all pairs of 4 models on 3 prompts
+    anchor = build_job(_config(tmp_path, design={"name": "anchor", "anchor": "m2"}))
+    assert len(anchor.comparisons) == 3 * 3 and all(c.model_b == "m2" for c in anchor.comparisons)
+    with pytest.raises(ConfigError, match="anchor"):
+        build_job(_config(tmp_path, design={"name": "anchor", "anchor": "nobody"}))
+
+
+def test_missing_responses_are_counted_not_dropped_silently(tmp_path):
+    cfg = _config(tmp_path)
+    frame = pd.read_json(cfg["responses"], lines=True)
+    frame[~((frame["model"] == "m4") & (frame["prompt_id"] == "p0"))].to_json(cfg["responses"], orient="records",
+                                                                            lines=True)
+    job = build_job(cfg)
+    assert len(job.comparisons) == 18 - 3 and len(job.skipped) == 3
+    assert all("no response from ['m4']" in s for s in job.skipped)
+
+
+def test_config_rejects_unknown_keys_and_names_them(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['judg'\]"):
+        load_config({"responses": "r.jsonl", "judge": {}, "judg": {}})
+    with pytest.raises(ConfigError, match=r"\['concurency'\] in limits"):
+        load_config({"responses": "r.jsonl", "judge": {}, "limits": {"concurency": 3}})
+    with pytest.raises(ConfigError, match="JW_NOT_SET_ANYWHERE"):
+        build_job(_config(tmp_path, judge={"backend": "openai", "model": "m", "api_key_env": "JW_NOT_SET_ANYWHERE"}))
+
+
+def test_dry_run_counts_calls_and_prices_them_before_any_call(tmp_path):
+    comps = comparisons(10)
+    with FaultServer() as srv:
+        judge = llm_judge(srv.url, prices=Prices(input_per_mtok=1.0, output_per_mtok=4.0))
+        with JudgmentStore(tmp_path / "s.sqlite") as store:
+            est = estimate_run(comps, judge, store, concurrency=4)
+            assert sum(srv.requests.values()) == 0  # nothing was called
+            assert (est.games, est.calls, est.cached) == (20, 20, 0)
+            assert est.cost == pytest.approx((est.tokens_in * 1.0 + est.tokens_out * 4.0) / 1e6)
+            run_judging(comps, judge, store)
+            again = estimate_run(comps, judge, store)
+    assert (again.calls, again.cached, again.cost) == (0, 20, 0.0)
