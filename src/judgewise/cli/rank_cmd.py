@@ -79,10 +79,10 @@ def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None,
              bootstrap: int, bootstrap_unit: str, seed: int, ci_level: float, skip_invalid: bool):
     """Read ``path`` and rank its models; returns (ranking, read table)."""
     from judgewise.io import read_judgments
-    from judgewise.ratings import rank
 
     _check_options(bootstrap, bootstrap_unit, ci_level)
     table = read_judgments(path, format=format, skip_invalid=skip_invalid)
+    from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
     responses = table.extras.get("responses")
     if style_control and responses is None:
         raise ConfigError(f"--style-control needs the responses' texts, and {path} carries none "

@@ -26,7 +26,7 @@ import pandas as pd
 
 from judgewise.io.containers import json_list_records
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import Check, Validator, duplicate_field, number_field, text_field
+from judgewise.io.validate import MISSING, Check, Validator, duplicate_field, number_field, text_field
 
 ANNOTATIONS = "annotations.json"
 OUTPUTS = "model_outputs.json"
@@ -68,8 +68,8 @@ ANNOTATION_CHECKS = [
 ]
 
 
-def _column(records: list[dict], field: str) -> list:
-    return [r.get(field) for r in records]
+def _column(records: list[dict], field: str, default=MISSING) -> list:
+    return [r.get(field, default) for r in records]
 
 
 def _read_annotations(model: str, annotator: str, file: Path, report: ReadReport,
@@ -77,8 +77,8 @@ def _read_annotations(model: str, annotator: str, file: Path, report: ReadReport
     """One annotations.json as canonical judgment rows (validated; bad rows raise or are skipped and counted)."""
     v = Validator(str(file), report, skip_invalid)
     records, rows = json_list_records(file, v)
-    raw = pd.DataFrame({f: _column(records, f) for f in ("instruction", "generator_1", "preference", "dataset",
-                                                          "output_1")})
+    raw = pd.DataFrame({f: _column(records, f) for f in ("instruction", "generator_1", "preference")})
+    raw["dataset"], raw["output_1"] = _column(records, "dataset", None), _column(records, "output_1", None)
     raw, rows = v.apply(raw, rows, ANNOTATION_CHECKS)
     return pd.DataFrame({
         "prompt_id": [prompt_id_of(text) for text in raw["instruction"]],

@@ -24,7 +24,7 @@ import pandas as pd
 from judgewise.io.canonical import validate_table
 from judgewise.io.containers import json_list_records, jsonl_records
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import Check, Validator, show, text_field
+from judgewise.io.validate import MISSING, Check, Validator, show, text_field
 
 WINNER_OUTCOME = {"modela": 1.0, "modelb": 0.0, "tie": 0.5, "tiebothbad": 0.5, "bothbad": 0.5}
 GAME_VERDICT = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
@@ -37,7 +37,7 @@ def _records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
 
 
 def _prompt_ids(records: list[dict]) -> list:
-    return [r.get("question_id", r.get("uid")) for r in records]
+    return [r.get("question_id", r.get("uid", MISSING)) for r in records]
 
 
 def winner_outcome(winner) -> float:
@@ -59,10 +59,10 @@ def read_battles(path: str | Path, *, skip_invalid: bool = False, kind: str | No
     records, rows = _records(path, v)
     frame = pd.DataFrame({
         "prompt_id": _prompt_ids(records),
-        "model_a": [r.get("model_a") for r in records],
-        "model_b": [r.get("model_b") for r in records],
+        "model_a": [r.get("model_a", MISSING) for r in records],
+        "model_b": [r.get("model_b", MISSING) for r in records],
         "judge": [r.get("judge", UNKNOWN_JUDGE) for r in records],
-        "winner": [r.get("winner") for r in records],
+        "winner": [r.get("winner", MISSING) for r in records],
     })
     frame["outcome"] = frame["winner"].map(winner_outcome)
     winner = Check("winner", "model_a, model_b, tie or tie (bothbad)", lambda f: f["outcome"].isna().to_numpy(),

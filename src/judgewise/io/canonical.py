@@ -18,8 +18,8 @@ import pandas as pd
 from judgewise.errors import InputError
 from judgewise.io.containers import CONTAINERS, read_dataframe
 from judgewise.io.tables import TABLE_KINDS, ReadReport, Table
-from judgewise.io.validate import (Check, Validator, as_number, duplicate_field, not_text, number_field, show,
-                                   text_field)
+from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, not_text,
+                                   number_field, show, text_field, unmark_absent)
 
 VERDICTS = (-2, -1, 0, 1, 2)
 TEXT_COLUMNS = {
@@ -101,7 +101,7 @@ def _require_columns(frame: pd.DataFrame, kind: str, tabular: bool, v: Validator
         raise v.error(f"the header lacks required column(s) {missing}: expected the {kind} columns "
                       f"{list(TABLE_KINDS[kind])}, found {list(map(str, frame.columns))}", field=missing[0])
     for col in missing:
-        frame[col] = None
+        frame[col] = MISSING
     return frame
 
 
@@ -122,6 +122,7 @@ def validate_table(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bo
     """Check, clean and type a raw frame as the canonical ``kind`` table; the report counts what was used."""
     frame = _require_columns(frame.copy(), kind, tabular, v)
     frame, rows = v.apply(frame, rows, checks_for(kind, frame.columns))
+    frame = unmark_absent(frame)
     if kind == "responses":
         frame, rows = _pair_duplicates(frame, rows, v)
     if not len(frame):

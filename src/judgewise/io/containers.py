@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.io.validate import Validator
+from judgewise.io.validate import Validator, mark_absent
 
 FREE_TEXT_COLUMNS = ["text"]  # CSV: an empty cell here is an empty string, elsewhere a missing value
 
@@ -114,7 +114,7 @@ def json_list_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]
 
 
 def records_frame(records: list[dict], rows: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, bool]:
-    return pd.DataFrame.from_records(records), rows, False
+    return mark_absent(pd.DataFrame.from_records(records), records), rows, False
 
 
 def read_jsonl(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:

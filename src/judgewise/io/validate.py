@@ -21,10 +21,27 @@ from judgewise.io.tables import ReadReport
 MAX_SHOWN_CHARS = 60
 
 
+class _Missing:
+    """Marks a field absent from a record (as opposed to present with null); reads as an empty string."""
+
+    def __str__(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
 def show(value) -> str:
     """How a found value is shown in an error message (short, quoted strings, 'nothing' for missing)."""
+    if value is MISSING:
+        return "nothing (the field is missing)"
+    if isinstance(value, np.generic):
+        value = value.item()
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "nothing (missing or null)" if value is None else "NaN"
+        return "null (no value)" if value is None else "NaN"
     if isinstance(value, str):
         text = value if len(value) <= MAX_SHOWN_CHARS else value[:MAX_SHOWN_CHARS] + "…"
         return '""' if value == "" else f'"{text}"'
@@ -81,6 +98,33 @@ class Validator:
 
 
 # ---- reusable masks --------------------------------------------------------------------------------------------
+
+def mark_absent(frame: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    """Put :data:`MISSING` where a record lacks a field and ``None`` where it is null (DataFrame construction
+    would make both NaN), so that messages say what was really found."""
+    for col in frame.columns[frame.isna().any().to_numpy()]:
+        empty = np.flatnonzero(frame[col].isna().to_numpy())
+        found = [records[i].get(col, MISSING) for i in empty]
+        marked = [k for k, value in enumerate(found) if value is None or value is MISSING]
+        if marked:
+            values = np.array(frame[col].to_numpy(), dtype=object)
+            values[empty[marked]] = [found[k] for k in marked]
+            frame[col] = pd.Series(values, index=frame.index, dtype=object)  # keep None apart from NaN
+    return frame
+
+
+def unmark_absent(frame: pd.DataFrame) -> pd.DataFrame:
+    """Back to None for fields that may be absent (optional columns), once checks have run."""
+    for col in frame.columns:
+        if frame[col].dtype == object:
+            values = frame[col].to_numpy()
+            absent = np.fromiter((v is MISSING for v in values), dtype=bool, count=len(values))
+            if absent.any():
+                values = values.copy()
+                values[absent] = None
+                frame[col] = pd.Series(values, index=frame.index, dtype=object)
+    return frame
+
 
 def missing_text(series: pd.Series) -> np.ndarray:
     """Null, empty or whitespace-only values (names and ids must be non-empty)."""
