@@ -117,10 +117,12 @@ def _fmt(p: Proportion) -> str:
 
 
 def diagnose(judgments: pd.DataFrame, responses: pd.DataFrame | None = None, *, truth_col: str | None = None,
-             prompts: dict[str, str] | None = None, style_control: bool = True, level: float = 0.95,
-             seed: int = 0) -> Diagnosis:
+             prompts: dict[str, str] | None = None, style_control: bool = True, families: dict | None = None,
+             bootstrap: int = 0, level: float = 0.95, seed: int = 0) -> Diagnosis:
     """Diagnose every judge in ``judgments`` (canonical table); ``responses`` enables length, markdown,
-    echo, gaming and style-control figures; ``truth_col`` names a column with model_a's true outcome."""
+    echo, gaming and style-control figures; ``truth_col`` names a column with model_a's true outcome.
+    ``bootstrap`` rounds give intervals to the style and self-preference coefficients (proportions always
+    have Wilson intervals); ``families`` maps model/judge names to families for self-preference."""
     judges = [judge_bias(g, str(name), responses, truth_col, level)
               for name, g in judgments.groupby(judgments["judge"].astype(str), sort=True)]
     warnings = [w for jb in judges for w in _bias_warnings(jb)]
@@ -132,33 +134,90 @@ def diagnose(judgments: pd.DataFrame, responses: pd.DataFrame | None = None, *, 
         out.warnings += [f"judge gaming? {f.model}: {f.reason}" for f in out.gaming.flags]
         out.echo = echo_win_correlation(judgments, echo_flags(responses))
         if style_control:
-            out.style = style_effects(judgments, responses)
+            out.style = _jsonable(style_effects(judgments, responses, families=families, bootstrap=bootstrap,
+                                                level=level, seed=seed))
     return out
 
 
-def style_effects(judgments: pd.DataFrame, responses: pd.DataFrame) -> dict | None:
-    """Style-control coefficients and the ranking with vs without style control (CLB §3.2.1, §5.3).
+def _prompt_resample(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """One bootstrap replicate: prompts drawn with replacement, each bringing all its judgments."""
+    groups = list(frame.groupby(frame["prompt_id"].astype(str)).indices.values())
+    draw = rng.integers(0, len(groups), size=len(groups))
+    return frame.iloc[np.concatenate([groups[k] for k in draw])]
 
-    Uses :func:`judgewise.ratings.rank` (Bradley–Terry, ``style_control=True``); returns None with a
-    logged reason when the ratings cannot be fitted on these judgments (e.g. a disconnected design).
+
+def coefficient_intervals(fit, frame: pd.DataFrame, rounds: int, level: float, seed: int) -> dict:
+    """Coefficients of ``fit(frame) -> dict`` with percentile bootstrap intervals over prompts (``rounds`` refits;
+    a replicate that cannot be fitted is counted, not used)."""
+    from judgewise.errors import JudgewiseError
+
+    point = fit(frame)
+    reps, failed = {k: [] for k in point}, 0
+    rng = np.random.default_rng(seed)
+    for _ in range(rounds):
+        try:
+            values = fit(_prompt_resample(frame, rng))
+        except JudgewiseError:
+            failed += 1
+            continue
+        for k in point:
+            reps[k].append(values.get(k, np.nan))
+    out = {}
+    for k, v in point.items():
+        r = np.asarray(reps[k], dtype=float)
+        r = r[np.isfinite(r)]
+        lo, hi = np.quantile(r, [(1 - level) / 2, (1 + level) / 2]) if len(r) else (np.nan, np.nan)
+        out[k] = {"estimate": float(v), "ci_low": _num(lo), "ci_high": _num(hi), "rounds": int(len(r))}
+    return {"coefficients": out, "failed_replicates": failed}
+
+
+def _num(x) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def style_effects(judgments: pd.DataFrame, responses: pd.DataFrame, *, families: dict | None = None,
+                  bootstrap: int = 0, level: float = 0.95, seed: int = 0) -> dict:
+    """Per judge: style-control coefficients (length, headers, lists, bold; log-odds per SD) with bootstrap
+    intervals, and the BT ranking with vs without style control (CLB §3.2.1, §5.3); pooled over judges: the
+    self-preference coefficient (feature +1/−1/0, 0 when neither or both sides share the judge's family).
+    All fits go through :func:`judgewise.ratings.rank`; a fit that is impossible is reported with its reason.
     """
     from judgewise.errors import JudgewiseError
     from judgewise.ratings import rank
+
+    def style_fit(frame):
+        return rank(frame, method="bt", style_control=True, responses=responses).info["coefficients"]
+
+    def self_fit(frame):
+        info = rank(frame, method="bt", self_preference=True, families=families).info["coefficients"]
+        return {"self_preference": info["self_preference"]}
+
+    per_judge = {}
+    for judge, frame in judgments[judgments["outcome"].notna()].groupby(judgments["judge"].astype(str)):
+        try:
+            entry = coefficient_intervals(style_fit, frame, bootstrap, level, seed)
+            entry["ranking_agreement"] = _plain_vs_styled(frame, responses)
+        except JudgewiseError as exc:
+            entry = {"skipped": str(exc)}
+        per_judge[judge] = entry
+    try:
+        self_pref = coefficient_intervals(self_fit, judgments[judgments["outcome"].notna()], bootstrap, level, seed)
+    except JudgewiseError as exc:
+        self_pref = {"skipped": str(exc)}
+    return {"per_judge": per_judge, "self_preference": self_pref, "bootstrap": bootstrap, "level": level}
+
+
+def _plain_vs_styled(frame: pd.DataFrame, responses: pd.DataFrame) -> dict | None:
+    """Rank agreement of BT with and without style control (None with fewer than 3 models)."""
+    from judgewise.ratings import rank
     from judgewise.ratings.agreement import agreement
 
-    try:
-        plain = rank(judgments, method="bt")
-        styled = rank(judgments, method="bt", style_control=True, responses=responses)
-    except JudgewiseError as exc:
-        log.info("style control skipped: %s", exc)
+    plain = rank(frame, method="bt")
+    styled = rank(frame, method="bt", style_control=True, responses=responses)
+    if len(plain.models) < 3:
         return None
-    order = {m: i for i, m in enumerate(styled.models)}
-    common = [m for m in plain.models if m in order]
-    x = np.array([plain.scores[plain.models.index(m)] for m in common])
-    y = np.array([styled.scores[order[m]] for m in common])
-    agree = agreement(x, y).as_dict() if len(common) >= 2 else None
-    return {"coefficients": _jsonable(styled.info.get("style_coefficients", styled.info.get("coefficients"))),
-            "agreement_with_plain": agree,
+    y = dict(zip(styled.models, styled.scores))
+    return {**agreement(plain.scores, [y[m] for m in plain.models]).as_dict(),
             "plain": plain.to_records(), "style_controlled": styled.to_records()}
 
 

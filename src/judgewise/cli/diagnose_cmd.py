@@ -20,6 +20,12 @@ from rich.table import Table as RichTable
 from judgewise.errors import ConfigError
 
 
+def _console() -> Console:
+    """Rich console; at least 140 columns wide when writing to a file or pipe, so tables do not wrap."""
+    console = Console()
+    return console if console.is_terminal else Console(width=max(console.width, 140))
+
+
 def _fmt(value, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
@@ -38,14 +44,28 @@ def truth_column(frame: pd.DataFrame) -> str | None:
     return None
 
 
+def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
+    """``["gpt=openai", "o1=openai"]`` → ``{"gpt": "openai", "o1": "openai"}`` (name prefixes → family)."""
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs:
+        name, sep, family = pair.partition("=")
+        if not sep or not name.strip() or not family.strip():
+            raise ConfigError(f'--family expects NAME=FAMILY (e.g. "gpt=openai"), got "{pair}"')
+        out[name.strip()] = family.strip()
+    return out
+
+
 def run_diagnose(path: Path, responses_path: Path | None, *, format: str | None, style_control: bool,
-                 ci_level: float, seed: int, skip_invalid: bool):
+                 ci_level: float, seed: int, skip_invalid: bool, bootstrap: int = 0,
+                 families: dict | None = None):
     """Read the inputs and diagnose; returns (Diagnosis, judgments Table)."""
     from judgewise.analysis.diagnostics import diagnose
     from judgewise.io import read_any, read_responses
 
-    if not 0 < ci_level < 1:
-        raise ConfigError(f"--ci-level must be in (0, 1), got {ci_level}")
+    if not 0 < ci_level < 1 or bootstrap < 0:
+        raise ConfigError(f"--ci-level must be in (0, 1) and --bootstrap ≥ 0, got {ci_level}, {bootstrap}")
     table = read_any(path, format=format, skip_invalid=skip_invalid)
     if table.kind != "judgments":
         raise ConfigError(f"{path} holds a {table.kind} table; diagnose needs pairwise judgments")
@@ -54,7 +74,8 @@ def run_diagnose(path: Path, responses_path: Path | None, *, format: str | None,
         responses = read_responses(responses_path, skip_invalid=skip_invalid)
     frame = table.frame.copy()
     result = diagnose(frame, responses.frame if responses is not None else None, truth_col=truth_column(frame),
-                      style_control=style_control, level=ci_level, seed=seed)
+                      style_control=style_control, families=families, bootstrap=bootstrap, level=ci_level,
+                      seed=seed)
     return result, table
 
 
@@ -72,6 +93,8 @@ def render_diagnosis(result, report, level: float, console: Console) -> None:
                           f"[{_fmt(p.ci_low)}, {_fmt(p.ci_high)}]", f"{p.n:,}")
         table.add_section()
     console.print(table)
+    if result.style is not None:
+        render_style(result.style, console)
     if result.echo is not None:
         e = result.echo
         console.print(f"echo: ρ(echo_a − echo_b, outcome) = {_fmt(e.spearman_rho)}; the non-echoing side wins "
@@ -169,6 +192,39 @@ def render_alignment(result, console: Console) -> None:
         console.print(f"[yellow]skipped {method}:[/] {why}", highlight=False)
 
 
+def render_style(style: dict, console: Console) -> None:
+    """Style-control coefficients per judge (with intervals when bootstrapped) and self-preference."""
+    table = RichTable(title="style control · BT coefficients (log-odds of winning per SD of the a−b difference)",
+                      title_justify="left")
+    features = ("length", "headers", "lists", "bold")
+    for name in ("judge", *features, "τ plain vs styled"):
+        table.add_column(name, justify="left" if name == "judge" else "right")
+    for judge, entry in style["per_judge"].items():
+        if "skipped" in entry:
+            table.add_row(judge, *["—"] * len(features), "—")
+            continue
+        coefs = entry["coefficients"]
+        agree = entry.get("ranking_agreement")
+        table.add_row(judge, *[_coef(coefs.get(f)) for f in features],
+                      _fmt(agree["kendall_tau_b"]) if agree else "— (< 3 models)")
+    console.print(table)
+    sp = style["self_preference"]
+    if "skipped" in sp:
+        console.print(f"self-preference: not estimable — {sp['skipped']}", highlight=False)
+    else:
+        console.print(f"self-preference coefficient: {_coef(sp['coefficients']['self_preference'])}")
+    if not style["bootstrap"]:
+        console.print("coefficients without intervals: pass --bootstrap 50 for percentile intervals over prompts")
+
+
+def _coef(c: dict | None) -> str:
+    if not c:
+        return "—"
+    if c.get("ci_low") is None:
+        return _fmt(c["estimate"])
+    return f"{_fmt(c['estimate'])} [{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]"
+
+
 def register(app: typer.Typer) -> None:
     """Add ``diagnose`` and ``accuracy`` to the app."""
 
@@ -181,20 +237,25 @@ def register(app: typer.Typer) -> None:
         format: str = typer.Option(None, "--format", help="Force the judgments' format (default: detect)."),
         style_control: bool = typer.Option(True, "--style-control/--no-style-control",
                                            help="Fit style-controlled BT and compare rankings (needs texts)."),
+        bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds (over prompts) for intervals on "
+                                                             "the style and self-preference coefficients."),
+        family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for self-preference (repeatable; "
+                                                                "NAME is a model/judge name prefix)."),
         ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the sampled checks."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the sampled checks and the bootstrap."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
     ) -> None:
         """Bias figures per judge with intervals (position, swap consistency, length, markdown, label
         agreement), echo, judge-gaming flags and warnings."""
         result, table = run_diagnose(judgments, responses, format=format, style_control=style_control,
-                                     ci_level=ci_level, seed=seed, skip_invalid=skip_invalid)
+                                     ci_level=ci_level, seed=seed, skip_invalid=skip_invalid, bootstrap=bootstrap,
+                                     families=parse_families(family))
         if as_json:
             out = {**result.as_dict(), "read": table.report.as_dict()}
             typer.echo(json.dumps(out, indent=2, default=str))
         else:
-            render_diagnosis(result, table.report, ci_level, Console())
+            render_diagnosis(result, table.report, ci_level, _console())
 
     @app.command("accuracy")
     def accuracy_command(
@@ -222,4 +283,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
         else:
-            render_alignment(result, Console())
+            render_alignment(result, _console())
