@@ -58,11 +58,32 @@ def _summary_lines(summary: dict, output: str | None) -> list[str]:
     return lines
 
 
+def register_design_adapters() -> None:
+    """Make the designs package's single-shot designs (quadratic, sampled, multi-anchor ...) usable by name in
+    ``design:`` of a run config, next to the engine's own all_pairs/anchor. Multi-round designs (tournament,
+    adaptive) need verdicts between rounds and are not run from a config yet."""
+    from judgewise.designs import DESIGNS, make_design
+    from judgewise.judges.pairs import PAIR_DESIGNS, register_pair_design
+
+    for name, cls in DESIGNS.items():
+        if name not in PAIR_DESIGNS and hasattr(cls, "pairs"):
+            register_pair_design(name, _static_design(name, make_design))
+
+
+def _static_design(name: str, make_design):
+    def triples(models, prompt_ids, *, seed: int = 0, **options):
+        import numpy as np
+
+        design = make_design(name, **options)
+        return design.pairs(list(models), list(prompt_ids), np.random.default_rng(seed)).records()
+    return triples
+
+
 def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,
               max_calls: int | None, max_cost: float | None, concurrency: int | None, progress: bool | None,
               as_json: bool) -> None:
     """The body of ``judgewise judge`` (importable for tests)."""
-    import judgewise.designs  # noqa: F401  (lets the designs package register its designs)
+    register_design_adapters()
     from judgewise.judges.config import build_job, load_config
     from judgewise.judges.estimate import estimate_run
     from judgewise.judges.runner import run_judging
@@ -91,6 +112,7 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
             if as_json:
                 print(json.dumps({"dry_run": est.as_dict(), "skipped_comparisons": len(job.skipped)}))
             return
+        opts["est_cost_per_game"] = est.cost / max(1, est.games - est.cached)  # for max_cost before results
         show = progress if progress is not None else err.is_terminal
         bar, update = _progress_bar(est.games - est.cached) if show else (None, None)
         try:

@@ -185,7 +185,10 @@ def build_judge(cfg: dict) -> Judge:
     kind = cfg.get("backend") or ("openai" if cfg.get("base_url") or cfg.get("base_urls") else "local")
     if kind not in JUDGE_BUILDERS:
         raise ConfigError(f'judge.backend: unknown backend "{kind}"; known: {sorted(JUDGE_BUILDERS)}')
-    return JUDGE_BUILDERS[kind](cfg)
+    judge = JUDGE_BUILDERS[kind](cfg)
+    if cfg.get("name") and judge.identity.get("name") != cfg["name"]:
+        judge.identity = {**judge.identity, "name": str(cfg["name"])}  # the judgments' "judge" label
+    return judge
 
 
 # -- comparisons ------------------------------------------------------------------------------------
