@@ -4,6 +4,7 @@ reproduction recipe. Each calls the analysis function its CLI command calls; num
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import sys
@@ -232,11 +233,27 @@ def study_data(study) -> dict:
 VERSIONED = ("judgewise", "numpy", "scipy", "pandas", "pyarrow", "trueskill", "jinja2", "openai", "llama_cpp_python")
 
 
+def _fingerprint(path: Path) -> tuple[str, str]:
+    """(size, first 16 hex digits of SHA-256) of a file, or of every file under a folder in name order."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    digest, size = hashlib.sha256(), 0
+    for f in files:
+        data = f.read_bytes()
+        size += len(data)
+        digest.update(f"{f.relative_to(path) if path.is_dir() else f.name}\0{len(data)}\0".encode())
+        digest.update(data)
+    return fmt_num(size) + " bytes", digest.hexdigest()[:16]
+
+
 def reproduce_section(ctx: ReportContext, s: Section) -> None:
     s.source = "the command line and installed package versions"
     s.paragraphs.append("Run this command with the same inputs and package versions to get the same numbers "
                         "(bootstrap and sampling are seeded).")
     s.tables.append(TableBlock("Command", ["command"], [[ctx.options.command_line()]], css_class="command"))
+    inputs = [[src, *_fingerprint(Path(src))] for src in ctx.run.sources if Path(src).exists()]
+    if inputs:
+        s.tables.append(TableBlock("Inputs (SHA-256 of a file's bytes; of a folder's file names, sizes and bytes)",
+                                   ["input", "size", "sha256"], inputs))
     rows = [["python", sys.version.split()[0]], ["platform", platform.platform()]]
     for name in VERSIONED:
         try:
