@@ -108,3 +108,18 @@ def test_style_control_on_alpacaeval_finds_length_bias_and_shrinks_the_verbose_g
     assert set(styled.info["coefficients"]) == {"length", "headers", "lists", "bold"}
     gain = lambda s: s["alpaca-7b_verbose"] - s["alpaca-7b"]  # noqa: E731
     assert gain(controlled) < gain(plain)
+
+
+def test_length_controlled_win_rate_moves_towards_alpacaeval_lc(shared):
+    """Ours fits prompt difficulty on this table (AlpacaEval uses its own file), so it is not exact: it must rank
+    like the published LC and sit closer to it than the raw win rate does."""
+    from scipy import stats
+
+    root = shared / "data" / "alpacaeval"
+    board = pd.read_csv(root / "leaderboard.csv").set_index("model")
+    ranking = rank(alpacaeval_judgments(root), "lc_winrate", responses=alpacaeval_responses(root))
+    got = pd.DataFrame(ranking.to_records()).set_index("model").loc[board.index].drop("gpt4_1106_preview")
+    published = board["length_controlled_winrate"].drop("gpt4_1106_preview")
+    assert stats.spearmanr(got["score"], published).statistic > 0.9
+    assert np.mean(np.abs(got["score"] - published)) < 0.8 * np.mean(np.abs(got["win_rate"] - published))
+    assert ranking.scores[ranking.models.index("gpt4_1106_preview")] == 50.0

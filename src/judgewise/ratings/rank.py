@@ -13,6 +13,7 @@ from judgewise.errors import ConfigError
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
 from judgewise.ratings.bradley_terry import bradley_terry
 from judgewise.ratings.elo import elo
+from judgewise.ratings.lc_winrate import lc_winrate
 from judgewise.ratings.encode import ARENA_HARD_STRONG_WEIGHT, encode
 from judgewise.ratings.method import MethodResult, RatingData
 from judgewise.ratings.result import Ranking, ci_aware_rank
@@ -30,6 +31,7 @@ RATING_METHODS: dict[str, RatingMethod] = {
     "bt": bradley_terry,
     "elo": elo,
     "trueskill": trueskill_rating,
+    "lc_winrate": lc_winrate,
 }
 
 
