@@ -213,15 +213,17 @@ def _alpacaeval_source(shared_dir: Path | None) -> Path:
 
 def test_report_on_real_alpacaeval_data_ranks_every_model(shared, tmp_path):
     src = _alpacaeval_source(shared)
-    sections = {s.key: s for s in build_report(src)}
+    sections = {s.key: s for s in build_report(src, options=_options())}
     lb = sections["leaderboard"]
     assert lb.status == OK, lb.note
     n_models = len(lb.tables[0].rows)
     assert n_models >= 8
     assert dict(sections["summary"].facts)["Design"].startswith("anchor")
     flags = [t for t in sections["diagnostics"].tables if t.css_class == "flags"]
-    if flags:  # gaming detection ran on the outputs in the folder
-        assert any("NullModel" in row[0] for row in flags[0].rows) or "NullModel" not in json.dumps(lb.tables[0].rows)
+    assert flags, "the AlpacaEval folder carries model outputs: gaming checks must run"
+    ranked = {row[1] for row in lb.tables[0].rows}
+    assert ("NullModel" in ranked) == any(row[0] == "NullModel" for row in flags[0].rows)
+    assert sections["anchors"].status == OK and sections["anchors"].tables[0].rows[0][0] == "gpt4_1106_preview"
 
 
 def small_study():
