@@ -25,7 +25,7 @@ def anchors_section(ctx: ReportContext, s: Section) -> None:
 
     s.source = "judgewise.analysis.anchors (informativeness, win_count_histogram, anchor_report; Anchor §4.2–4.3)"
     if ctx.anchor:
-        reports = [anchors.report_from_judgments(ctx.valid, ctx.anchor)]
+        reports = [ctx.memo(("anchor", ctx.anchor), lambda: anchors.report_from_judgments(ctx.valid, ctx.anchor))]
         s.paragraphs.append(f"Every model was compared with the anchor {ctx.anchor}. A comparison is informative for "
                             "a pair of models when their verdicts against the anchor differ (Anchor §4.3).")
     else:
@@ -116,7 +116,7 @@ def _tie_rate(ctx: ReportContext) -> tuple[float, str]:
     if ctx.anchor:
         from judgewise.analysis.anchors import report_from_judgments
 
-        r = report_from_judgments(ctx.valid, ctx.anchor)
+        r = ctx.memo(("anchor", ctx.anchor), lambda: report_from_judgments(ctx.valid, ctx.anchor))
         return r.wasted_share, f"1 − informativeness of anchor {ctx.anchor}"
     from judgewise.analysis.bias import proportion
 

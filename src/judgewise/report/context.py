@@ -39,6 +39,13 @@ class ReportContext:
 
     def __init__(self, run: RunData, options: ReportOptions):
         self.run, self.options = run, options
+        self._memo: dict = {}
+
+    def memo(self, key, compute):
+        """``compute()`` once per key for this report (results several sections show)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @cached_property
     def valid(self) -> pd.DataFrame:
