@@ -97,10 +97,14 @@ def alpacaeval_responses(root) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def test_style_control_on_alpacaeval_finds_length_bias_and_shrinks_the_verbose_gain(shared):
+@pytest.fixture(scope="module")
+def alpaca_tables(shared):
     root = shared / "data" / "alpacaeval"
-    judgments = alpacaeval_judgments(root)
-    responses = alpacaeval_responses(root)
+    return alpacaeval_judgments(root), alpacaeval_responses(root)
+
+
+def test_style_control_on_alpacaeval_finds_length_bias_and_shrinks_the_verbose_gain(alpaca_tables):
+    judgments, responses = alpaca_tables
     plain = dict(zip(*(lambda r: (r.models, r.scores))(rank(judgments, "bt"))))
     styled = rank(judgments, "bt", style_control=True, responses=responses)
     controlled = dict(zip(styled.models, styled.scores))
@@ -110,14 +114,15 @@ def test_style_control_on_alpacaeval_finds_length_bias_and_shrinks_the_verbose_g
     assert gain(controlled) < gain(plain)
 
 
-def test_length_controlled_win_rate_moves_towards_alpacaeval_lc(shared):
+def test_length_controlled_win_rate_moves_towards_alpacaeval_lc(alpaca_tables, shared):
     """Ours fits prompt difficulty on this table (AlpacaEval uses its own file), so it is not exact: it must rank
     like the published LC and sit closer to it than the raw win rate does."""
     from scipy import stats
 
     root = shared / "data" / "alpacaeval"
     board = pd.read_csv(root / "leaderboard.csv").set_index("model")
-    ranking = rank(alpacaeval_judgments(root), "lc_winrate", responses=alpacaeval_responses(root))
+    judgments, responses = alpaca_tables
+    ranking = rank(judgments, "lc_winrate", responses=responses)
     got = pd.DataFrame(ranking.to_records()).set_index("model").loc[board.index].drop("gpt4_1106_preview")
     published = board["length_controlled_winrate"].drop("gpt4_1106_preview")
     assert stats.spearmanr(got["score"], published).statistic > 0.9

@@ -14,6 +14,7 @@ Intervals are percentile intervals at ``ci_level``; the bootstrap median is repo
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,6 +118,7 @@ def bootstrap(data: RatingData, result: MethodResult, rounds: int, *, unit: str 
 def summarise(reps: np.ndarray, ci_level: float, unit: str) -> BootstrapResult:
     """Percentile interval at ``ci_level`` and median of each column of the replicates (NaNs ignored)."""
     tail = 100.0 * (1.0 - ci_level) / 2.0
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():  # a model with no finite replicate gets NaN bounds, reported as such
+        warnings.simplefilter("ignore", RuntimeWarning)
         low, med, high = np.nanpercentile(reps, [tail, 50.0, 100.0 - tail], axis=0)
     return BootstrapResult(reps, low, high, med, ci_level, unit)
