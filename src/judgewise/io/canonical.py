@@ -122,7 +122,8 @@ def validate_table(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bo
     """Check, clean and type a raw frame as the canonical ``kind`` table; the report counts what was used."""
     frame = _require_columns(frame.copy(), kind, tabular, v)
     frame, rows = v.apply(frame, rows, checks_for(kind, frame.columns))
-    frame = unmark_absent(frame)
+    if not tabular:  # only records can lack a field
+        frame = unmark_absent(frame)
     if kind == "responses":
         frame, rows = _pair_duplicates(frame, rows, v)
     if not len(frame):

@@ -125,32 +125,62 @@ def read_json_list(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, 
     return records_frame(*json_list_records(path, v))
 
 
-def read_csv(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
-    """A CSV with a header row; every value is text; an empty cell is missing (except in ``text``, where it is
-    an empty response); ragged rows are rejected."""
-    text = decode_utf8(read_bytes(path, v), v)
+def _csv_fast(text: str, header: list[str]) -> pd.DataFrame | None:
+    """pandas' C parser for well-formed CSVs (every cell as text); None when the careful path is needed."""
     try:
-        table = list(csv.reader(io.StringIO(text, newline="")))
+        frame = pd.read_csv(io.StringIO(text), dtype=object, keep_default_na=False, na_filter=False,
+                            skip_blank_lines=False)
+    except (pd.errors.ParserError, ValueError):
+        return None
+    if list(frame.columns) != header or frame.isna().to_numpy().any():  # a short row leaves NaN
+        return None
+    return frame
+
+
+def _csv_careful(text: str, header: list[str], v: Validator) -> pd.DataFrame:
+    """Python's csv module, row by row: a row with the wrong number of cells is rejected with its number."""
+    try:
+        body = list(csv.reader(io.StringIO(text, newline="")))[1:]
     except csv.Error as exc:
         raise v.error(f"not valid CSV ({exc})") from None
-    header, body = table[0], table[1:]
-    if len(set(header)) != len(header) or any(not name.strip() for name in header):
-        raise v.error(f"the CSV header must name each column once, found {header}", row=None)
-    body = [(number, cells) for number, cells in enumerate(body, start=1) if any(c.strip() for c in cells)]
-    if not body:
-        raise v.error("the CSV has a header but no data rows")
-    v.report.rows_read += len(body)
     kept, rows = [], []
-    for number, cells in body:
-        if len(cells) != len(header):
+    for number, cells in enumerate(body, start=1):
+        if not any(c.strip() for c in cells):
+            kept.append([""] * len(header))
+        elif len(cells) != len(header):
             v.reject(f"expected {len(header)} cells (as in the header), found {len(cells)}", row=number)
+            v.report.rows_read += 1
             continue
-        kept.append(cells)
+        else:
+            kept.append(cells)
         rows.append(number)
     frame = pd.DataFrame(kept, columns=header, dtype=object)
+    frame.index = np.array(rows, dtype=np.int64) - 1
+    return frame
+
+
+def read_csv(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """A CSV with a header row; every value is text; an empty cell is missing (except in ``text``, where it is
+    an empty response); blank lines are ignored; ragged rows are rejected."""
+    text = decode_utf8(read_bytes(path, v), v)
+    try:
+        header = next(csv.reader(io.StringIO(text, newline="")))
+    except (csv.Error, StopIteration) as exc:
+        raise v.error(f"not valid CSV ({exc})") from None
+    if len(set(header)) != len(header) or any(not name.strip() for name in header):
+        raise v.error(f"the CSV header must name each column once, found {header}")
+    frame = _csv_fast(text, header)
+    if frame is None:
+        frame = _csv_careful(text, header, v)
+    blank = (frame == "").to_numpy().all(axis=1)
+    rows = frame.index.to_numpy(dtype=np.int64)[~blank] + 1
+    frame = frame[~blank].reset_index(drop=True)
+    if not len(frame) and not v.report.rows_skipped:
+        raise v.error("the CSV has a header but no data rows")
+    v.report.rows_read += len(frame)
     for col in frame.columns.difference(FREE_TEXT_COLUMNS):
-        frame[col] = frame[col].replace({"": None})
-    return frame, np.array(rows, dtype=np.int64), True
+        frame[col] = frame[col].mask(frame[col] == "", None)
+    return frame, rows, True
 
 
 def read_parquet(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:

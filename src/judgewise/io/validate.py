@@ -19,6 +19,7 @@ from judgewise.errors import InputError
 from judgewise.io.tables import ReadReport
 
 MAX_SHOWN_CHARS = 60
+NO_BOOLEANS = {"string", "floating", "integer", "mixed-integer-float", "decimal", "empty"}  # pandas infer_dtype
 
 
 class _Missing:
@@ -142,7 +143,7 @@ def as_number(series: pd.Series) -> np.ndarray:
     """Values as floats; NaN where a value is missing, not numeric, or a boolean."""
     if series.dtype == bool:
         return np.full(len(series), np.nan)
-    if series.dtype == object:
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) not in NO_BOOLEANS:
         series = series.map(lambda v: np.nan if isinstance(v, bool) else v)
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
 
