@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgewise.io import detect_format, read_any, read_judgments, read_responses
+from judgewise.io import detect_format, read_any, read_judgments, read_responses, read_scores
 from judgewise.io.alpacaeval import prompt_id_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,3 +114,6 @@ def test_judgebench_outputs_are_detected_and_delegated(shared):
     assert detect_format(path).name == "judgebench"
     table = read_any(path)
     assert table.kind == "judgments" and table.report.format == "judgebench" and len(table.frame) > 0
+    scores = read_scores(path)  # per-item scores of every judge, plus the objective label as rater "human"
+    assert scores.kind == "scores" and "human" in set(scores.frame["rater"])
+    assert set(table.frame["judge"]) <= set(scores.frame["rater"])

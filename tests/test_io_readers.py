@@ -123,3 +123,17 @@ def test_atomic_write_failing_midway_keeps_the_old_file_and_leaves_no_temp_file(
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.json"]
     write_text_atomic(target, "new")
     assert target.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_csv_rows_are_numbered_as_data_rows_across_blank_lines_and_ragged_rows_are_counted(tmp_path):
+    path = tmp_path / "j.csv"
+    path.write_text("prompt_id,model_a,model_b,judge,outcome\n"
+                    "p1,a,b,j,1\n\np2,a,b,j,0,extra\np3,a,b,j,oops\np4,a,b,j,0.5\n")
+    with pytest.raises(InputError) as err:
+        read_judgments(path)
+    assert err.value.row == 3 and "expected 5 cells" in str(err.value)
+    table = read_judgments(path, skip_invalid=True)
+    assert (table.report.rows_read, table.report.rows_used, table.report.rows_skipped) == (4, 2, 2)
+    assert [r.split(": ")[0] for r in table.report.skipped_reasons] == [f"{path} row 3",
+                                                                        f'{path} row 4 field "outcome"']
+    assert list(table.frame["prompt_id"]) == ["p1", "p4"]

@@ -7,7 +7,7 @@ Built-in formats, in detection order (see :mod:`judgewise.io.registry` to add yo
 ``arenahard-battles`` Arena-Hard / Chatbot Arena battles ``{question_id, model_a, model_b, winner}`` (judgments)
 ``arenahard-games``   Arena-Hard ``model_judgment`` files with 5-way ``games`` (judgments)
 ``arenahard-answers`` Arena-Hard ``model_answer/*.jsonl`` (responses)
-``judgebench``        JudgeBench judge outputs (judgments; reader in :mod:`judgewise.io.judgebench`)
+``judgebench``        JudgeBench judge outputs (judgments, or scores via ``read_scores``; :mod:`.judgebench`)
 ``jsonl``/``json``/``csv``/``parquet``  canonical tables; which table is inferred from the columns
 ==================== ===========================================================================================
 """
@@ -30,9 +30,10 @@ CANONICAL_SUFFIXES = {"jsonl": (".jsonl", ".ndjson"), "json": (".json",), "csv":
 
 
 def _read_judgebench(path, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
-    from judgewise.io.judgebench import read_judgebench  # lazy: optional module
+    """JudgeBench games (judgments), or per-item scores of every judge plus the label when scores are wanted."""
+    from judgewise.io import judgebench  # lazy: H6's module
 
-    return read_judgebench(path)
+    return judgebench.read_judgebench_scores(path) if kind == "scores" else judgebench.read_judgebench(path)
 
 
 def _looks_like_judgebench(probe: Probe) -> bool:
