@@ -207,7 +207,8 @@ class EchoWins:
 
 def echo_win_correlation(judgments: pd.DataFrame, flagged: pd.DataFrame) -> EchoWins:
     """Correlate echo with judge preference (CLB App. F): ``flagged`` is :func:`echo_flags` output."""
-    lookup = dict(zip(zip(flagged["prompt_id"].astype(str), flagged["model"].astype(str)), flagged["echo"]))
+    echo = flagged["echo"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)  # NA: no LLM verdict
+    lookup = dict(zip(zip(flagged["prompt_id"].astype(str), flagged["model"].astype(str)), echo))
     d = judgments[judgments["outcome"].notna()]
     pid = d["prompt_id"].astype(str)
     ea = np.array([lookup.get(k, np.nan) for k in zip(pid, d["model_a"].astype(str))], dtype=float)
