@@ -41,8 +41,8 @@ class BattleCategories:
 
 def _value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Small integer codes for float values and the distinct values; fast paths for all-ones and halves."""
-    if values.min() == values.max():
-        return np.zeros(len(values), dtype=np.int64), values[:1].copy()
+    if values.min() == values.max():  # one value: code 0 everywhere (a scalar broadcasts, no 2M-row array)
+        return np.zeros(1, dtype=np.int64)[0], values[:1].copy()
     doubled = values * 2.0
     codes = doubled.astype(np.int64)
     if values.min() >= 0 and values.max() <= 32 and np.array_equal(codes, doubled):
@@ -78,7 +78,7 @@ def battle_categories(enc: EncodedJudgments) -> BattleCategories:
     w_k, rest = keys % n_w, keys // n_w
     o_k, pair = rest % n_o, rest // n_o
     return BattleCategories(pair // m, pair % m, o_values[o_k].astype(np.float64), w_values[w_k].astype(np.float64),
-                            count.astype(np.float64), of_row.astype(np.int64), m)
+                            count.astype(np.float64), of_row.astype(np.int64, copy=False), m)
 
 
 @dataclass
