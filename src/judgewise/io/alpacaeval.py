@@ -12,9 +12,10 @@ annotation becomes one canonical judgment row:
   ``model_outputs.json`` (that is what aligns judgments with responses and lets the bootstrap resample prompts).
 
 Accepted paths: the data directory holding ``results/``, the ``results/`` directory itself, one model's directory,
-or one ``annotations.json`` file. Responses (``results/<model>/model_outputs.json``, including the anchor's, which
-has no annotations) are attached as ``Table.extras["responses"]``; an anchor without ``model_outputs.json`` gets its
-texts from the annotations' ``output_1``. ``extras["anchor"]`` names the anchor when there is exactly one.
+or one annotations file (model = the folder above its annotator folder). Responses
+(``results/<model>/model_outputs.json``, including the anchor's, which has no annotations) are attached as
+``Table.extras["responses"]``; an anchor without ``model_outputs.json`` gets its texts from the annotations'
+``output_1``. ``extras["anchor"]`` names the anchor when there is exactly one.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pandas as pd
 
 from judgewise.io.containers import json_list_records
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import MISSING, Check, Validator, duplicate_field, number_field, text_field
+from judgewise.io.validate import MISSING, Check, Validator, duplicate_field, not_text, number_field, text_field
 
 ANNOTATIONS = "annotations.json"
 OUTPUTS = "model_outputs.json"
@@ -47,7 +48,7 @@ def annotation_files(path: str | Path) -> list[tuple[str, str, Path]]:
     """``(model, annotator, file)`` for every annotations.json under a data dir, results dir or model dir."""
     root = Path(path)
     if root.is_file():
-        return [(root.parent.parent.name, root.parent.name, root)] if root.name == ANNOTATIONS else []
+        return [(root.parent.parent.name, root.parent.name, root)]
     for base in (root / "results", root):
         files = sorted(base.glob(f"*/*/{ANNOTATIONS}"))
         if files:
@@ -79,7 +80,9 @@ def _read_annotations(model: str, annotator: str, file: Path, report: ReadReport
     records, rows = json_list_records(file, v)
     raw = pd.DataFrame({f: _column(records, f) for f in ("instruction", "generator_1", "preference")})
     raw["dataset"], raw["output_1"] = _column(records, "dataset", None), _column(records, "output_1", None)
-    raw, rows = v.apply(raw, rows, ANNOTATION_CHECKS)
+    not_itself = Check("generator_1", f"an anchor other than the judged model {model!r} (its folder name)",
+                       lambda f: (f["generator_1"].astype(str) == model).to_numpy())
+    raw, rows = v.apply(raw, rows, [*ANNOTATION_CHECKS, not_itself])
     return pd.DataFrame({
         "prompt_id": [prompt_id_of(text) for text in raw["instruction"]],
         "model_a": model,
@@ -98,8 +101,7 @@ def _read_outputs(model: str, file: Path, report: ReadReport, skip_invalid: bool
     records, rows = json_list_records(file, v)
     raw = pd.DataFrame({"instruction": _column(records, "instruction"), "output": _column(records, "output")})
     checks = [text_field("instruction", "instruction text"),
-              Check("output", "a string (the model's output)",
-                    lambda f: ~f["output"].map(lambda x: isinstance(x, str)).to_numpy(dtype=bool))]
+              Check("output", "a string (the model's output)", lambda f: not_text(f["output"]))]
     raw, rows = v.apply(raw, rows, checks)
     frame = pd.DataFrame({"prompt_id": [prompt_id_of(t) for t in raw["instruction"]], "model": model,
                           "text": raw["output"], "instruction": raw["instruction"]})

@@ -1,8 +1,9 @@
 """Reading a model → score map from a ``judgewise rank --json`` output or a plain ``{model: score}`` JSON object.
 
 Accepted shapes: a JSON list of objects with ``model`` and ``score`` (what ``rank --json`` prints); a JSON object
-``{model: score}``; or an object holding such a map under some key (e.g. a reference file with ``"bt_elo_scale": {...}``): the
-map under ``key`` when given, else the only one, else the one sharing most model names with ``models``.
+``{model: score}``; or an object holding such a map under some key (e.g. a reference file with
+``"bt_elo_scale": {...}``): the map under ``key`` when given, else the only one, else the one sharing most model
+names with ``models``.
 """
 
 from __future__ import annotations
