@@ -123,7 +123,7 @@ def _restrict_to(wide: pd.DataFrame, items, source: str) -> pd.DataFrame:
     wide = wide.loc[items]
     unrelated = [c for c in wide.columns if wide[c].isna().all()]
     if unrelated:
-        log.info("%s: judges with no score on the target's %d items are left out: %s", source, len(items),
+        log.debug("%s: judges with no score on the target's %d items are left out: %s", source, len(items),
                  ", ".join(map(str, unrelated)))
     return wide.drop(columns=unrelated)
 

@@ -246,9 +246,14 @@ def _pools_per_target(scores, human, targets, human_rater):
     frame, human_frame = read_tables(scores, human)
     explicit = bool(targets)
     names = targets if explicit else sorted(set(frame["rater"].astype(str)) - {human_rater})
-    pairs = []
+    pairs, judges, told = [], set(frame["rater"].astype(str)) - {human_rater}, set()
     for name in names:
         pool = pool_from_scores(frame, human_frame, target=name, human_rater=human_rater, source=str(scores))
+        left_out = tuple(sorted(judges - set(pool.judges)))
+        if left_out and left_out not in told:
+            told.add(left_out)
+            log.info("judges with no score on the items of %s (and judges sharing them) are left out: %s",
+                     pool.judges[pool.judge_index(name)], ", ".join(left_out))
         if len(pool.judges) < 2:
             if explicit:
                 raise InputError(f"no other judge scored the items of {name!r}: Metric Match needs other judges")
@@ -294,7 +299,7 @@ def render_study(summary: dict) -> None:
     pops = {(p["target"], p["metric"]): p["population"] for p in summary["population"]}
     table = RichTable(title="Metric Match vs random, per target judge and metric (mean over budgets)",
                       title_justify="left")
-    for col in ("target", "metric", "ρ (pop.)", "err random", "err MM", "Δ err", "macro win", "micro win",
+    for col in ("target", "metric", "population", "err random", "err MM", "Δ err", "macro win", "micro win",
                 "savings"):
         table.add_column(col, justify="left" if col in ("target", "metric") else "right")
     for r in per_target.itertuples(index=False):
@@ -314,7 +319,7 @@ def render_study(summary: dict) -> None:
         out.print(f"{k} vs random: macro win {o['macro']:.3f}, micro win {o['micro']:.3f}", highlight=False)
     out.print(f"error reduction with per-cell median errors (robust to ICC's heavy tails at tiny budgets): "
               f"{100 * head['improvement_median_errors']:.1f}%", highlight=False)
-    out.print(f"Metric Match vs random: error −{100 * head['improvement']:.1f}% (paper 18.7%), macro win rate "
+    out.print(f"Metric Match vs random: error {-100 * head['improvement']:+.1f}% (paper −18.7%), macro win rate "
               f"{head['macro']:.3f} [{head['macro_lo']:.3f}, {head['macro_hi']:.3f}] (paper 0.838), micro "
               f"{head['micro']:.3f} (paper 0.538), annotation savings {100 * head['savings']:.1f}% (paper 32.5%)",
               highlight=False)
