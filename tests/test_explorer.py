@@ -144,3 +144,28 @@ def test_serve_command_binds_localhost_and_answers(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.mark.parametrize("n_models", [3, 5, 8])
+def test_bracket_rounds_inferred_from_a_tournament_run_match_the_design(n_models):
+    from judgewise.designs import make_design
+    from judgewise.designs.tournament import bracket
+
+    rng = np.random.default_rng(n_models)
+    models = [f"m{i}" for i in range(n_models)]
+    prompts = [f"p{k}" for k in range(25)]
+    verdicts = lambda p, a, b: rng.integers(0, 3, len(p)) / 2  # noqa: E731 — ties included
+    run = make_design("tournament").run(models, prompts, verdicts, np.random.default_rng(0))
+    heights = [h for _, _, h in bracket(n_models)]
+    expected = np.concatenate([[h] * (heights.count(h) * len(prompts)) for h in sorted(set(heights))])
+    data = ExplorerData(load_run(run.to_judgments()), ReportOptions(bootstrap=0))
+    assert np.array_equal(data.rounds, expected)
+
+
+def test_an_anchor_run_is_not_mistaken_for_a_tournament(tmp_path):
+    from judgewise.io import read_judgments
+
+    jpath, _ = make_run(tmp_path, n_prompts=20, xss=False)
+    df = read_judgments(jpath).frame
+    star = df[(df.model_a == "model-2") | (df.model_b == "model-2")]
+    assert ExplorerData(load_run(star), ReportOptions(bootstrap=0)).rounds is None
