@@ -119,10 +119,10 @@ def test_bt_bootstrap_interval_covers_simulated_truth_95_percent():
     """≥ 200 simulated datasets × 6 models: the 95% percentile interval holds the true Elo 95% ± 3 points."""
     rng = np.random.default_rng(2024)
     hits = []
-    for dataset in range(240):
+    for dataset in range(200):
         strengths = rng.normal(size=6)
         truth = population_elo(strengths)
-        ranking = rank(simulate(rng, strengths, 3000), "bt", bootstrap=400, bootstrap_unit="battle",
+        ranking = rank(simulate(rng, strengths, 3000), "bt", bootstrap=300, bootstrap_unit="battle",
                        seed=dataset)
         order = np.argsort([int(m[1:]) for m in ranking.models])
         hits.append((ranking.ci_low[order] <= truth) & (truth <= ranking.ci_high[order]))
