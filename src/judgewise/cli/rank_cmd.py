@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import typer
@@ -56,14 +57,25 @@ def render_table(ranking, records: list[dict], report, console: Console) -> None
         cells += [_fmt(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"]
         table.add_row(*cells)
     console.print(table)
+    for line in [*info_lines(ranking), report_line(report)]:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def info_lines(ranking) -> list[str]:
+    """How the intervals were made and, for style control, the fitted coefficients."""
+    level = f"{ranking.ci_level * 100:g}%"
     boot = ranking.info.get("bootstrap")
     if boot:
-        console.print(f"{level} intervals: percentile bootstrap, {boot['rounds']} rounds over {boot['unit']}s "
-                      f"(seed {boot['seed']}); rank = 1 + models whose lower bound exceeds this upper bound",
-                      soft_wrap=True)
+        lines = [f"{level} intervals: percentile bootstrap, {boot['rounds']} rounds over {boot['unit']}s "
+                 f"(seed {boot['seed']}); rank = 1 + models whose lower bound exceeds this upper bound"]
     else:
-        console.print("no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks)", soft_wrap=True)
-    console.print(report_line(report), highlight=False, markup=False, soft_wrap=True)
+        lines = ["no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks)"]
+    coefficients = ranking.info.get("coefficients")
+    if coefficients:
+        units = ranking.info.get("coefficient_units", "")
+        lines.append("style coefficients" + (f" ({units})" if units else "") + ": "
+                     + ", ".join(f"{name} {value:+.3f}" for name, value in coefficients.items()))
+    return lines
 
 
 def _check_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:
@@ -148,9 +160,11 @@ def register(app: typer.Typer) -> None:
             write_text_atomic(output, text + "\n")
         if as_json:
             typer.echo(text)
-            Console(stderr=True).print(report_line(table.report), highlight=False, markup=False, soft_wrap=True)
+            err = Console(stderr=True)
+            for line in [*info_lines(ranking)[1:], report_line(table.report)]:
+                err.print(line, highlight=False, markup=False, soft_wrap=True)
         else:
-            render_table(ranking, records, table.report, Console())
+            render_table(ranking, records, table.report, Console(width=None if sys.stdout.isatty() else 120))
 
     @app.command("agree")
     def agree_command(
