@@ -120,3 +120,23 @@ def test_dry_run_counts_calls_and_prices_them_before_any_call(tmp_path):
             run_judging(comps, judge, store)
             again = estimate_run(comps, judge, store)
     assert (again.calls, again.cached, again.cost) == (0, 20, 0.0)
+
+
+def test_a_tournament_asks_the_engine_round_by_round_and_a_rerun_pays_nothing(tmp_path):
+    import numpy as np
+
+    from judgewise.designs import make_design
+    from judgewise.judges.config import build_judge, load_pool
+    from judgewise.judges.rounds import EngineVerdicts
+
+    cfg = load_config(_config(tmp_path, design={"name": "tournament"}))
+    pool = load_pool(cfg)
+    judge = build_judge({"backend": "simulated", "ratings": {"m1": 900, "m2": 1000, "m3": 1100, "m4": 1200}})
+    with JudgmentStore(tmp_path / "s.sqlite") as store:
+        first = EngineVerdicts(pool, judge, store)
+        run = make_design("tournament").run(pool.models, pool.prompt_ids, first, np.random.default_rng(0))
+        again = EngineVerdicts(pool, judge, store)
+        make_design("tournament").run(pool.models, pool.prompt_ids, again, np.random.default_rng(0))
+    assert run.n_calls == (4 - 1) * 3  # (n - 1) matches per prompt (Arena-lite Alg. 1)
+    assert first.summary()["judged"] == 2 * run.n_calls and first.summary()["rounds"] >= 2
+    assert again.summary()["judged"] == 0 and again.summary()["cached"] == 2 * run.n_calls

@@ -63,13 +63,14 @@ def test_failed_games_are_judged_again_only_with_retry_failed(tmp_path):
     comps = comparisons(10)
     one_try = RetryPolicy(max_attempts=1)
     with FaultServer(fault_fn=fail_first) as srv:
-        first = run_judging(comps, llm_judge(srv.url), tmp_path / "s.sqlite", retry=one_try)
+        judge = llm_judge(srv.url)  # one judge object serves several runs (each its own event loop)
+        first = run_judging(comps, judge, tmp_path / "s.sqlite", retry=one_try)
         assert first.failed == 20 and first.judged == 0
         assert first.judgments["error"].str.contains("gave up after 1 attempts").all()
         n_requests = sum(srv.requests.values())
-        rerun = run_judging(comps, llm_judge(srv.url), tmp_path / "s.sqlite", retry=one_try)
+        rerun = run_judging(comps, judge, tmp_path / "s.sqlite", retry=one_try)
         assert sum(srv.requests.values()) == n_requests and rerun.cached == 20  # no call without the flag
-        retried = run_judging(comps, llm_judge(srv.url), tmp_path / "s.sqlite", retry=one_try, retry_failed=True)
+        retried = run_judging(comps, judge, tmp_path / "s.sqlite", retry=one_try, retry_failed=True)
     assert retried.judged == 20 and retried.failed == 0
     assert (retried.judgments["status"] == "ok").all()
 

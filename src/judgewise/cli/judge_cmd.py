@@ -79,17 +79,9 @@ def _static_design(name: str, make_design):
     return triples
 
 
-def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,
-              max_calls: int | None, max_cost: float | None, concurrency: int | None, progress: bool | None,
-              as_json: bool) -> None:
-    """The body of ``judgewise judge`` (importable for tests)."""
-    register_design_adapters()
-    from judgewise.judges.config import build_job, load_config
-    from judgewise.judges.estimate import estimate_run
-    from judgewise.judges.runner import run_judging
-    from judgewise.judges.store import JudgmentStore, write_export
+def _apply_overrides(config: Path, *, store, output, retry_failed, max_calls, max_cost, concurrency):
+    from judgewise.judges.config import load_config
 
-    _quiet_http_logs()
     cfg = load_config(config)
     cfg.store = store or cfg.store
     cfg.output = output or cfg.output
@@ -97,40 +89,91 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
     cfg.budget.update({k: v for k, v in (("max_calls", max_calls), ("max_cost", max_cost)) if v is not None})
     if concurrency:
         cfg.limits["concurrency"] = concurrency
-    job = build_job(cfg)
+    return cfg
+
+
+def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,
+              max_calls: int | None, max_cost: float | None, concurrency: int | None, progress: bool | None,
+              as_json: bool) -> None:
+    """The body of ``judgewise judge`` (importable for tests)."""
+    from judgewise.judges.config import build_job
+    from judgewise.judges.estimate import estimate_run
+    from judgewise.judges.runner import run_judging
+    from judgewise.judges.store import JudgmentStore, write_export
+
+    _quiet_http_logs()
+    register_design_adapters()
+    cfg = _apply_overrides(config, store=store, output=output, retry_failed=retry_failed, max_calls=max_calls,
+                           max_cost=max_cost, concurrency=concurrency)
+    job = build_job(cfg, allow_rounds=True)
     opts = cfg.run_options()
     if job.skipped:
         log.warning("%d comparisons could not be built and are not judged (first: %s)", len(job.skipped),
                     "; ".join(job.skipped[:3]))
     with JudgmentStore(cfg.store) as st:
-        est = estimate_run(job.comparisons, job.judge, st, orders=cfg.orders, seed=cfg.seed,
-                           concurrency=opts["concurrency"], limits=opts["limits"],
-                           expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)),
-                           expected_tokens_out=cfg.judge.get("expected_tokens_out"))
-        err.print(est.line(), highlight=False, markup=False)
-        if dry_run:
-            if as_json:
-                print(json.dumps({"dry_run": est.as_dict(), "skipped_comparisons": len(job.skipped)}))
+        if job.multi_round:
+            summary, judgments = _run_rounds(job, st, opts, dry_run=dry_run, as_json=as_json)
+        else:
+            est = estimate_run(job.comparisons, job.judge, st, orders=cfg.orders, seed=cfg.seed,
+                               concurrency=opts["concurrency"], limits=opts["limits"],
+                               expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)),
+                               expected_tokens_out=cfg.judge.get("expected_tokens_out"))
+            err.print(est.line(), highlight=False, markup=False)
+            if dry_run:
+                if as_json:
+                    print(json.dumps({"dry_run": est.as_dict(), "skipped_comparisons": len(job.skipped)}))
+                return
+            opts["est_cost_per_game"] = est.cost / max(1, est.games - est.cached)  # for max_cost before results
+            result = _with_progress(progress, est.games - est.cached,
+                                    lambda update: run_judging(job.comparisons, job.judge, st, progress=update, **opts))
+            summary, judgments = {**result.summary(), "skipped_comparisons": len(job.skipped)}, result.judgments
+        if summary is None:
             return
-        opts["est_cost_per_game"] = est.cost / max(1, est.games - est.cached)  # for max_cost before results
-        show = progress if progress is not None else err.is_terminal
-        bar, update = _progress_bar(est.games - est.cached) if show else (None, None)
-        try:
-            if bar:
-                bar.start()
-            result = run_judging(job.comparisons, job.judge, st, progress=update, **opts)
-        finally:
-            if bar:
-                bar.stop()
         if cfg.output:
-            write_export(result.judgments, cfg.output)
-    summary = {**result.summary(), "store": cfg.store, "skipped_comparisons": len(job.skipped),
-               "output": cfg.output}
+            write_export(judgments, cfg.output)
+    _print_summary({**summary, "store": cfg.store, "output": cfg.output}, as_json)
+
+
+def _with_progress(progress: bool | None, total: int, run):
+    """Call ``run(update)`` under a progress bar when wanted (default: stderr is a terminal)."""
+    show = progress if progress is not None else err.is_terminal
+    if not show:
+        return run(None)
+    bar, update = _progress_bar(total)
+    with bar:
+        return run(update)
+
+
+def _run_rounds(job, store, opts: dict, *, dry_run: bool, as_json: bool):
+    """A multi-round design (tournament, adaptive, ...) asking the engine for each round's verdicts."""
+    import numpy as np
+
+    from judgewise.designs import make_design
+    from judgewise.judges.rounds import EngineVerdicts
+
+    spec = dict(job.config.design)
+    name, seed = spec.pop("name"), spec.pop("seed", job.config.seed)
+    design = make_design(name, **spec)
+    n = design.n_calls(len(job.models), job.n_prompts)
+    games = n * (2 if job.config.orders == "both" else 1)
+    err.print(f"dry run: design {name} asks for about {n} comparisons ({games} games) over {job.n_prompts} prompts "
+              f"and {len(job.models)} models, in rounds; stored games are not paid again", highlight=False)
+    if dry_run:
+        if as_json:
+            print(json.dumps({"dry_run": {"design": name, "comparisons": n, "games": games}}))
+        return None, None
+    verdicts = EngineVerdicts(job.pool, job.judge, store, opts)
+    run = design.run(job.models, job.pool.prompt_ids, verdicts, np.random.default_rng(seed))
+    info = {k: v for k, v in run.info.items() if isinstance(v, (int, float, str, bool, type(None)))}
+    return {**verdicts.summary(), "design": name, "design_info": info}, verdicts.judgments()
+
+
+def _print_summary(summary: dict, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(summary))
-    else:
-        for line in _summary_lines(summary, cfg.output):
-            out.print(line, markup=False)
+        print(json.dumps(summary, default=str))
+        return
+    for line in _summary_lines(summary, summary.get("output")):
+        out.print(line, markup=False)
 
 
 def run_export(store: Path, output: Path, only_ok: bool) -> dict:

@@ -37,7 +37,7 @@ import yaml
 from judgewise.errors import ConfigError
 from judgewise.judges.base import Comparison, Judge
 from judgewise.judges.limits import Budget, RateLimits
-from judgewise.judges.pairs import build_comparisons, design_triples, prompt_texts
+from judgewise.judges.pairs import PAIR_DESIGNS, build_comparisons, design_triples, prompt_texts
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.judges.store import DEFAULT_STORE
 
@@ -218,8 +218,22 @@ def _read_prompts(source) -> pd.DataFrame:
 
 
 @dataclass
+class Pool:
+    """The material a design draws from: responses, prompt texts, models and prompt ids."""
+
+    responses: pd.DataFrame
+    texts: dict[str, str]
+    models: list[str]
+    prompt_ids: list[str]
+
+
+@dataclass
 class Job:
-    """Everything a run needs, built from a config: comparisons, judge, and what was skipped."""
+    """Everything a run needs, built from a config: comparisons, judge, and what was skipped.
+
+    ``comparisons`` is empty for a multi-round design (not in ``PAIR_DESIGNS``): those ask the engine
+    for verdicts round by round (see :mod:`judgewise.judges.rounds`) from ``pool``.
+    """
 
     config: RunConfig
     comparisons: list[Comparison]
@@ -227,11 +241,15 @@ class Job:
     skipped: list[str]
     models: list[str]
     n_prompts: int
+    pool: Pool | None = None
+
+    @property
+    def multi_round(self) -> bool:
+        return self.config.design.get("name", "all_pairs") not in PAIR_DESIGNS
 
 
-def build_job(config: RunConfig | dict | str | Path) -> Job:
-    """Read responses (and prompts), apply the design, build the judge."""
-    cfg = config if isinstance(config, RunConfig) else load_config(config)
+def load_pool(cfg: RunConfig) -> Pool:
+    """Read responses (and prompts) and choose the models and prompts the config names."""
     responses = _read(cfg.responses, "responses")
     responses = responses.assign(prompt_id=responses["prompt_id"].astype(str), model=responses["model"].astype(str))
     models = list(cfg.models) if cfg.models else sorted(responses["model"].unique())
@@ -242,7 +260,18 @@ def build_job(config: RunConfig | dict | str | Path) -> Job:
     if cfg.max_prompts:
         prompt_ids = prompt_ids[: int(cfg.max_prompts)]
     texts = prompt_texts(responses, _read_prompts(cfg.prompts) if cfg.prompts is not None else None)
+    return Pool(responses, texts, models, prompt_ids)
+
+
+def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = False) -> Job:
+    """Read the inputs, apply the design, build the judge. A multi-round design (one not in
+    ``PAIR_DESIGNS``) is accepted only with ``allow_rounds`` and yields no comparisons up front."""
+    cfg = config if isinstance(config, RunConfig) else load_config(config)
+    pool = load_pool(cfg)
+    name = cfg.design.get("name", "all_pairs")
+    if allow_rounds and name not in PAIR_DESIGNS:
+        return Job(cfg, [], build_judge(cfg.judge), [], pool.models, len(pool.prompt_ids), pool)
     options = {k: v for k, v in cfg.design.items() if k != "name"}
-    triples = design_triples(cfg.design.get("name", "all_pairs"), models, prompt_ids, **options)
-    built = build_comparisons(responses, triples, texts)
-    return Job(cfg, built.comparisons, build_judge(cfg.judge), built.skipped, models, len(prompt_ids))
+    triples = design_triples(name, pool.models, pool.prompt_ids, **options)
+    built = build_comparisons(pool.responses, triples, pool.texts)
+    return Job(cfg, built.comparisons, build_judge(cfg.judge), built.skipped, pool.models, len(pool.prompt_ids), pool)

@@ -7,6 +7,7 @@ names, held in memory only, never part of ``identity``, and scrubbed from every 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import os
@@ -65,8 +66,9 @@ class OpenAIBackend:
         self.model, self.params, self.prices = model, dict(params or {}), prices or Prices()
         self.logprobs, self.top_logprobs, self.spread = logprobs, top_logprobs, spread
         self._secret = self._read_key(api_key_env)
-        self._clients = [openai.AsyncOpenAI(base_url=u, api_key=self._secret or NO_KEY, max_retries=0,
-                                            timeout=timeout_s) for u in urls]
+        self._urls, self._timeout_s = urls, timeout_s
+        self._clients: list[openai.AsyncOpenAI] = []
+        self._loop = None
         self._in_flight = [0] * len(urls)
         self._cycle = itertools.cycle(range(len(urls)))
         self.identity = {"backend": "openai", "model": model, "params": dict(sorted(self.params.items())),
@@ -91,6 +93,16 @@ class OpenAIBackend:
     def _pick(self) -> int:
         return SPREADS[self.spread](self)
 
+    def _client(self, i: int) -> openai.AsyncOpenAI:
+        """Endpoint ``i``'s client, made for the running event loop (each ``asyncio.run`` has its own, and
+        an HTTP connection pool cannot outlive its loop)."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._clients = [openai.AsyncOpenAI(base_url=u, api_key=self._secret or NO_KEY, max_retries=0,
+                                                timeout=self._timeout_s) for u in self._urls]
+            self._loop = loop
+        return self._clients[i]
+
     async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion:
         i = self._pick()
@@ -104,7 +116,7 @@ class OpenAIBackend:
         try:
             # The client's own POST (errors, auth, pooling) without the per-call request transform, which costs
             # more CPU than the rest of a judgment at hundreds of calls per second.
-            resp = await self._clients[i].post("/chat/completions", body={"model": self.model, "messages": messages,
+            resp = await self._client(i).post("/chat/completions", body={"model": self.model, "messages": messages,
                                                                           **kw}, cast_to=ChatCompletion)
         except openai.APIError as exc:
             raise self._map_error(exc) from None

@@ -1,0 +1,65 @@
+"""The judging engine as a design's verdict callback, for multi-round designs (tournament, adaptive, insertion).
+
+A multi-round design asks for a batch of verdicts, decides the next batch from the answers, and so on. Here
+each batch becomes one :func:`~judgewise.judges.runner.run_judging` run on the same store (so reruns and
+crashes resume batch by batch at no extra cost); the answer per comparison is model_a's outcome averaged
+over the judged orders, NaN when every order failed or the responses are missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from judgewise.judges.base import Judge
+from judgewise.judges.pairs import build_comparisons
+from judgewise.judges.runner import RunResult, run_judging, swap_consistency
+from judgewise.judges.store import JudgmentStore
+
+SUMMED = ("comparisons", "games", "judged", "failed", "cached", "calls_made", "retries", "tokens_in", "tokens_out",
+          "cost", "elapsed_s")
+
+
+@dataclass
+class EngineVerdicts:
+    """``VerdictFn`` (prompt ids, model_a ids, model_b ids as integer arrays → outcomes) answered by a judge.
+
+    ``pool`` is a :class:`~judgewise.judges.config.Pool`; ``run_options`` go to ``run_judging``.
+    """
+
+    pool: object
+    judge: Judge
+    store: JudgmentStore
+    run_options: dict = field(default_factory=dict)
+    results: list[RunResult] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def __call__(self, prompt: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        pool = self.pool
+        triples = [(pool.prompt_ids[p], pool.models[i], pool.models[j]) for p, i, j in zip(prompt, a, b)]
+        built = build_comparisons(pool.responses, triples, pool.texts)
+        self.skipped += built.skipped
+        result = run_judging(built.comparisons, self.judge, self.store, **self.run_options)
+        self.results.append(result)
+        averaged = result.by_comparison()
+        outcome = {(r.prompt_id, r.model_a, r.model_b): r.outcome for r in averaged.itertuples()}
+        return np.array([outcome.get(t, np.nan) for t in triples], dtype=float)
+
+    def judgments(self) -> pd.DataFrame:
+        """Every game judged for the design, one row per game, in the order asked."""
+        frames = [r.judgments for r in self.results if len(r.judgments)]
+        if not frames:
+            return pd.DataFrame()
+        return pd.concat(frames, ignore_index=True).drop_duplicates("judgment_id")
+
+    def summary(self) -> dict:
+        """Counts summed over the rounds, plus the totals of the judgments table."""
+        out = {k: sum(r.summary()[k] for r in self.results) for k in SUMMED}
+        table = self.judgments()
+        status = table["status"] if len(table) else pd.Series(dtype=str)
+        out.update(rounds=len(self.results), ok_total=int((status == "ok").sum()),
+                   failed_total=int((status == "failed").sum()), skipped_comparisons=len(self.skipped),
+                   swap_consistency=swap_consistency(table) if len(table) else None, stopped=None)
+        return out
