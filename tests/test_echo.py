@@ -172,3 +172,17 @@ def test_intervention_runs_end_to_end_with_the_embedded_judge(tmp_path):
     assert run.n_games == 6 * 3 * 2
     assert res.n_base >= 1 and not np.isnan(res.contrast)
     assert -1.0 <= res.ci_low <= res.contrast <= res.ci_high <= 1.0
+
+
+def test_diagnose_warns_when_the_non_echoing_side_keeps_winning():
+    from judgewise.analysis.diagnostics import diagnose
+
+    clean = NEGATIVES["plain answer with a justification after"]
+    rows, responses = [], []
+    for p in range(30):
+        responses += [{"prompt_id": f"p{p}", "model": "x", "text": POSITIVES["final sentence duplicated"]},
+                      {"prompt_id": f"p{p}", "model": "y", "text": clean + f" ({p})"}]
+        rows.append({"prompt_id": f"p{p}", "model_a": "x", "model_b": "y", "judge": "j", "outcome": 0.0})
+    result = diagnose(pd.DataFrame(rows), pd.DataFrame(responses), style_control=False)
+    assert result.echo.clean_side_wins.estimate == 1.0
+    assert any("non-echoing side wins" in w for w in result.warnings)

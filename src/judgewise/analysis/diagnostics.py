@@ -112,6 +112,16 @@ def _bias_warnings(jb: JudgeBias) -> list[str]:
     return out
 
 
+def _echo_warning(p: Proportion) -> list[str]:
+    """A warning when echo sways verdicts: P(non-echoing side wins) with an interval excluding 0.5."""
+    if not p.n or p.ci_low <= 0.5 <= p.ci_high:
+        return []
+    side = "non-echoing" if p.estimate > 0.5 else "echoing"
+    shown = p if p.estimate > 0.5 else Proportion(1 - p.estimate, 1 - p.ci_high, 1 - p.ci_low, p.n)
+    return [f"echo (CLB App. F): where exactly one side repeats itself after its answer, the {side} side wins "
+            f"{_fmt(shown)} of {p.n} judgments"]
+
+
 def _fmt(p: Proportion) -> str:
     return f"{p.estimate:.3f} [{p.ci_low:.3f}, {p.ci_high:.3f}]"
 
@@ -133,6 +143,7 @@ def diagnose(judgments: pd.DataFrame, responses: pd.DataFrame | None = None, *, 
         out.gaming = detect_gaming(responses, prompts, win_rates_from(judgments), seed=seed)
         out.warnings += [f"judge gaming? {f.model}: {f.reason}" for f in out.gaming.flags]
         out.echo = echo_win_correlation(judgments, echo_flags(responses))
+        out.warnings += _echo_warning(out.echo.clean_side_wins)
         if style_control:
             out.style = _jsonable(style_effects(judgments, responses, families=families, bootstrap=bootstrap,
                                                 level=level, seed=seed))
