@@ -17,6 +17,7 @@ from pathlib import Path
 from judgewise.errors import ConfigError
 from judgewise.judges.base import Completion
 from judgewise.judges.llm_judge import LLMJudge, PromptTooLongError
+from judgewise.judges.templates import JudgeTemplate
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +76,17 @@ class LocalBackend:
     """A :class:`~judgewise.judges.base.Backend` running a GGUF model in this process, greedy (temperature 0).
 
     One model instance serves all calls: ``complete`` runs the blocking call in a worker thread under a lock.
-    Each call starts from an empty KV cache so a verdict never depends on the previous call.
-    Logprobs are not returned (llama-cpp-python would need ``logits_all``, n_ctx × vocab floats of memory).
+    With ``reuse_prefix`` (default) llama.cpp keeps the KV cache of the prefix shared with the previous call
+    (the template's instructions), which halves the work on short items; verdicts do not depend on call
+    order (tests judge the same games in two orders and compare). ``reuse_prefix=False`` clears the cache
+    before every call. Logprobs are not returned (llama-cpp-python would need ``logits_all``: n_ctx × vocab
+    floats of memory).
     """
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 8192, seed: int = 0,
-                 n_threads: int | None = None):
+                 n_threads: int | None = None, reuse_prefix: bool = True):
         self.model_path = Path(model_path) if model_path else None
-        self.n_ctx, self.seed, self.n_threads = n_ctx, seed, n_threads
+        self.n_ctx, self.seed, self.n_threads, self.reuse_prefix = n_ctx, seed, n_threads, reuse_prefix
         self._llm = None
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()
@@ -113,7 +117,8 @@ class LocalBackend:
         """The blocking call (thread-safe); :meth:`complete` is its async form."""
         with self._lock:
             llm = self._load()
-            llm.reset()
+            if not self.reuse_prefix:
+                llm.reset()
             start = time.perf_counter()
             try:
                 out = llm.create_chat_completion(fold_system_messages(messages), temperature=0.0,
@@ -140,6 +145,6 @@ def _quiet_stderr():
     return utils.suppress_stdout_stderr(disable=False)
 
 
-def embedded_judge(template: str = DEFAULT_TEMPLATE, **backend_options) -> LLMJudge:
+def embedded_judge(template: "str | JudgeTemplate" = DEFAULT_TEMPLATE, **backend_options) -> LLMJudge:
     """The default judge when no endpoint is configured: Gemma 3 270M in-process, grammar-constrained."""
     return LLMJudge(LocalBackend(**backend_options), template, use_grammar=True)
