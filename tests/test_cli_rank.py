@@ -37,14 +37,20 @@ def test_rank_winrate_reproduces_the_alpacaeval_leaderboard_for_all_28_models(sh
     assert {"model", "score", "ci_low", "ci_high", "rank", "n", "se"} <= set(records[0])
 
 
-def test_rank_bt_on_arenahard_battles_matches_fastchat_reference(shared):
-    """Acceptance 2: FastChat's BT (Elo scale) within 0.01 for every model."""
-    reference = json.loads((shared / "reference" / "arenahard_battles_fastchat.json").read_text())["bt_elo_scale"]
-    records = cli_json("rank", shared / "data" / "arenahard" / "battles.jsonl", "--method", "bt", "--json")
+def test_rank_bt_on_arenahard_battles_matches_fastchat_reference(shared, tmp_path):
+    """Acceptance 2: FastChat's BT (Elo scale) within 0.01 for every model; then ``agree`` on the two files."""
+    reference_file = shared / "reference" / "arenahard_battles_fastchat.json"
+    reference = json.loads(reference_file.read_text())["bt_elo_scale"]
+    out = tmp_path / "bt.json"
+    records = cli_json("rank", shared / "data" / "arenahard" / "battles.jsonl", "--method", "bt", "--json",
+                       "--output", out)
     got = {r["model"]: r["score"] for r in records}
     assert set(got) == set(reference)
     for model, rating in reference.items():
         assert got[model] == pytest.approx(rating, abs=0.01), model
+    agreement = cli_json("agree", out, reference_file, "--json")  # finds the map nested under bt_elo_scale
+    assert agreement["n_items"] == 5 and agreement["kendall_tau_b"] == pytest.approx(1.0)
+    assert agreement["kendall_distance"] == 0.0
 
 
 def test_rank_winrate_on_the_shipped_slice_matches_its_leaderboard_rows(tmp_path):
@@ -89,11 +95,3 @@ def test_agree_matches_scipy_on_two_score_maps(tmp_path):
     assert got["spearman_rho"] == pytest.approx(stats.spearmanr(x, y).statistic)
     assert got["pearson_r"] == pytest.approx(stats.pearsonr(x, y).statistic)
     assert got["kendall_distance"] == pytest.approx((1 - stats.kendalltau(x, y).statistic) / 2)  # no ties
-
-
-def test_agree_reads_the_reference_map_nested_in_a_reference_file(shared, tmp_path):
-    out = tmp_path / "bt.json"
-    assert run_cli("rank", shared / "data/arenahard/battles.jsonl", "--json", "--output", out).returncode == 0
-    got = cli_json("agree", out, shared / "reference/arenahard_battles_fastchat.json", "--json")
-    assert got["n_items"] == 5 and got["kendall_tau_b"] == pytest.approx(1.0)
-    assert got["kendall_distance"] == 0.0
