@@ -13,6 +13,7 @@ Last line: ``fit_s=<seconds> bootstrap_s=<seconds> rounds=<rounds> peak_mb=<MB>`
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import time
 
@@ -97,12 +98,13 @@ def main() -> None:
     print(f"recovery: corr(θ̂, true skill) = {np.corrcoef(result.extra['theta'], skill[[int(m[6:]) for m in enc.models]])[0, 1]:.4f}")
 
     rng = np.random.default_rng(args.seed)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     boot = bootstrap(data, result, args.rounds, unit="battle", rng=rng)
-    bootstrap_s = time.perf_counter() - t0
-    print(f"{args.rounds} battle-bootstrap rounds: {bootstrap_s:.3f} s "
+    bootstrap_s, bootstrap_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    print(f"{args.rounds} battle-bootstrap rounds: {bootstrap_s:.3f} s wall, {bootstrap_cpu:.3f} s CPU over all threads "
           f"({1000 * bootstrap_s / args.rounds:.2f} ms/round); "
           f"mean 95% CI width {np.mean(boot.ci_high - boot.ci_low):.2f} Elo")
+    print(f"load average while running: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (2 cores)")
 
     check = _check_replicates(data, result, rounds=3, seed=args.seed + 1)
     print(f"batched warm-started replicates vs cold L-BFGS fits: max |Δ Elo| = {check:.2e}")

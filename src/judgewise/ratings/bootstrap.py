@@ -15,6 +15,7 @@ Intervals are percentile intervals at ``ci_level``; the bootstrap median is repo
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,8 @@ from judgewise.ratings.threads import single_blas_thread
 
 UNITS = ("prompt", "battle")
 CHUNK_CELLS = 4_000_000  # draws per chunk (rounds × units): bounds memory whatever the data size
+CHUNK_ROUNDS = 128
+WORKERS = 2  # threads for batched replicates (the target machine has 2 cores)
 
 
 @dataclass
@@ -76,15 +79,24 @@ def multinomial(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int
 
 
 def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit: str,
-                      rng: np.random.Generator) -> np.ndarray:
+                      rng: np.random.Generator, workers: int) -> np.ndarray:
+    """Replicates in chunks of ≤ CHUNK_ROUNDS; chunk i draws from ``rng.spawn``'s i-th child, so the result
+    does not depend on ``workers`` (threads: numpy's draws and ufuncs release the GIL)."""
     units, probs = _unit_matrix(data, unit, result.stats.matrix)
     n = int(data.cats.count.sum()) if unit == "battle" else len(probs)
-    chunk = max(1, min(rounds, CHUNK_CELLS // max(len(probs), 1)))
-    out = []
-    for start in range(0, rounds, chunk):
-        draws = multinomial(rng, n, probs, min(chunk, rounds - start))
-        out.append(result.stats.from_stats(np.asarray((units.T @ draws.T).T)))
-    return np.concatenate(out)
+    chunk = max(1, min(rounds, CHUNK_ROUNDS, CHUNK_CELLS // max(len(probs), 1)))
+    sizes = [min(chunk, rounds - start) for start in range(0, rounds, chunk)]
+
+    def run(child_and_size):
+        child, size = child_and_size
+        draws = multinomial(child, n, probs, size)
+        return result.stats.from_stats(np.asarray((units.T @ draws.T).T))
+
+    jobs = list(zip(rng.spawn(len(sizes)), sizes))
+    if workers <= 1 or len(jobs) == 1:
+        return np.concatenate([run(job) for job in jobs])
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return np.concatenate(list(pool.map(run, jobs)))
 
 
 def row_multiplicities(data: RatingData, unit: str, rng: np.random.Generator) -> np.ndarray:
@@ -100,14 +112,14 @@ def row_multiplicities(data: RatingData, unit: str, rng: np.random.Generator) ->
 
 @single_blas_thread
 def bootstrap(data: RatingData, result: MethodResult, rounds: int, *, unit: str = "prompt",
-              rng: np.random.Generator, ci_level: float = 0.95) -> BootstrapResult:
+              rng: np.random.Generator, ci_level: float = 0.95, workers: int = WORKERS) -> BootstrapResult:
     """Bootstrap ``rounds`` replicates of a method's scores and summarise them (module docstring)."""
     if unit not in UNITS:
         raise ConfigError(f'bootstrap unit must be one of {UNITS}, got "{unit}"')
     if not 0 < ci_level < 1:
         raise ConfigError(f"ci_level must be in (0, 1), got {ci_level}")
     if result.stats is not None:
-        reps = _stats_replicates(data, result, rounds, unit, rng)
+        reps = _stats_replicates(data, result, rounds, unit, rng, workers)
     elif result.refit is not None:
         reps = np.stack([result.refit(row_multiplicities(data, unit, rng)) for _ in range(rounds)])
     else:
