@@ -137,3 +137,16 @@ def test_csv_rows_are_numbered_as_data_rows_across_blank_lines_and_ragged_rows_a
     assert [r.split(": ")[0] for r in table.report.skipped_reasons] == [f"{path} row 3",
                                                                         f'{path} row 4 field "outcome"']
     assert list(table.frame["prompt_id"]) == ["p1", "p4"]
+
+
+def test_failed_judge_calls_are_counted_as_skipped_not_rated_and_not_an_error(tmp_path):
+    frame = _judgments(6).drop(columns=["raw"])
+    frame["error"] = None
+    frame.loc[[1, 4], "outcome"] = None
+    frame.loc[[1, 4], "error"] = ["HTTP 500 from the judge", "no verdict in the reply"]
+    path = tmp_path / "export.jsonl"
+    frame.to_json(path, orient="records", lines=True)
+    table = read_judgments(path)
+    assert (table.report.rows_read, table.report.rows_used, table.report.rows_skipped) == (6, 4, 2)
+    assert "row 2" in table.report.skipped_reasons[0] and "HTTP 500" in table.report.skipped_reasons[0]
+    assert list(table.frame["judgment_id"]) == ["j0", "j2", "j3", "j5"]

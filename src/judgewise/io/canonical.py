@@ -4,6 +4,8 @@ The schemas are in :mod:`judgewise.io.tables`. Checks per table (each failure na
 
 * judgments: ``prompt_id``, ``model_a``, ``model_b``, ``judge`` non-empty; ``outcome`` a number in [0, 1];
   ``model_a`` ≠ ``model_b``; ``verdict`` (if given) in {-2, -1, 0, 1, 2}; ``judgment_id`` (if given) unique.
+  A row with an ``error`` and no outcome (a failed judge call, as ``judgewise store export`` writes them) is not
+  rated: it is counted as skipped with its error, without needing ``skip_invalid``.
 * responses: ``prompt_id``, ``model`` non-empty; ``text`` a string; one response per (prompt_id, model).
 * scores: ``item_id``, ``rater`` non-empty; ``score`` a finite number.
 """
@@ -18,7 +20,7 @@ import pandas as pd
 from judgewise.errors import InputError
 from judgewise.io.containers import CONTAINERS, read_dataframe
 from judgewise.io.tables import TABLE_KINDS, ReadReport, Table
-from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, not_text,
+from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, missing_text, not_text,
                                    number_field, show, text_field, unmark_absent)
 
 VERDICTS = (-2, -1, 0, 1, 2)
@@ -94,6 +96,18 @@ def _pair_duplicates(frame: pd.DataFrame, rows: np.ndarray, v: Validator) -> tup
     return v.apply(frame, rows, [dup])
 
 
+def _drop_failed_judgments(frame: pd.DataFrame, rows: np.ndarray, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
+    """Judgments whose judge call failed (``error`` set, no outcome) are not rated: counted as skipped, with the
+    error as reason, whether or not ``skip_invalid`` is set (they are recorded failures, not malformed rows)."""
+    if "error" not in frame.columns or "outcome" not in frame.columns:
+        return frame, rows
+    failed = ~missing_text(frame["error"]) & np.isnan(as_number(frame["outcome"]))
+    for i in np.flatnonzero(failed):
+        v.report.skip(str(v.error(f"judge call failed ({show(frame['error'].iloc[i])}); not rated",
+                                  row=int(rows[i]), field="error")))
+    return frame[~failed].reset_index(drop=True), rows[~failed]
+
+
 def _require_columns(frame: pd.DataFrame, kind: str, tabular: bool, v: Validator) -> pd.DataFrame:
     """A table with a header must have every required column; record rows lacking a field fail per row."""
     missing = [col for col in TABLE_KINDS[kind] if col not in frame.columns]
@@ -121,6 +135,8 @@ def coerce(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
 def validate_table(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bool, v: Validator) -> Table:
     """Check, clean and type a raw frame as the canonical ``kind`` table; the report counts what was used."""
     frame = _require_columns(frame.copy(), kind, tabular, v)
+    if kind == "judgments":
+        frame, rows = _drop_failed_judgments(frame, rows, v)
     frame, rows = v.apply(frame, rows, checks_for(kind, frame.columns))
     if not tabular:  # only records can lack a field
         frame = unmark_absent(frame)
