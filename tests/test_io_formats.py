@@ -51,8 +51,9 @@ def test_alpacaeval_data_dir_results_dir_model_dir_and_file_agree(shared, alpaca
     model_dir = read_judgments(root / "results" / "claude-2")
     one_file = read_judgments(root / "results/claude-2/weighted_alpaca_eval_gpt4_turbo/annotations.json")
     expected = alpacaeval_full.frame[alpacaeval_full.frame["model_a"] == "claude-2"].reset_index(drop=True)
-    pd.testing.assert_frame_equal(model_dir.frame, expected)
-    pd.testing.assert_frame_equal(one_file.frame, expected)
+    annotator_dir = read_judgments(root / "results/claude-2/weighted_alpaca_eval_gpt4_turbo")
+    for table in (model_dir, one_file, annotator_dir):
+        pd.testing.assert_frame_equal(table.frame, expected)
     assert set(model_dir.extras["responses"].frame["model"]) == {"claude-2", "gpt4_1106_preview"}
 
 

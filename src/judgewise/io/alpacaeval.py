@@ -12,7 +12,7 @@ annotation becomes one canonical judgment row:
   ``model_outputs.json`` (that is what aligns judgments with responses and lets the bootstrap resample prompts).
 
 Accepted paths: the data directory holding ``results/``, the ``results/`` directory itself, one model's directory,
-or one annotations file (model = the folder above its annotator folder). Responses
+one annotator's directory, or one annotations file (model = the folder above its annotator folder). Responses
 (``results/<model>/model_outputs.json``, including the anchor's, which has no annotations) are attached as
 ``Table.extras["responses"]``; an anchor without ``model_outputs.json`` gets its texts from the annotations'
 ``output_1``. ``extras["anchor"]`` names the anchor when there is exactly one.
@@ -45,10 +45,12 @@ def prompt_id_of(instruction: str) -> str:
 
 
 def annotation_files(path: str | Path) -> list[tuple[str, str, Path]]:
-    """``(model, annotator, file)`` for every annotations.json under a data dir, results dir or model dir."""
+    """``(model, annotator, file)`` for every annotations.json under a data dir, results dir, model dir or
+    annotator dir (or of one annotations file)."""
     root = Path(path)
-    if root.is_file():
-        return [(root.parent.parent.name, root.parent.name, root)]
+    if root.is_file() or (root / ANNOTATIONS).is_file():  # one file, or one annotator's folder
+        file = root if root.is_file() else root / ANNOTATIONS
+        return [(file.parent.parent.name, file.parent.name, file)]
     for base in (root / "results", root):
         files = sorted(base.glob(f"*/*/{ANNOTATIONS}"))
         if files:
