@@ -103,3 +103,13 @@ def test_ci_aware_rank_counts_models_whose_lower_bound_beats_this_upper_bound():
     ranking = rank(battles(np.random.default_rng(6)), "bt", bootstrap=100)
     expected = 1 + (ranking.ci_low[None, :] > ranking.ci_high[:, None]).sum(axis=1)
     np.testing.assert_array_equal(ranking.rank, expected)
+
+
+def test_replicates_without_a_finite_mle_are_counted_not_hidden():
+    rows = [("top", "mid", 1.0)] * 30 + [("mid", "top", 1.0)] + [("mid", "low", 1.0)] * 10 + [("low", "mid", 1.0)] * 10
+    data = pd.DataFrame({"prompt_id": [f"p{i}" for i in range(len(rows))], "model_a": [r[0] for r in rows],
+                         "model_b": [r[1] for r in rows], "judge": "j", "outcome": [r[2] for r in rows]})
+    ranking = rank(data, "bt", bootstrap=200, bootstrap_unit="battle", seed=0)
+    boot = ranking.info["bootstrap"]
+    assert boot["nonconverged_replicates"] > 0  # about exp(-1) of replicates drop the one loss of "top"
+    assert np.isfinite(ranking.ci_low).all() and np.isfinite(ranking.ci_high).all()

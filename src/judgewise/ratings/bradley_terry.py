@@ -196,18 +196,17 @@ def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale)
     """Bootstrap form: category counts → pair [wins | total] → batched Newton warm-started at the point θ."""
     matrix, lo, hi = pair_stats_matrix(data.cats)
     p = len(lo)
-    cache = {}
+    inverse = []  # computed on first use, i.e. only when a bootstrap runs
 
     def from_stats(stats: np.ndarray) -> np.ndarray:
-        if "inverse" not in cache:  # only when a bootstrap runs
-            cache["inverse"] = chord_inverse(pc, theta, l2)
-        fits, converged = newton_batch(pc, theta[None, :], stats[:, :p], stats[:, p:], l2,
-                                       inverse=cache["inverse"])
-        from_stats.nonconverged += int((~converged).sum())
+        if not inverse:
+            inverse.append(chord_inverse(pc, theta, l2))
+        fits, converged = newton_batch(pc, theta[None, :], stats[:, :p], stats[:, p:], l2, inverse=inverse[0])
+        form.failures.append(int((~converged).sum()))  # e.g. a replicate where some model never lost
         return to_scale(fits)
 
-    from_stats.nonconverged = 0
-    return StatsForm(matrix, from_stats)
+    form = StatsForm(matrix, from_stats)
+    return form
 
 
 def bradley_terry(data, *, l2: float = 0.0, scale: str = "elo", anchor_rating: float = ELO_CENTRE,

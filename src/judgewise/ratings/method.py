@@ -24,10 +24,12 @@ class StatsForm:
     """Scores as a function of summed category statistics: ``from_stats(counts @ matrix)`` for a batch of counts.
 
     ``matrix`` is (battle categories × statistics); ``from_stats`` maps a (B × statistics) array to (B × models).
+    ``failures`` collects, per batch, how many replicates the method could not fit to convergence.
     """
 
     matrix: sparse.csr_matrix
     from_stats: Callable[[np.ndarray], np.ndarray]
+    failures: list[int] = field(default_factory=list)
 
 
 @dataclass

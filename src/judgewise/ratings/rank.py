@@ -91,7 +91,8 @@ def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, 
         extra["median"] = boot.median
         boot_info = {"rounds": int(bootstrap), "unit": bootstrap_unit, "seed": seed if isinstance(seed, int) else None,
                      "ci_level": ci_level, "interval": "percentile",
-                     "failed_replicates": int(np.isnan(boot.replicates).any(axis=1).sum())}
+                     "failed_replicates": int(np.isnan(boot.replicates).any(axis=1).sum()),
+                     "nonconverged_replicates": int(sum(result.stats.failures)) if result.stats else None}
     n = result.n if result.n is not None else enc.rows_per_model()
     info = {"method": method, "rows": enc.n_rows, **enc.info, **result.info, "options": opts,
             "bootstrap": boot_info, "ci_level": ci_level}
