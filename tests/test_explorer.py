@@ -160,6 +160,7 @@ def test_bracket_rounds_inferred_from_a_tournament_run_match_the_design(n_models
     expected = np.concatenate([[h] * (heights.count(h) * len(prompts)) for h in sorted(set(heights))])
     data = ExplorerData(load_run(run.to_judgments()), ReportOptions(bootstrap=0))
     assert np.array_equal(data.rounds, expected)
+    assert data.ctx.design == "tournament"
 
 
 def test_an_anchor_run_is_not_mistaken_for_a_tournament(tmp_path):
@@ -168,4 +169,5 @@ def test_an_anchor_run_is_not_mistaken_for_a_tournament(tmp_path):
     jpath, _ = make_run(tmp_path, n_prompts=20, xss=False)
     df = read_judgments(jpath).frame
     star = df[(df.model_a == "model-2") | (df.model_b == "model-2")]
-    assert ExplorerData(load_run(star), ReportOptions(bootstrap=0)).rounds is None
+    data = ExplorerData(load_run(star), ReportOptions(bootstrap=0))
+    assert data.rounds is None and data.ctx.design == "anchor"

@@ -77,7 +77,11 @@ class ReportContext:
             return "tournament"
         if self.anchor:
             return "anchor"
-        return "all pairs" if self._every_pair_on_every_prompt() else "pairs"
+        if self._every_pair_on_every_prompt():
+            return "all pairs"
+        from judgewise.report.tables import tournament_rounds
+
+        return "tournament" if tournament_rounds(self.run.judgments) is not None else "pairs"
 
     def _every_pair_on_every_prompt(self) -> bool:
         df = self.valid

@@ -14,6 +14,7 @@ import pandas as pd
 
 from judgewise.report.context import ReportContext, ReportOptions
 from judgewise.report.inputs import RunData
+from judgewise.report.tables import tournament_rounds
 
 MATCH_COLUMNS = ("prompt_id", "model_a", "model_b", "judge", "outcome", "verdict", "label", "first", "raw",
                  "error", "round", "soft")
@@ -66,24 +67,8 @@ class ExplorerData:
 
     @cached_property
     def rounds(self) -> np.ndarray | None:
-        """Bracket round of every game: the ``round`` column, else inferred when every prompt with three or
-        more models is a single-elimination bracket (a tournament run); None otherwise."""
-        df = self.matches
-        if "round" in df.columns:
-            return pd.to_numeric(df["round"], errors="coerce").to_numpy(float)
-        a, b = df["model_a"].to_numpy(object), df["model_b"].to_numpy(object)
-        lo, hi = np.where(a <= b, a, b), np.where(a <= b, b, a)
-        out = df["outcome"].to_numpy(float)
-        lo_outcome = np.where(a <= b, out, 1.0 - out)
-        rounds = np.full(len(df), np.nan)
-        for idx in self.by_prompt.values():
-            if len({*lo[idx], *hi[idx]}) < 3:
-                return None
-            r = infer_rounds(lo[idx], hi[idx], lo_outcome[idx])
-            if r is None:
-                return None
-            rounds[idx] = r
-        return rounds if len(df) else None
+        """Bracket round of every game (see :func:`judgewise.report.tables.tournament_rounds`)."""
+        return tournament_rounds(self.matches, self.by_prompt)
 
     @property
     def models(self) -> list[str]:
@@ -165,36 +150,3 @@ def bracket(comparisons: list[dict]) -> list[tuple[object, list[dict]]]:
         if c["round"] is not None and _present(c["round"]):
             rounds.setdefault(int(c["round"]), []).append(c)
     return sorted(rounds.items(), key=lambda kv: kv[0])
-
-
-def infer_rounds(lo: np.ndarray, hi: np.ndarray, lo_outcome: np.ndarray) -> np.ndarray | None:
-    """Rounds of a single-elimination bracket on one prompt (Arena-lite Alg. 1), from its games in play order.
-
-    A match's round is 1 + the later of its two entrants' previous rounds (a bye skips rounds). Returns one
-    round per game (both answer orders of a match share it), or None when the games are not a bracket: not
-    n − 1 matches for n models, or a model that lost a match plays again. A tied match eliminates whichever
-    of the two does not play again (the tie-break is not recorded).
-    """
-    keys = list(dict.fromkeys(zip(lo, hi)))
-    if len(keys) != len({*lo, *hi}) - 1:
-        return None
-    mean = {k: [] for k in keys}
-    for k, o in zip(zip(lo, hi), lo_outcome):
-        mean[k].append(o)
-    last, round_of, out, tied = {}, {}, set(), {}
-    for a, b in keys:
-        if a in out or b in out:
-            return None
-        for m in (a, b):  # a model that plays on after a tie won it: its partner is out
-            if m in tied:
-                partner = tied.pop(m)
-                tied.pop(partner, None)
-                out.add(partner)
-        r = 1 + max(last.get(a, 0), last.get(b, 0))
-        round_of[(a, b)] = last[a] = last[b] = r
-        o = float(np.nanmean(mean[(a, b)])) if np.isfinite(mean[(a, b)]).any() else 0.5
-        if o != 0.5:
-            out.add(b if o > 0.5 else a)
-        else:
-            tied[a], tied[b] = b, a
-    return np.array([round_of[k] for k in zip(lo, hi)])
