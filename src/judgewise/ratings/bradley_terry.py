@@ -117,7 +117,8 @@ def _hessians(h: np.ndarray, pc: PairCounts, l2: float, ends: sparse.csr_matrix)
     diag = (ends @ h.T).T
     hess = hess.reshape(-1, m, m)
     idx = np.arange(m)
-    hess[:, idx, idx] = diag + l2
+    # + a tiny ridge: keeps separated replicates (p(1 − p) underflowing to 0) solvable; a fixed point is unchanged
+    hess[:, idx, idx] = diag + l2 + 1e-9 * (diag.mean(axis=1, keepdims=True) + 1.0)
     if l2 == 0:  # gauge fix: + c·11ᵀ makes the Laplacian definite and keeps steps orthogonal to 1
         hess += (diag.mean(axis=1) / m)[:, None, None] + 1e-12
     return hess
