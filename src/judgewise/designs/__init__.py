@@ -5,6 +5,6 @@ builds one. Importing this package registers the built-in designs.
 """
 
 from judgewise.designs.base import DESIGNS, DesignRun, Pairs, VerdictFn, make_design, register_design
-from judgewise.designs import adaptive, static, tournament  # noqa: F401  (registers the designs)
+from judgewise.designs import adaptive, insertion, static, tournament  # noqa: F401  (registers the designs)
 
 __all__ = ["DESIGNS", "DesignRun", "Pairs", "VerdictFn", "make_design", "register_design"]

@@ -10,9 +10,13 @@ posterior mean moves by N(0, σ² − σ'²) (preposterior analysis), so
 
     gain_m = Φ(−|μ|/σ) − E_z[ Φ(−|μ + z·sqrt(σ² − σ'²)| / σ') ].
 
-Summed over pairs, Φ(−|μ|/σ) is the expected number of discordant pairs, i.e. (1 − Kendall τ)·C(n, 2)/2:
-the batch goes to the largest marginal gains, which are pairs of near-adjacent models whose intervals
-overlap. The run stops at the ``budget`` or once every adjacent pair of the current ranking is ordered
+Summed over pairs, Φ(−|μ|/σ) is the expected number of discordant pairs, i.e. (1 − Kendall τ)·C(n, 2)/2.
+Because resolving a close pair may take many calls before any single one pays off (the value of
+information is not concave), each pair is ranked by its KG* rate max_m gain_m / m over look-aheads
+m = 1, 2, 4, …, 256, and the round gives ``per_pair`` calls to each of the best-rated pairs — in practice
+near-adjacent models whose intervals overlap. An optional indifference zone δ (log-odds) values only
+mis-orders larger than δ: Φ(−(|μ| + δ)/σ).
+The run stops at the ``budget`` or once every adjacent pair of the current ranking is ordered
 with probability ≥ ``confidence``. Prompts are assigned per pair from a shuffled cycle, so a pair never
 sees the same prompt twice while unused prompts remain (a pair is capped at |X| comparisons).
 """
@@ -33,22 +37,24 @@ FitFn = Callable[[np.ndarray, np.ndarray, np.ndarray, int], tuple[np.ndarray, np
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+LOOKAHEAD = 2.0 ** np.arange(9)  # 1..256 more calls
 
 
-def misorder_probability(mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-    """Posterior probability that a pair with gap ~ N(mu, var) is ordered the wrong way round."""
-    return stats.norm.cdf(-np.abs(mu) / np.sqrt(np.maximum(var, 1e-12)))
+def misorder_probability(mu: np.ndarray, var: np.ndarray, zone: float = 0.0) -> np.ndarray:
+    """Posterior probability that a pair with gap ~ N(mu, var) is ordered the wrong way round by more than the
+    indifference ``zone`` (log-odds): Φ(−(|μ| + zone)/σ)."""
+    return stats.norm.cdf(-(np.abs(mu) + zone) / np.sqrt(np.maximum(var, 1e-12)))
 
 
-def expected_gain(mu: np.ndarray, var: np.ndarray, info: np.ndarray, m: np.ndarray) -> np.ndarray:
+def expected_gain(mu: np.ndarray, var: np.ndarray, info: np.ndarray, m: np.ndarray, zone: float = 0.0) -> np.ndarray:
     """Expected drop in the mis-order probability after ``m`` more comparisons (module docstring), per pair
     (rows) and per m (columns)."""
     mu, var, info = mu[:, None], np.maximum(var, 1e-12)[:, None], info[:, None]
     var_after = 1.0 / (1.0 / var + m[None, :] * info)
     spread = np.sqrt(np.maximum(var - var_after, 0.0))
     moved = mu[..., None] + spread[..., None] * _NODES
-    after = stats.norm.cdf(-np.abs(moved) / np.sqrt(var_after)[..., None]) @ _WEIGHTS
-    return misorder_probability(mu, var) - after
+    after = stats.norm.cdf(-(np.abs(moved) + zone) / np.sqrt(var_after)[..., None]) @ _WEIGHTS
+    return misorder_probability(mu, var, zone) - after
 
 
 @register_design("adaptive")
@@ -58,10 +64,11 @@ class AdaptiveDesign:
 
     budget: int = 0
     fit: FitFn | None = None
-    batch_size: int = 0  # 0: max(n_models, budget // 25)
+    batch_size: int = 0  # calls per round; 0: 4 · n_models
     confidence: float = 0.95
     init_rounds: int = 2
-    per_pair: int = 0  # max calls per pair per round; 0: max(1, batch // n_models)
+    per_pair: int = 2  # calls given to each chosen pair in a round
+    indifference: float = 0.0  # log-odds: mis-orders of pairs closer than this are not worth calls
 
     def __post_init__(self) -> None:
         if self.fit is None:
@@ -80,7 +87,7 @@ class AdaptiveDesign:
         state = _State(len(models), len(prompt_ids), rng)
         pairs, outcome = Pairs.empty(prompt_ids, models), np.zeros(0)
         budget = self.n_calls(len(models), len(prompt_ids))
-        batch = self.batch_size or max(len(models), budget // 25)
+        batch = self.batch_size or 4 * len(models)
         trajectory, reason = [], "budget"
         for rnd in range(10**6):
             room = budget - len(pairs)
@@ -91,10 +98,10 @@ class AdaptiveDesign:
             else:
                 theta, cov = self.fit(pairs.a, pairs.b, outcome, len(models))
                 trajectory.append((len(pairs), np.asarray(theta, float).tolist()))
-                if state.resolved(theta, cov, self.confidence):
+                if state.resolved(theta, cov, self.confidence, self.indifference):
                     reason = "resolved"
                     break
-                lo, hi = state.allocate(theta, cov, min(batch, room), self.per_pair or max(1, batch // len(models)))
+                lo, hi = state.allocate(theta, cov, min(batch, room), self.per_pair, self.indifference)
                 if len(lo) == 0:
                     reason = "exhausted"
                     break
@@ -127,26 +134,26 @@ class _State:
             perm, nxt = perm[:1], nxt[:1]
         return np.minimum(perm, nxt), np.maximum(perm, nxt)
 
-    def resolved(self, theta, cov, confidence: float) -> bool:
+    def resolved(self, theta, cov, confidence: float, zone: float) -> bool:
         order = np.argsort(-np.asarray(theta))
         i, j = order[:-1], order[1:]
         var = cov[i, i] + cov[j, j] - 2 * cov[i, j]
-        return bool(np.all(misorder_probability(theta[i] - theta[j], var) < 1 - confidence))
+        return bool(np.all(misorder_probability(theta[i] - theta[j], var, zone) < 1 - confidence))
 
-    def allocate(self, theta, cov, batch: int, per_pair: int) -> tuple[np.ndarray, np.ndarray]:
-        """The batch's pairs: the ``batch`` largest marginal expected gains over (pair, m-th extra call),
-        at most ``per_pair`` calls per pair."""
+    def allocate(self, theta, cov, batch: int, per_pair: int, zone: float) -> tuple[np.ndarray, np.ndarray]:
+        """The batch's pairs by the KG* rate (best expected gain per call over look-aheads of 1..256 calls,
+        so pairs that need many calls to resolve are not undervalued), ``per_pair`` calls to each of the top
+        ``batch / per_pair`` pairs."""
         lo, hi = self.lo, self.hi
         mu = theta[lo] - theta[hi]
         var = cov[lo, lo] + cov[hi, hi] - 2 * cov[lo, hi]
         p = 1.0 / (1.0 + np.exp(-mu))
-        steps = np.arange(0, min(batch, per_pair) + 1)
-        gain = expected_gain(mu, var, p * (1 - p), steps)
-        marginal = np.diff(gain, axis=1)
-        marginal[steps[1:][None, :] > (self.n_prompts - self.used)[:, None]] = -np.inf  # pair out of prompts
-        flat = np.argsort(-marginal, axis=None, kind="stable")[:batch]
-        flat = flat[np.isfinite(marginal.ravel()[flat])]
-        pair = np.unravel_index(flat, marginal.shape)[0]
+        steps = LOOKAHEAD
+        rate = (expected_gain(mu, var, p * (1 - p), steps, zone) / steps).max(axis=1)
+        rate[self.used + per_pair > self.n_prompts] = -np.inf  # pair out of prompts
+        top = np.argsort(-rate, kind="stable")[: max(1, batch // per_pair)]
+        top = top[np.isfinite(rate[top])]
+        pair = np.repeat(top, per_pair)[:batch]
         return lo[pair], hi[pair]
 
     def assign(self, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

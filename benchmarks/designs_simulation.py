@@ -1,0 +1,102 @@
+"""Designs on the simulated judge (issue 4, acceptance 3; Arena-lite §4.2, Anchor §4.1). Seeded.
+
+1. Arena-lite Fig. 2 direction: tournament vs anchor-based Spearman/Kendall per P_judge at n_model = 20,
+   |X| = 100 — the tournament with (n−1)·|X| calls, Arena-lite's baseline-mediated design (an external strong
+   reference, win rate) with n·|X| calls, and a mediocre in-pool anchor (BT) with (n−1)·|X| calls.
+2. Anchor §4.1: Kendall τ of the anchor-based ranking against the truth by the anchor's true rank (inverted U).
+3. Judge calls to reach mean Kendall τ ≥ 0.9 against the truth at n_model = 20, P_judge = 0.8: adaptive vs
+   tournament, anchor (mediocre) and quadratic; first crossing of the mean-τ curve, interpolated.
+
+Truth: n Elo ratings uniform over a 500-point span, fresh per trial (leaderboard-like irregular gaps); part 3 is
+repeated on evenly spaced ratings (every adjacent pair equally hard), printed before the headline.
+Run: ``.venv/bin/python benchmarks/designs_simulation.py [--trials 40] [--workers 2] [--executor process]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from judgewise.analysis.sweeps import SweepPoint, first_crossing, run_sweep, summarize, trajectory_curve
+
+N_MODEL = 20
+TARGET = 0.9
+
+
+def part_pjudge(args) -> pd.DataFrame:
+    points = []
+    for p in (0.6, 0.7, 0.8, 0.9):
+        points += [SweepPoint("tournament (BT)", "tournament", N_MODEL, 100, p),
+                   SweepPoint("anchor strong external (win rate)", "anchor", N_MODEL, 100, p, scoring="winrate",
+                              external_anchor_elo=1500.0),
+                   SweepPoint("anchor mediocre in-pool (BT)", "anchor", N_MODEL, 100, p,
+                              {"anchors": [f"m{N_MODEL // 2}"]})]
+    table = summarize(run_sweep(points, args.trials, args.seed, args.executor, args.workers))
+    return table[["p_judge", "label", "calls", "spearman", "spearman_sd", "kendall", "trials"]]
+
+
+def part_inverted_u(args) -> pd.DataFrame:
+    points = [SweepPoint(f"{k + 1}", "anchor", N_MODEL, 100, 0.8, {"anchors": [f"m{k}"]}) for k in range(N_MODEL)]
+    table = summarize(run_sweep(points, args.trials, args.seed, args.executor, args.workers))
+    return table.rename(columns={"label": "anchor_true_rank"})[["anchor_true_rank", "kendall", "spearman"]]
+
+
+def part_calls(args, truth: str) -> tuple[pd.DataFrame, dict]:
+    grids = {"tournament": [60, 100, 140, 180, 240, 300, 400, 500],
+             "anchor": [60, 100, 140, 180, 240, 300, 400, 500],
+             "quadratic": [4, 6, 8, 10, 12, 16, 20, 26]}
+    points = [SweepPoint(name, name, N_MODEL, x, 0.8, {"anchors": [f"m{N_MODEL // 2}"]} if name == "anchor" else {},
+                         truth=truth) for name, grid in grids.items() for x in grid]
+    points.append(SweepPoint("adaptive", "adaptive", N_MODEL, 500, 0.8, {"budget": args.adaptive_budget}, truth=truth))
+    frame = run_sweep(points, args.trials, args.seed, args.executor, args.workers)
+    fixed = summarize(frame[frame.design != "adaptive"])
+    curve = trajectory_curve(frame[frame.design == "adaptive"], range(100, args.adaptive_budget + 1, 100))
+    calls = {name: first_crossing(g["calls"], g["kendall"], TARGET) for name, g in fixed.groupby("label")}
+    calls["adaptive"] = first_crossing(curve["calls"], curve["kendall"], TARGET)
+    shown = pd.concat([fixed[["label", "calls", "kendall"]],
+                       curve[curve["calls"] % 500 == 0][["label", "calls", "kendall"]]])
+    return shown, calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--executor", default="process")
+    parser.add_argument("--adaptive-budget", type=int, default=4000)
+    args = parser.parse_args()
+    pd.set_option("display.width", 200)
+    start = time.time()
+
+    print(f"== 1. tournament vs anchor by P_judge (n_model={N_MODEL}, |X|=100, {args.trials} trials) ==")
+    print(part_pjudge(args).to_string(index=False, float_format="%.3f"))
+
+    print(f"\n== 2. anchor quality (Kendall τ vs truth) by the anchor's true rank (|X|=100, P_judge=0.8) ==")
+    u = part_inverted_u(args)
+    print(u.to_string(index=False, float_format="%.3f"))
+    tau = u["kendall"].to_numpy()
+    print(f"mean τ: top-3 anchors {tau[:3].mean():.3f}, middle (ranks 8-13) {tau[7:13].mean():.3f}, "
+          f"bottom-3 {tau[-3:].mean():.3f}; best anchor rank {int(np.argmax(tau)) + 1}")
+
+    results = {}
+    for truth in ("even", "uniform"):
+        print(f"\n== 3. judge calls to reach mean Kendall τ ≥ {TARGET} (n_model={N_MODEL}, P_judge=0.8, truth={truth}) ==")
+        shown, calls = part_calls(args, truth)
+        print(shown.to_string(index=False, float_format="%.3f"))
+        print("calls to τ≥0.9: " + ", ".join(f"{k}={v:.0f}" for k, v in calls.items()))
+        results[truth] = calls
+    even = results["even"]
+    print(f"\neven truth: adaptive_calls={even['adaptive']:.0f} tournament_calls={even['tournament']:.0f} "
+          f"ratio={even['adaptive'] / even['tournament']:.2f}")
+    print(f"runtime {time.time() - start:.0f} s")
+    calls = results["uniform"]
+    print(f"adaptive_calls={calls['adaptive']:.0f} tournament_calls={calls['tournament']:.0f} "
+          f"ratio={calls['adaptive'] / calls['tournament']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

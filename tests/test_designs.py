@@ -1,0 +1,153 @@
+"""Designs list the comparisons they will pay for, with the cost known before running (Arena-lite Alg. 1/2,
+Anchor §2/App. E)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judgewise.analysis.simulation import bt_fit
+from judgewise.designs import DESIGNS, make_design
+from judgewise.designs.tournament import bracket
+from judgewise.errors import ConfigError
+from judgewise.judges.simulated import response_quality, verdict_fn
+
+
+def names(n, prefix="m"):
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def sim(elo, n_prompts, p_judge=0.8, seed=0, remainder="tie"):
+    rng = np.random.default_rng(seed)
+    return verdict_fn(response_quality(np.asarray(elo, float), n_prompts, 0.0, rng), p_judge, rng,
+                      remainder=remainder)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 40), n_prompts=st.integers(1, 12), seed=st.integers(0, 10_000),
+       tie_break=st.sampled_from(["coin", "second"]), p_judge=st.sampled_from([0.0, 0.6, 1.0]))
+def test_tournament_costs_n_minus_1_calls_per_prompt_and_everyone_plays_every_prompt(n, n_prompts, seed,
+                                                                                     tie_break, p_judge):
+    design = make_design("tournament", tie_break=tie_break)
+    rng = np.random.default_rng(seed)
+    run = design.run(names(n), names(n_prompts, "x"), sim(rng.normal(1000, 200, n), n_prompts, p_judge, seed), rng)
+    assert run.n_calls == (n - 1) * n_prompts == design.n_calls(n, n_prompts)
+    plays = np.zeros((n_prompts, n), dtype=int)
+    np.add.at(plays, (run.pairs.prompt, run.pairs.a), 1)
+    np.add.at(plays, (run.pairs.prompt, run.pairs.b), 1)
+    assert plays.min() >= 1
+    assert np.all(run.pairs.a != run.pairs.b)
+    # single elimination: per prompt, exactly one model never loses
+    assert run.info["champion_counts"].sum() == n_prompts
+
+
+def test_bracket_gives_byes_when_n_is_not_a_power_of_two():
+    for n in range(2, 70):
+        matches = bracket(n)
+        assert len(matches) == n - 1
+        slots = sorted(-c - 1 for left, right, _ in matches for c in (left, right) if c < 0)
+        assert slots == list(range(n))
+        assert max(h for _, _, h in matches) == int(np.ceil(np.log2(n)))
+
+
+def test_tournament_tie_break_second_advances_model_b_as_alg1_does():
+    always_tie = lambda p, a, b: np.full(len(p), 0.5)  # noqa: E731
+    run = make_design("tournament", tie_break="second").run(names(4), ["x"], always_tie, np.random.default_rng(0))
+    final_a, final_b = run.pairs.a[-1], run.pairs.b[-1]
+    semis_b = set(run.pairs.b[:2])
+    assert {final_a, final_b} == semis_b and np.all(run.outcome == 0.5)
+
+
+def test_tournament_champion_is_mostly_the_best_model_with_a_perfect_judge():
+    elo = [1900, 1000, 1000, 1000, 1000, 1000, 1000, 1000]
+    run = make_design("tournament").run(names(8), names(200, "x"), sim(elo, 200, 1.0), np.random.default_rng(1))
+    assert run.info["champion_counts"][0] > 180
+
+
+def test_anchor_design_pairs_every_model_with_each_anchor_once_per_prompt():
+    design = make_design("anchor", anchors=["m1", "m3"])
+    pairs = design.pairs(names(5), names(3, "x"))
+    assert len(pairs) == design.n_calls(5, 3) == 3 * (4 + 3)
+    frame = pairs.to_frame()
+    assert set(frame.model_b) == {"m1", "m3"}
+    assert not frame.duplicated().any()
+
+
+def test_all_models_as_anchors_is_the_quadratic_design():
+    anchor = make_design("anchor", anchors=names(6)).pairs(names(6), names(2, "x"))
+    quad = make_design("quadratic").pairs(names(6), names(2, "x"))
+    key = lambda p: sorted((x, *sorted((a, b))) for x, a, b in p.records())  # noqa: E731
+    assert key(anchor) == key(quad) and len(quad) == 15 * 2
+
+
+def test_external_anchor_joins_the_pool():
+    pairs = make_design("anchor", anchors="ref").pairs(names(3), ["x"])
+    assert pairs.models == ["m0", "m1", "m2", "ref"] and len(pairs) == 3
+
+
+def test_sampled_design_respects_budget_without_repeats_and_zero_weights():
+    design = make_design("sampled", budget=50, weights=[1, 1, 1, 0])
+    pairs = design.pairs(names(4), names(20, "x"), np.random.default_rng(0))
+    frame = pairs.to_frame()
+    assert len(frame) == 50 == design.n_calls(4, 20)
+    assert "m3" not in set(frame.model_a) | set(frame.model_b)
+    unordered = frame.apply(lambda r: (r.prompt_id, *sorted((r.model_a, r.model_b))), axis=1)
+    assert not unordered.duplicated().any()
+
+
+def test_adaptive_design_stays_within_budget_and_concentrates_on_close_pairs():
+    elo = [1500, 1480, 1200, 1000, 980]
+    design = make_design("adaptive", budget=600, fit=bt_fit, batch_size=4, per_pair=2)
+    run = design.run(names(5), names(300, "x"), sim(elo, 300, 0.9, seed=3), np.random.default_rng(3))
+    assert run.n_calls <= 600
+    close = ((run.pairs.a == 0) & (run.pairs.b == 1)) | ((run.pairs.a == 1) & (run.pairs.b == 0))
+    far = ((run.pairs.a == 0) & (run.pairs.b == 4)) | ((run.pairs.a == 4) & (run.pairs.b == 0))
+    assert close.sum() > 5 * max(far.sum(), 1)
+    assert run.info["trajectory"][-1][0] == run.n_calls
+
+
+def test_adaptive_design_stops_when_the_ranking_is_resolved():
+    elo = [2000, 1500, 1000]
+    design = make_design("adaptive", budget=5000, fit=bt_fit, batch_size=6, confidence=0.95)
+    run = design.run(names(3), names(200, "x"), sim(elo, 200, 1.0, seed=4), np.random.default_rng(4))
+    assert run.info["stopped"] == "resolved" and run.n_calls < 5000
+
+
+def test_adaptive_needs_a_fit_and_a_budget():
+    with pytest.raises(ConfigError):
+        make_design("adaptive", budget=10)
+    with pytest.raises(ConfigError):
+        make_design("adaptive", fit=bt_fit)
+
+
+def test_binary_search_insertion_places_a_clearly_separated_model():
+    board = names(8)
+    elo = [1800 - 100 * i for i in range(8)] + [1450]  # the new model belongs between m3 (1500) and m4 (1400)
+    design = make_design("insert-binary", leaderboard=board, new_model="new")
+    run = design.run(None, names(300, "x"), sim(elo, 300, 1.0, seed=5), np.random.default_rng(5))
+    assert run.info["position"] == 4 and not run.info["tie"]
+    assert run.n_calls <= design.n_calls(9, 300)
+    assert set(run.pairs.to_frame().model_a) == {"new"}
+
+
+def test_anchor_insertion_converts_the_leaderboard_back_to_win_rates():
+    ratings = {f"m{i}": 1800.0 - 100 * i for i in range(8)}
+    elo = list(ratings.values()) + [1450.0]
+    design = make_design("insert-anchor", ratings=ratings, new_model="new", anchor="m4")
+    run = design.run(None, names(2000, "x"), sim(elo, 2000, 1.0, seed=6), np.random.default_rng(6))
+    assert run.n_calls == 2000 == design.n_calls(9, 2000)
+    assert run.info["position"] == 4 and abs(run.info["elo"] - 1450) < 40
+
+
+def test_unknown_design_lists_the_known_ones():
+    with pytest.raises(ConfigError, match="tournament"):
+        make_design("swiss")
+    assert {"anchor", "quadratic", "tournament", "sampled", "adaptive", "insert-binary",
+            "insert-anchor"} <= set(DESIGNS)
+
+
+def test_design_run_becomes_canonical_judgments():
+    run = make_design("quadratic").run(names(3), names(2, "x"), sim([1, 2, 3], 2), np.random.default_rng(0))
+    frame = run.to_judgments("sim")
+    assert list(frame.columns) == ["prompt_id", "model_a", "model_b", "judge", "outcome"]
+    assert len(frame) == 6 and frame.outcome.between(0, 1).all()
