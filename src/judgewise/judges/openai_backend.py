@@ -111,6 +111,8 @@ class OpenAIBackend:
             kw["max_tokens"] = max_tokens
         if want_logprobs or self.logprobs:
             kw.update(logprobs=True, top_logprobs=self.top_logprobs)
+        if grammar:  # GBNF, honoured by llama.cpp servers; sent only when the judge asks (use_grammar: true)
+            kw["grammar"] = grammar
         self._in_flight[i] += 1
         start = time.perf_counter()
         try:

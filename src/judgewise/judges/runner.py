@@ -1,7 +1,8 @@
 """Run a judging job: comparisons → games (one or both orders) → judge → store, and the judgments table.
 
 ``run_judging`` is the Python API behind ``judgewise judge``. Each comparison becomes two games (both
-answer orders, the default) or one whose order is a seeded coin per (prompt, pair). Games already in
+answer orders, the default, against position bias as Arena-lite §4.3.3 and A.8.2 alternate the order) or
+one whose order is a seeded coin per (prompt, pair). Games already in
 the store are not judged again; new ones are judged under the scheduler's limits and stored as they
 finish; the result is the canonical judgments table (one row per game, with ``first``) plus counts.
 """
@@ -31,7 +32,8 @@ ORDERS = ("both", "one")
 
 
 # -- identities and keys ----------------------------------------------------------------------------
-def _canonical(obj) -> str:
+def canonical_json(obj) -> str:
+    """Stable JSON text (sorted keys) used for hashing and the stored judge identity."""
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
@@ -45,7 +47,7 @@ def judge_name(identity: dict) -> str:
     if parts:
         return "|".join(parts)
     kind = identity.get("kind") or identity.get("backend") or "judge"
-    return f"{kind}-{hashlib.sha256(_canonical(identity).encode()).hexdigest()[:8]}"
+    return f"{kind}-{hashlib.sha256(canonical_json(identity).encode()).hexdigest()[:8]}"
 
 
 def template_name(identity: dict) -> str | None:
@@ -66,11 +68,11 @@ def game_key(identity: dict, game: Game) -> str:
     payload = {"judge": identity, "prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
                "model_a": c.model_a, "model_b": c.model_b, "response_a": c.response_a,
                "response_b": c.response_b, "swapped": game.swapped}
-    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
 def _coin(seed: int, c: Comparison) -> bool:
-    digest = hashlib.sha256(_canonical([seed, c.prompt_id, c.model_a, c.model_b]).encode()).digest()
+    digest = hashlib.sha256(canonical_json([seed, c.prompt_id, c.model_a, c.model_b]).encode()).digest()
     return bool(digest[0] & 1)
 
 
@@ -162,7 +164,7 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRe
     return GameRecord(
         key=key, prompt_id=c.prompt_id, model_a=c.model_a, model_b=c.model_b, first=game.first_model,
         swapped=flip, judge=judge_name(identity), template=template_name(identity),
-        judge_identity=_canonical(identity), status="ok" if ok else "failed", raw=result.raw or "",
+        judge_identity=canonical_json(identity), status="ok" if ok else "failed", raw=result.raw or "",
         verdict5=view(v.verdict5 if v else None, lambda x: -x), label=v.label if v else None,
         outcome=view(v.outcome if v else None, lambda x: 1.0 - x) if ok else None,
         soft=view(v.soft if v else None, lambda x: 1.0 - x),
