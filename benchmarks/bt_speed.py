@@ -2,7 +2,8 @@
 
 Synthetic, seeded table: 150 models with skills s ~ N(0, 1); model_a uniform, model_b uniform among the others;
 P(a wins) = 0.95·σ(s_a − s_b), P(tie) = 0.05, P(b wins) = 0.95·σ(s_b − s_a). Times ``rank(df, "bt")`` (encoding +
-aggregation + fit; median of 3 runs, all printed) and then 1,000 battle-bootstrap rounds (multinomial over aggregated counts, all replicates fitted
+aggregation + fit; median of 3 runs, all printed) and then 1,000 battle-bootstrap rounds (multinomial over
+aggregated counts, all replicates fitted
 by batched Newton warm-started at the estimate). Checks that the aggregated estimate equals a plain per-row fit
 (FastChat-style L-BFGS over the 2M rows) and that warm-started batched replicates equal cold L-BFGS fits.
 
@@ -95,13 +96,15 @@ def main() -> None:
     row_theta = per_row_fit(enc.a, enc.b, enc.outcome, enc.n_models)
     diff = np.abs(ELO_SCALE * row_theta + 1000.0 - ranking.extra["elo"]).max()
     print(f"aggregated vs plain per-row fit: max |Δ Elo| = {diff:.2e}")
-    print(f"recovery: corr(θ̂, true skill) = {np.corrcoef(result.extra['theta'], skill[[int(m[6:]) for m in enc.models]])[0, 1]:.4f}")
+    true = skill[[int(m[6:]) for m in enc.models]]
+    print(f"recovery: corr(θ̂, true skill) = {np.corrcoef(result.extra['theta'], true)[0, 1]:.4f}")
 
     rng = np.random.default_rng(args.seed)
     t0, cpu0 = time.perf_counter(), time.process_time()
     boot = bootstrap(data, result, args.rounds, unit="battle", rng=rng)
     bootstrap_s, bootstrap_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    print(f"{args.rounds} battle-bootstrap rounds: {bootstrap_s:.3f} s wall, {bootstrap_cpu:.3f} s CPU over all threads "
+    print(f"{args.rounds} battle-bootstrap rounds: {bootstrap_s:.3f} s wall, "
+          f"{bootstrap_cpu:.3f} s CPU over all threads "
           f"({1000 * bootstrap_s / args.rounds:.2f} ms/round); "
           f"mean 95% CI width {np.mean(boot.ci_high - boot.ci_low):.2f} Elo")
     print(f"load average while running: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (2 cores)")

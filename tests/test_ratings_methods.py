@@ -1,4 +1,4 @@
-"""Behaviour of each rating method through ``rank()``: BT designs and errors, weights, win-rate options, Elo, TrueSkill."""
+"""Each rating method through ``rank()``: BT designs and errors, weights, win-rate options, Elo, TrueSkill."""
 
 from __future__ import annotations
 

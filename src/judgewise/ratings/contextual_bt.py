@@ -21,8 +21,8 @@ from judgewise.ratings.features import STYLE_FEATURES, self_preference, style_di
 from judgewise.ratings.method import MethodResult
 
 
-def contextual_features(judgments: pd.DataFrame, responses: pd.DataFrame | None, *, style: bool,
-                        self_pref: bool, families: dict | None, columns: list[str] | tuple = ()) -> tuple[np.ndarray, list[str]]:
+def contextual_features(judgments: pd.DataFrame, responses: pd.DataFrame | None, *, style: bool, self_pref: bool,
+                        families: dict | None, columns: list[str] | tuple = ()) -> tuple[np.ndarray, list[str]]:
     """Feature matrix (rows × features) and feature names for the chosen controls."""
     blocks, names = [], []
     if style:

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.io.tables import JUDGMENTS_REQUIRED
 
 ARENA_HARD_STRONG_WEIGHT = 3.0
 
@@ -145,4 +144,4 @@ def encode(judgments: pd.DataFrame, *, weighting: str | None = None, weight_colu
     return EncodedJudgments(models, prompts, a, b, prompt, outcome, weight, info)
 
 
-__all__ = ["EncodedJudgments", "encode", "sample_weights", "JUDGMENTS_REQUIRED", "ARENA_HARD_STRONG_WEIGHT"]
+__all__ = ["EncodedJudgments", "encode", "sample_weights", "ARENA_HARD_STRONG_WEIGHT"]

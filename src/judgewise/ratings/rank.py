@@ -13,8 +13,8 @@ from judgewise.errors import ConfigError
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
 from judgewise.ratings.bradley_terry import bradley_terry
 from judgewise.ratings.elo import elo
-from judgewise.ratings.lc_winrate import lc_winrate
 from judgewise.ratings.encode import ARENA_HARD_STRONG_WEIGHT, encode
+from judgewise.ratings.lc_winrate import lc_winrate
 from judgewise.ratings.method import MethodResult, RatingData
 from judgewise.ratings.result import Ranking, ci_aware_rank
 from judgewise.ratings.threads import single_blas_thread
@@ -80,19 +80,10 @@ def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, 
     if style_control:
         opts = {**opts, "style_control": True}
     result = _call(fn, method, data, opts)
-    m = enc.n_models
-    low = high = np.full(m, np.nan)
-    extra = dict(result.extra)
-    boot_info = None
+    low = high = np.full(enc.n_models, np.nan)
+    extra, boot_info = dict(result.extra), None
     if bootstrap and bootstrap > 0:
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        boot = run_bootstrap(data, result, int(bootstrap), unit=bootstrap_unit, rng=rng, ci_level=ci_level)
-        low, high = boot.ci_low, boot.ci_high
-        extra["median"] = boot.median
-        boot_info = {"rounds": int(bootstrap), "unit": bootstrap_unit, "seed": seed if isinstance(seed, int) else None,
-                     "ci_level": ci_level, "interval": "percentile",
-                     "failed_replicates": int(np.isnan(boot.replicates).any(axis=1).sum()),
-                     "nonconverged_replicates": int(sum(result.stats.failures)) if result.stats else None}
+        low, high, extra["median"], boot_info = _intervals(data, result, int(bootstrap), bootstrap_unit, seed, ci_level)
     n = result.n if result.n is not None else enc.rows_per_model()
     info = {"method": method, "rows": enc.n_rows, **enc.info, **result.info, "options": opts,
             "bootstrap": boot_info, "ci_level": ci_level}
@@ -100,3 +91,14 @@ def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, 
                    ci_low=np.asarray(low, dtype=float), ci_high=np.asarray(high, dtype=float),
                    rank=ci_aware_rank(result.scores, low, high), n=np.asarray(n), ci_level=ci_level,
                    extra=extra, info=info)
+
+
+def _intervals(data: RatingData, result: MethodResult, rounds: int, unit: str, seed, ci_level: float):
+    """(ci_low, ci_high, median, facts) of a seeded bootstrap of ``result``."""
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    boot = run_bootstrap(data, result, rounds, unit=unit, rng=rng, ci_level=ci_level)
+    facts = {"rounds": rounds, "unit": unit, "seed": seed if isinstance(seed, int) else None,
+             "ci_level": ci_level, "interval": "percentile",
+             "failed_replicates": int(np.isnan(boot.replicates).any(axis=1).sum()),
+             "nonconverged_replicates": int(sum(result.stats.failures)) if result.stats else None}
+    return boot.ci_low, boot.ci_high, boot.median, facts

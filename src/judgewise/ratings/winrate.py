@@ -87,8 +87,8 @@ def _stats_form(data: RatingData, anchor: int, anchor_score: str) -> StatsForm:
     model = np.concatenate([cats.lo[use_lo], cats.hi[use_hi]])
     o = np.concatenate([cats.o_lo[use_lo], 1.0 - cats.o_lo[use_hi]])
     w = cats.weight[k]
-    matrix = sparse.csr_matrix((np.concatenate([w * o, w]), (np.concatenate([k, k]), np.concatenate([model, m + model]))),
-                               shape=(cats.n_categories, 2 * m))
+    rows, cols = np.concatenate([k, k]), np.concatenate([model, m + model])
+    matrix = sparse.csr_matrix((np.concatenate([w * o, w]), (rows, cols)), shape=(cats.n_categories, 2 * m))
 
     def from_stats(stats: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
