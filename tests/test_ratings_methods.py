@@ -168,3 +168,9 @@ def test_trueskill_matches_the_package_and_leaves_its_global_environment_alone()
         assert trueskill.global_env().mu == 3.0
     finally:
         trueskill.setup()
+
+
+def test_missing_model_name_is_an_input_error_not_a_model_called_nan():
+    data = table([("a", "b", 1.0), ("a", None, 0.0)])
+    with pytest.raises(InputError, match=r'row 2 field "model_b": model_b is missing'):
+        rank(data, "bt")

@@ -132,6 +132,12 @@ def encode(judgments: pd.DataFrame, *, weighting: str | None = None, weight_colu
     _check_columns(judgments, ("model_a", "model_b", "outcome"))
     if len(judgments) == 0:
         raise InputError("judgments table has no rows; nothing to rate")
+    for column in ("model_a", "model_b"):
+        missing = judgments[column].isna().to_numpy()
+        if missing.any():
+            i = int(np.flatnonzero(missing)[0])
+            raise InputError(f"{column} is missing ({int(missing.sum())} such rows); every judgment needs both models",
+                             row=i + 1, field=column)
     a, b, models = _model_codes(judgments["model_a"], judgments["model_b"])
     outcome = pd.to_numeric(judgments["outcome"], errors="coerce").to_numpy(np.float64)
     _check_values(outcome, "outcome", 0.0, 1.0)
