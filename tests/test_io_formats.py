@@ -84,9 +84,16 @@ def test_arenahard_tie_bothbad_spellings_are_ties(tmp_path):
     assert list(read_judgments(path).frame["outcome"]) == [1.0, 0.0] + [0.5] * 5
 
 
-def test_arenahard_answers_read_as_responses_from_dir_and_file(shared):
+def test_arenahard_folder_gives_battles_with_answers_attached(shared):
     root = shared / "data" / "arenahard"
     table = read_any(root)
+    assert table.kind == "judgments" and len(table.frame) == len(read_judgments(root / "battles.jsonl").frame)
+    assert set(table.extras["responses"].frame["model"]) == {"gpt-4-0314", "gpt-4-0613", "gpt-3.5-turbo-0125"}
+
+
+def test_arenahard_answers_read_as_responses_from_dir_and_file(shared):
+    root = shared / "data" / "arenahard"
+    table = read_any(root / "model_answer")
     assert table.kind == "responses" and table.report.format == "arenahard-answers"
     assert set(table.frame["model"]) == {"gpt-4-0314", "gpt-4-0613", "gpt-3.5-turbo-0125"}
     questions = {json.loads(line)["uid"] for line in (root / "question.jsonl").read_text().splitlines()}

@@ -1,6 +1,7 @@
 """Importers for Arena-Hard-Auto (lmarena/arena-hard-auto) files: battles, 5-way judgment games, model answers.
 
-* **battles** (``{question_id, model_a, model_b, winner}``, JSONL or a JSON list): ``winner`` ∈ model_a | model_b |
+* **battles** (``{question_id, model_a, model_b, winner}``, JSONL or a JSON list, or a folder holding
+  ``battles.jsonl`` and perhaps ``model_answer/``, attached as responses): ``winner`` ∈ model_a | model_b |
   tie, with Chatbot Arena's ``tie (bothbad)`` in any spelling (``tie(bothbad)``, ``tie_bothbad``, ``bothbad``)
   counted as a tie → ``outcome`` 1 / 0 / 0.5. ``prompt_id`` = ``question_id`` (or ``uid``); ``judge`` = the
   record's ``judge`` field when present, else ``"unknown"``.
@@ -48,13 +49,24 @@ def winner_outcome(winner) -> float:
     return WINNER_OUTCOME.get(key, float("nan"))
 
 
+BATTLES_FILE = "battles.jsonl"
+
+
 def looks_like_battles(probe) -> bool:
+    if probe.is_dir:  # an Arena-Hard data folder holding battles.jsonl (and perhaps model_answer/)
+        return (probe.path / BATTLES_FILE).is_file()
     return {"model_a", "model_b", "winner"} <= probe.keys and "outcome" not in probe.keys
 
 
 def read_battles(path: str | Path, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
-    """Arena-Hard / Chatbot Arena battles as a canonical judgments table (see module doc)."""
+    """Arena-Hard / Chatbot Arena battles as a canonical judgments table (see module doc). Given a folder, reads
+    its ``battles.jsonl`` and attaches the folder's model answers (if any) as ``extras["responses"]``."""
     path = Path(path)
+    if path.is_dir():
+        table = read_battles(path / BATTLES_FILE, skip_invalid=skip_invalid)
+        if answer_files(path) and path.joinpath("model_answer").is_dir():
+            table.extras["responses"] = read_answers(path, skip_invalid=skip_invalid)
+        return table
     v = Validator(str(path), ReadReport(source=str(path), format="arenahard-battles"), skip_invalid)
     records, rows = _records(path, v)
     frame = pd.DataFrame({
