@@ -152,10 +152,10 @@ def _openai_judge(cfg: dict) -> Judge:
 
 def _local_judge(cfg: dict) -> Judge:
     from judgewise.judges.llm_judge import LLMJudge
-    from judgewise.judges.local_backend import LocalBackend
+    from judgewise.judges.local_backend import DEFAULT_TEMPLATE, LocalBackend
 
     backend = LocalBackend(cfg.get("model_path"))
-    return LLMJudge(backend, cfg.get("template", "arena_hard_5way"), use_grammar=cfg.get("use_grammar", True),
+    return LLMJudge(backend, cfg.get("template", DEFAULT_TEMPLATE), use_grammar=cfg.get("use_grammar", True),
                     max_tokens=cfg.get("max_tokens"))
 
 
