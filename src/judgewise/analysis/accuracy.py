@@ -16,17 +16,12 @@ distance (CLB §4.3) with percentile bootstrap intervals over prompts.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from judgewise.analysis.gaming import win_rates_from
-from judgewise.errors import InputError, JudgewiseError
-from judgewise.ratings.agreement import agreement
-
-log = logging.getLogger(__name__)
+from judgewise.errors import InputError
 
 DIRECT_LABELS = ("correct", "incorrect", "not_attempted")
 SUBSETS = ("all", "discriminative", "non-discriminative")

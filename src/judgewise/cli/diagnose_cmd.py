@@ -21,9 +21,9 @@ from judgewise.errors import ConfigError
 
 
 def _console() -> Console:
-    """Rich console; at least 140 columns wide when writing to a file or pipe, so tables do not wrap."""
+    """Rich console; at least 160 columns wide when writing to a file or pipe, so tables do not wrap."""
     console = Console()
-    return console if console.is_terminal else Console(width=max(console.width, 140))
+    return console if console.is_terminal else Console(width=max(console.width, 160))
 
 
 def _fmt(value, digits: int = 3) -> str:
