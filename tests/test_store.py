@@ -118,6 +118,8 @@ def test_export_is_the_canonical_judgments_table_and_keeps_failures_visible(tmp_
     lines = pd.read_json(tmp_path / "all.jsonl", lines=True)
     assert lines.loc[lines["status"] == "failed", "error"].tolist() == ["boom"]
     assert lines.loc[lines["status"] == "failed", "outcome"].isna().all()
+    report = read_judgments(tmp_path / "all.jsonl").report  # failed games are counted by the reader, not rated
+    assert (report.rows_used, report.rows_skipped) == (1, 1) and "boom" in report.skipped_reasons[0]
     write_export(export_frame(frame, only_ok=True), tmp_path / "ok.parquet")
     table = read_judgments(tmp_path / "ok.parquet")
     assert table.report.rows_used == 1 and table.frame["outcome"].tolist() == [1.0]
