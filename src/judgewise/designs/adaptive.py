@@ -14,7 +14,10 @@ Summed over pairs, Φ(−|μ|/σ) is the expected number of discordant pairs, i.
 Because resolving a close pair may take many calls before any single one pays off (the value of
 information is not concave), each pair is ranked by its KG* rate max_m gain_m / m over look-aheads
 m = 1, 2, 4, …, 256, and the round gives ``per_pair`` calls to each of the best-rated pairs — in practice
-near-adjacent models whose intervals overlap. An optional indifference zone δ (log-odds) values only
+near-adjacent models whose intervals overlap. With ``lookahead="global"`` (default) a candidate pair is valued
+by what its calls remove from the variance of *every* near pair (within ``NEAR`` ranks) through the BT
+covariance — a comparison with a third model also separates two neighbours — instead of only its own
+(``"direct"``). An optional indifference zone δ (log-odds) values only
 mis-orders larger than δ: Φ(−(|μ| + δ)/σ).
 The run stops at the ``budget`` or once every adjacent pair of the current ranking is ordered
 with probability ≥ ``confidence``. Prompts are assigned per pair from a shuffled cycle, so a pair never
@@ -38,6 +41,8 @@ FitFn = Callable[[np.ndarray, np.ndarray, np.ndarray, int], tuple[np.ndarray, np
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 LOOKAHEAD = 2.0 ** np.arange(9)  # 1..256 more calls
+NEAR = 3  # pairs within this many ranks make up the ranking error a call can reduce (global look-ahead)
+CANDIDATES = 60  # pairs, by their own KG* rate, whose effect on all near pairs is evaluated
 
 
 def misorder_probability(mu: np.ndarray, var: np.ndarray, zone: float = 0.0) -> np.ndarray:
@@ -57,6 +62,15 @@ def expected_gain(mu: np.ndarray, var: np.ndarray, info: np.ndarray, m: np.ndarr
     return misorder_probability(mu, var, zone) - after
 
 
+def _variance_gain(mu, var, reduction, zone: float):
+    """Expected drop in mis-order probability of pairs (μ, σ²) whose variance falls by ``reduction``."""
+    var = np.maximum(var, 1e-12)
+    var_after = np.maximum(var - reduction, 1e-12)
+    moved = mu[..., None] + np.sqrt(np.maximum(reduction, 0.0))[..., None] * _NODES
+    after = stats.norm.cdf(-(np.abs(moved) + zone) / np.sqrt(var_after)[..., None]) @ _WEIGHTS
+    return misorder_probability(mu, var, zone) - after
+
+
 @register_design("adaptive")
 @dataclass
 class AdaptiveDesign:
@@ -68,6 +82,7 @@ class AdaptiveDesign:
     confidence: float = 0.95
     init_rounds: int = 2
     per_pair: int = 2  # calls given to each chosen pair in a round
+    lookahead: str = "global"  # "direct": a pair's own variance; "global": its effect on all near pairs
     indifference: float = 0.0  # log-odds: mis-orders of pairs closer than this are not worth calls
 
     def __post_init__(self) -> None:
@@ -101,7 +116,8 @@ class AdaptiveDesign:
                 if state.resolved(theta, cov, self.confidence, self.indifference):
                     reason = "resolved"
                     break
-                lo, hi = state.allocate(theta, cov, min(batch, room), self.per_pair, self.indifference)
+                allocate = state.allocate_global if self.lookahead == "global" else state.allocate
+                lo, hi = allocate(theta, cov, min(batch, room), self.per_pair, self.indifference)
                 if len(lo) == 0:
                     reason = "exhausted"
                     break
@@ -153,6 +169,33 @@ class _State:
         rate[self.used + per_pair > self.n_prompts] = -np.inf  # pair out of prompts
         top = np.argsort(-rate, kind="stable")[: max(1, batch // per_pair)]
         top = top[np.isfinite(rate[top])]
+        pair = np.repeat(top, per_pair)[:batch]
+        return lo[pair], hi[pair]
+
+    def allocate_global(self, theta, cov, batch: int, per_pair: int, zone: float) -> tuple[np.ndarray, np.ndarray]:
+        """Like :meth:`allocate`, but a candidate's value counts the variance it removes from *every* near pair
+        (within ``NEAR`` ranks) through the BT covariance: m calls on pair c with direction u cut pair e's
+        variance by m·f·(u_eᵀΣu)² / (1 + m·f·uᵀΣu) (rank-one Fisher update)."""
+        lo, hi = self.lo, self.hi
+        mu = theta[lo] - theta[hi]
+        var = cov[lo, lo] + cov[hi, hi] - 2 * cov[lo, hi]
+        p = 1.0 / (1.0 + np.exp(-mu))
+        info = p * (1 - p)
+        direct = (expected_gain(mu, var, info, LOOKAHEAD, zone) / LOOKAHEAD).max(axis=1)
+        direct[self.used + per_pair > self.n_prompts] = -np.inf
+        cand = np.argsort(-direct, kind="stable")[:CANDIDATES]
+        cand = cand[np.isfinite(direct[cand])]
+        rank = np.empty(self.n, dtype=int)
+        rank[np.argsort(-theta)] = np.arange(self.n)
+        near = np.flatnonzero(np.abs(rank[lo] - rank[hi]) <= NEAR)
+        su = cov[:, lo[cand]] - cov[:, hi[cand]]                      # Σu per candidate (models × K)
+        s = su[lo[cand], np.arange(len(cand))] - su[hi[cand], np.arange(len(cand))]
+        w2 = (su[lo[near]] - su[hi[near]]) ** 2                        # (near × K)
+        mf = LOOKAHEAD[:, None] * info[cand][None, :]                  # (M × K)
+        reduction = mf[None] * w2[:, None, :] / (1 + mf * s[None, :])[None]   # (near × M × K)
+        gain = _variance_gain(mu[near][:, None, None], var[near][:, None, None], reduction, zone).sum(axis=0)
+        rate = (gain / LOOKAHEAD[:, None]).max(axis=0)
+        top = cand[np.argsort(-rate, kind="stable")[: max(1, batch // per_pair)]]
         pair = np.repeat(top, per_pair)[:batch]
         return lo[pair], hi[pair]
 
