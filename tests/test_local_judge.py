@@ -85,22 +85,23 @@ def test_system_prompt_is_folded_into_the_first_user_turn():
 
 def test_embedded_judge_gives_the_same_verdicts_twice_whatever_the_call_order(model_path):
     """Two fresh instances, the second judging in reverse order (its prefix cache differs): same verdicts."""
-    first = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), games()))
-    second = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), games()[::-1]))[::-1]
+    items = games()[:6]  # one prompt: 3 pairs × 2 orders
+    first = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), items))
+    second = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), items[::-1]))[::-1]
     assert all(r.verdict is not None for r in first)
     assert [r.raw for r in first] == [r.raw for r in second]
     assert [r.verdict.outcome for r in first] == [r.verdict.outcome for r in second]
 
 
 def test_clearing_the_cache_each_call_gives_the_same_verdicts(model_path):
-    cached = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), games()[:4]))
-    fresh = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path, reuse_prefix=False), games()[:4]))
+    cached = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), games()[6:9]))
+    fresh = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path, reuse_prefix=False), games()[6:9]))
     assert [r.raw for r in cached] == [r.raw for r in fresh]
 
 
 @pytest.mark.parametrize("template", ["llmbar_binary", "clb_confidence", "arena_hard_5way"])
 def test_embedded_judge_returns_only_grammar_valid_verdicts(model_path, template):
-    results = asyncio.run(judge_all(embedded_judge(template, model_path=model_path), games()[:2]))
+    results = asyncio.run(judge_all(embedded_judge(template, model_path=model_path), games()[1:2]))
     labels = set(get_template(template).parser.labels)
     written = {"llmbar_binary": r"Output \(([ab])\)", "clb_confidence": r"Answer: ([12])",
                "arena_hard_5way": r"\[\[(A>>B|A>B|A=B|B>A|B>>A)\]\]"}[template]
