@@ -111,7 +111,8 @@ def report_from_judgments(judgments: pd.DataFrame, anchor: str) -> AnchorReport:
 
 
 def likely_anchors(judgments: pd.DataFrame) -> list[str]:
-    """Models present in every judgment's pair-set as one side of most rows (anchor-based files have one)."""
+    """Models taking part in at least half of all rows — the anchor(s) of an anchor-based file (an all-pairs
+    file of more than 3 models has none)."""
     counts = pd.concat([judgments["model_a"], judgments["model_b"]]).value_counts()
     n_models = len(counts)
     return [str(m) for m, c in counts.items() if c >= 0.5 * len(judgments) and n_models > 2]

@@ -19,6 +19,7 @@ import pandas as pd
 
 from judgewise.analysis.simulation import TrialSpec, run_trial
 from judgewise.errors import ConfigError
+from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
 
 
 def uniform_truth(n: int, rng: np.random.Generator, span: float = 500.0) -> np.ndarray:
@@ -84,8 +85,6 @@ def run_point(point: SweepPoint, seed: int, trials: list[int]) -> list[dict]:
 
 
 def _pool_agreement(scores: np.ndarray, elo: np.ndarray) -> dict:
-    from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
-
     pool = scores[: len(elo)]
     return {"spearman": spearman_rho(pool, elo), "kendall": kendall_tau_b(pool, elo)}
 
