@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import random
+import re
 import select
 import socket
 import sys
@@ -44,7 +46,8 @@ class FaultServer:
 
     def __init__(self, *, latency_s: float = 0.0, rates: dict | None = None, seed: int = 0,
                  retry_after_s: float = 0.05, hang_s: float = 5.0, model: str = "judge-model",
-                 api_key: str | None = None, reflect_auth: bool = False, answer=default_answer, fault_fn=None):
+                 api_key: str | None = None, reflect_auth: bool = False, answer=default_answer, fault_fn=None,
+                 candidates=None):
         unknown = set(rates or {}) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown}; known: {FAULTS}")
@@ -52,6 +55,8 @@ class FaultServer:
         self.model, self.api_key, self.reflect_auth, self.answer = model, api_key, reflect_auth, answer
         self.fault_fn = fault_fn  # optional (messages, times this request was seen before) -> fault kind | None
         self.requests: Counter[str] = Counter()  # request key -> requests received (any outcome)
+        # with logprobs requested: token -> {candidate: probability} at that position (default: the token, p=1)
+        self.candidates = candidates or {}
         self.successes: Counter[str] = Counter()  # request key -> 200s delivered
         self.events: Counter[str] = Counter()     # fault kind / "ok" / "abandoned" -> count
         self.auth_seen: Counter[str] = Counter()  # Authorization header values received
@@ -199,12 +204,25 @@ def _make_handler(server: FaultServer):
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": n_in, "completion_tokens": len(text) // 4 + 1,
                               "total_tokens": n_in + len(text) // 4 + 1}}
+            if body.get("logprobs"):
+                resp["choices"][0]["logprobs"] = {"content": _logprobs(text, server.candidates)}
             if _peer_closed(self.connection):
                 return server.note("abandoned")
             if self._send(200, resp):
                 server.note("ok", request_key(messages))
 
     return Handler
+
+
+def _logprobs(text: str, candidates: dict) -> list[dict]:
+    """OpenAI-style per-token logprobs for ``text`` split into word and punctuation pieces."""
+    out = []
+    for token in re.findall(r"\s*(?:\w+|[^\w\s])", text):
+        cands = candidates.get(token.strip(), {token: 1.0})
+        top = [{"token": t, "logprob": math.log(p), "bytes": None} for t, p in cands.items()]
+        chosen = max(top, key=lambda c: c["logprob"])
+        out.append({"token": chosen["token"], "logprob": chosen["logprob"], "bytes": None, "top_logprobs": top})
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -140,3 +140,17 @@ def test_a_tournament_asks_the_engine_round_by_round_and_a_rerun_pays_nothing(tm
     assert run.n_calls == (4 - 1) * 3  # (n - 1) matches per prompt (Arena-lite Alg. 1)
     assert first.summary()["judged"] == 2 * run.n_calls and first.summary()["rounds"] >= 2
     assert again.summary()["judged"] == 0 and again.summary()["cached"] == 2 * run.n_calls
+
+
+def test_soft_preference_from_logprobs_is_stored_in_model_a_view(tmp_path):
+    from judgewise.judges.llm_judge import LLMJudge
+    from judgewise.judges.openai_backend import OpenAIBackend
+
+    answer = lambda messages: "Output (a)"  # noqa: E731
+    with FaultServer(answer=answer, candidates={"a": {"a": 0.7, "b": 0.3}}) as srv:
+        judge = LLMJudge(OpenAIBackend("judge-model", base_urls=srv.url, logprobs=True), "llmbar_binary",
+                         want_logprobs=True)
+        j = run_judging(comparisons(3), judge, tmp_path / "s.sqlite").judgments
+    assert j.loc[~j["swapped"], "soft"].round(6).tolist() == [0.7] * 3  # P(shown first better) = p(a)
+    assert j.loc[j["swapped"], "soft"].round(6).tolist() == [0.3] * 3   # model_a was shown second
+    assert j.loc[~j["swapped"], "outcome"].tolist() == [1.0] * 3 and j.loc[j["swapped"], "outcome"].tolist() == [0.0] * 3
