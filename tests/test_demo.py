@@ -50,7 +50,11 @@ def test_demo_without_judging_prints_the_slice_leaderboard(tmp_path):
     for model in ("NullModel", "claude-2", "falcon-7b-instruct", "gpt4_1106_preview"):
         assert model in res.stdout
     assert "95% intervals: percentile bootstrap, 100 rounds" in res.stdout
-    assert not (tmp_path / "demo-output").exists()
+    report = tmp_path / "demo-output" / "report.html"
+    assert f"report: {report.resolve()}" in res.stdout
+    html = report.read_text(encoding="utf-8")
+    assert "NullModel" in html and "<svg" in html
+    assert not (tmp_path / "demo-output" / "judgments.sqlite").exists()  # --no-judge: nothing judged
 
 
 @pytest.mark.slow
@@ -67,3 +71,5 @@ def test_demo_judges_stores_and_ranks_a_tiny_job_with_the_embedded_judge(tmp_pat
     assert "24 games from 12 comparisons" in res.stdout
     assert "not meaningful" in res.stdout and "judgewise judge --config" in res.stdout
     assert "Bradley–Terry ranking of the tiny job" in res.stdout
+    assert (Path(tmp_path) / "demo-output" / "judged-report.html").is_file()
+    assert "judgewise serve" in res.stdout

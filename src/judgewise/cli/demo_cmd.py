@@ -118,12 +118,21 @@ def first_shown_win_rate(judgments) -> float:
     return float((first_outcome == 1.0).mean())
 
 
-def write_demo_report(demo: DemoRun) -> Path | None:
-    """Hook for the report issue: write an HTML report of ``demo`` into ``demo.out_dir`` and return its path.
+def write_demo_report(demo: DemoRun) -> list[Path]:
+    """Write the HTML reports of the demo into ``demo.out_dir``: the AlpacaEval slice (``report.html``) and,
+    when the tiny job was judged, its store (``judged-report.html``); returns their paths."""
+    from judgewise.report import write_report
 
-    Returns ``None`` until the report is wired in (the demo then prints no report line).
-    """
-    return None
+    demo.out_dir.mkdir(parents=True, exist_ok=True)
+    slice_report = demo.out_dir / "report.html"
+    paths = [write_report(demo.slice_path, slice_report,
+                          command=f"judgewise report {demo.slice_path} -o {slice_report}")]
+    if demo.store_path is not None:
+        judged_report = demo.out_dir / "judged-report.html"
+        paths.append(write_report(demo.store_path, judged_report, responses=demo.slice_path,
+                                  command=f"judgewise report {demo.store_path} --responses {demo.slice_path} "
+                                          f"-o {judged_report}"))
+    return paths
 
 
 def _print_leaderboard(title: str, ranking, report) -> None:
@@ -176,9 +185,11 @@ def run_demo(*, slice_path: Path | None, out_dir: Path, judge: bool, threads: in
         demo.timings["judge_s"] = time.perf_counter() - t0
         demo.judged = rank_job(demo.run, bootstrap=bootstrap, seed=seed)
         _print_job(demo)
-    report = write_demo_report(demo)
-    if report is not None:
-        out.print(f"report: {report}", highlight=False, markup=False)
+    for path in write_demo_report(demo):
+        out.print(f"report: {path.resolve()}", highlight=False, markup=False)
+    explore = demo.store_path if demo.store_path is not None else demo.slice_path
+    extra = f" --responses {demo.slice_path}" if demo.store_path is not None else ""
+    out.print(f"explore the run in your browser: judgewise serve {explore}{extra}", highlight=False, markup=False)
     demo.timings["total_s"] = time.perf_counter() - start
     out.print(f"demo finished in {demo.timings['total_s']:.1f}s", highlight=False, markup=False)
     return demo
