@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from judgewise.analysis.simulation import TrialSpec, run_trial
-from judgewise.analysis.sweeps import SweepPoint, first_crossing, run_sweep, summarize, trajectory_curve
+from judgewise.analysis.sweeps import (SweepPoint, first_crossing, run_sweep, smooth_crossing, summarize,
+                                      trajectory_curve)
 from tests.conftest import cli_json
 
 POINTS = [SweepPoint("tournament", "tournament", 8, 30, 0.8),
@@ -35,6 +36,14 @@ def test_more_prompts_give_better_rankings_on_the_simulated_judge():
 def test_first_crossing_interpolates_between_grid_points():
     assert first_crossing([100, 200, 300], [0.8, 0.88, 0.92], 0.9) == pytest.approx(250)
     assert np.isnan(first_crossing([100, 200], [0.5, 0.6], 0.9))
+
+
+def test_smooth_crossing_recovers_a_log_linear_curve_despite_noise():
+    calls = np.arange(200, 4001, 100)
+    curve = 0.6 + 0.1 * np.log(calls / 100) + np.random.default_rng(0).normal(0, 0.01, len(calls))
+    exact = 100 * np.exp(3.0)  # 0.6 + 0.1·3 = 0.9
+    assert smooth_crossing(calls, curve, 0.9) == pytest.approx(exact, rel=0.1)
+    assert np.isnan(smooth_crossing([100, 200], [0.2, 0.3], 0.9))
 
 
 def test_cli_simulate_prints_one_row_per_design():

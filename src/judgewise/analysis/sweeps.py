@@ -153,6 +153,18 @@ def first_crossing(calls, values, target: float) -> float:
     return float(c0 + (target - v0) * (c1 - c0) / (v1 - v0))
 
 
+def smooth_crossing(calls, values, target: float, window: float = 0.05) -> float:
+    """Calls at which a noisy mean curve reaches ``target``, from a least-squares line of value against
+    log(calls) over the grid points within ``window`` of the target (less sensitive to one noisy grid point
+    than :func:`first_crossing`; NaN when fewer than two points are in the window or the line is flat)."""
+    calls, values = np.asarray(calls, float), np.asarray(values, float)
+    near = np.abs(values - target) <= window
+    if near.sum() < 2:
+        return float("nan")
+    slope, intercept = np.polyfit(np.log(calls[near]), values[near], 1)
+    return float(np.exp((target - intercept) / slope)) if slope > 0 else float("nan")
+
+
 def trajectory_curve(frame: pd.DataFrame, grid) -> pd.DataFrame:
     """Mean Kendall τ of sequential (adaptive) runs at each budget in ``grid``: the τ of each trial's last
     fit made with at most that many calls."""

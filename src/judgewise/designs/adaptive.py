@@ -78,10 +78,10 @@ class AdaptiveDesign:
 
     budget: int = 0
     fit: FitFn | None = None
-    batch_size: int = 0  # calls per round; 0: 4 · n_models
+    batch_size: int = 0  # calls per round; 0: 2 · n_models
     confidence: float = 0.95
     init_rounds: int = 2
-    per_pair: int = 2  # calls given to each chosen pair in a round
+    per_pair: int = 1  # calls given to each chosen pair in a round
     lookahead: str = "global"  # "direct": a pair's own variance; "global": its effect on all near pairs
     indifference: float = 0.0  # log-odds: mis-orders of pairs closer than this are not worth calls
 
@@ -102,7 +102,7 @@ class AdaptiveDesign:
         state = _State(len(models), len(prompt_ids), rng)
         pairs, outcome = Pairs.empty(prompt_ids, models), np.zeros(0)
         budget = self.n_calls(len(models), len(prompt_ids))
-        batch = self.batch_size or 4 * len(models)
+        batch = self.batch_size or 2 * len(models)
         trajectory, reason = [], "budget"
         for rnd in range(10**6):
             room = budget - len(pairs)
