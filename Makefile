@@ -33,7 +33,7 @@ demo: $(LOCAL_STAMP)
 	$(VENV)/bin/judgewise demo
 
 test: $(BASE_STAMP)
-	$(PY) -m pytest $(PYTEST_MARK) $(PYTEST_ARGS)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest $(PYTEST_MARK) $(PYTEST_ARGS)
 
 test-all:
 	$(MAKE) test SLOW=1
