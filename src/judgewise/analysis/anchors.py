@@ -84,7 +84,8 @@ def verdict_matrix(judgments: pd.DataFrame, anchor: str, column: str = "outcome"
     """(prompts × models) verdicts of every model against ``anchor`` from the model's view.
 
     ``column="outcome"`` gives outcome − ½ (so sign() is the collapsed verdict); ``"verdict"`` the 5-way
-    verdict. Rows not involving the anchor are ignored. Returns (matrix, prompt ids, model names)."""
+    verdict. Rows not involving the anchor are ignored; several judgments of one (prompt, model) — both answer
+    orders, repeated games — are averaged. Returns (matrix, prompt ids, model names)."""
     if column not in judgments.columns:
         raise InputError(f"judgments have no {column!r} column", field=column)
     sub = judgments[(judgments["model_a"] == anchor) | (judgments["model_b"] == anchor)]
