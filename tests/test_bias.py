@@ -4,7 +4,6 @@ and measured on JudgeBench against JudgeBench's own decisions."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -13,39 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgewise.analysis import bias
-from judgewise.judges.base import Comparison, Game, JudgeResult, Verdict
+from judgewise.judges.base import Comparison
 from judgewise.judges.runner import run_judging
-from judgewise.judges.simulated import SimulatedJudge, _stable_seed
+from judgewise.judges.simulated import SimulatedJudge
 
 RATINGS = {"m0": 1000.0, "m1": 1050.0, "m2": 1100.0, "m3": 1150.0}
-
-
-@dataclass
-class BiasedJudge:
-    """Wraps the simulated judge (Arena-lite Eq. 3): with probability ``position`` the first-shown response
-    wins regardless, else with probability ``length`` the longer one wins, else the inner verdict stands."""
-
-    inner: SimulatedJudge
-    position: float = 0.0
-    length: float = 0.0
-    seed: int = 0
-    identity: dict = field(init=False)
-
-    def __post_init__(self):
-        self.identity = {"kind": "biased-simulated", "position": self.position, "length": self.length,
-                         "inner": self.inner.identity, "seed": self.seed}
-
-    async def judge(self, game: Game) -> JudgeResult:
-        first, second = game.shown
-        c = game.comparison
-        u = np.random.default_rng(_stable_seed(self.seed, c.prompt_id, game.first_model, game.swapped)).random()
-        if u < self.position:
-            outcome = 1.0
-        elif u < self.position + self.length and len(first) != len(second):
-            outcome = 1.0 if len(first) > len(second) else 0.0
-        else:
-            return self.inner.judge_sync(game)
-        return JudgeResult(Verdict(outcome=outcome), raw="biased")
 
 
 def _comparisons(n_prompts: int, seed: int = 0) -> tuple[list[Comparison], pd.DataFrame]:
@@ -67,31 +38,44 @@ def _judged(tmp_path, judge, n_prompts=150):
 
 @pytest.mark.parametrize("position", [0.0, 0.3])
 def test_position_bias_recovers_the_simulated_judges_known_value(tmp_path, position):
-    judge = BiasedJudge(SimulatedJudge(RATINGS, p_judge=0.9, seed=1), position=position)
+    judge = SimulatedJudge(RATINGS, p_judge=0.9, seed=1, position_bias=position)
     judgments, _ = _judged(tmp_path, judge)
     est = bias.position_bias(judgments)
-    expected = 0.5 + position / 2  # both orders judged: the unbiased part favours first and second equally
+    expected = 0.5 + position / 2  # simulated.py step 3: over both orders, ties as half
     assert est.n == len(judgments) == 1800
     assert est.ci_low <= expected <= est.ci_high
     assert abs(est.estimate - expected) < 0.035
 
 
-def test_swap_consistency_is_one_for_an_order_free_judge_and_drops_with_position_bias(tmp_path):
-    fair = BiasedJudge(SimulatedJudge(RATINGS, p_judge=1.0, seed=2), position=0.0)
-    j_fair, _ = _judged(tmp_path / "a", fair, n_prompts=40)
-    assert bias.swap_consistency(j_fair).estimate < 1.0  # Eq. 3 draws each order independently
-    biased = BiasedJudge(SimulatedJudge(RATINGS, p_judge=1.0, seed=2), position=0.5)
-    j_biased, _ = _judged(tmp_path / "b", biased, n_prompts=40)
-    assert bias.swap_consistency(j_biased).estimate < bias.swap_consistency(j_fair).estimate - 0.15
+def test_swap_consistency_and_first_wins_both_orders_match_the_simulated_judges_model(tmp_path):
+    """A decisive judge (P_judge = 1) draws each order independently: for a pair whose stronger side wins
+    with p, consistency = p² + (1 − p)²; with position bias b = 0.5, each order is position-decided half the
+    time, giving 0.25 + 0.25·(p² + (1 − p)²); first-wins-in-both goes from p(1 − p) to (1 + p)(2 − p)/4."""
+    from judgewise.judges.simulated import p_gt
+
+    models = sorted(RATINGS)
+    p = np.array([p_gt(RATINGS[a], RATINGS[b]) for i, a in enumerate(models) for b in models[i + 1:]])
+    consistent, flip = p**2 + (1 - p) ** 2, p * (1 - p)
+    j_fair, _ = _judged(tmp_path / "a", SimulatedJudge(RATINGS, p_judge=1.0, seed=2), n_prompts=40)
+    j_biased, _ = _judged(tmp_path / "b", SimulatedJudge(RATINGS, p_judge=1.0, seed=2, position_bias=0.5),
+                          n_prompts=40)
+    for judgments, expected_consistent, expected_flip in [
+            (j_fair, consistent.mean(), flip.mean()),
+            (j_biased, (0.25 + 0.25 * consistent).mean(), ((1 + p) * (2 - p) / 4).mean())]:
+        est = bias.swap_consistency(judgments)
+        assert est.ci_low <= expected_consistent <= est.ci_high
+        est = bias.first_wins_both_orders(judgments)
+        assert est.ci_low <= expected_flip <= est.ci_high
+    assert bias.swap_consistency(j_biased).estimate < bias.swap_consistency(j_fair).estimate < 1.0
     assert bias.first_wins_both_orders(j_biased).estimate > bias.first_wins_both_orders(j_fair).estimate
 
 
 @pytest.mark.parametrize("length", [0.0, 0.4])
 def test_length_bias_recovers_the_simulated_judges_known_value(tmp_path, length):
-    judge = BiasedJudge(SimulatedJudge(RATINGS, p_judge=0.9, seed=3), length=length)
+    judge = SimulatedJudge(RATINGS, p_judge=0.9, seed=3, length_bias=length)
     judgments, responses = _judged(tmp_path, judge)
     est = bias.length_bias(judgments, responses)
-    expected = 0.5 + length / 2  # lengths are independent of strength: the rest is a fair coin on length
+    expected = 0.5 + length / 2  # simulated.py step 4: lengths independent of strength, ties as half
     assert est.ci_low <= expected <= est.ci_high
     assert abs(est.estimate - expected) < 0.04
 

@@ -14,6 +14,7 @@ Sections (only ``responses`` and ``judge`` are required)::
       template: arena_hard_5way         # registered name or a .j2 file
       params: {temperature: 0}
       prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}
+      # backend: simulated takes ratings: {model: elo}, p_judge, tie_rate, position_bias, length_bias, seed
     design: {name: all_pairs}           # or {name: anchor, anchor: gpt-4o}
     orders: both                        # or one (a seeded coin per prompt and pair)
     seed: 0
@@ -45,7 +46,8 @@ TOP_KEYS = {"responses", "prompts", "models", "max_prompts", "judge", "design", 
             "limits", "budget", "retry_failed", "output"}
 JUDGE_KEYS = {"backend", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
               "top_logprobs", "prices", "spread", "name", "use_grammar", "max_tokens", "model_path", "ratings",
-              "p_judge", "judgments", "recorded_judge", "expected_latency_s", "expected_tokens_out"}
+              "p_judge", "judgments", "recorded_judge", "expected_latency_s", "expected_tokens_out",
+              "tie_rate", "position_bias", "length_bias", "seed"}  # the last four: simulated backend
 LIMIT_KEYS = {"concurrency", "rpm", "tpm", "timeout_s", "max_attempts", "base_delay_s", "max_delay_s"}
 BUDGET_KEYS = {"max_calls", "max_cost"}
 
@@ -164,7 +166,11 @@ def _simulated_judge(cfg: dict) -> Judge:
 
     if not isinstance(cfg.get("ratings"), dict):
         raise ConfigError("judge.ratings (model → true Elo) is required for the simulated judge")
-    return SimulatedJudge(ratings=cfg["ratings"], p_judge=float(cfg.get("p_judge", 0.8)))
+    tie_rate = cfg.get("tie_rate")
+    return SimulatedJudge(ratings=cfg["ratings"], p_judge=float(cfg.get("p_judge", 0.8)),
+                          seed=int(cfg.get("seed", 0)), tie_rate=None if tie_rate is None else float(tie_rate),
+                          position_bias=float(cfg.get("position_bias", 0.0)),
+                          length_bias=float(cfg.get("length_bias", 0.0)))
 
 
 def _replay_judge(cfg: dict) -> Judge:
