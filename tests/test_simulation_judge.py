@@ -70,7 +70,8 @@ def test_explicit_tie_rate_is_the_tie_probability_and_keeps_eq3_accuracy_on_deci
     coin = eq3_probabilities(1200.0, 1000.0, 0.7, remainder="coin")
     assert probs[1] == pytest.approx(0.25)
     assert probs[[0, 2]] / 0.75 == pytest.approx(coin[[0, 2]])
-    assert np.array_equal(eq3_probabilities(1200.0, 1000.0, 0.7, tie_rate=None), eq3_probabilities(1200, 1000, 0.7))
+    plain = eq3_probabilities(1200.0, 1000.0, 0.7)
+    assert np.array_equal(eq3_probabilities(1200.0, 1000.0, 0.7, tie_rate=None), plain)
 
 
 def test_settings_outside_the_model_are_config_errors():

@@ -114,8 +114,9 @@ def _trailing_loop(segments: list[tuple[int, str]], share: float = 0.75, min_cop
     return segments[best][0]
 
 
-def _repeated_segments(segments, start: int) -> tuple[int, int]:
-    """(segments after ``start`` that repeat an earlier segment of the text, segments after ``start``)."""
+def _tail_repeats(segments, start: int) -> tuple[int, int]:
+    """(items at offset ≥ ``start`` that repeat an earlier item of the text, items at offset ≥ ``start``) for
+    ``(offset, key)`` pairs in text order — sentence segments here, word n-grams in the n-gram share."""
     seen, repeats, tail = set(), 0, 0
     for pos, norm in segments:
         if pos >= start:
@@ -134,12 +135,7 @@ def _ngram_repeat_share(text: str, start: int, n: int) -> tuple[float, int]:
     """Share of the tail's word n-grams already seen earlier in the text, and the tail's n-gram count."""
     words = [(m.start(), m.group().lower()) for m in _WORD.finditer(text)]
     grams = [(words[i][0], tuple(w for _, w in words[i:i + n])) for i in range(len(words) - n + 1)]
-    seen, tail, repeated = set(), 0, 0
-    for pos, gram in grams:
-        if pos >= start:
-            tail += 1
-            repeated += gram in seen
-        seen.add(gram)
+    repeated, tail = _tail_repeats(grams, start)
     return (repeated / tail if tail else 0.0), tail
 
 
@@ -162,7 +158,7 @@ def detect_echo(text: str, *, min_repeats: int = 2, repeat_share: float = 0.5, n
         return EchoResult(False, 0.0)
     start = start if start is not None else loop
     share, n_tail = _ngram_repeat_share(text, start, ngram)
-    repeats, n_segments = _repeated_segments(segments, start)
+    repeats, n_segments = _tail_repeats(segments, start)
     marker = answer_end is not None
     needed = repeat_share if marker else 1.0
     if repeats >= min_repeats and repeats >= needed * n_segments:

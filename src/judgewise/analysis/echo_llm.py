@@ -14,9 +14,9 @@ from importlib import resources
 
 import pandas as pd
 
-from judgewise.judges.base import Backend, Verdict
+from judgewise.judges.base import Backend
 from judgewise.judges.llm_judge import LLMJudge
-from judgewise.judges.parsing import PARSERS, RegexParser
+from judgewise.judges.parsing import PARSERS, RegexParser, binary_parser
 from judgewise.judges.scheduler import ScheduledBackend
 from judgewise.judges.templates import JudgeTemplate, parse_template
 
@@ -25,14 +25,8 @@ TEMPLATE_FILE = "echo_detect.j2"
 
 def echo_presence() -> RegexParser:
     """Parser of ``Echo: yes`` / ``Echo: no`` (last one wins); outcome 1 = echo."""
-    return RegexParser(
-        name="echo_presence",
-        pattern=re.compile(r"\becho\b\s*[:=]?\s*\**\s*(yes|no)\b", re.IGNORECASE),
-        verdicts={"yes": Verdict(outcome=1.0, label="yes"), "no": Verdict(outcome=0.0, label="no")},
-        normalise=str.lower,
-        token_values={"yes": 1.0, "no": 0.0},
-        expected='"Echo: yes" or "Echo: no"',
-    )
+    return binary_parser("echo_presence", re.compile(r"\becho\b\s*[:=]?\s*\**\s*(yes|no)\b", re.IGNORECASE),
+                         ("yes", "no"), normalise=str.lower, expected='"Echo: yes" or "Echo: no"')
 
 
 def echo_template() -> JudgeTemplate:

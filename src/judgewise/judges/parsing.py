@@ -92,6 +92,18 @@ class RegexParser:
         return soft_from_logprobs(top_logprobs, self.token_values)
 
 
+def binary_parser(name: str, pattern: re.Pattern, keys: tuple[str, str], *, labels: tuple[str, str] | None = None,
+                  normalise: Callable[[str], str] = str, expected: str = "") -> RegexParser:
+    """A two-verdict parser: the matched ``keys[0]`` is outcome 1 (the side shown first, or "yes"), ``keys[1]``
+    outcome 0; ``labels`` are the literal tokens stored (default the keys); soft scores from the two keys."""
+    first, second = keys
+    shown = labels or keys
+    return RegexParser(name=name, pattern=pattern,
+                       verdicts={first: Verdict(outcome=1.0, label=shown[0]),
+                                 second: Verdict(outcome=0.0, label=shown[1])},
+                       normalise=normalise, token_values={first: 1.0, second: 0.0}, expected=expected)
+
+
 # --- Arena-Hard 5-way: [[A>>B]] … [[B>>A]] (Anchor §2: v ∈ {-2..2}, collapsed to {0, .5, 1} for win rate)
 
 _ARENA_VERDICT5 = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
@@ -121,14 +133,9 @@ def arena_hard_5way() -> RegexParser:
 
 def llmbar_binary() -> RegexParser:
     """Parser for LLMBar's ``Output (a)`` / ``Output (b)`` answer (Arena-lite §A.8)."""
-    return RegexParser(
-        name="llmbar_binary",
-        pattern=re.compile(r"Output\s*\(\s*([ab])\s*\)", re.IGNORECASE),
-        verdicts={"a": Verdict(outcome=1.0, label="Output (a)"), "b": Verdict(outcome=0.0, label="Output (b)")},
-        normalise=str.lower,
-        token_values={"a": 1.0, "b": 0.0},
-        expected='"Output (a)" or "Output (b)"',
-    )
+    return binary_parser("llmbar_binary", re.compile(r"Output\s*\(\s*([ab])\s*\)", re.IGNORECASE), ("a", "b"),
+                         labels=("Output (a)", "Output (b)"), normalise=str.lower,
+                         expected='"Output (a)" or "Output (b)"')
 
 
 def clb_confidence() -> RegexParser:
@@ -137,14 +144,9 @@ def clb_confidence() -> RegexParser:
     Accepts ``Answer: 2`` / ``answer is **1**`` or a line that is only the digit; the last one is the
     verdict ("Answer 2 is wrong" is not a verdict). Answer 1 is the one shown first.
     """
-    return RegexParser(
-        name="clb_confidence",
-        pattern=re.compile(r"\banswer\b(?:\s*:|\s+is\b:?)\s*\**\s*([12])\b|^[\s*#>]*([12])[\s*.]*$",
-                           re.IGNORECASE | re.MULTILINE),
-        verdicts={"1": Verdict(outcome=1.0, label="1"), "2": Verdict(outcome=0.0, label="2")},
-        token_values={"1": 1.0, "2": 0.0},
-        expected='"Answer: 1" or "Answer: 2"',
-    )
+    pattern = re.compile(r"\banswer\b(?:\s*:|\s+is\b:?)\s*\**\s*([12])\b|^[\s*#>]*([12])[\s*.]*$",
+                         re.IGNORECASE | re.MULTILINE)
+    return binary_parser("clb_confidence", pattern, ("1", "2"), expected='"Answer: 1" or "Answer: 2"')
 
 
 def direct_correctness() -> RegexParser:
