@@ -106,6 +106,27 @@ def test_adaptive_design_stays_within_budget_and_concentrates_on_close_pairs():
     assert run.info["trajectory"][-1][0] == run.n_calls
 
 
+def test_adaptive_design_judges_a_pair_on_a_fresh_prompt_each_time_and_leaves_resolved_pairs_alone():
+    elo = [2000, 1600, 1200, 800, 790]
+    design = make_design("adaptive", budget=400, fit=bt_fit)
+    run = design.run(names(5), names(500, "x"), sim(elo, 500, 1.0, seed=5), np.random.default_rng(5))
+    frame = run.to_judgments()
+    pair = frame[["model_a", "model_b"]].apply(sorted, axis=1).str.join("-")
+    assert not frame.assign(pair=pair).duplicated(["pair", "prompt_id"]).any()
+    assert (pair == "m3-m4").mean() > 0.6  # the one unresolved adjacent pair
+
+
+def test_hull_allocation_gives_calls_by_gain_per_call_and_skips_pairs_with_nothing_to_gain():
+    from judgewise.designs.adaptive import LOOKAHEAD, hull_allocation
+    m = LOOKAHEAD
+    gain = np.stack([np.where(m >= 4, 0.4, 0.0),        # pays only after 4 calls: 0.1 per call
+                     0.05 * np.minimum(m, 2),            # 0.05 per call for 2 calls, then nothing
+                     np.zeros_like(m)], axis=1)          # resolved: nothing to gain
+    assert hull_allocation(gain, 6, np.array([99, 99, 99])).tolist() == [4, 2, 0]
+    assert hull_allocation(gain, 3, np.array([99, 99, 99])).tolist() == [3, 0, 0]
+    assert hull_allocation(gain, 6, np.array([1, 99, 99])).tolist() == [1, 2, 0]
+
+
 def test_adaptive_design_stops_when_the_ranking_is_resolved():
     elo = [2000, 1500, 1000]
     design = make_design("adaptive", budget=5000, fit=bt_fit, batch_size=6, confidence=0.95)

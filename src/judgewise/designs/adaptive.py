@@ -12,15 +12,19 @@ posterior mean moves by N(0, σ² − σ'²) (preposterior analysis), so
 
 Summed over pairs, Φ(−|μ|/σ) is the expected number of discordant pairs, i.e. (1 − Kendall τ)·C(n, 2)/2.
 Because resolving a close pair may take many calls before any single one pays off (the value of
-information is not concave), each pair is ranked by its KG* rate max_m gain_m / m over look-aheads
-m = 1, 2, 4, …, 256, and the round gives ``per_pair`` calls to each of the best-rated pairs — in practice
-near-adjacent models whose intervals overlap. With ``lookahead="global"`` (default) a candidate pair is valued
-by what its calls remove from the variance of *every* near pair (within ``NEAR`` ranks) through the BT
-covariance — a comparison with a third model also separates two neighbours — instead of only its own
-(``"direct"``). An optional indifference zone δ (log-odds) values only
-mis-orders larger than δ: Φ(−(|μ| + δ)/σ).
-The run stops at the ``budget`` or once every adjacent pair of the current ranking is ordered
-with probability ≥ ``confidence``. Prompts are assigned per pair from a shuffled cycle, so a pair never
+information is not concave), each candidate's gain is evaluated at look-aheads m = 1, 2, 4, …, 256 and the
+round's calls are spread by the upper concave hull of those curves (``spread="hull"``, default;
+:func:`hull_allocation`): hull segments are taken best gain-per-call first across candidates, so a pair that
+needs many calls gets several in one round, and a pair already resolved (nothing left to gain) gets none.
+``spread="top"`` gives ``per_pair`` calls to each of the pairs with the best KG* rate max_m gain_m / m.
+In practice the calls go to near-adjacent models whose intervals overlap. With ``lookahead="global"``
+(default) a candidate pair is valued by what its calls remove from the variance of *every* near pair (within
+``NEAR`` ranks) through the BT covariance — a comparison with a third model also separates two neighbours —
+instead of only its own (``"direct"``). Rounds are small (``n_models`` calls by default), so the ratings are
+refitted often. An optional indifference zone δ (log-odds) values only mis-orders larger than δ:
+Φ(−(|μ| + δ)/σ).
+The run stops at the ``budget``, once every adjacent pair of the current ranking is ordered
+with probability ≥ ``confidence`` ("resolved"), or when no pair has anything left to gain ("exhausted"). Prompts are assigned per pair from a shuffled cycle, so a pair never
 sees the same prompt twice while unused prompts remain (a pair is capped at |X| comparisons).
 """
 
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import stats
+from scipy.special import ndtr
 
 from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool, register_design
 from judgewise.errors import ConfigError
@@ -48,7 +52,7 @@ CANDIDATES = 60  # pairs, by their own KG* rate, whose effect on all near pairs 
 def misorder_probability(mu: np.ndarray, var: np.ndarray, zone: float = 0.0) -> np.ndarray:
     """Posterior probability that a pair with gap ~ N(mu, var) is ordered the wrong way round by more than the
     indifference ``zone`` (log-odds): Φ(−(|μ| + zone)/σ)."""
-    return stats.norm.cdf(-(np.abs(mu) + zone) / np.sqrt(np.maximum(var, 1e-12)))
+    return ndtr(-(np.abs(mu) + zone) / np.sqrt(np.maximum(var, 1e-12)))
 
 
 def expected_gain(mu: np.ndarray, var: np.ndarray, info: np.ndarray, m: np.ndarray, zone: float = 0.0) -> np.ndarray:
@@ -58,8 +62,38 @@ def expected_gain(mu: np.ndarray, var: np.ndarray, info: np.ndarray, m: np.ndarr
     var_after = 1.0 / (1.0 / var + m[None, :] * info)
     spread = np.sqrt(np.maximum(var - var_after, 0.0))
     moved = mu[..., None] + spread[..., None] * _NODES
-    after = stats.norm.cdf(-(np.abs(moved) + zone) / np.sqrt(var_after)[..., None]) @ _WEIGHTS
+    after = ndtr(-(np.abs(moved) + zone) / np.sqrt(var_after)[..., None]) @ _WEIGHTS
     return misorder_probability(mu, var, zone) - after
+
+
+def hull_allocation(gain: np.ndarray, batch: int, room: np.ndarray) -> np.ndarray:
+    """Calls per candidate in one round from its expected gain after m = LOOKAHEAD calls (M × K): walk the
+    upper concave hull of each candidate's gain curve from (0, 0) and take hull segments, best gain per call
+    first across candidates, until the batch is spent (at most ``room`` calls per candidate). A pair whose
+    value comes only after many calls still gets them; a pair with nothing to gain gets none."""
+    xs = np.r_[0.0, LOOKAHEAD]
+    segments = []  # (gain per call, candidate, calls)
+    for k in range(gain.shape[1]):
+        ys = np.r_[0.0, gain[:, k]]
+        hull = [0]
+        for i in range(1, len(xs)):
+            while len(hull) >= 2 and _slope(xs, ys, hull[-2], hull[-1]) <= _slope(xs, ys, hull[-1], i):
+                hull.pop()
+            hull.append(i)
+        segments += [(_slope(xs, ys, i, j), k, int(xs[j] - xs[i])) for i, j in zip(hull, hull[1:])
+                     if ys[j] > ys[i]]
+    calls, left = np.zeros(gain.shape[1], dtype=int), batch
+    for _, k, size in sorted(segments, key=lambda seg: -seg[0]):
+        take = int(min(size, left, room[k] - calls[k]))
+        calls[k] += max(take, 0)
+        left -= max(take, 0)
+        if left <= 0:
+            break
+    return calls
+
+
+def _slope(xs, ys, i, j) -> float:
+    return (ys[j] - ys[i]) / (xs[j] - xs[i])
 
 
 def _variance_gain(mu, var, reduction, zone: float):
@@ -67,7 +101,7 @@ def _variance_gain(mu, var, reduction, zone: float):
     var = np.maximum(var, 1e-12)
     var_after = np.maximum(var - reduction, 1e-12)
     moved = mu[..., None] + np.sqrt(np.maximum(reduction, 0.0))[..., None] * _NODES
-    after = stats.norm.cdf(-(np.abs(moved) + zone) / np.sqrt(var_after)[..., None]) @ _WEIGHTS
+    after = ndtr(-(np.abs(moved) + zone) / np.sqrt(var_after)[..., None]) @ _WEIGHTS
     return misorder_probability(mu, var, zone) - after
 
 
@@ -78,12 +112,13 @@ class AdaptiveDesign:
 
     budget: int = 0
     fit: FitFn | None = None
-    batch_size: int = 0  # calls per round; 0: 2 · n_models
+    batch_size: int = 0  # calls per round; 0: n_models
     confidence: float = 0.95
     init_rounds: int = 2
-    per_pair: int = 1  # calls given to each chosen pair in a round
+    per_pair: int = 0  # "top": calls to each chosen pair; "hull": at most this many per pair (0: no limit)
     lookahead: str = "global"  # "direct": a pair's own variance; "global": its effect on all near pairs
     indifference: float = 0.0  # log-odds: mis-orders of pairs closer than this are not worth calls
+    spread: str = "hull"  # "hull": calls by marginal gain per call (hull_allocation); "top": per_pair to the best
 
     def __post_init__(self) -> None:
         if self.fit is None:
@@ -91,6 +126,8 @@ class AdaptiveDesign:
                               "judgewise.analysis.simulation.bt_fit")
         if self.budget < 1:
             raise ConfigError(f"the adaptive design needs a budget of at least 1 call, got {self.budget}")
+        if self.spread not in ("hull", "top"):
+            raise ConfigError(f"spread must be 'hull' or 'top', got {self.spread!r}")
         if not 0.5 < self.confidence < 1:
             raise ConfigError(f"confidence must be in (0.5, 1), got {self.confidence}")
 
@@ -99,10 +136,10 @@ class AdaptiveDesign:
 
     def run(self, models, prompt_ids, verdicts: VerdictFn, rng: np.random.Generator) -> DesignRun:
         check_pool(models, prompt_ids)
-        state = _State(len(models), len(prompt_ids), rng)
+        state = _State(len(models), len(prompt_ids), rng, self.spread)
         pairs, outcome = Pairs.empty(prompt_ids, models), np.zeros(0)
         budget = self.n_calls(len(models), len(prompt_ids))
-        batch = self.batch_size or 2 * len(models)
+        batch = self.batch_size or len(models)
         trajectory, reason = [], "budget"
         for rnd in range(10**6):
             room = budget - len(pairs)
@@ -117,7 +154,9 @@ class AdaptiveDesign:
                     reason = "resolved"
                     break
                 allocate = state.allocate_global if self.lookahead == "global" else state.allocate
-                lo, hi = allocate(theta, cov, min(batch, room), self.per_pair, self.indifference)
+                hull = self.spread == "hull" and self.lookahead == "global"
+                per_pair = self.per_pair if hull else max(self.per_pair, 1)
+                lo, hi = allocate(theta, cov, min(batch, room), per_pair, self.indifference)
                 if len(lo) == 0:
                     reason = "exhausted"
                     break
@@ -135,8 +174,8 @@ class AdaptiveDesign:
 class _State:
     """Bookkeeping of an adaptive run: calls per pair and each pair's cycle through the shuffled prompts."""
 
-    def __init__(self, n_models: int, n_prompts: int, rng: np.random.Generator):
-        self.n, self.n_prompts, self.rng = n_models, n_prompts, rng
+    def __init__(self, n_models: int, n_prompts: int, rng: np.random.Generator, spread: str = "hull"):
+        self.n, self.n_prompts, self.rng, self.spread = n_models, n_prompts, rng, spread
         self.lo, self.hi = np.triu_indices(n_models, k=1)
         self.used = np.zeros(len(self.lo), dtype=int)
         self.offset = rng.integers(n_prompts, size=len(self.lo))
@@ -182,7 +221,7 @@ class _State:
         p = 1.0 / (1.0 + np.exp(-mu))
         info = p * (1 - p)
         direct = (expected_gain(mu, var, info, LOOKAHEAD, zone) / LOOKAHEAD).max(axis=1)
-        direct[self.used + per_pair > self.n_prompts] = -np.inf
+        direct[self.used + max(per_pair, 1) > self.n_prompts] = -np.inf
         cand = np.argsort(-direct, kind="stable")[:CANDIDATES]
         cand = cand[np.isfinite(direct[cand])]
         rank = np.empty(self.n, dtype=int)
@@ -194,9 +233,13 @@ class _State:
         mf = LOOKAHEAD[:, None] * info[cand][None, :]                  # (M × K)
         reduction = mf[None] * w2[:, None, :] / (1 + mf * s[None, :])[None]   # (near × M × K)
         gain = _variance_gain(mu[near][:, None, None], var[near][:, None, None], reduction, zone).sum(axis=0)
-        rate = (gain / LOOKAHEAD[:, None]).max(axis=0)
-        top = cand[np.argsort(-rate, kind="stable")[: max(1, batch // per_pair)]]
-        pair = np.repeat(top, per_pair)[:batch]
+        if self.spread == "hull":
+            room = np.minimum(self.n_prompts - self.used[cand], per_pair or batch)
+            pair = np.repeat(cand, hull_allocation(gain, batch, room))
+        else:
+            rate = (gain / LOOKAHEAD[:, None]).max(axis=0)
+            top = cand[np.argsort(-rate, kind="stable")[: max(1, batch // per_pair)]]
+            pair = np.repeat(top, per_pair)[:batch]
         return lo[pair], hi[pair]
 
     def assign(self, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
