@@ -37,3 +37,20 @@ def test_binary_insertion_through_the_engine_uses_stored_judgments(tmp_path):
     run = make_design("insert-binary", leaderboard=board, new_model="new").run(pool, prompts, verdicts,
                                                                               np.random.default_rng(3))
     assert run.info["position"] == 2
+
+
+def test_engine_verdicts_is_the_rounds_engine_and_rejects_a_missing_response(tmp_path):
+    import pytest
+
+    from judgewise.errors import InputError
+    from judgewise.judges.rounds import EngineVerdicts
+    models, prompts = ["m0", "m1", "m2"], ["x0", "x1"]
+    judge = SimulatedJudge({"m0": 1400, "m1": 1300, "m2": 1200}, p_judge=0.9, seed=1)
+    table = responses(models, prompts)
+    verdicts = engine_verdicts(judge, str(tmp_path / "s.sqlite"), table[table.model != "m2"], models, prompts,
+                               orders="one")
+    assert isinstance(verdicts.engine, EngineVerdicts)
+    assert np.isfinite(verdicts(np.array([0, 1]), np.array([0, 0]), np.array([1, 1]))).all()
+    assert verdicts.engine.summary()["rounds"] == 1
+    with pytest.raises(InputError, match="m2"):
+        verdicts(np.array([0]), np.array([0]), np.array([2]))

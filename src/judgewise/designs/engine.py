@@ -1,8 +1,10 @@
-"""Run any design through the judging engine: a verdict callback backed by ``judges.runner.run_judging``.
+"""Run any design through the judging engine: a verdict callback backed by ``judges.rounds.EngineVerdicts``.
 
 Each batch a design asks for becomes ``Comparison`` objects (texts from a responses table), is judged by the
 engine (durable store, retries, limits, both answer orders by default) and comes back as model_a's mean
 outcome per comparison; a comparison whose games all failed is NaN (tournaments treat it like a tie).
+This is the Python-API form of what ``judgewise judge`` does for multi-round designs: one implementation,
+:class:`~judgewise.judges.rounds.EngineVerdicts`, with a strict check that every asked-for response exists.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import pandas as pd
 
 from judgewise.designs.base import VerdictFn
 from judgewise.errors import InputError
-from judgewise.judges.base import Comparison, Judge
-from judgewise.judges.runner import run_judging
+from judgewise.judges.base import Judge
+from judgewise.judges.config import Pool
+from judgewise.judges.rounds import EngineVerdicts
 
 
 def response_lookup(responses: pd.DataFrame) -> dict[tuple[str, str], str]:
@@ -31,25 +34,25 @@ def engine_verdicts(judge: Judge, store, responses: pd.DataFrame, models: Sequen
                     prompt_ids: Sequence[str], prompts: Mapping[str, str] | None = None, **run_options) -> VerdictFn:
     """A design verdict callback that judges each batch with :func:`run_judging` (``run_options`` are its
     keywords: orders, seed, concurrency, limits, budget, ...). ``prompts`` maps prompt_id → prompt text
-    (default: the responses' ``instruction`` column when present, else the prompt id)."""
-    texts = response_lookup(responses)
+    (default: the responses' ``instruction`` column when present, else the prompt id). Raises ``InputError``
+    when a batch asks for a response the table does not have."""
+    response_lookup(responses)  # checks the columns
+    responses = responses.assign(prompt_id=responses["prompt_id"].astype(str), model=responses["model"].astype(str),
+                                 text=responses["text"].astype(str))
+    texts = {str(p): str(p) for p in prompt_ids}
     if prompts is None and "instruction" in responses.columns:
-        prompts = dict(zip(responses["prompt_id"].astype(str), responses["instruction"].astype(str)))
-    prompts = prompts or {}
-
-    def text(prompt_id: str, model: str) -> str:
-        try:
-            return texts[(prompt_id, model)]
-        except KeyError:
-            raise InputError(f"no response of model {model!r} to prompt {prompt_id!r} in the responses table",
-                             field="text") from None
+        prompts = dict(zip(responses["prompt_id"], responses["instruction"].astype(str)))
+    texts.update(prompts or {})
+    pool = Pool(responses, texts, [str(m) for m in models], [str(p) for p in prompt_ids])
+    engine = EngineVerdicts(pool, judge, store, dict(run_options))
 
     def verdicts(prompt, a, b) -> np.ndarray:
-        rows = [(str(prompt_ids[p]), str(models[i]), str(models[j])) for p, i, j in zip(prompt, a, b)]
-        comparisons = [Comparison(p, prompts.get(p, p), ma, mb, text(p, ma), text(p, mb)) for p, ma, mb in rows]
-        result = run_judging(comparisons, judge, store, **run_options)
-        by = result.by_comparison().set_index(["prompt_id", "model_a", "model_b"])["outcome"]
-        by = by[~by.index.duplicated()]
-        return np.array([by.get(r, np.nan) for r in rows], dtype=float)
+        before = len(engine.skipped)
+        out = engine(prompt, a, b)
+        if len(engine.skipped) > before:
+            raise InputError(f"responses table lacks a response the design asked for: {engine.skipped[before]}",
+                             field="text")
+        return out
 
+    verdicts.engine = engine  # the rounds' results, judgments() and summary()
     return verdicts
