@@ -46,6 +46,7 @@ _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 LOOKAHEAD = 2.0 ** np.arange(9)  # 1..256 more calls
 NEAR = 3  # pairs within this many ranks make up the ranking error a call can reduce (global look-ahead)
+MIN_SHARE = 0.02  # hull segments worth less than this share of the best gain per call are not bought
 CANDIDATES = 60  # pairs, by their own KG* rate, whose effect on all near pairs is evaluated
 
 
@@ -66,11 +67,12 @@ def expected_gain(mu: np.ndarray, var: np.ndarray, info: np.ndarray, m: np.ndarr
     return misorder_probability(mu, var, zone) - after
 
 
-def hull_allocation(gain: np.ndarray, batch: int, room: np.ndarray) -> np.ndarray:
+def hull_allocation(gain: np.ndarray, batch: int, room: np.ndarray, min_share: float = MIN_SHARE) -> np.ndarray:
     """Calls per candidate in one round from its expected gain after m = LOOKAHEAD calls (M × K): walk the
     upper concave hull of each candidate's gain curve from (0, 0) and take hull segments, best gain per call
     first across candidates, until the batch is spent (at most ``room`` calls per candidate). A pair whose
-    value comes only after many calls still gets them; a pair with nothing to gain gets none."""
+    value comes only after many calls still gets them; a pair with nothing to gain gets none, nor does one whose
+    gain per call is below ``min_share`` of the best (the round is then smaller than the batch)."""
     xs = np.r_[0.0, LOOKAHEAD]
     segments = []  # (gain per call, candidate, calls)
     for k in range(gain.shape[1]):
@@ -83,7 +85,10 @@ def hull_allocation(gain: np.ndarray, batch: int, room: np.ndarray) -> np.ndarra
         segments += [(_slope(xs, ys, i, j), k, int(xs[j] - xs[i])) for i, j in zip(hull, hull[1:])
                      if ys[j] > ys[i]]
     calls, left = np.zeros(gain.shape[1], dtype=int), batch
-    for _, k, size in sorted(segments, key=lambda seg: -seg[0]):
+    best = max((seg[0] for seg in segments), default=0.0)
+    for rate, k, size in sorted(segments, key=lambda seg: -seg[0]):
+        if rate < min_share * best:
+            break
         take = int(min(size, left, room[k] - calls[k]))
         calls[k] += max(take, 0)
         left -= max(take, 0)
@@ -115,7 +120,7 @@ class AdaptiveDesign:
     batch_size: int = 0  # calls per round; 0: n_models
     confidence: float = 0.95
     init_rounds: int = 2
-    per_pair: int = 0  # "top": calls to each chosen pair; "hull": at most this many per pair (0: no limit)
+    per_pair: int = 1  # "top": calls to each chosen pair; "hull": at most this many per pair and round (0: no limit)
     lookahead: str = "global"  # "direct": a pair's own variance; "global": its effect on all near pairs
     indifference: float = 0.0  # log-odds: mis-orders of pairs closer than this are not worth calls
     spread: str = "hull"  # "hull": calls by marginal gain per call (hull_allocation); "top": per_pair to the best
