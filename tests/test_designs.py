@@ -113,7 +113,7 @@ def test_adaptive_design_judges_a_pair_on_a_fresh_prompt_each_time_and_leaves_re
     frame = run.to_judgments()
     pair = frame[["model_a", "model_b"]].apply(sorted, axis=1).str.join("-")
     assert not frame.assign(pair=pair).duplicated(["pair", "prompt_id"]).any()
-    assert (pair == "m3-m4").mean() > 0.6  # the one unresolved adjacent pair
+    assert pair.value_counts().index[0] == "m3-m4" and (pair == "m3-m4").mean() > 0.4  # the unresolved pair
 
 
 def test_hull_allocation_gives_calls_by_gain_per_call_and_skips_pairs_with_nothing_to_gain():
@@ -172,3 +172,13 @@ def test_design_run_becomes_canonical_judgments():
     frame = run.to_judgments("sim")
     assert list(frame.columns) == ["prompt_id", "model_a", "model_b", "judge", "outcome"]
     assert len(frame) == 6 and frame.outcome.between(0, 1).all()
+
+
+def test_importing_the_designs_makes_single_shot_designs_usable_in_a_judge_config():
+    from judgewise.judges.pairs import PAIR_DESIGNS, all_pairs, anchor, design_triples
+    assert {"quadratic", "sampled"} <= set(PAIR_DESIGNS)
+    assert PAIR_DESIGNS["all_pairs"] is all_pairs and PAIR_DESIGNS["anchor"] is anchor  # the engine's own stay
+    models, prompts = names(4), names(3, "x")
+    expected = make_design("quadratic").pairs(models, prompts, np.random.default_rng(0)).records()
+    assert design_triples("quadratic", models, prompts, seed=0) == expected
+    assert len(design_triples("sampled", models, prompts, seed=1, budget=5)) == 5

@@ -60,23 +60,10 @@ def _summary_lines(summary: dict, output: str | None) -> list[str]:
 
 def register_design_adapters() -> None:
     """Make the designs package's single-shot designs (quadratic, sampled, multi-anchor ...) usable by name in
-    ``design:`` of a run config, next to the engine's own all_pairs/anchor. Multi-round designs (tournament,
-    adaptive) need verdicts between rounds and are not run from a config yet."""
-    from judgewise.designs import DESIGNS, make_design
-    from judgewise.judges.pairs import PAIR_DESIGNS, register_pair_design
-
-    for name, cls in DESIGNS.items():
-        if name not in PAIR_DESIGNS and hasattr(cls, "pairs"):
-            register_pair_design(name, _static_design(name, make_design))
-
-
-def _static_design(name: str, make_design):
-    def triples(models, prompt_ids, *, seed: int = 0, **options):
-        import numpy as np
-
-        design = make_design(name, **options)
-        return design.pairs(list(models), list(prompt_ids), np.random.default_rng(seed)).records()
-    return triples
+    ``design:`` of a run config, next to the engine's own all_pairs/anchor. Importing ``judgewise.designs``
+    does this now (``register_design``); kept so existing callers work. Multi-round designs (tournament,
+    adaptive) ask for verdicts between rounds (``judges.rounds``)."""
+    import judgewise.designs  # noqa: F401  (registers the designs into PAIR_DESIGNS)
 
 
 def _apply_overrides(config: Path, *, store, output, retry_failed, max_calls, max_cost, concurrency):
