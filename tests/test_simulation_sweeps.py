@@ -61,27 +61,3 @@ def test_sweep_on_a_local_ray_instance_matches_the_serial_run():
     on_ray = run_sweep(POINTS[:2], trials=2, seed=3, executor="ray", workers=2)
     assert serial[["label", "trial", "kendall"]].equals(on_ray[["label", "trial", "kendall"]])
 
-
-def test_known_truth_fit_returns_the_true_gaps_and_the_fisher_covariance_of_the_counts():
-    from judgewise.analysis.simulation import bt_covariance, known_truth_fit, pair_counts_from_arrays
-    elo = np.array([1400.0, 1200.0, 1000.0])
-    a, b, o = np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]), np.array([1.0, 0.5, 0.0, 1.0])
-    theta, cov = known_truth_fit(elo)(a, b, o, 3)
-    assert np.diff(theta) == pytest.approx(np.diff(elo) * np.log(10) / 400)
-    assert cov == pytest.approx(bt_covariance(theta, pair_counts_from_arrays(a, b, o, 3)))
-
-
-def test_adaptive_with_known_gaps_is_still_scored_by_a_bt_fit_of_its_verdicts():
-    elo = np.linspace(1300, 1000, 8)
-    row = run_trial(TrialSpec(elo, 100, 0.6, "adaptive", {"budget": 120, "fit": "truth"}),
-                    np.random.default_rng(3))
-    taus = [t for _, t in row["trajectory"]]
-    assert row["calls"] == 120 and taus[-1] == pytest.approx(row["kendall"])
-    assert min(taus) < 1.0  # the true scores would give τ = 1 everywhere
-
-
-def test_unknown_adaptive_fit_name_is_a_config_error():
-    from judgewise.errors import ConfigError
-    with pytest.raises(ConfigError, match="unknown adaptive fit"):
-        run_trial(TrialSpec(np.linspace(1300, 1000, 4), 10, 0.8, "adaptive", {"budget": 20, "fit": "oracle"}),
-                  np.random.default_rng(0))

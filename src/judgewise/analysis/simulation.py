@@ -9,7 +9,6 @@ Kendall τ-b against the true ranking (``ratings.agreement``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -17,7 +16,7 @@ from judgewise.designs.adaptive import AdaptiveDesign
 from judgewise.designs.base import DesignRun, make_design
 from judgewise.designs.static import AnchorDesign
 from judgewise.errors import ConfigError
-from judgewise.judges.simulated import ELO_SCALE, response_quality, verdict_fn
+from judgewise.judges.simulated import response_quality, verdict_fn
 from judgewise.ratings.aggregate import PairCounts
 from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
 from judgewise.ratings.bradley_terry import newton_batch
@@ -56,22 +55,6 @@ def bt_fit(a, b, outcome, n_models: int, l2: float = DEFAULT_L2) -> tuple[np.nda
     pc = pair_counts_from_arrays(a, b, outcome, n_models)
     theta = newton_batch(pc, np.zeros((1, n_models)), pc.wins[None, :], pc.total[None, :], l2)[0][0]
     return theta, bt_covariance(theta, pc, l2)
-
-
-def known_truth_fit(elo) -> Callable:
-    """A reference ``fit`` for the adaptive design that returns the *true* scores (Elo → natural log-odds) and
-    the BT Fisher covariance at them for the counts so far: an adaptive run with it spends its calls knowing
-    the true gaps (but not the judge's draws). Not a usable design — a yardstick for how much better any
-    allocation could do (the run is still scored by a BT fit of its verdicts)."""
-    theta = np.asarray(elo, dtype=float) * np.log(10.0) / ELO_SCALE
-
-    def fit(a, b, outcome, n_models: int) -> tuple[np.ndarray, np.ndarray]:
-        return theta.copy(), bt_covariance(theta, pair_counts_from_arrays(a, b, outcome, n_models))
-
-    return fit
-
-
-FITS: dict[str, Callable] = {"bt": lambda elo: bt_fit, "truth": known_truth_fit}  # adaptive ``fit`` by name
 
 
 def bt_scores(run: DesignRun, l2: float = DEFAULT_L2) -> np.ndarray:
@@ -116,7 +99,7 @@ def run_trial(spec: TrialSpec, rng: np.random.Generator) -> dict:
     quality = response_quality(spec.elo, spec.n_prompts, spec.response_sd, rng)
     options = dict(spec.options)
     if spec.design == "adaptive":
-        options["fit"] = _adaptive_fit(options.get("fit", "bt"), spec.elo)
+        options.setdefault("fit", bt_fit)
     design = make_design(spec.design, **options)
     run = design.run(models, prompts, verdict_fn(quality, spec.p_judge, rng, remainder=spec.remainder), rng)
     if spec.scoring == "winrate":
@@ -130,15 +113,6 @@ def run_trial(spec: TrialSpec, rng: np.random.Generator) -> dict:
     if isinstance(design, AdaptiveDesign):
         row["trajectory"] = _trajectory_taus(run, spec.elo, refit=options["fit"] is not bt_fit)
     return row
-
-
-def _adaptive_fit(fit, elo) -> Callable:
-    """The adaptive design's fit: a callable as given, or a name from :data:`FITS` ("bt", "truth")."""
-    if callable(fit):
-        return fit
-    if fit not in FITS:
-        raise ConfigError(f"unknown adaptive fit {fit!r}; known: {sorted(FITS)}")
-    return FITS[fit](elo)
 
 
 def _trajectory_taus(run: DesignRun, elo, refit: bool) -> list[tuple[int, float]]:
