@@ -125,10 +125,12 @@ def pooled_calls(frame: pd.DataFrame, budget: int) -> dict:
     """Calls to mean τ ≥ 0.9 (log-linear fit) over the trials of several seeds together."""
     fixed = summarize(frame[frame.design != "adaptive"])
     curve = trajectory_curve(frame[frame.design == "adaptive"], range(100, budget + 1, 100))
-    out = {name: smooth_crossing(g["calls"], g["kendall"], TARGET) for name, g in fixed.groupby("label")}
-    out.update({name: smooth_crossing(g["calls"], g["kendall"], TARGET)
-                for name, g in curve.groupby("label", sort=False)})
-    return out
+    curves = [(name, g) for name, g in fixed.groupby("label")] + list(curve.groupby("label", sort=False))
+    first = {name: first_crossing(g["calls"], g["kendall"], TARGET) for name, g in curves}
+    print("pooled first crossing of the mean-τ curve: " + ", ".join(f"{k}={v:.0f}" for k, v in first.items())
+          + f"; adaptive/tournament={first['adaptive'] / first['tournament']:.2f}")
+    return {name: smooth_crossing(g["calls"], g["kendall"], TARGET) for name, g in curves}
+
 
 if __name__ == "__main__":
     main()

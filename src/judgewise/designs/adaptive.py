@@ -13,7 +13,7 @@ posterior mean moves by N(0, σ² − σ'²) (preposterior analysis), so
 Summed over pairs, Φ(−|μ|/σ) is the expected number of discordant pairs, i.e. (1 − Kendall τ)·C(n, 2)/2.
 Because resolving a close pair may take many calls before any single one pays off (the value of
 information is not concave), each candidate's gain is evaluated at look-aheads m = 1, 2, 4, …, 256 and the
-round's calls are spread by the upper concave hull of those curves (``spread="hull"``, default;
+round's calls are spread by the upper concave hull of those curves (``spread="hull"``, default, global look-ahead;
 :func:`hull_allocation`): hull segments are taken best gain-per-call first across candidates, so a pair that
 needs many calls gets several in one round, and a pair already resolved (nothing left to gain) gets none.
 ``spread="top"`` gives ``per_pair`` calls to each of the pairs with the best KG* rate max_m gain_m / m.
