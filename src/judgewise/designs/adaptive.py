@@ -14,8 +14,10 @@ Summed over pairs, Φ(−|μ|/σ) is the expected number of discordant pairs, i.
 Because resolving a close pair may take many calls before any single one pays off (the value of
 information is not concave), each candidate's gain is evaluated at look-aheads m = 1, 2, 4, …, 256 and the
 round's calls are spread by the upper concave hull of those curves (``spread="hull"``, default, global look-ahead;
-:func:`hull_allocation`): hull segments are taken best gain-per-call first across candidates, so a pair that
-needs many calls gets several in one round, and a pair already resolved (nothing left to gain) gets none.
+:func:`hull_allocation`): hull segments are taken best gain-per-call first across candidates, so a pair whose
+value needs many calls is rated by that (KG*) and a pair already resolved (nothing left to gain, or under 2% of
+the best gain per call) gets none; each pair gets at most ``per_pair`` calls a round (default 1 — spreading a
+round over n pairs measured better than piling it on the few best, which the estimates may yet move).
 ``spread="top"`` gives ``per_pair`` calls to each of the pairs with the best KG* rate max_m gain_m / m.
 In practice the calls go to near-adjacent models whose intervals overlap. With ``lookahead="global"``
 (default) a candidate pair is valued by what its calls remove from the variance of *every* near pair (within
