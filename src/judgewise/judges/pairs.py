@@ -82,7 +82,6 @@ def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: d
 def design_triples(name: str, models: list[str], prompt_ids: list[str], **options) -> list[Triple]:
     """Look ``name`` up in :data:`PAIR_DESIGNS` and run it."""
     if name not in PAIR_DESIGNS:
-        raise ConfigError(f'design.name: unknown design "{name}"; known: {sorted(PAIR_DESIGNS)} (the designs '
-                          "package's designs are added by `judgewise judge`; from Python call "
-                          "judgewise.cli.judge_cmd.register_design_adapters() first)")
+        raise ConfigError(f'design.name: unknown design "{name}"; known: {sorted(PAIR_DESIGNS)} (from Python, '
+                          "`import judgewise.designs` adds the designs package's designs)")
     return PAIR_DESIGNS[name](models, prompt_ids, **options)
