@@ -21,7 +21,6 @@ from judgewise.errors import ConfigError
 
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)  # tables unsqueezed when piped
 DEMO_MODELS = ("claude-2", "gpt-3.5-turbo-1106", "alpaca-7b", "falcon-7b-instruct")
-DEMO_TEMPLATE = "llmbar_binary"
 REAL_JUDGE_HINT = """\
 To judge with a real model, write run.yaml and run `judgewise judge --config run.yaml`:
   responses: examples/alpacaeval
@@ -88,12 +87,12 @@ def pick_job(table, *, models: tuple[str, ...], n_prompts: int, max_chars: int, 
 
 
 def judge_job(comparisons, store_path: Path, *, threads: int, show_progress: bool):
-    """Judge the comparisons in both orders with the embedded judge into the SQLite store."""
+    """Judge the comparisons in both orders with the embedded judge (its default template) into the SQLite store."""
     from judgewise.cli.judge_cmd import _with_progress
     from judgewise.judges.local_backend import embedded_judge
     from judgewise.judges.runner import run_judging
 
-    judge = embedded_judge(DEMO_TEMPLATE, n_threads=threads)
+    judge = embedded_judge(n_threads=threads)
     store_path.parent.mkdir(parents=True, exist_ok=True)
     return _with_progress(show_progress, 2 * len(comparisons), lambda update: run_judging(
         comparisons, judge, str(store_path), orders="both", concurrency=1, progress=update))
