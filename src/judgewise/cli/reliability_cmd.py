@@ -106,7 +106,9 @@ def _jsonable(value):
 def _emit_json(data, output: Path | None) -> None:
     text = json.dumps(_jsonable(data), indent=1)
     if output is not None:
-        output.write_text(text + "\n", encoding="utf-8")
+        from judgewise.io.atomic import write_text_atomic
+
+        write_text_atomic(output, text + "\n")
         err.print(f"wrote {output}", highlight=False)
     else:
         typer.echo(text)

@@ -39,6 +39,7 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     ``command`` is the command line shown under "Reproduce" (default: this process's arguments);
     ``responses`` adds model outputs (path or DataFrame ``prompt_id, model, text``) to a run without them.
     """
+    from judgewise.io.atomic import write_text_atomic
     from judgewise.report.context import ReportOptions
     from judgewise.report.render import render_html, render_markdown
 
@@ -52,12 +53,12 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     output = Path(output)
     if format == "html":
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(render_html(sections, title=title), encoding="utf-8")
+        write_text_atomic(output, render_html(sections, title=title))
         target = output
     else:
         target = output if output.suffix == ".md" else output / "report.md"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_markdown(sections, title=title, out_dir=target.parent), encoding="utf-8")
+        write_text_atomic(target, render_markdown(sections, title=title, out_dir=target.parent))
     slots = [f"{s.title} ({s.status})" for s in sections if s.is_slot]
     if slots:
         log.info("report sections shown as slots: %s", "; ".join(slots))

@@ -11,6 +11,7 @@ from pathlib import Path
 import jinja2
 
 from judgewise import __version__
+from judgewise.io.atomic import write_text_atomic
 from judgewise.report.model import OK, Section
 
 
@@ -61,7 +62,7 @@ def render_markdown(sections: list[Section], *, title: str, out_dir: Path, fig_d
         lines += [f"- **{_md_escape(k)}**: {_md_escape(v)}" for k, v in s.facts] + ([""] if s.facts else [])
         for f in s.figures:
             rel = f"{fig_dir}/{s.key}-{f.name}.svg"
-            (out_dir / rel).write_text(f.svg, encoding="utf-8")
+            write_text_atomic(out_dir / rel, f.svg)
             lines += [f"![{_md_escape(f.caption)}]({rel})", "", f"*{_md_escape(f.caption)}*", ""]
         for t in s.tables:
             lines += [f"*{_md_escape(t.caption)}*", "", "| " + " | ".join(map(_md_escape, t.columns)) + " |",
