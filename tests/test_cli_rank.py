@@ -95,3 +95,43 @@ def test_agree_matches_scipy_on_two_score_maps(tmp_path):
     assert got["spearman_rho"] == pytest.approx(stats.spearmanr(x, y).statistic)
     assert got["pearson_r"] == pytest.approx(stats.pearsonr(x, y).statistic)
     assert got["kendall_distance"] == pytest.approx((1 - stats.kendalltau(x, y).statistic) / 2)  # no ties
+
+
+class _TimesOutOnFirstPrompt:
+    """The simulated judge, except that every game of prompt p0 exhausts its retries (a failed game)."""
+
+    def __init__(self, ratings: dict):
+        from judgewise.judges.simulated import SimulatedJudge
+
+        self.sim = SimulatedJudge(ratings)
+        self.identity = self.sim.identity
+
+    async def judge(self, game):
+        from judgewise.judges.base import RetryableCallError
+
+        if game.comparison.prompt_id == "p0":
+            raise RetryableCallError("timed out after 3 tries")
+        return await self.sim.judge(game)
+
+
+def test_rank_reads_a_judging_store_and_counts_its_failed_games_as_skipped(tmp_path):
+    from judgewise.judges.base import Comparison
+    from judgewise.judges.runner import run_judging
+
+    truth = {"m1": 900, "m2": 1000, "m3": 1100}
+    comps = [Comparison(f"p{i}", f"question {i}", a, b, f"{a} says {i}", f"{b} says {i}")
+             for i in range(20) for a, b in (("m1", "m2"), ("m1", "m3"), ("m2", "m3"))]
+    store = tmp_path / "judgments.sqlite"
+    result = run_judging(comps, _TimesOutOnFirstPrompt(truth), store)
+    assert result.failed == 6 and result.judged == 114  # p0: 3 pairs × 2 orders
+    before = store.read_bytes()
+    res = run_cli("rank", store, "--json")
+    assert res.returncode == 0, res.stderr
+    assert store.read_bytes() == before  # read-only
+    assert f"read 120 rows from {store} [store]: used 114, skipped 6" in res.stderr
+    assert 'field "error": judge call failed ("timed out after 3 tries")' in res.stderr
+    records = json.loads(res.stdout)
+    assert [r["model"] for r in records] == sorted(truth, key=truth.get, reverse=True)
+    exported = tmp_path / "judgments.jsonl"  # the same games through `store export` and the file reader
+    assert run_cli("store", "export", store, "--output", exported).returncode == 0
+    assert cli_json("rank", exported, "--json") == records

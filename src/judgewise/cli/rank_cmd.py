@@ -1,4 +1,4 @@
-"""``judgewise rank`` (a leaderboard from judgments in any supported format) and ``judgewise agree``.
+"""``judgewise rank`` (a leaderboard from judgments in any supported format or a judging store) and ``judgewise agree``.
 
 ``rank`` prints a rich table by default (CI level labelled; rows read/used/skipped under it). ``--json`` prints
 ``Ranking.to_records()`` (a JSON list, best first) on stdout and the read report as one line on stderr.
@@ -87,13 +87,29 @@ def _check_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None
         raise ConfigError(f"--ci-level must be in (0, 1), got {ci_level}")
 
 
+def read_store(path: Path, *, skip_invalid: bool):
+    """A judging store (``judgewise judge``'s SQLite file) as a canonical judgments table, read through the
+    report's read-only store export; failed games are counted as skipped with their errors, as for any file.
+    (Here, not in io: io may not import judges.)"""
+    from judgewise.io.canonical import from_dataframe
+    from judgewise.report.store_adapter import load_store
+
+    table = from_dataframe(load_store(path).judgments, kind="judgments", skip_invalid=skip_invalid, name=str(path))
+    table.report.format = "store"
+    return table
+
+
 def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None, style_control: bool,
              bootstrap: int, bootstrap_unit: str, seed: int, ci_level: float, skip_invalid: bool):
     """Read ``path`` and rank its models; returns (ranking, read table)."""
     from judgewise.io import read_judgments
+    from judgewise.report.inputs import is_store
 
     _check_options(bootstrap, bootstrap_unit, ci_level)
-    table = read_judgments(path, format=format, skip_invalid=skip_invalid)
+    if format == "store" or (format is None and is_store(path)):
+        table = read_store(path, skip_invalid=skip_invalid)
+    else:
+        table = read_judgments(path, format=format, skip_invalid=skip_invalid)
     from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
     responses = table.extras.get("responses")
     if style_control and responses is None:
@@ -135,8 +151,9 @@ def register(app: typer.Typer) -> None:
     @app.command("rank")
     def rank_command(
         path: Path = typer.Argument(..., help="Judgments: AlpacaEval results dir, Arena-Hard battles, JudgeBench "
-                                              "outputs, or a canonical JSONL/CSV/Parquet table."),
-        format: str = typer.Option(None, "--format", help="Force the input format (default: detect)."),
+                                              "outputs, a canonical JSONL/CSV/Parquet table, or a "
+                                              "judging store (SQLite file of judgewise judge)."),
+        format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
         method: str = typer.Option("bt", "--method", help="winrate | bt | elo | trueskill"),
         anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
         style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),
