@@ -9,6 +9,7 @@ import sys
 import time
 
 import pandas as pd
+import pytest
 
 from judgewise.io import read_judgments
 from judgewise.judges.runner import run_judging
@@ -123,6 +124,18 @@ def test_export_is_the_canonical_judgments_table_and_keeps_failures_visible(tmp_
     write_export(export_frame(frame, only_ok=True), tmp_path / "ok.parquet")
     table = read_judgments(tmp_path / "ok.parquet")
     assert table.report.rows_used == 1 and table.frame["outcome"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_an_export_that_fails_midway_leaves_the_previous_file_whole(tmp_path, name):
+    target = tmp_path / name
+    target.write_text("previous export\n")
+    good = {"prompt_id": "p1", "outcome": 1.0}
+    unwritable = pd.DataFrame([good, {"prompt_id": "p2", "outcome": object()}])  # row 2 cannot be serialised
+    with pytest.raises(Exception):
+        write_export(unwritable, target)
+    assert target.read_text() == "previous export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no temporary file left behind
 
 
 def test_store_stats_count_ok_and_failed_overall_and_per_model(tmp_path):

@@ -29,6 +29,7 @@ from typing import Iterable
 import pandas as pd
 
 from judgewise.errors import ConfigError
+from judgewise.io.atomic import write_text_atomic
 
 DEFAULT_STORE = "judgewise-store.sqlite"
 SCHEMA_VERSION = 1
@@ -283,14 +284,21 @@ def export_frame(df: pd.DataFrame, *, only_ok: bool = False) -> pd.DataFrame:
 
 
 def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
-    """Write an exported judgments frame to ``.parquet`` or ``.jsonl`` (chosen by the file name)."""
+    """Write an exported judgments frame to ``.parquet`` or ``.jsonl`` (chosen by the file name).
+
+    Written atomically (a temporary file beside it, then renamed), so a crash never leaves half a table.
+    """
     out = Path(out)
     if out.suffix == ".parquet":
-        df.to_parquet(out, index=False)
+        partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+        try:
+            df.to_parquet(partial, index=False)
+            os.replace(partial, out)
+        finally:
+            partial.unlink(missing_ok=True)
     elif out.suffix in (".jsonl", ".json"):
-        with out.open("w", encoding="utf-8") as fh:
-            for rec in df.to_dict(orient="records"):
-                fh.write(json.dumps({k: _plain(v) for k, v in rec.items()}, ensure_ascii=False) + "\n")
+        write_text_atomic(out, "".join(json.dumps({k: _plain(v) for k, v in rec.items()}, ensure_ascii=False) + "\n"
+                                       for rec in df.to_dict(orient="records")))
     else:
         raise ConfigError(f"export file {out}: expected a name ending in .parquet or .jsonl, found '{out.suffix}'")
     return out
