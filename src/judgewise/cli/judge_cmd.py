@@ -169,8 +169,9 @@ def run_export(store: Path, output: Path, only_ok: bool) -> dict:
     if not store.is_file():
         raise ConfigError(f"store {store}: no such file")
     with JudgmentStore(store) as st:
-        frame = export_frame(st.frame(), only_ok=only_ok)
-        failed = int((st.frame()["status"] == "failed").sum())
+        stored = st.frame()
+    frame = export_frame(stored, only_ok=only_ok)
+    failed = int((stored["status"] == "failed").sum())
     write_export(frame, output)
     return {"rows": len(frame), "failed": failed, "failed_exported": 0 if only_ok else failed, "output": str(output)}
 
