@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from judgewise.errors import BudgetExceeded, JudgeError
+from judgewise.errors import BudgetExceeded, ConfigError, JudgeError
 from judgewise.judges.limits import Budget, TokenBucket
 from judgewise.judges.runner import run_judging
 from judgewise.judges.scheduler import RetryPolicy
@@ -27,6 +27,14 @@ def test_retry_policy_honours_retry_after_and_caps_exponential_backoff():
     for attempt in range(1, 12):
         bound = min(4.0, 0.5 * 2 ** (attempt - 1))
         assert all(0.0 <= policy.delay(attempt, None, rng) <= bound for _ in range(200))
+
+
+@pytest.mark.parametrize("bad", [{"max_attempts": 0}, {"max_attempts": 2.5}, {"base_delay_s": -1.0},
+                                 {"max_delay_s": float("nan")}])
+def test_retry_policy_rejects_settings_that_cannot_make_a_call(bad):
+    field = next(iter(bad))
+    with pytest.raises(ConfigError, match=f"limits.{field}"):
+        RetryPolicy(**bad)
 
 
 def test_rpm_bucket_never_lets_more_than_the_rate_through():

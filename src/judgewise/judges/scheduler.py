@@ -16,6 +16,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
+from judgewise.errors import ConfigError
 from judgewise.judges.base import Backend, Completion, RetryableCallError
 from judgewise.judges.limits import RateLimits
 
@@ -31,6 +32,14 @@ class RetryPolicy:
     base_delay_s: float = 0.5
     max_delay_s: float = 30.0
     max_retry_after_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            raise ConfigError(f"limits.max_attempts: expected an integer >= 1 (1 = no retry), "
+                              f"found {self.max_attempts!r}")
+        for name in ("base_delay_s", "max_delay_s", "max_retry_after_s"):
+            if not getattr(self, name) >= 0:
+                raise ConfigError(f"limits.{name}: expected seconds >= 0, found {getattr(self, name)!r}")
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         if retry_after is not None and retry_after >= 0:
