@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from judgewise.report import build_report, write_report
-from judgewise.report.model import OK
+from judgewise.report.model import OK, fmt_num
 
 from tests.conftest import REPO, run_cli
 
@@ -317,3 +317,22 @@ def test_a_gold_ranking_with_a_bad_score_names_file_row_and_field(small_run, tmp
     res = run_cli("report", small_run[0], "-o", tmp_path / "r.html", "--gold", path, "--bootstrap", "0")
     assert res.returncode == 2 and not (tmp_path / "r.html").exists()
     assert 'gold.csv row 2 field "score": is not a number: \'abc\'' in res.stderr.replace("\n", "")
+
+
+def test_report_shows_the_style_control_coefficients_diagnose_computes(small_run):
+    from judgewise.analysis.diagnostics import diagnose
+    from judgewise.io import read_judgments
+
+    judgments = read_judgments(small_run[0]).frame
+    rng = np.random.default_rng(5)  # markdown that varies within every model, so style control can be fitted
+    responses = pd.DataFrame([{"prompt_id": pid, "model": m,
+                               "text": "# h\n" * int(rng.integers(3)) + "- item\n" * int(rng.integers(4))
+                               + "**bold** " * int(rng.integers(3)) + "word " * int(rng.integers(5, 60))}
+                              for pid in judgments["prompt_id"].unique()
+                              for m in set(judgments["model_a"]) | set(judgments["model_b"])])
+    style = diagnose(judgments, responses).style
+    length = style["per_judge"]["sim-judge"]["coefficients"]["length"]["estimate"]
+    section = {s.key: s for s in build_report(small_run[0], responses=responses)}["diagnostics"]
+    table = next(t for t in section.tables if t.caption.startswith("Style-controlled"))
+    assert table.rows[0][0] == "sim-judge" and table.rows[0][1] == fmt_num(length, 4)
+    assert dict(section.facts)["Self-preference coefficient"].startswith("not estimable")  # one judge family

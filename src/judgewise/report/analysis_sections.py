@@ -29,7 +29,7 @@ def anchors_section(ctx: ReportContext, s: Section) -> None:
         s.paragraphs.append(f"Every model was compared with the anchor {ctx.anchor}. A comparison is informative for "
                             "a pair of models when their verdicts against the anchor differ (Anchor §4.3).")
     else:
-        qd = anchors.QuadraticData(ctx.valid)
+        qd = _quadratic(ctx)
         order = [m for m in ctx.order if m in qd.models]
         reports = [anchors.anchor_report(m, qd.anchor_verdicts(qd.models.index(m))) for m in order]
         s.paragraphs.append("No single anchor in this run: every model is evaluated as a candidate anchor on the "
@@ -49,14 +49,20 @@ def anchors_section(ctx: ReportContext, s: Section) -> None:
                                     ylabel="prompts", title=f"anchor {r.anchor}", width=300, height=200)))
 
 
+def _quadratic(ctx: ReportContext):
+    """The run's all-pairs outcome tensor, built once for the anchors and inverted-U sections."""
+    from judgewise.analysis.anchors import QuadraticData
+
+    return ctx.memo("quadratic", lambda: QuadraticData(ctx.valid))
+
+
 def inverted_u_section(ctx: ReportContext, s: Section) -> None:
     from judgewise.analysis.anchor_study import anchor_quality
-    from judgewise.analysis.anchors import QuadraticData
 
     if ctx.anchor:
         raise NotApplicable(f"anchor quality needs all-pairs judgments (every model against every other); this run "
                             f"compares every model with the one anchor {ctx.anchor}")
-    qd = QuadraticData(ctx.valid)
+    qd = _quadratic(ctx)
     gold, label = None, "quadratic Bradley–Terry on these judgments (the paper's π_quad; pass --gold for another)"
     if ctx.options.gold is not None:
         from judgewise.report.inputs import read_gold
@@ -166,19 +172,35 @@ def _bias_block(d, s: Section) -> None:
                                 charts.interval_chart(labels, est, lo, hi, xlabel="probability")))
 
 
+STYLE_FEATURES = ("length", "headers", "lists", "bold")
+
+
 def _style_block(style: dict, s: Section) -> None:
-    coefs = style.get("coefficients") or {}
-    if isinstance(coefs, dict) and coefs:
-        s.tables.append(TableBlock("Style-controlled Bradley–Terry coefficients (z-scored features; "
-                                   "self-preference is +1/−1 when exactly one side is from the judge's family)",
-                                   ["feature", "coefficient"],
-                                   [[k, fmt_num(v, 4) if not isinstance(v, (dict, list)) else str(v)]
-                                    for k, v in coefs.items()]))
-    agree = style.get("agreement_with_plain") or {}
-    if agree:
-        s.facts.append(("Ranking with vs without style control",
-                        ", ".join(f"{k.replace('_', ' ')} {fmt_num(v)}" for k, v in agree.items()
-                                  if isinstance(v, (int, float)))))
+    """Per-judge style-control coefficients and τ plain vs styled, and the self-preference coefficient, as
+    :func:`judgewise.analysis.diagnostics.style_effects` returns them (the table `judgewise diagnose` prints)."""
+    rows = []
+    for judge, entry in style["per_judge"].items():
+        if "skipped" in entry:
+            rows.append([judge, *["—"] * len(STYLE_FEATURES), f"skipped: {entry['skipped']}"])
+            continue
+        agree = entry.get("ranking_agreement")
+        rows.append([judge, *[_coef(entry["coefficients"].get(f)) for f in STYLE_FEATURES],
+                     fmt_num(agree["kendall_tau_b"]) if agree else "— (< 3 models)"])
+    s.tables.append(TableBlock("Style-controlled Bradley–Terry coefficients (log-odds of winning per SD of the a−b "
+                               "feature difference; bootstrap intervals over prompts when --bootstrap is given) and "
+                               "Kendall τ between the rankings with and without style control (CLB §3.2.1, §5.3)",
+                               ["judge", *STYLE_FEATURES, "τ plain vs styled"], rows))
+    sp = style["self_preference"]
+    s.facts.append(("Self-preference coefficient", f"not estimable — {sp['skipped']}" if "skipped" in sp
+                    else _coef(sp["coefficients"]["self_preference"])))
+
+
+def _coef(c: dict | None) -> str:
+    if not c:
+        return "—"
+    if c.get("ci_low") is None:
+        return fmt_num(c["estimate"], 4)
+    return f"{fmt_num(c['estimate'], 4)} [{fmt_num(c['ci_low'], 4)}, {fmt_num(c['ci_high'], 4)}]"
 
 
 def _prop(p) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +21,7 @@ def load_store(path: Path):
     from judgewise.judges.store import GAME_COLUMNS, export_frame, store_stats
     from judgewise.report.inputs import RunData
 
-    with _read_only(path) as db:
+    with closing(_read_only(path)) as db:  # sqlite3's own context manager commits but never closes
         try:
             games = pd.read_sql_query(f"SELECT {', '.join(GAME_COLUMNS)} FROM games ORDER BY created_at, key", db)
             meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
