@@ -54,11 +54,13 @@ class OpenAIBackend:
 
     ``spread`` chooses the endpoint per call: "round_robin" or "least_busy" (fewest calls in flight).
     ``params`` are sampling parameters passed to every call (temperature, top_p, seed, ...).
+    The per-call timeout is the scheduler's (``limits.timeout_s``); ``timeout_s`` here is only the HTTP
+    client's own, default the ``openai`` client's (600 s), so that it never cuts a call short first.
     """
 
     def __init__(self, model: str, *, base_urls: list[str] | str | None = None, api_key_env: str | None = None,
                  params: dict | None = None, logprobs: bool = False, top_logprobs: int = 5,
-                 prices: Prices | None = None, spread: str = "round_robin", timeout_s: float = 120.0,
+                 prices: Prices | None = None, spread: str = "round_robin", timeout_s: float | None = None,
                  name: str | None = None):
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls or [None])
         if spread not in SPREADS:
@@ -98,8 +100,9 @@ class OpenAIBackend:
         an HTTP connection pool cannot outlive its loop)."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
+            timeout = {} if self._timeout_s is None else {"timeout": self._timeout_s}
             self._clients = [openai.AsyncOpenAI(base_url=u, api_key=self._secret or NO_KEY, max_retries=0,
-                                                timeout=self._timeout_s) for u in self._urls]
+                                                **timeout) for u in self._urls]
             self._loop = loop
         return self._clients[i]
 
