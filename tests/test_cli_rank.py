@@ -135,3 +135,21 @@ def test_rank_reads_a_judging_store_and_counts_its_failed_games_as_skipped(tmp_p
     exported = tmp_path / "judgments.jsonl"  # the same games through `store export` and the file reader
     assert run_cli("store", "export", store, "--output", exported).returncode == 0
     assert cli_json("rank", exported, "--json") == records
+
+
+def test_rank_rates_judgebench_outputs_without_their_unparseable_games(tmp_path):
+    """JudgeBench keeps an unparseable game (error set, no outcome) and counts it skipped; rank must not rate it."""
+    verdicts = ["[[A>B]]", "[[B>A]]", "[[A>>B]]", "no verdict at all", "[[A=B]]", "[[B>>A]]"]
+    records = [{"pair_id": f"p{k}", "label": "A>B", "judge_name": "arena_hard", "response_model": "m",
+                "response_A": "a", "response_B": "b", "question": "q",
+                "judgments": [{"judgment": {"judge_model": "j", "response": verdicts[2 * k + order]}}
+                              for order in (0, 1)]} for k in range(3)]
+    path = tmp_path / "response_model-m__judge_name-arena_hard__judge_model-j.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    res = run_cli("rank", path, "--method", "winrate", "--anchor", "B", "--json")
+    assert res.returncode == 0, res.stderr
+    assert "read 6 rows" in res.stderr and "used 5, skipped 1" in res.stderr and "row 2 swapped order" in res.stderr
+    # response_A's results: p0 1 and 1 (swapped, shown B = response_A wins), p1 1 (its swapped game unparseable),
+    # p2 0.5 and 1
+    by_model = {r["model"]: r for r in json.loads(res.stdout)}
+    assert by_model["A"]["n"] == 5 and by_model["A"]["score"] == pytest.approx(100 * 4.5 / 5)

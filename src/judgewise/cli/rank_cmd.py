@@ -99,6 +99,17 @@ def read_store(path: Path, *, skip_invalid: bool):
     return table
 
 
+def rated_rows(frame):
+    """The judgments to rate: a reader may keep failed games (``error`` set, no outcome; JudgeBench's unparseable
+    outputs), which its report already counts as skipped."""
+    from judgewise.io.validate import missing_text
+
+    if "error" not in frame.columns:
+        return frame
+    failed = frame["outcome"].isna().to_numpy() & ~missing_text(frame["error"])
+    return frame[~failed].reset_index(drop=True) if failed.any() else frame
+
+
 def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None, style_control: bool,
              bootstrap: int, bootstrap_unit: str, seed: int, ci_level: float, skip_invalid: bool):
     """Read ``path`` and rank its models; returns (ranking, read table)."""
@@ -117,7 +128,7 @@ def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None,
                           "(an AlpacaEval results dir with model_outputs.json does)")
     if anchor is None and method == "winrate":
         anchor = table.extras.get("anchor")  # the importer knows it (AlpacaEval's generator_1)
-    ranking = rank(table.frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
+    ranking = rank(rated_rows(table.frame), method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
                    seed=seed, ci_level=ci_level, style_control=style_control,
                    responses=responses.frame if responses is not None else None)
     return ranking, table
