@@ -99,3 +99,4 @@ def test_cli_anchors_runs_a_pilot_on_all_pairs_judgments(tmp_path):
     out = cli_json("anchors", str(path), "--json")
     assert out["anchors"] == [] and out["pilot"]["n_prompts"] == 10
     assert out["pilot"]["recommended"] in {c["anchor"] for c in out["pilot"]["candidates"]}
+    assert out["read"]["rows_used"] == len(frame) and out["read"]["rows_skipped"] == 0  # rows are accounted for

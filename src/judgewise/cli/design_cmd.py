@@ -173,9 +173,11 @@ def anchors_payload(path: Path, anchor: str | None, pilot_prompts: int, seed: in
     from judgewise.analysis.anchors import QuadraticData, likely_anchors, report_from_judgments
     from judgewise.io import read_any
 
-    frame = read_any(path).frame
+    table = read_any(path)
+    frame = table.frame
     anchors = [anchor] if anchor else likely_anchors(frame)
-    out: dict = {"source": str(path), "anchors": [report_from_judgments(frame, a).as_dict() for a in anchors]}
+    out: dict = {"source": str(path), "read": table.report.as_dict(),
+                 "anchors": [report_from_judgments(frame, a).as_dict() for a in anchors]}
     if not anchor and not anchors:
         res = pilot(QuadraticData(frame), pilot_prompts, np.random.default_rng(seed))
         out["pilot"] = {"n_prompts": res.n_prompts, "recommended": res.recommended, "reason": res.reason,
@@ -199,6 +201,11 @@ def _anchors_text(payload: dict) -> str:
         lines.append(f"pilot on {p['n_prompts']} prompts: recommended anchor {p['recommended']} — {p['reason']}")
         lines += [f"  {c['anchor']:<30} I={c['informativeness']:.3f} rank={c['pilot_rank']} {c['position']}"
                   for c in p["candidates"]]
+    if "read" in payload:
+        from judgewise.cli.rank_cmd import report_line
+        from judgewise.io.tables import ReadReport
+
+        lines.append(report_line(ReadReport(**payload["read"])))
     return "\n".join(lines)
 
 
