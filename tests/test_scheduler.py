@@ -81,6 +81,19 @@ def test_a_transient_failure_of_the_reask_never_repeats_the_first_call(tmp_path)
     assert sorted(requests.values()).count(2) == 20  # only the re-asks were sent twice
 
 
+def test_a_reask_that_exhausts_its_retries_still_counts_the_paid_first_call(tmp_path):
+    def script(messages, seen):
+        return "garbage" if len(messages) <= 2 else "500"  # first call unparsable, every re-ask fails
+
+    with FaultServer(fault_fn=script) as srv:
+        result = run_judging(comparisons(3), llm_judge(srv.url), tmp_path / "s.sqlite", retry=FAST)
+    rows = result.judgments
+    assert result.failed == 6 and (rows["status"] == "failed").all()
+    assert (rows["n_calls"] == 1).all() and (rows["tokens_in"] > 0).all() and result.calls_made == 6
+    assert rows["raw"].str.contains("no verdict at all").all()
+    assert rows["error"].str.contains("re-ask").all() and rows["error"].str.contains("HTTP 500").all()
+
+
 def test_calls_that_time_out_are_retried_and_succeed(tmp_path):
     hang_first = lambda messages, seen: "timeout" if seen == 0 else None  # noqa: E731
     with FaultServer(fault_fn=hang_first, hang_s=5.0) as srv:

@@ -1,7 +1,8 @@
 """The LLM judge: game → template (shown order) → backend call → parse, re-asking once on a parse failure.
 
 Call errors (:class:`RetryableCallError`, :class:`FatalCallError`) propagate to the scheduler, which owns
-the one retry policy; only a prompt that cannot fit the judge's context becomes a failed result here.
+the one retry policy; a failed result is made here only for a prompt that cannot fit the judge's context, or
+for a re-ask whose retries ran out (so the first, paid call still counts in the game's calls, tokens and cost).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from judgewise.errors import ConfigError
-from judgewise.judges.base import Backend, Completion, Game, JudgeResult
+from judgewise.judges.base import Backend, Completion, Game, JudgeResult, RetryableCallError
 from judgewise.judges.templates import JudgeTemplate, get_template
 
 REASK_SEPARATOR = "\n\n--- re-asked for a verdict ---\n\n"
@@ -89,6 +90,10 @@ class LLMJudge:
                 verdict = self._parse(completion)
         except PromptTooLongError as exc:
             return exchange.result(None, error=f"prompt too long for the judge: {exc}")
+        except RetryableCallError as exc:
+            if not exchange.texts:
+                raise  # nothing paid yet: the runner records the failure
+            return exchange.result(None, error=f"re-ask for a verdict failed: {exc}")  # keeps the paid first call
         if verdict is None:
             return exchange.result(None, error=f"no well-formed verdict ({self.template.parser.expected}) "
                                                f"after {len(exchange.texts)} call(s)")
