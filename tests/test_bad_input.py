@@ -114,6 +114,9 @@ LIBRARY_CASES = [  # the same checks, in-process (quicker)
     Case("arenahard_unknown_winner", _write("battles.jsonl", _jsonl(
         {"question_id": 1, "model_a": "x", "model_b": "y", "winner": "model_a"},
         {"question_id": 2, "model_a": "x", "model_b": "y", "winner": "draw"})), 2, "winner", 'found "draw"'),
+    Case("arenahard_game_score_not_a_label", _write("model.jsonl", _jsonl(
+        {"question_id": 1, "model": "x", "judge": "j", "games": [{"score": "A>B"}, {"score": ["A>B"]}]})), 1,
+        "games[1].score", "found ['A>B']"),
     Case("truncated_json_list", _write("annotations.json", '[{"instruction": "q", "preference": 1.5},'), None,
          None, "not valid JSON", args=("--format", "alpacaeval")),
     Case("unknown_forced_format", _write("j.jsonl", _jsonl(GOOD)), None, None, "unknown format",

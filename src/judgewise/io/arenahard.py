@@ -109,7 +109,7 @@ def _game_rows(record: dict, row: int, judge: str, v: Validator) -> list[dict]:
     out = []
     for k, game in enumerate(games):
         score = game.get("score") if isinstance(game, dict) else None
-        if score not in GAME_VERDICT:
+        if not isinstance(score, str) or score not in GAME_VERDICT:  # a list or dict score is unhashable
             v.reject(f"expected one of {', '.join(GAME_VERDICT)}, found {show(score)}", row=row,
                      field=f"games[{k}].score")
             continue
