@@ -142,3 +142,15 @@ def test_every_aggregator_of_app_c_is_compared_or_reported_as_skipped():
                              subsets=("all",))
     compared = set(res.table["source"])
     assert compared | set(res.skipped) == {"winrate", "bt", "elo", "trueskill"}
+
+
+def test_judgments_left_out_of_the_alignment_are_counted():
+    judgments, corr, _ = simulate(n_prompts=40, seed=3)
+    judgments.loc[:4, "outcome"] = np.nan  # five failed calls
+    out = accuracy_alignment(judgments, corr, methods=("winrate",), bootstrap=0, filters={"baseline": 0.2})
+    assert out.filter.dropped_at("baseline") == ["m0"]
+    with_m0 = judgments["outcome"].notna() & ((judgments["model_a"] == "m0") | (judgments["model_b"] == "m0"))
+    counts = out.pair_counts
+    assert counts["no_outcome"] == 5 and counts["filtered_models"] == int(with_m0.sum())
+    used = counts["discriminative"] + counts["non-discriminative"] + counts["unknown"]
+    assert used + counts["no_outcome"] + counts["filtered_models"] == len(judgments)

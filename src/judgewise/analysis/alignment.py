@@ -62,7 +62,7 @@ class AccuracyAlignment:
     direct: pd.DataFrame | None
     scores: dict[tuple[str, str], pd.Series]
     filter: ModelFilter
-    pair_counts: dict[str, int]
+    pair_counts: dict[str, int]  # judgments per pair kind, plus those left out: no outcome, filtered model
     skipped: dict[str, str] = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
 
@@ -138,7 +138,8 @@ def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direc
     full_acc = ground_truth_accuracy(correctness)
     filt = filter_models(full_acc, seed=seed, **(filters or {}))
     models = filt.kept
-    j = _restrict(judgments[judgments["outcome"].notna()], models, ("model_a", "model_b"))
+    judged = judgments[judgments["outcome"].notna()]
+    j = _restrict(judged, models, ("model_a", "model_b"))
     c = _restrict(correctness, models, ("model",))
     d = _restrict(direct, models, ("model",))
     kinds = pair_kinds(j, c)
@@ -156,6 +157,8 @@ def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direc
         row.update(_intervals(reps.get((source, subset)), level))
         rows.append(row)
     counts = {s: int((kinds == s).sum()) for s in ("discriminative", "non-discriminative", "unknown")}
+    counts["no_outcome"] = int(len(judgments) - len(judged))  # failed calls: not verdicts
+    counts["filtered_models"] = int(len(judged) - len(j))  # a side dropped by App. B's filters
     settings = {"methods": list(methods), "subsets": list(subsets), "bootstrap": bootstrap, "level": level,
                 "seed": seed, "unit": "prompt"}
     return AccuracyAlignment(pd.DataFrame(rows), full_acc.assign(kept=full_acc.index.isin(models)),

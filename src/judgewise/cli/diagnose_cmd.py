@@ -185,7 +185,9 @@ def render_alignment(result, console: Console) -> None:
     console.print(acc)
     console.print(f"pairs: {result.pair_counts['discriminative']:,} discriminative (exactly one correct), "
                   f"{result.pair_counts['non-discriminative']:,} non-discriminative, "
-                  f"{result.pair_counts['unknown']:,} without correctness")
+                  f"{result.pair_counts['unknown']:,} without correctness; left out: "
+                  f"{result.pair_counts['no_outcome']:,} without an outcome, "
+                  f"{result.pair_counts['filtered_models']:,} with a filtered model")
     for d in result.filter.dropped:
         console.print(f"filtered ({d['step']}): {d['model']} — {d['reason']}", highlight=False)
     for method, why in result.skipped.items():
