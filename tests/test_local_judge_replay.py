@@ -75,6 +75,14 @@ def test_several_judges_need_a_choice_and_duplicates_are_an_input_error():
     assert info.value.row == 2 and "rec.jsonl" in str(info.value)
 
 
+def test_a_duplicate_of_the_chosen_judge_is_reported_at_its_row_in_the_whole_table():
+    j1 = {"prompt_id": "p1", "model_a": "x", "model_b": "y", "outcome": 1.0, "judge": "j1"}
+    j2 = {**j1, "judge": "j2"}
+    with pytest.raises(InputError) as info:
+        ReplayJudge(table([j1, j2, j1, j2]), judge="j2", source="rec.jsonl")
+    assert info.value.row == 4
+
+
 def test_first_naming_neither_model_is_an_input_error_with_row_and_field():
     rows = [{"prompt_id": "p1", "model_a": "x", "model_b": "y", "first": "z", "outcome": 1.0}]
     with pytest.raises(InputError) as info:

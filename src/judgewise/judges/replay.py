@@ -53,13 +53,14 @@ class ReplayJudge:
             raise InputError(f"table holds {len(judges)} judges {judges[:5]}: choose one with judge=",
                              file=source, field="judge")
         self.recorded_judge = judge if judge is not None else (judges[0] if judges else "")
+        frame = frame.reset_index(drop=True)  # row numbers in errors count over the whole table
         self._rows = self._index(frame[frame["judge"].astype(str) == self.recorded_judge], source)
         self.identity = {"backend": "replay", "source": source, "judge": self.recorded_judge}
 
     @staticmethod
     def _index(frame: pd.DataFrame, source: str) -> dict[tuple[str, str, str], dict]:
         rows: dict[tuple[str, str, str], dict] = {}
-        for position, row in enumerate(frame.to_dict("records"), start=1):
+        for position, row in zip((frame.index + 1).tolist(), frame.to_dict("records")):
             try:
                 first, second, outcome, verdict5 = _shown_first_view(row)
             except (ValueError, TypeError) as exc:
