@@ -24,7 +24,7 @@ from scipy.special import expit
 
 from judgewise.errors import ConfigError, InputError, RatingError
 from judgewise.ratings.method import MethodResult, RatingData
-from judgewise.ratings.winrate import detect_anchor
+from judgewise.ratings.winrate import detect_anchor, oriented_rows
 
 
 def _logistic(x: np.ndarray, o: np.ndarray, w: np.ndarray, penalty: np.ndarray) -> np.ndarray:
@@ -72,20 +72,11 @@ def _length_deltas(data: RatingData, model: np.ndarray, prompt: np.ndarray, anch
     return own - base
 
 
-def _oriented(enc, anchor: int):
-    vs_b = (enc.b == anchor) & (enc.a != anchor)
-    vs_a = (enc.a == anchor) & (enc.b != anchor)
-    rows = np.concatenate([np.flatnonzero(vs_b), np.flatnonzero(vs_a)])
-    model = np.concatenate([enc.a[vs_b], enc.b[vs_a]])
-    o = np.concatenate([enc.outcome[vs_b], 1.0 - enc.outcome[vs_a]])
-    return rows, model, o
-
-
 def lc_winrate(data: RatingData, *, l2: float = 0.01, difficulty_l2: float = 1.0) -> MethodResult:
     """Length-controlled win rate per model (module docstring); extra: the GLM coefficients and raw win rate."""
     enc = data.enc
     anchor = enc.model_id(data.anchor) if data.anchor is not None else detect_anchor(enc)
-    rows, model, o = _oriented(enc, anchor)
+    rows, model, o = oriented_rows(enc, anchor)
     if len(rows) == 0:
         raise RatingError("no judgments against the anchor")
     w = enc.weight[rows]

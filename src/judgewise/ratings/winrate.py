@@ -46,13 +46,13 @@ def detect_anchor(enc: EncodedJudgments) -> int:
 
 
 def oriented_rows(enc: EncodedJudgments, anchor: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(model, outcome from that model's side, weight) for each row between a non-anchor model and the anchor."""
+    """(row index, model, outcome from that model's side) for each row between a non-anchor model and the anchor."""
     vs_b = (enc.b == anchor) & (enc.a != anchor)
     vs_a = (enc.a == anchor) & (enc.b != anchor)
+    rows = np.concatenate([np.flatnonzero(vs_b), np.flatnonzero(vs_a)])
     model = np.concatenate([enc.a[vs_b], enc.b[vs_a]])
     outcome = np.concatenate([enc.outcome[vs_b], 1.0 - enc.outcome[vs_a]])
-    weight = np.concatenate([enc.weight[vs_b], enc.weight[vs_a]])
-    return model, outcome, weight
+    return rows, model, outcome
 
 
 def win_rate_table(model: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_models: int) -> dict:
@@ -105,8 +105,8 @@ def winrate(data: RatingData, *, anchor_score: str = "self") -> MethodResult:
         raise ConfigError(f'anchor_score must be one of {ANCHOR_SCORES}, got "{anchor_score}"')
     enc = data.enc
     anchor = enc.model_id(data.anchor) if data.anchor is not None else detect_anchor(enc)
-    model, outcome, weight = oriented_rows(enc, anchor)
-    table = win_rate_table(model, outcome, weight, enc.n_models)
+    rows, model, outcome = oriented_rows(enc, anchor)
+    table = win_rate_table(model, outcome, enc.weight[rows], enc.n_models)
     missing = [enc.models[i] for i in range(enc.n_models) if i != anchor and table["n_games"][i] == 0]
     if missing:
         raise RatingError(f'models never compared with the anchor "{enc.models[anchor]}": {missing[:10]}')
