@@ -98,10 +98,9 @@ def self_preference(judgments: pd.DataFrame, families: dict[str, str] | None = N
     """+1 / −1 / 0 per row: only model_a / only model_b / neither-or-both from the judge's family."""
     if "judge" not in judgments.columns:
         raise InputError("self-preference needs a judge column", field="judge")
-    cache: dict[str, str] = {}
-
-    def fam(series: pd.Series) -> np.ndarray:
-        return np.array([cache.setdefault(v, family_of(v, families)) for v in series.astype(str)], dtype=object)
+    def fam(series: pd.Series) -> np.ndarray:  # one family_of call per distinct name, not per row
+        names = series.astype(str)
+        return names.map({v: family_of(v, families) for v in names.unique()}).to_numpy(dtype=object)
 
     judge = fam(judgments["judge"])
     same_a = fam(judgments["model_a"]) == judge
