@@ -54,7 +54,8 @@ class LLMJudge:
                  use_grammar: bool = False, want_logprobs: bool = False, max_tokens: int | None = None):
         self.backend = backend
         self.template = get_template(template)
-        self.use_grammar = use_grammar and self.template.grammar() is not None
+        self._grammar = self.template.grammar() if use_grammar else None  # rendered once, sent with every call
+        self.use_grammar = self._grammar is not None
         self.want_logprobs = want_logprobs
         self.max_tokens = max_tokens if max_tokens is not None else self.template.max_tokens
         self.identity = {**backend.identity, "template": self.template.name,
@@ -102,7 +103,7 @@ class LLMJudge:
     async def _call(self, messages: list[dict]) -> Completion:
         return await self.backend.complete(
             messages, max_tokens=self.max_tokens, want_logprobs=self.want_logprobs,
-            grammar=self.template.grammar() if self.use_grammar else None)
+            grammar=self._grammar)
 
     def _parse(self, completion: Completion):
         verdict = self.template.parser.parse(completion.text)
