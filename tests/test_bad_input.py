@@ -37,11 +37,11 @@ _DROP = object()
 CSV_HEADER = "prompt_id,model_a,model_b,judge,outcome\n"
 
 
-def _alpacaeval(root: Path, preference) -> Path:
+def _alpacaeval(root: Path, preference, instruction="q1") -> Path:
     folder = root / "results" / "my-model" / "weighted_alpaca_eval_gpt4_turbo"
     folder.mkdir(parents=True)
-    rows = [{"instruction": f"q{i}", "generator_1": "anchor", "generator_2": "my-model", "preference": p}
-            for i, p in enumerate([1.5, preference])]
+    rows = [{"instruction": text, "generator_1": "anchor", "generator_2": "my-model", "preference": p}
+            for text, p in [("q0", 1.5), (instruction, preference)]]
     (folder / "annotations.json").write_text(json.dumps(rows, indent=1))
     return root
 
@@ -114,6 +114,8 @@ LIBRARY_CASES = [  # the same checks, in-process (quicker)
     Case("arenahard_unknown_winner", _write("battles.jsonl", _jsonl(
         {"question_id": 1, "model_a": "x", "model_b": "y", "winner": "model_a"},
         {"question_id": 2, "model_a": "x", "model_b": "y", "winner": "draw"})), 2, "winner", 'found "draw"'),
+    Case("alpacaeval_instruction_not_text", lambda root: _alpacaeval(root, 2, instruction=5), 2, "instruction",
+         "found 5", file_named="annotations.json"),
     Case("arenahard_game_score_not_a_label", _write("model.jsonl", _jsonl(
         {"question_id": 1, "model": "x", "judge": "j", "games": [{"score": "A>B"}, {"score": ["A>B"]}]})), 1,
         "games[1].score", "found ['A>B']"),

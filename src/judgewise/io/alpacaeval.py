@@ -21,27 +21,24 @@ one annotator's directory, or one annotations file (model = the folder above its
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
 from judgewise.io.containers import json_list_records
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import MISSING, Check, Validator, duplicate_field, not_text, number_field, text_field
+from judgewise.io.validate import (MISSING, Check, Validator, duplicate_field, missing_text, not_text, number_field,
+                                   text_field)
 
 ANNOTATIONS = "annotations.json"
 OUTPUTS = "model_outputs.json"
-_ID_CACHE: dict[str, str] = {}
 
 
+@lru_cache(maxsize=1 << 16)  # every model's file repeats the same instructions
 def prompt_id_of(instruction: str) -> str:
     """Stable id of an AlpacaEval instruction: ``"ae-"`` + SHA-1(UTF-8 text)[:16] (identical across models)."""
-    pid = _ID_CACHE.get(instruction)
-    if pid is None:
-        pid = "ae-" + hashlib.sha1(instruction.encode("utf-8")).hexdigest()[:16]
-        if len(_ID_CACHE) < 1_000_000:
-            _ID_CACHE[instruction] = pid
-    return pid
+    return "ae-" + hashlib.sha1(instruction.encode("utf-8")).hexdigest()[:16]
 
 
 def annotation_files(path: str | Path) -> list[tuple[str, str, Path]]:
@@ -64,8 +61,14 @@ def looks_like_alpacaeval(probe) -> bool:
     return probe.suffix == ".json" and {"instruction", "generator_1", "preference"} <= probe.keys
 
 
+def _instruction_check() -> Check:
+    """A non-empty string: the instruction's text is what its prompt id is hashed from."""
+    return Check("instruction", "a non-empty string (the instruction text)",
+                 lambda f: not_text(f["instruction"]) | missing_text(f["instruction"]))
+
+
 ANNOTATION_CHECKS = [
-    text_field("instruction", "instruction text"),
+    _instruction_check(),
     text_field("generator_1", "anchor name (AlpacaEval's output_1 model)"),
     number_field("preference", 1, 2, "AlpacaEval preference: 1 = anchor better, 2 = model better"),
 ]
@@ -102,7 +105,7 @@ def _read_outputs(model: str, file: Path, report: ReadReport, skip_invalid: bool
     v = Validator(str(file), report, skip_invalid)
     records, rows = json_list_records(file, v)
     raw = pd.DataFrame({"instruction": _column(records, "instruction"), "output": _column(records, "output")})
-    checks = [text_field("instruction", "instruction text"),
+    checks = [_instruction_check(),
               Check("output", "a string (the model's output)", lambda f: not_text(f["output"]))]
     raw, rows = v.apply(raw, rows, checks)
     frame = pd.DataFrame({"prompt_id": [prompt_id_of(t) for t in raw["instruction"]], "model": model,
