@@ -10,7 +10,7 @@ import pytest
 
 from judgewise.analysis.study import (ScorePool, annotation_savings, classification_win_rates, matching_budget,
                                      pool_from_scores, relative_improvement, run_study)
-from judgewise.errors import InputError
+from judgewise.errors import ConfigError, InputError
 
 
 def rank_aligned_population(seed: int = 0, n: int = 300, n_judges: int = 8) -> ScorePool:
@@ -44,6 +44,16 @@ def test_study_tables_have_every_cell_and_json_ready_summary():
     summary = result.as_dict()
     assert {"errors", "win_rates", "classification", "savings", "per_target", "population"} <= set(summary)
     json.dumps(summary, allow_nan=True)  # JSON-ready: plain Python types only
+
+
+def test_a_study_without_metric_match_summarises_the_method_it_ran():
+    pool = rank_aligned_population(3, n=60, n_judges=3)
+    result = run_study(pool, metrics=["rho"], budgets=[5, 10], trials=4, methods=["stratified"], seed=1)
+    summary = result.as_dict()
+    assert summary["headline"]["method"] == "stratified" and set(summary["win_rates"]) == {"stratified"}
+    only_random = run_study(pool, metrics=["rho"], budgets=[5], trials=2, methods=["random"], seed=1)
+    with pytest.raises(ConfigError, match="only random"):
+        only_random.as_dict()
 
 
 def test_study_is_reproducible_from_its_seed():

@@ -172,8 +172,20 @@ class StudyResult:
     def win_rates(self, method: str = "metric-match", n_boot: int = 1000) -> dict:
         return win_rates(self.trials, method, n_boot=n_boot, seed=self.settings.get("seed", 0))
 
+    def summarised_method(self, method: str = "metric-match") -> str:
+        """``method`` when the study ran it, else the first method run besides random (the one the summaries
+        compare with random); ConfigError when random was the only method."""
+        if method in self.settings["methods"]:
+            return method
+        others = [m for m in self.settings["methods"] if m != BASELINE]
+        if not others:
+            raise ConfigError(f"a study summary compares a selection method with {BASELINE}; only {BASELINE} was run")
+        return others[0]
+
     def as_dict(self, method: str = "metric-match") -> dict:
-        """JSON-ready summary: settings, population values, error table, win rates, classification, savings."""
+        """JSON-ready summary: settings, population values, error table, win rates, classification, savings
+        (of :meth:`summarised_method` against random)."""
+        method = self.summarised_method(method)
         return {"settings": self.settings, "population": self.population.to_dict("records"),
                 "errors": self.errors().to_dict("records"),
                 "win_rates": {m: self.win_rates(m) for m in self.settings["methods"] if m != BASELINE},

@@ -226,7 +226,8 @@ def study_section(ctx: ReportContext, s: Section) -> None:
                                 charts.line_chart(series, xlabel="human labels (budget)", ylabel="mean error")))
     savings = pd.DataFrame(data.get("savings", []))
     if len(savings):
-        s.tables.append(TableBlock("Annotation savings of Metric Match: budget E_m(R) that matches random's error at "
+        method = data.get("headline", {}).get("method", "metric-match")
+        s.tables.append(TableBlock(f"Annotation savings of {method}: budget E_m(R) that matches random's error at "
                                    "budget R, relative savings (R − E_m)/R and cost C(R) (Metric Match §4.1.2–4.1.3)",
                                    list(savings.columns), [[fmt_num(v, 4) for v in row] for row in
                                                            savings.itertuples(index=False)]))
