@@ -3,6 +3,8 @@ store keys, the run config (designs, validation) and the dry run."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pandas as pd
 import pytest
 
@@ -11,7 +13,7 @@ from judgewise.judges.base import Game, JudgeResult, Verdict
 from judgewise.judges.config import build_job, load_config
 from judgewise.judges.estimate import estimate_run
 from judgewise.judges.openai_backend import Prices
-from judgewise.judges.runner import average_orders, game_key, plan_games, run_judging, swap_consistency
+from judgewise.judges.runner import arun_judging, average_orders, game_key, plan_games, run_judging, swap_consistency
 from judgewise.judges.store import JudgmentStore
 
 from tests.fault_server import FaultServer
@@ -154,3 +156,35 @@ def test_soft_preference_from_logprobs_is_stored_in_model_a_view(tmp_path):
     assert j.loc[~j["swapped"], "soft"].round(6).tolist() == [0.7] * 3  # P(shown first better) = p(a)
     assert j.loc[j["swapped"], "soft"].round(6).tolist() == [0.3] * 3   # model_a was shown second
     assert j.loc[~j["swapped"], "outcome"].tolist() == [1.0] * 3 and j.loc[j["swapped"], "outcome"].tolist() == [0.0] * 3
+
+
+class BreaksOnThirdGame:
+    """A judge that takes a moment per game and raises an unexpected error on its third game."""
+
+    identity = {"name": "breaks-on-third"}
+
+    def __init__(self):
+        self.started = 0
+
+    async def judge(self, game: Game) -> JudgeResult:
+        self.started += 1
+        if self.started == 3:
+            raise ValueError("judge bug")
+        await asyncio.sleep(0.02)
+        return JudgeResult(verdict=Verdict(outcome=1.0, verdict5=2, label=LABELS[2]), raw="[[A>>B]]")
+
+
+def test_an_unexpected_judge_error_stops_every_worker_and_releases_their_claims(tmp_path):
+    judge, path = BreaksOnThirdGame(), tmp_path / "s.sqlite"
+
+    async def caller():  # an application's event loop that lives on after the failed run
+        with pytest.raises(ValueError, match="judge bug"):
+            await arun_judging(comparisons(20), judge, path, concurrency=4)
+        started = judge.started
+        await asyncio.sleep(0.3)
+        return started
+
+    started = asyncio.run(caller())
+    assert judge.started == started < 40  # no worker went on judging after the run raised
+    with JudgmentStore(path) as store:
+        assert store.stats()["in_flight_claims"] == 0

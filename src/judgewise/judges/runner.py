@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+import numpy as np
 import pandas as pd
 
 from judgewise.errors import BudgetExceeded, ConfigError, JudgeError
@@ -131,7 +132,7 @@ def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
     failures, and whether the two orders agree on the winner (``consistent``; NA unless both judged)."""
     keys = ["prompt_id", "model_a", "model_b", "judge"]
     df = judgments.assign(ok=judgments["status"].eq("ok") & judgments["outcome"].notna())
-    ok = df[df["ok"]].assign(side=lambda d: (d["outcome"] - 0.5).apply(lambda x: (x > 0) - (x < 0)))
+    ok = df[df["ok"]].assign(side=lambda d: np.sign(d["outcome"] - 0.5))  # winner: +1 model_a, 0 tie, -1 model_b
     agg = ok.groupby(keys).agg(outcome=("outcome", "mean"), n_judged=("outcome", "size"),
                                n_sides=("side", "nunique"))
     counts = df.groupby(keys).agg(n_games=("ok", "size"), n_failed=("ok", lambda s: int((~s).sum())))
@@ -258,10 +259,18 @@ class _Run:
         return self.state.cost / self.state.done if self.state.done else self.est_cost_per_game
 
     async def drain(self, queue: deque, workers: int) -> None:
+        """Play the queue with ``workers`` workers; if one raises, the others are cancelled (releasing their
+        claims) and awaited before the error propagates."""
         async def worker():
             while queue and self.stop is None:
                 await self.play(*queue.popleft())
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def heartbeat(self, every_s: float) -> None:
         while True:
@@ -310,13 +319,14 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
             await asyncio.sleep(poll_s)
             todo, run.busy = deque(run.busy), []
             await run.drain(todo, concurrency)
+        result = _result(run, store, list(keyed), len(comparisons), len(games), scheduled,
+                         time.perf_counter() - t0)
     finally:
         beat.cancel()
         if original is not None:
             judge.backend = original
-    result = _result(run, store, list(keyed), len(comparisons), len(games), scheduled, time.perf_counter() - t0)
-    if own_store:
-        store.close()
+        if own_store:
+            store.close()
     _raise_if_stopped(run, result)
     return result
 
