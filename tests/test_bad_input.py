@@ -34,6 +34,9 @@ def _with(**changes) -> dict:
 
 
 _DROP = object()
+JUDGEBENCH_FILE = "response_model-m__judge_name-arena_hard__judge_model-j.jsonl"
+JUDGEBENCH_RECORD = {"pair_id": "p1", "label": "A>B", "judge_name": "arena_hard", "response_model": "m",
+                     "judgments": [{"judgment": {"judge_model": "j", "response": "[[A>B]]"}}] * 2}
 CSV_HEADER = "prompt_id,model_a,model_b,judge,outcome\n"
 
 
@@ -119,6 +122,10 @@ LIBRARY_CASES = [  # the same checks, in-process (quicker)
     Case("arenahard_game_score_not_a_label", _write("model.jsonl", _jsonl(
         {"question_id": 1, "model": "x", "judge": "j", "games": [{"score": "A>B"}, {"score": ["A>B"]}]})), 1,
         "games[1].score", "found ['A>B']"),
+    Case("judgebench_label_not_text", _write(JUDGEBENCH_FILE, _jsonl({**JUDGEBENCH_RECORD, "label": ["A>B"]})), 1,
+         "label", "expected"),
+    Case("judgebench_non_utf8_line",
+         _write(JUDGEBENCH_FILE, _jsonl(JUDGEBENCH_RECORD).encode() + b'{"pair_id": "\xff"}\n'), 2, None, "not UTF-8"),
     Case("truncated_json_list", _write("annotations.json", '[{"instruction": "q", "preference": 1.5},'), None,
          None, "not valid JSON", args=("--format", "alpacaeval")),
     Case("unknown_forced_format", _write("j.jsonl", _jsonl(GOOD)), None, None, "unknown format",

@@ -39,7 +39,9 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.io.containers import jsonl_records
 from judgewise.io.tables import ReadReport, Table
+from judgewise.io.validate import Validator
 
 log = logging.getLogger(__name__)
 
@@ -127,18 +129,9 @@ def judgebench_files(path: str | Path) -> list[Path]:
 
 
 def _records(file: Path) -> Iterable[tuple[int, dict]]:
-    with open(file, encoding="utf-8") as handle:
-        for row, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=str(file),
-                                 row=row) from None
-            if not isinstance(record, dict):
-                raise InputError(f"expected a JSON object, found {type(record).__name__}", file=str(file), row=row)
-            yield row, record
+    """(line number, object) of every non-blank line; a bad line (JSON, non-object, non-UTF-8) raises naming it."""
+    records, rows = jsonl_records(file, Validator(str(file), ReadReport(str(file), "judgebench")))
+    return zip(rows.tolist(), records)
 
 
 def _require(record: dict, field: str, file: Path, row: int, expected: str):
@@ -151,7 +144,7 @@ def _require(record: dict, field: str, file: Path, row: int, expected: str):
 def _judge_kind(record: dict, file: Path, row: int) -> str:
     match = FILE_PATTERN.search(file.name)
     kind = record.get("judge_name") or (match["kind"] if match else None)
-    if kind not in JUDGMENT_PARSERS:
+    if not isinstance(kind, str) or kind not in JUDGMENT_PARSERS:
         raise InputError(f"= {kind!r} is not a known JudgeBench judge kind (known: {sorted(JUDGMENT_PARSERS)})",
                          file=str(file), row=row, field="judge_name")
     return kind
@@ -170,7 +163,7 @@ def _game_rows(record: dict, file: Path, row: int) -> list[dict]:
     """The two canonical game rows (original and swapped order) of one JudgeBench record."""
     pair_id = str(_require(record, "pair_id", file, row, "the pair's id"))
     label = _require(record, "label", file, row, '"A>B" or "B>A"')
-    if label not in LABELS:
+    if not isinstance(label, str) or label not in LABELS:
         raise InputError(f'= {label!r}, expected "A>B" or "B>A"', file=str(file), row=row, field="label")
     judgments = _require(record, "judgments", file, row, "a list with one entry per answer order")
     if not isinstance(judgments, list) or len(judgments) != 2:
