@@ -14,6 +14,7 @@ from judgewise.judges.config import build_job, load_config
 from judgewise.judges.estimate import estimate_run
 from judgewise.judges.openai_backend import Prices
 from judgewise.judges.runner import arun_judging, average_orders, game_key, plan_games, run_judging, swap_consistency
+from judgewise.judges.scheduler import RetryPolicy
 from judgewise.judges.store import JudgmentStore
 
 from tests.fault_server import FaultServer
@@ -122,6 +123,18 @@ def test_dry_run_counts_calls_and_prices_them_before_any_call(tmp_path):
             run_judging(comps, judge, store)
             again = estimate_run(comps, judge, store)
     assert (again.calls, again.cached, again.cost) == (0, 20, 0.0)
+
+
+def test_dry_run_with_retry_failed_counts_the_failed_games_it_will_judge_again(tmp_path):
+    comps = comparisons(5)
+    with FaultServer(fault_fn=lambda messages, seen: "500") as srv:  # every game ends failed
+        run_judging(comps, llm_judge(srv.url), tmp_path / "s.sqlite", retry=RetryPolicy(max_attempts=1))
+    with FaultServer() as srv, JudgmentStore(tmp_path / "s.sqlite") as store:
+        judge = llm_judge(srv.url)
+        assert estimate_run(comps, judge, store).calls == 0
+        est = estimate_run(comps, judge, store, retry_failed=True)
+        assert (est.calls, est.cached) == (10, 0)
+        assert run_judging(comps, judge, store, retry_failed=True).calls_made == est.calls
 
 
 def test_a_tournament_asks_the_engine_round_by_round_and_a_rerun_pays_nothing(tmp_path):

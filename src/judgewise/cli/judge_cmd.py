@@ -104,7 +104,8 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
             est = estimate_run(job.comparisons, job.judge, st, orders=cfg.orders, seed=cfg.seed,
                                concurrency=opts["concurrency"], limits=opts["limits"],
                                expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)),
-                               expected_tokens_out=cfg.judge.get("expected_tokens_out"))
+                               expected_tokens_out=cfg.judge.get("expected_tokens_out"),
+                               retry_failed=cfg.retry_failed)
             err.print(est.line(), highlight=False, markup=False)
             if dry_run:
                 if as_json:

@@ -58,13 +58,15 @@ def _history(store: JudgmentStore, identity: dict) -> tuple[float, float, int] |
 
 def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentStore, *, orders: str = "both",
                  seed: int = 0, concurrency: int = 8, limits: RateLimits | None = None,
-                 expected_tokens_out: int | None = None, expected_latency_s: float = 3.0) -> Estimate:
-    """Estimate the job without calling the judge (see module docstring)."""
+                 expected_tokens_out: int | None = None, expected_latency_s: float = 3.0,
+                 retry_failed: bool = False) -> Estimate:
+    """Estimate the job without calling the judge (see module docstring); with ``retry_failed`` games stored
+    as failed count as new, as the run will judge them again."""
     games = plan_games(comparisons, orders=orders, seed=seed)
     identity = dict(judge.identity)
     keyed = {game_key(identity, g): g for g in games}
     done = store.statuses(keyed)
-    new = [g for k, g in keyed.items() if k not in done]
+    new = [g for k, g in keyed.items() if k not in done or (retry_failed and done[k] == "failed")]
     calls = len(new) if getattr(judge, "backend", None) is not None else 0
     history = _history(store, identity)
     cap = getattr(judge, "max_tokens", None) or 512
