@@ -336,3 +336,14 @@ def test_report_shows_the_style_control_coefficients_diagnose_computes(small_run
     table = next(t for t in section.tables if t.caption.startswith("Style-controlled"))
     assert table.rows[0][0] == "sim-judge" and table.rows[0][1] == fmt_num(length, 4)
     assert dict(section.facts)["Self-preference coefficient"].startswith("not estimable")  # one judge family
+
+
+def test_report_diagnostics_show_label_agreement_on_judgebench_as_diagnose_does(shared):
+    from judgewise.report.context import ReportContext
+    from judgewise.report.inputs import load_run
+    from judgewise.report.sections import build_sections
+
+    run = load_run(shared / "data" / "judgebench" / "outputs")
+    (section,) = build_sections(ReportContext(run, _options()), ["diagnostics"])
+    assert section.status == OK, section.note
+    assert "label agreement (per judgment)" in section.tables[0].columns

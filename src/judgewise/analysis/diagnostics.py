@@ -75,6 +75,18 @@ def _has_both_orders(frame: pd.DataFrame) -> bool:
     return "first" in frame.columns and frame["first"].notna().any()
 
 
+def with_truth(frame: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """The judgments with model_a's true outcome in a ``truth`` column, and that column's name (None when the
+    judgments carry no label): an existing ``truth`` column, or JudgeBench's ``label`` (A>B / B>A) on the
+    response slots A/B."""
+    if "truth" in frame.columns:
+        return frame, "truth"
+    if "label" in frame.columns and frame["label"].isin(["A>B", "B>A"]).all():
+        a_better = frame["label"] == "A>B"
+        return frame.assign(truth=((frame["model_a"] == "A") == a_better).astype(float)), "truth"
+    return frame, None
+
+
 def judge_bias(frame: pd.DataFrame, judge: str, responses: pd.DataFrame | None = None,
                truth_col: str | None = None, level: float = 0.95) -> JudgeBias:
     """Every figure :mod:`bias` can compute for one judge's judgments."""

@@ -32,18 +32,6 @@ def _fmt(value, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def truth_column(frame: pd.DataFrame) -> str | None:
-    """Add/locate model_a's true outcome: a ``truth`` column, or JudgeBench's ``label`` (A>B / B>A) on the
-    response slots A/B. Returns the column name, or None when the judgments carry no label."""
-    if "truth" in frame.columns:
-        return "truth"
-    if "label" in frame.columns and frame["label"].isin(["A>B", "B>A"]).all():
-        a_better = frame["label"] == "A>B"
-        frame["truth"] = ((frame["model_a"] == "A") == a_better).astype(float)
-        return "truth"
-    return None
-
-
 def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
     """``["gpt=openai", "o1=openai"]`` → ``{"gpt": "openai", "o1": "openai"}`` (name prefixes → family)."""
     if not pairs:
@@ -61,7 +49,7 @@ def run_diagnose(path: Path, responses_path: Path | None, *, format: str | None,
                  ci_level: float, seed: int, skip_invalid: bool, bootstrap: int = 0,
                  families: dict | None = None):
     """Read the inputs and diagnose; returns (Diagnosis, judgments Table)."""
-    from judgewise.analysis.diagnostics import diagnose
+    from judgewise.analysis.diagnostics import diagnose, with_truth
     from judgewise.io import read_any, read_responses
 
     if not 0 < ci_level < 1 or bootstrap < 0:
@@ -72,8 +60,8 @@ def run_diagnose(path: Path, responses_path: Path | None, *, format: str | None,
     responses = table.extras.get("responses")
     if responses_path is not None:
         responses = read_responses(responses_path, skip_invalid=skip_invalid)
-    frame = table.frame.copy()
-    result = diagnose(frame, responses.frame if responses is not None else None, truth_col=truth_column(frame),
+    frame, truth = with_truth(table.frame)
+    result = diagnose(frame, responses.frame if responses is not None else None, truth_col=truth,
                       style_control=style_control, families=families, bootstrap=bootstrap, level=ci_level,
                       seed=seed)
     return result, table

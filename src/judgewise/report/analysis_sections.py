@@ -131,10 +131,12 @@ def _tie_rate(ctx: ReportContext) -> tuple[float, str]:
 
 
 def diagnostics_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis.diagnostics import diagnose
+    from judgewise.analysis.diagnostics import diagnose, with_truth
 
     s.source = "judgewise.analysis.diagnostics.diagnose — as `judgewise diagnose`"
-    d = diagnose(ctx.run.judgments, ctx.run.responses, prompts=ctx.run.prompts or None, seed=ctx.options.seed)
+    judgments, truth = with_truth(ctx.run.judgments)
+    d = diagnose(judgments, ctx.run.responses, truth_col=truth, prompts=ctx.run.prompts or None,
+                 seed=ctx.options.seed)
     _bias_block(d, s)
     s.paragraphs += [f"⚠ {w}" for w in d.warnings]
     if ctx.run.responses is None:
