@@ -80,6 +80,16 @@ def _folder_without_annotations(root: Path) -> Path:
     return root
 
 
+def _games_folder(root: Path) -> Path:
+    """A judge's folder of Arena-Hard model_judgment files; line 2 of the second file judges the baseline itself."""
+    folder = root / "model_judgment" / "judge"
+    folder.mkdir(parents=True)
+    game = {"question_id": 1, "judge": "judge", "games": [{"score": "A>B"}, {"score": "B>A"}]}
+    (folder / "first.jsonl").write_text(_jsonl({**game, "model": "x"}, {**game, "question_id": 2, "model": "x"}))
+    (folder / "second.jsonl").write_text(_jsonl({**game, "model": "y"}, {**game, "model": "gpt-4-0314"}))
+    return folder
+
+
 CASES = [  # run through the CLI, each in its own subprocess
     Case("malformed_json_line", _write("j.jsonl", _jsonl(GOOD, '{"prompt_id": "p2", "model_a": ')), 2, None,
          "not valid JSON"),
@@ -122,6 +132,8 @@ LIBRARY_CASES = [  # the same checks, in-process (quicker)
     Case("arenahard_game_score_not_a_label", _write("model.jsonl", _jsonl(
         {"question_id": 1, "model": "x", "judge": "j", "games": [{"score": "A>B"}, {"score": ["A>B"]}]})), 1,
         "games[1].score", "found ['A>B']"),
+    Case("arenahard_games_folder_names_the_file", _games_folder, 2, "model_b", "model_a = model_b",
+         file_named="second.jsonl"),
     Case("judgebench_label_not_text", _write(JUDGEBENCH_FILE, _jsonl({**JUDGEBENCH_RECORD, "label": ["A>B"]})), 1,
          "label", "expected"),
     Case("judgebench_non_utf8_line",

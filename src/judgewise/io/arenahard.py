@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.io.canonical import validate_table
+from judgewise.io.canonical import checks_for, validate_table
 from judgewise.io.containers import json_list_records, jsonl_records
 from judgewise.io.tables import ReadReport, Table
 from judgewise.io.validate import MISSING, Check, Validator, show, text_field
@@ -131,14 +131,22 @@ def read_games(path: str | Path, *, skip_invalid: bool = False, kind: str | None
         v = Validator(str(file), report, skip_invalid)
         records, rows = jsonl_records(file, v)
         for record, row in zip(records, rows):
-            rows_out.extend(_game_rows(record, int(row), file.parent.name, v))
+            rows_out.extend({**game, "_file": str(file)} for game in _game_rows(record, int(row), file.parent.name, v))
     report.rows_read = len(rows_out) + report.rows_skipped  # rows are games, not lines
     v = Validator(str(path), report, skip_invalid)
-    frame = pd.DataFrame(rows_out)
-    if not len(frame):
+    if not rows_out:
         raise v.error("no valid games found")
-    rows = frame.pop("_row").to_numpy()
-    return validate_table(frame, rows, "judgments", False, v)
+    checked = [_check_file_games(games, Validator(file, report, skip_invalid))
+               for file, games in pd.DataFrame(rows_out).groupby("_file", sort=False)]
+    frame = pd.concat([f for f, _ in checked], ignore_index=True)
+    return validate_table(frame, np.concatenate([r for _, r in checked]), "judgments", False, v)
+
+
+def _check_file_games(games: pd.DataFrame, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
+    """The judgment row checks on one file's games, so that a bad row is named with its file (rows are its lines)."""
+    games = games.drop(columns="_file").reset_index(drop=True)
+    rows = games.pop("_row").to_numpy()
+    return v.apply(games, rows, checks_for("judgments", games.columns))
 
 
 def _answer_text(record: dict):
