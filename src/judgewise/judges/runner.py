@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import sqlite3
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -273,9 +274,14 @@ class _Run:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def heartbeat(self, every_s: float) -> None:
+        """Renew this run's claims; a failed renewal is logged and tried again (it must not end renewals)."""
         while True:
             await asyncio.sleep(every_s)
-            self.store.renew_claims()
+            try:
+                self.store.renew_claims()
+            except sqlite3.OperationalError as exc:
+                log.warning("could not renew the claims on games in flight (%s); if they expire, another process "
+                            "sharing the store may judge those games too", exc)
 
 
 def _wrap_backend(judge: Judge, **kw) -> tuple[ScheduledBackend | None, object | None]:
