@@ -46,6 +46,9 @@ def test_plan_rejects_impossible_inputs():
         plan(PlanInputs(n_models=1))
     with pytest.raises(ConfigError):
         plan(PlanInputs(n_models=5, effect=0.6))
+    for bad in ({"alpha": 2.0}, {"power": 0.0}, {"tie_rate": 1.0}, {"anchor_informativeness": 0.0}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            plan(PlanInputs(n_models=5, **bad))
 
 
 def test_cli_plan_json_for_a_leaderboard():

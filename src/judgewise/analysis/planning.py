@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from judgewise.analysis.power import sign_test_n_normal, total_with_ties
+from judgewise.analysis.power import check_unit, sign_test_n_normal, total_with_ties
 from judgewise.errors import ConfigError
 
 # Anchor §4.3: mean informativeness of the empirical anchors (54%); a direct comparison loses only its ties.
@@ -78,6 +78,10 @@ def _check(inputs: PlanInputs) -> None:
         raise ConfigError(f"planning needs at least 2 models, got {inputs.n_models}")
     if not 0 < inputs.effect < 0.5:
         raise ConfigError(f"effect (edge over 50%) must be in (0, 0.5), got {inputs.effect}")
+    check_unit("alpha", inputs.alpha)
+    check_unit("power", inputs.power)
+    check_unit("tie_rate", inputs.tie_rate, low_open=False)
+    check_unit("anchor_informativeness", inputs.anchor_informativeness, high_open=False)
     if inputs.budget is not None and inputs.budget < 1:
         raise ConfigError(f"budget must be a positive number of judge calls, got {inputs.budget}")
 

@@ -42,7 +42,8 @@ class SignTestSize:
         return asdict(self)
 
 
-def _check_unit(name: str, value: float, *, low_open=True, high_open=True) -> None:
+def check_unit(name: str, value: float, *, low_open=True, high_open=True) -> None:
+    """ConfigError unless ``value`` lies in the unit interval, open or closed at each end as asked."""
     ok_low = value > 0 if low_open else value >= 0
     ok_high = value < 1 if high_open else value <= 1
     if not (ok_low and ok_high):
@@ -83,7 +84,7 @@ def sign_test_n_exact(win_rate: float, alpha: float = 0.05, power: float = 0.8, 
 def total_with_ties(n_informative: int, informativeness: float) -> int:
     """Anchor §4.3: ``N_total = N / I`` rounded up. Rounds the quotient to 9 decimals first so that an exact
     integer (153 / 0.45 = 340) is not pushed to the next one by floating point (1 − 0.55 < 0.45)."""
-    _check_unit("informativeness", informativeness, high_open=False)
+    check_unit("informativeness", informativeness, high_open=False)
     return math.ceil(round(n_informative / informativeness, 9))
 
 
@@ -92,9 +93,9 @@ def sign_test_sample_size(win_rate: float, tie_rate: float = 0.0, alpha: float =
     """Sample size of the one-sided sign test (Anchor §4.3, Table 2) by ``method`` ("normal" or "exact")."""
     if method not in SIGN_METHODS:
         raise ConfigError(f"method must be one of {SIGN_METHODS}, got {method!r}")
-    _check_unit("alpha", alpha)
-    _check_unit("power", power)
-    _check_unit("tie_rate", tie_rate, low_open=False)
+    check_unit("alpha", alpha)
+    check_unit("power", power)
+    check_unit("tie_rate", tie_rate, low_open=False)
     if not 0.5 < win_rate < 1:
         raise ConfigError(f"win_rate among discordant pairs must be in (0.5, 1), got {win_rate}")
     if method == "normal":
