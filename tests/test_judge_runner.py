@@ -111,6 +111,13 @@ def test_config_rejects_unknown_keys_and_names_them(tmp_path):
         build_job(_config(tmp_path, judge={"backend": "openai", "model": "m", "api_key_env": "JW_NOT_SET_ANYWHERE"}))
 
 
+def test_an_endpoint_setting_without_base_url_is_an_error_not_a_silent_local_judge():
+    from judgewise.judges.config import build_judge
+
+    with pytest.raises(ConfigError, match=r"\['model', 'api_key_env'\].*backend: openai"):
+        build_judge({"model": "gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"})
+
+
 def test_dry_run_counts_calls_and_prices_them_before_any_call(tmp_path):
     comps = comparisons(10)
     with FaultServer() as srv:

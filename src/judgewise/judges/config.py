@@ -152,10 +152,18 @@ def _openai_judge(cfg: dict) -> Judge:
                     want_logprobs=bool(cfg.get("logprobs", False)), max_tokens=cfg.get("max_tokens"))
 
 
+ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread")
+
+
 def _local_judge(cfg: dict) -> Judge:
     from judgewise.judges.llm_judge import LLMJudge
     from judgewise.judges.local_backend import DEFAULT_TEMPLATE, LocalBackend
 
+    endpoint_only = [k for k in ENDPOINT_KEYS if k in cfg]
+    if endpoint_only:  # e.g. model: gpt-4o-mini without base_url must not silently run the embedded Gemma
+        raise ConfigError(f"judge: {endpoint_only} configure an OpenAI-compatible endpoint, but the embedded local "
+                          "judge would run (no base_url); set backend: openai (base_url defaults to OpenAI's API) "
+                          "or remove them")
     backend = LocalBackend(cfg.get("model_path"))
     return LLMJudge(backend, cfg.get("template", DEFAULT_TEMPLATE), use_grammar=cfg.get("use_grammar", True),
                     max_tokens=cfg.get("max_tokens"))
