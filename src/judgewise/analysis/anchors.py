@@ -71,13 +71,11 @@ def anchor_report(anchor: str, verdicts: np.ndarray, verdicts5: np.ndarray | Non
     """All anchor-study figures for one anchor's (prompts × models) verdict matrix (model's view)."""
     v = collapse(verdicts)
     i_collapsed = informativeness(v)
-    complete = np.all(np.isfinite(v), axis=1)
-    same = np.array([np.unique(row[np.isfinite(row)]).size <= 1 for row in v])
-    hist = win_count_histogram(v)
+    complete = v[np.all(np.isfinite(v), axis=1)]
+    no_signal = float(np.mean(complete.min(axis=1) == complete.max(axis=1))) if len(complete) else float("nan")
     return AnchorReport(anchor, int(v.shape[0]), int(v.shape[1]), i_collapsed,
                         None if verdicts5 is None else informativeness(verdicts5), 1.0 - i_collapsed,
-                        float(np.mean(np.sum(v > 0, axis=1) == 0)), float(np.mean(same[complete]))
-                        if complete.any() else float("nan"), hist.tolist())
+                        float(np.mean(np.sum(v > 0, axis=1) == 0)), no_signal, win_count_histogram(v).tolist())
 
 
 def verdict_matrix(judgments: pd.DataFrame, anchor: str, column: str = "outcome") -> tuple[np.ndarray, list[str], list[str]]:
