@@ -111,6 +111,12 @@ def test_config_rejects_unknown_keys_and_names_them(tmp_path):
         build_job(_config(tmp_path, judge={"backend": "openai", "model": "m", "api_key_env": "JW_NOT_SET_ANYWHERE"}))
 
 
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "3"])
+def test_max_prompts_must_be_a_positive_integer(tmp_path, bad):
+    with pytest.raises(ConfigError, match="max_prompts"):  # -1 used to drop the last prompt, 0 to keep all
+        build_job(_config(tmp_path, max_prompts=bad))
+
+
 def test_an_endpoint_setting_without_base_url_is_an_error_not_a_silent_local_judge():
     from judgewise.judges.config import build_judge
 

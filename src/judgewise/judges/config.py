@@ -271,8 +271,10 @@ def load_pool(cfg: RunConfig) -> Pool:
     if unknown:
         raise ConfigError(f"{cfg.source}: models {unknown} have no responses in {cfg.responses}")
     prompt_ids = sorted(responses.loc[responses["model"].isin(models), "prompt_id"].unique())
-    if cfg.max_prompts:
-        prompt_ids = prompt_ids[: int(cfg.max_prompts)]
+    if cfg.max_prompts is not None:
+        if isinstance(cfg.max_prompts, bool) or not isinstance(cfg.max_prompts, int) or cfg.max_prompts < 1:
+            raise ConfigError(f"{cfg.source}: max_prompts: expected an integer >= 1, found {cfg.max_prompts!r}")
+        prompt_ids = prompt_ids[: cfg.max_prompts]
     texts = prompt_texts(responses, _read_prompts(cfg.prompts) if cfg.prompts is not None else None)
     return Pool(responses, texts, models, prompt_ids)
 
