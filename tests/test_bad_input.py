@@ -115,6 +115,8 @@ CASES = [  # run through the CLI, each in its own subprocess
     Case("csv_wrong_header", _write("j.csv", "prompt_id,model_a,model_b,judge,result\np1,alpha,beta,j,1\n"),
          None, "outcome", "header lacks"),
     Case("parquet_missing_column", _parquet_without_judge, None, "judge", "header lacks"),
+    Case("forced_store_not_sqlite", _write("j.jsonl", _jsonl(GOOD)), None, None, "not an SQLite file",
+         args=("--format", "store")),
     Case("alpacaeval_preference_out_of_range", lambda root: _alpacaeval(root, 2.5), 2, "preference", "[1, 2]",
          file_named="annotations.json"),
 ]

@@ -91,9 +91,14 @@ def read_store(path: Path, *, skip_invalid: bool):
     """A judging store (``judgewise judge``'s SQLite file) as a canonical judgments table, read through the
     report's read-only store export; failed games are counted as skipped with their errors, as for any file.
     (Here, not in io: io may not import judges.)"""
+    from judgewise.errors import InputError
     from judgewise.io.canonical import from_dataframe
+    from judgewise.report.inputs import is_store
     from judgewise.report.store_adapter import load_store
 
+    if not is_store(path):  # --format store on something else
+        found = "no such file or directory" if not path.exists() else "not an SQLite file"
+        raise InputError(f"{found}: expected a judging store (the SQLite file judgewise judge writes)", file=str(path))
     table = from_dataframe(load_store(path).judgments, kind="judgments", skip_invalid=skip_invalid, name=str(path))
     table.report.format = "store"
     return table
