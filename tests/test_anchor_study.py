@@ -103,8 +103,6 @@ def test_cli_anchors_runs_a_pilot_on_all_pairs_judgments(tmp_path):
 
 
 def test_no_signal_share_counts_complete_prompts_where_every_model_got_the_same_verdict():
-    from judgewise.analysis.anchors import anchor_report
-
     v = np.array([[1, 1, 1], [1, -1, 0], [np.nan, 1, 1], [-1, -1, -1], [0, 0, 0]], dtype=float)
     report = anchor_report("x", v)
     assert report.no_signal_share == 3 / 4  # the prompt with a missing verdict is not counted
