@@ -76,9 +76,9 @@ def anchor_quality(data: QuadraticData, gold: np.ndarray | None = None, prompts=
 
 def sample_size_experiment(data: QuadraticData, sizes, repeats: int = 10, gold: np.ndarray | None = None,
                            rng: np.random.Generator | None = None) -> pd.DataFrame:
-    """Anchor §5.1: for each number of prompts, mean Kendall τ against the gold of the quadratic ranking, of
-    the mean anchor-based ranking over all anchors, and of the worst anchor on the full data, over random
-    prompt subsets."""
+    """Anchor §5.1: for each number of prompts, mean Kendall τ against the gold, over random prompt subsets, of
+    the quadratic ranking, of the anchor-based rankings averaged over all anchors, and of the best and the worst
+    single anchor (the anchors with the highest and lowest mean τ over those subsets)."""
     rng = rng if rng is not None else np.random.default_rng(0)
     gold = data.bt_scores() if gold is None else np.asarray(gold, float)
     n_models, n_all = len(data.models), len(data.prompts)
