@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from judgewise.errors import ConfigError
+from judgewise.errors import ConfigError, InputError
 
 BOOTSTRAP_UNITS = ("prompt", "battle")
 SHOWN_EXTRAS = ("se", "n_wins", "n_draws", "mu", "sigma")
@@ -91,7 +91,6 @@ def read_store(path: Path, *, skip_invalid: bool):
     """A judging store (``judgewise judge``'s SQLite file) as a canonical judgments table, read through the
     report's read-only store export; failed games are counted as skipped with their errors, as for any file.
     (Here, not in io: io may not import judges.)"""
-    from judgewise.errors import InputError
     from judgewise.io.canonical import from_dataframe
     from judgewise.report.inputs import is_store
     from judgewise.report.store_adapter import load_store
@@ -141,7 +140,6 @@ def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None,
 
 def agreement_of_files(a: Path, b: Path, key: str | None = None) -> dict:
     """Rank agreement of two score files over their common models, plus the models found in only one."""
-    from judgewise.errors import InputError
     from judgewise.io.scoremaps import read_score_map
     from judgewise.ratings.agreement import agreement
 
