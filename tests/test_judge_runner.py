@@ -214,3 +214,14 @@ def test_an_unexpected_judge_error_stops_every_worker_and_releases_their_claims(
     assert judge.started == started < 40  # no worker went on judging after the run raised
     with JudgmentStore(path) as store:
         assert store.stats()["in_flight_claims"] == 0
+
+
+def test_a_local_judge_from_config_is_the_embedded_judge_with_its_defaults():
+    from judgewise.judges.config import build_judge
+    from judgewise.judges.local_backend import embedded_judge
+
+    from_config, embedded = build_judge({"backend": "local"}), embedded_judge()
+    assert from_config.identity == embedded.identity  # same template, grammar and backend: same store keys
+    assert from_config.template.name == "llmbar_binary" and from_config.use_grammar
+    assert build_judge({"template": "clb_confidence", "max_tokens": 16}).identity == \
+        embedded_judge("clb_confidence", max_tokens=16).identity

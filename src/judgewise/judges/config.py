@@ -156,17 +156,15 @@ ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_lo
 
 
 def _local_judge(cfg: dict) -> Judge:
-    from judgewise.judges.llm_judge import LLMJudge
-    from judgewise.judges.local_backend import DEFAULT_TEMPLATE, LocalBackend
+    from judgewise.judges.local_backend import embedded_judge
 
     endpoint_only = [k for k in ENDPOINT_KEYS if k in cfg]
     if endpoint_only:  # e.g. model: gpt-4o-mini without base_url must not silently run the embedded Gemma
         raise ConfigError(f"judge: {endpoint_only} configure an OpenAI-compatible endpoint, but the embedded local "
                           "judge would run (no base_url); set backend: openai (base_url defaults to OpenAI's API) "
                           "or remove them")
-    backend = LocalBackend(cfg.get("model_path"))
-    return LLMJudge(backend, cfg.get("template", DEFAULT_TEMPLATE), use_grammar=cfg.get("use_grammar", True),
-                    max_tokens=cfg.get("max_tokens"))
+    options = {k: cfg[k] for k in ("template", "use_grammar", "max_tokens") if k in cfg}  # else its defaults
+    return embedded_judge(model_path=cfg.get("model_path"), **options)
 
 
 def _simulated_judge(cfg: dict) -> Judge:

@@ -151,6 +151,8 @@ def _quiet_stderr():
     return utils.suppress_stdout_stderr(disable=False)
 
 
-def embedded_judge(template: "str | JudgeTemplate" = DEFAULT_TEMPLATE, **backend_options) -> LLMJudge:
-    """The default judge when no endpoint is configured: Gemma 3 270M in-process, grammar-constrained."""
-    return LLMJudge(LocalBackend(**backend_options), template, use_grammar=True)
+def embedded_judge(template: "str | JudgeTemplate" = DEFAULT_TEMPLATE, *, use_grammar: bool = True,
+                   max_tokens: int | None = None, **backend_options) -> LLMJudge:
+    """The default judge when no endpoint is configured: Gemma 3 270M in-process, grammar-constrained
+    (``backend: local`` in a run config builds it here; ``backend_options`` go to :class:`LocalBackend`)."""
+    return LLMJudge(LocalBackend(**backend_options), template, use_grammar=use_grammar, max_tokens=max_tokens)
