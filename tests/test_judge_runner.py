@@ -8,7 +8,7 @@ import asyncio
 import pandas as pd
 import pytest
 
-from judgewise.errors import ConfigError
+from judgewise.errors import ConfigError, InputError
 from judgewise.judges.base import Game, JudgeResult, Verdict
 from judgewise.judges.config import build_job, load_config
 from judgewise.judges.estimate import estimate_run
@@ -115,6 +115,13 @@ def test_config_rejects_unknown_keys_and_names_them(tmp_path):
 def test_max_prompts_must_be_a_positive_integer(tmp_path, bad):
     with pytest.raises(ConfigError, match="max_prompts"):  # -1 used to drop the last prompt, 0 to keep all
         build_job(_config(tmp_path, max_prompts=bad))
+
+
+def test_an_unreadable_prompts_file_is_an_input_error_naming_it(tmp_path):
+    (tmp_path / "broken.jsonl").write_text('{"prompt_id": "p0", "prompt": \n', encoding="utf-8")
+    for name in ("missing.jsonl", "broken.jsonl"):
+        with pytest.raises(InputError, match=name):
+            build_job(_config(tmp_path, prompts=str(tmp_path / name)))
 
 
 def test_an_endpoint_setting_without_base_url_is_an_error_not_a_silent_local_judge():

@@ -35,7 +35,7 @@ from typing import Callable
 import pandas as pd
 import yaml
 
-from judgewise.errors import ConfigError
+from judgewise.errors import ConfigError, InputError
 from judgewise.judges.base import Comparison, Judge
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.pairs import PAIR_DESIGNS, build_comparisons, design_triples, prompt_texts
@@ -222,7 +222,10 @@ def _read_prompts(source) -> pd.DataFrame:
                    ".parquet": pd.read_parquet}
         if path.suffix not in readers:
             raise ConfigError(f"prompts file {path}: expected .jsonl/.json/.csv/.parquet, found '{path.suffix}'")
-        frame = readers[path.suffix](path)
+        try:
+            frame = readers[path.suffix](path)
+        except (OSError, ValueError) as exc:  # missing file, malformed JSON/CSV/parquet
+            raise InputError(f"cannot read the prompts table: {exc}", file=str(path)) from exc
     id_col = next((c for c in ("prompt_id", "uid", "question_id") if c in frame.columns), None)
     if id_col is None:
         raise ConfigError(f"prompts table {source}: no id column (prompt_id, uid or question_id)")
