@@ -203,3 +203,16 @@ def test_skip_invalid_ranks_the_good_rows_and_reports_what_it_skipped(tmp_path):
     assert {r["model"] for r in json.loads(res.stdout)} == {"alpha", "beta"}
     assert "read 10 rows" in res.stderr and "used 6, skipped 4" in res.stderr
     assert "row 4" in res.stderr and 'row 5' in res.stderr
+
+
+def test_skip_invalid_skips_and_counts_malformed_judgebench_records(tmp_path):
+    bad_label = {**JUDGEBENCH_RECORD, "pair_id": "p2", "label": "A=B"}
+    path = tmp_path / JUDGEBENCH_FILE
+    path.write_bytes(_jsonl(JUDGEBENCH_RECORD, bad_label, "{not json").encode())
+    with pytest.raises(JudgewiseError, match="row 3: not valid JSON"):  # lines are parsed before records
+        read_judgments(path)
+    table = read_judgments(path, skip_invalid=True)
+    report = table.report
+    assert (report.rows_read, report.rows_used, report.rows_skipped) == (4, 2, 2)  # 2 games + 2 bad lines
+    assert "row 2" in report.skipped_reasons[1] and "row 3" in report.skipped_reasons[0]
+    assert set(table.frame["prompt_id"]) == {"p1"}

@@ -128,9 +128,14 @@ def judgebench_files(path: str | Path) -> list[Path]:
     return files
 
 
-def _records(file: Path) -> Iterable[tuple[int, dict]]:
-    """(line number, object) of every non-blank line; a bad line (JSON, non-object, non-UTF-8) raises naming it."""
-    records, rows = jsonl_records(file, Validator(str(file), ReadReport(str(file), "judgebench")))
+def _records(file: Path, report: ReadReport, skip_invalid: bool) -> Iterable[tuple[int, dict]]:
+    """(line number, object) of every non-blank line; a bad line (JSON, non-object, non-UTF-8) raises naming it,
+    or with ``skip_invalid`` is counted in ``report`` as one row read and skipped."""
+    lines = ReadReport(str(file), "judgebench")  # counts lines; the caller's report counts games
+    records, rows = jsonl_records(file, Validator(str(file), lines, skip_invalid))
+    report.rows_read += lines.rows_skipped
+    for reason in lines.skipped_reasons:
+        report.skip(reason)
     return zip(rows.tolist(), records)
 
 
@@ -206,7 +211,7 @@ def _a_view(parsed: dict, order: str) -> dict:
             "outcome": float(0.5 + 0.5 * np.sign(signal))}
 
 
-def read_judgebench(path: str | Path) -> Table:
+def read_judgebench(path: str | Path, *, skip_invalid: bool = False) -> Table:
     """Read JudgeBench judge outputs (a file or a folder of them) as a canonical **judgments** table.
 
     One row per game (pair × answer order × judge). ``outcome`` is response_A's result (1 / 0.5 / 0), from the last
@@ -215,32 +220,44 @@ def read_judgebench(path: str | Path) -> Table:
     response_A was shown first), ``raw``, ``error`` (why a game could not be parsed; its outcome is NaN),
     ``conflicting`` (the text held several different verdicts; the last was used), ``decision_shown``
     (JudgeBench's own decision, in shown positions), ``judge_kind``, ``response_model``, ``source``.
-    Unparseable games stay in the table with ``error`` set and are counted in ``report.rows_skipped``.
+    Unparseable games stay in the table with ``error`` set and are counted in ``report.rows_skipped``; with
+    ``skip_invalid`` a malformed record (or line) is left out and counted there too, else it raises.
     ``extras["responses"]`` is a responses table (``prompt_id, model ∈ {A, B}, text``) of the pairs.
     """
     files = judgebench_files(path)
     report = ReadReport(source=str(path), format="judgebench")
     games, responses = [], {}
     for file in files:
-        for row, record in _records(file):
-            rows = _game_rows(record, file, row)
+        for row, record in _records(file, report, skip_invalid):
+            try:
+                rows = _game_rows(record, file, row)
+            except InputError as exc:  # a malformed record (not an unparseable judge output: those are kept)
+                if not skip_invalid:
+                    raise
+                report.rows_read += 1
+                report.skip(str(exc))
+                continue
             report.rows_read += len(rows)
             games.extend(rows)
             for game in rows:
                 if game["error"]:
                     report.skip(game["error"])
             _collect_responses(record, responses)
+    if not games:
+        raise InputError(f"no valid rows: all {report.rows_read} rows were skipped "
+                         f"(first reason: {report.skipped_reasons[:1]})", file=str(path))
     frame = pd.DataFrame(games)
-    report.rows_used = int(frame["error"].isna().sum()) if len(frame) else 0
-    n_conflicting = int(frame["conflicting"].sum()) if len(frame) else 0
-    if report.rows_skipped:
+    n_unparsed = int(frame["error"].notna().sum())
+    report.rows_used = len(frame) - n_unparsed
+    n_conflicting = int(frame["conflicting"].sum())
+    if n_unparsed:
         log.warning("%s: %d of %d JudgeBench games could not be parsed (kept with an error, outcome NaN)",
-                    path, report.rows_skipped, len(frame))
+                    path, n_unparsed, len(frame))
     if n_conflicting:
         log.info("%s: %d judge outputs held several different verdicts; the last one was used", path, n_conflicting)
     resp = pd.DataFrame(list(responses.values()), columns=["prompt_id", "model", "text", "instruction"])
     resp_table = Table("responses", resp, ReadReport(str(path), "judgebench", len(resp), len(resp)))
-    counts = {"games": len(frame), "errors": report.rows_skipped, "conflicting_verdicts": n_conflicting,
+    counts = {"games": len(frame), "errors": n_unparsed, "conflicting_verdicts": n_conflicting,
               "files": len(files)}
     games = Table("judgments", frame, report, extras={"responses": resp_table, "counts": counts})
     games.extras["scores"] = _scores_with_labels(games, "probability")  # so judgewise.io.read_scores works too
@@ -309,7 +326,8 @@ def judgebench_labels(games: Table) -> Table:
     return Table("scores", frame, report)
 
 
-def read_judgebench_scores(path_or_paths, *, scale: str = "probability", with_human: bool = True) -> Table:
+def read_judgebench_scores(path_or_paths, *, scale: str = "probability", with_human: bool = True,
+                           skip_invalid: bool = False) -> Table:
     """Per-item "A is better" scores of every judge in JudgeBench outputs, plus the label as rater ``human``.
 
     ``path_or_paths``: a file, a folder (or the JudgeBench root), or a list of those. See the module docstring for
@@ -317,7 +335,7 @@ def read_judgebench_scores(path_or_paths, *, scale: str = "probability", with_hu
     ``score``, ``n_orders`` (answer orders averaged, 1 or 2; the ``human`` rows have NaN).
     """
     paths = [path_or_paths] if isinstance(path_or_paths, (str, Path)) else list(path_or_paths)
-    games = [read_judgebench(p) for p in paths]
+    games = [read_judgebench(p, skip_invalid=skip_invalid) for p in paths]
     merged = Table("judgments", pd.concat([g.frame for g in games], ignore_index=True),
                    _merge_reports([g.report for g in games], "judgebench"))
     return _scores_with_labels(merged, scale) if with_human else judgebench_scores_from_games(merged, scale)

@@ -33,7 +33,9 @@ def _read_judgebench(path, *, skip_invalid: bool = False, kind: str | None = Non
     """JudgeBench games (judgments), or per-item scores of every judge plus the label when scores are wanted."""
     from judgewise.io import judgebench  # lazy: H6's module
 
-    return judgebench.read_judgebench_scores(path) if kind == "scores" else judgebench.read_judgebench(path)
+    if kind == "scores":
+        return judgebench.read_judgebench_scores(path, skip_invalid=skip_invalid)
+    return judgebench.read_judgebench(path, skip_invalid=skip_invalid)
 
 
 def _looks_like_judgebench(probe: Probe) -> bool:
