@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage")
+FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage", "too_long")  # too_long: 400, context exceeded
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 
 
@@ -186,6 +186,9 @@ def _make_handler(server: FaultServer):
                                                          "Retry-After": str(max(1, round(ms / 1000)))})
             if fault == "500":
                 return self._error(500, "internal error")
+            if fault == "too_long":  # worded as OpenAI and vLLM word it
+                return self._error(400, "This model's maximum context length is 8192 tokens. However, your "
+                                        "messages resulted in 9000 tokens. Please reduce the length of the messages.")
             if fault == "timeout":
                 self._wait(server.hang_s)
                 self.close_connection = True

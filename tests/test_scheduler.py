@@ -94,6 +94,16 @@ def test_a_reask_that_exhausts_its_retries_still_counts_the_paid_first_call(tmp_
     assert rows["error"].str.contains("re-ask").all() and rows["error"].str.contains("HTTP 500").all()
 
 
+def test_a_prompt_too_long_for_the_server_fails_its_game_and_the_run_goes_on(tmp_path):
+    too_long_once = lambda messages, seen: "too_long" if "number 1?" in str(messages) else None  # noqa: E731
+    with FaultServer(fault_fn=too_long_once) as srv:
+        result = run_judging(comparisons(4), llm_judge(srv.url), tmp_path / "s.sqlite", retry=FAST)
+        requests = sum(srv.requests.values())
+    failed = result.judgments[result.judgments["status"] == "failed"]
+    assert result.judged == 6 and result.stopped is None and requests == 8  # no retry of the too-long prompt
+    assert set(failed["prompt_id"]) == {"p1"} and failed["error"].str.contains("prompt too long").all()
+
+
 def test_calls_that_time_out_are_retried_and_succeed(tmp_path):
     hang_first = lambda messages, seen: "timeout" if seen == 0 else None  # noqa: E731
     with FaultServer(fault_fn=hang_first, hang_s=5.0) as srv:

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass
 
@@ -19,11 +20,16 @@ from openai.types.chat import ChatCompletion
 
 from judgewise.errors import ConfigError
 from judgewise.judges.base import Completion, FatalCallError, RetryableCallError
+from judgewise.judges.llm_judge import PromptTooLongError
 
 log = logging.getLogger(__name__)
 
 NO_KEY = "sk-no-key-required"  # what local servers (vLLM, llama.cpp, Ollama) accept when none is configured
 RETRYABLE_STATUS = {408, 409, 425, 429}
+# A 400 for a prompt longer than the model's context (OpenAI, vLLM, llama.cpp server wordings): a failed game,
+# not a reason to stop the run.
+TOO_LONG = re.compile(r"context_length_exceeded|maximum context length|exceeds? the available context|"
+                      r"context (?:size|window) (?:exceeded|is too small)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,8 @@ class OpenAIBackend:
             if status in RETRYABLE_STATUS or status >= 500:
                 return RetryableCallError(f"HTTP {status}: {msg}", status=status,
                                           retry_after=_retry_after(exc.response.headers))
+            if status in (400, 413) and TOO_LONG.search(f"{getattr(exc, 'code', '')} {msg}"):
+                return PromptTooLongError(f"HTTP {status}: {msg}")
             return FatalCallError(f"HTTP {status} from {self.model}: {msg}", status=status)
         return RetryableCallError(f"malformed response ({type(exc).__name__}): {msg}")
 
