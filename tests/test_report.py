@@ -347,3 +347,21 @@ def test_report_diagnostics_show_label_agreement_on_judgebench_as_diagnose_does(
     (section,) = build_sections(ReportContext(run, _options()), ["diagnostics"])
     assert section.status == OK, section.note
     assert "label agreement (per judgment)" in section.tables[0].columns
+
+
+def test_report_summary_counts_comparisons_judged_in_both_orders(small_run, tmp_path):
+    frame = pd.read_json(small_run[0], lines=True)
+    one_order = tmp_path / "one_order.jsonl"
+    frame[frame["first"] == frame["model_a"]].to_json(one_order, orient="records", lines=True)
+    n_pairs = frame.groupby(["prompt_id", "model_a", "model_b"]).ngroups
+    for path, both in ((small_run[0], n_pairs), (one_order, 0)):
+        (summary,) = build_sections_for(path, ["summary"])
+        assert dict(summary.facts)["Answer orders"] == f"{both:,} of {n_pairs:,} comparisons judged in both orders"
+
+
+def build_sections_for(path, keys):
+    from judgewise.report.context import ReportContext
+    from judgewise.report.inputs import load_run
+    from judgewise.report.sections import build_sections
+
+    return build_sections(ReportContext(load_run(path), _options()), keys)

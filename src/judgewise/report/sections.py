@@ -72,8 +72,8 @@ def summary_section(ctx: ReportContext, s: Section) -> None:
 
 
 def _orders_fact(df) -> str:
-    key = df[["prompt_id", "model_a", "model_b"]].astype(str).agg("|".join, axis=1)
-    n_orders = df.assign(_k=key).groupby("_k")["first"].nunique()
+    n_orders = df.astype({c: str for c in ("prompt_id", "model_a", "model_b")}).groupby(
+        ["prompt_id", "model_a", "model_b"])["first"].nunique()
     return f"{fmt_num((n_orders >= 2).sum())} of {fmt_num(len(n_orders))} comparisons judged in both orders"
 
 
