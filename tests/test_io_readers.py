@@ -150,3 +150,18 @@ def test_failed_judge_calls_are_counted_as_skipped_not_rated_and_not_an_error(tm
     assert (table.report.rows_read, table.report.rows_used, table.report.rows_skipped) == (6, 4, 2)
     assert "row 2" in table.report.skipped_reasons[0] and "HTTP 500" in table.report.skipped_reasons[0]
     assert list(table.frame["judgment_id"]) == ["j0", "j2", "j3", "j5"]
+
+
+def test_rows_without_a_judgment_id_are_not_duplicates_and_ids_compare_as_the_text_they_become(tmp_path):
+    row = {"prompt_id": "p1", "model_a": "a", "model_b": "b", "judge": "j", "outcome": 1.0}
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [{**row, "judgment_id": "x"}, row, row]))
+    table = read_judgments(path)
+    assert table.report.rows_used == 3 and table.frame["judgment_id"].isna().tolist() == [False, True, True]
+    path.write_text("".join(json.dumps({**row, "judgment_id": i}) + "\n" for i in (1, "1")))
+    with pytest.raises(InputError) as err:  # both would be the id "1" in the table
+        read_judgments(path)
+    assert (err.value.row, err.value.field) == (2, "judgment_id") and "first at row 1" in str(err.value)
+    many = pd.DataFrame([{**row, "judgment_id": f"j{i % 3}"} for i in range(9)])
+    skipped = from_dataframe(many, skip_invalid=True).report
+    assert skipped.rows_used == 3 and skipped.skipped_reasons[-1].endswith('"j2" again (first at row 3)')

@@ -164,15 +164,25 @@ def number_field(field: str, low: float, high: float, what: str) -> Check:
 
 
 def duplicate_field(field: str) -> Check:
-    """Non-null values seen before in the same column; the message names the first row holding it."""
+    """Values seen before in the same column, compared as the text ids become (1 and "1" are one id); absent and
+    null values are no id. The message names the first row holding the value."""
+    first_of: dict = {}  # the frame last described → {id: position of its first row}
+
+    def ids(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        column = frame[field]
+        given = column.notna().to_numpy() & np.fromiter((v is not MISSING for v in column), bool, len(column))
+        text = column.astype(str).where(given)
+        return text.to_numpy(), given & text.duplicated(keep="first").to_numpy()
 
     def bad(frame: pd.DataFrame) -> np.ndarray:
-        column = frame[field]
-        return (column.duplicated(keep="first") & column.notna()).to_numpy()
+        return ids(frame)[1]
 
     def found(frame: pd.DataFrame, i: int, rows: np.ndarray) -> str:
-        value = frame[field].iloc[i]
-        first = int(np.flatnonzero((frame[field] == value).to_numpy())[0])
-        return f"{show(value)} again (first at row {int(rows[first])})"
+        if first_of.get("frame") is not frame:  # once per frame, not once per duplicate
+            text, dup = ids(frame)
+            firsts = np.flatnonzero(~dup & pd.notna(text))
+            first_of.update(frame=frame, at=dict(zip(text[firsts], firsts)))
+        first = first_of["at"][str(frame[field].iloc[i])]
+        return f"{show(frame[field].iloc[i])} again (first at row {int(rows[first])})"
 
     return Check(field, "a unique value", bad, found)
