@@ -165,3 +165,11 @@ def test_rows_without_a_judgment_id_are_not_duplicates_and_ids_compare_as_the_te
     many = pd.DataFrame([{**row, "judgment_id": f"j{i % 3}"} for i in range(9)])
     skipped = from_dataframe(many, skip_invalid=True).report
     assert skipped.rows_used == 3 and skipped.skipped_reasons[-1].endswith('"j2" again (first at row 3)')
+
+
+def test_a_record_without_the_optional_verdict_is_read_with_no_verdict(tmp_path):
+    row = {"prompt_id": "p1", "model_a": "a", "model_b": "b", "judge": "j", "outcome": 1.0}
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [{**row, "verdict": 2}, row, {**row, "verdict": None}]))
+    table = read_judgments(path)
+    assert table.report.rows_used == 3 and table.frame["verdict"].isna().tolist() == [False, True, True]

@@ -20,8 +20,8 @@ import pandas as pd
 from judgewise.errors import InputError
 from judgewise.io.containers import CONTAINERS, read_dataframe
 from judgewise.io.tables import TABLE_KINDS, ReadReport, Table
-from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, missing_text, not_text,
-                                   number_field, show, text_field, unmark_absent)
+from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, given, missing_text,
+                                   not_text, number_field, show, text_field, unmark_absent)
 
 VERDICTS = (-2, -1, 0, 1, 2)
 TEXT_COLUMNS = {
@@ -48,9 +48,7 @@ def infer_kind(columns, v: Validator) -> str:
 
 def _verdict_check() -> Check:
     def bad(frame: pd.DataFrame) -> np.ndarray:
-        values = as_number(frame["verdict"])
-        given = frame["verdict"].notna().to_numpy()
-        return given & ~np.isin(values, VERDICTS)
+        return given(frame["verdict"]) & ~np.isin(as_number(frame["verdict"]), VERDICTS)
 
     return Check("verdict", "an integer in {-2, -1, 0, 1, 2} (5-way verdict, A's view) or nothing", bad)
 

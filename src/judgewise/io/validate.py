@@ -127,6 +127,11 @@ def unmark_absent(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def given(series: pd.Series) -> np.ndarray:
+    """Values present: neither null nor absent from their record (:data:`MISSING`)."""
+    return series.notna().to_numpy() & np.fromiter((v is not MISSING for v in series), bool, len(series))
+
+
 def missing_text(series: pd.Series) -> np.ndarray:
     """Null, empty or whitespace-only values (names and ids must be non-empty)."""
     null = series.isna().to_numpy()
@@ -169,10 +174,9 @@ def duplicate_field(field: str) -> Check:
     first_of: dict = {}  # the frame last described → {id: position of its first row}
 
     def ids(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        column = frame[field]
-        given = column.notna().to_numpy() & np.fromiter((v is not MISSING for v in column), bool, len(column))
-        text = column.astype(str).where(given)
-        return text.to_numpy(), given & text.duplicated(keep="first").to_numpy()
+        present = given(frame[field])
+        text = frame[field].astype(str).where(present)
+        return text.to_numpy(), present & text.duplicated(keep="first").to_numpy()
 
     def bad(frame: pd.DataFrame) -> np.ndarray:
         return ids(frame)[1]
