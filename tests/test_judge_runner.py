@@ -232,3 +232,11 @@ def test_a_local_judge_from_config_is_the_embedded_judge_with_its_defaults():
     assert from_config.template.name == "llmbar_binary" and from_config.use_grammar
     assert build_judge({"template": "clb_confidence", "max_tokens": 16}).identity == \
         embedded_judge("clb_confidence", max_tokens=16).identity
+
+
+def test_repeated_comparisons_are_judged_once_and_counted(tmp_path):
+    comps = comparisons(3)
+    result = run_judging([*comps, comps[0]], FirstShownWins(), tmp_path / "s.sqlite")
+    summary = result.summary()
+    assert summary["games"] == 8 and summary["duplicates"] == 2 and len(result.judgments) == 6
+    assert summary["judged"] + summary["failed"] + summary["cached"] + summary["duplicates"] == summary["games"]

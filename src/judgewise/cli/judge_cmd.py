@@ -51,6 +51,9 @@ def _summary_lines(summary: dict, output: str | None) -> list[str]:
              f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
              f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
              + ("" if not s["failed_total"] else " (rerun with --retry-failed to judge failed games again)")]
+    if s.get("duplicates"):
+        lines.append(f"{s['duplicates']} planned games repeated an earlier one (same prompt, pair and order): "
+                     "judged once")
     if s.get("swap_consistency") is not None:
         lines.append(f"swap consistency (both orders name the same winner): {s['swap_consistency']:.1%}")
     if output:

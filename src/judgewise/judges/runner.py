@@ -109,6 +109,7 @@ class RunResult:
     cost: float = 0.0
     elapsed_s: float = 0.0
     stopped: str | None = None  # why the run stopped early, if it did
+    duplicates: int = 0  # planned games identical to an earlier one (same key), judged once
 
     def by_comparison(self) -> pd.DataFrame:
         """One row per comparison with both orders averaged (see :func:`average_orders`)."""
@@ -125,7 +126,7 @@ class RunResult:
                 "retries": self.retries, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "cost": round(self.cost, 6), "elapsed_s": round(self.elapsed_s, 3),
                 "ok_total": int((status == "ok").sum()), "failed_total": int((status == "failed").sum()),
-                "swap_consistency": self.swap_consistency, "stopped": self.stopped}
+                "swap_consistency": self.swap_consistency, "stopped": self.stopped, "duplicates": self.duplicates}
 
 
 def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -340,11 +341,12 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
 def _result(run: _Run, store, keys, n_comp, n_games, scheduled, elapsed) -> RunResult:
     s = run.state
     return RunResult(
-        judgments=_in_order(export_frame(store.frame(keys)), keys), n_comparisons=n_comp, n_games=n_games, judged=run.judged,
+        judgments=_in_order(export_frame(store.frame(keys)), keys), n_comparisons=n_comp, n_games=n_games,
+        judged=run.judged,
         failed=s.failed, cached=s.cached, calls_made=s.calls,
         retries=scheduled.stats.retries if scheduled is not None else 0,
         tokens_in=run.tokens_in, tokens_out=run.tokens_out, cost=s.cost, elapsed_s=elapsed,
-        stopped=str(run.stop) if run.stop else None)
+        stopped=str(run.stop) if run.stop else None, duplicates=n_games - len(keys))
 
 
 def _in_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
