@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from judgewise.errors import ConfigError
+from judgewise.errors import ConfigError, JudgeError
 
 log = logging.getLogger("judgewise.cli.judge")
 err = Console(stderr=True, soft_wrap=True)
@@ -123,6 +123,28 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
         if cfg.output:
             write_export(judgments, cfg.output)
     _print_summary({**summary, "store": cfg.store, "output": cfg.output}, as_json)
+    _check_outcome(summary, judgments)
+
+
+def _first_reason(judgments) -> str:
+    """The first failed game's reason, on one short line."""
+    if judgments is None or not len(judgments) or "error" not in judgments.columns:
+        return "no reason stored"
+    reasons = judgments.loc[judgments["status"] == "failed", "error"].dropna().astype(str)
+    text = " ".join(reasons.iloc[0].split()) if len(reasons) else "no reason stored"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _check_outcome(summary: dict, judgments) -> None:
+    """A job none of whose games succeeded is an error (exit 4) after everything is stored and reported; a job
+    where some failed warns with the count."""
+    ok, failed = summary.get("ok_total", 0), summary.get("failed_total", 0)
+    if failed and not ok:
+        raise JudgeError(f"all {failed} games of this job failed (first reason: {_first_reason(judgments)}); "
+                         "they are stored as failed — fix the judge settings, then rerun with --retry-failed")
+    if failed:
+        log.warning("%d of %d games of this job failed (first reason: %s); rerun with --retry-failed to judge "
+                    "them again", failed, ok + failed, _first_reason(judgments))
 
 
 def _with_progress(progress: bool | None, total: int, run):
@@ -189,9 +211,9 @@ def register(app: typer.Typer) -> None:
               retry_failed: bool = typer.Option(False, "--retry-failed", help="Judge games stored as failed again."),
               store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
               output: str = typer.Option(None, "--output", "-o", help="Write the judgments (.parquet or .jsonl)."),
-              max_calls: int = typer.Option(None, "--max-calls", help="Stop before exceeding this many calls."),
-              max_cost: float = typer.Option(None, "--max-cost", help="Stop before exceeding this cost ($)."),
-              concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
+              max_calls: int = typer.Option(None, "--max-calls", min=0, help="Stop before exceeding this many calls."),
+              max_cost: float = typer.Option(None, "--max-cost", min=0.0, help="Stop before exceeding this cost ($)."),
+              concurrency: int = typer.Option(None, "--concurrency", min=1, help="Calls in flight (overrides config)."),
               progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
               as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout.")) -> None:
         """Judge the comparisons a config describes; results go to the store as they arrive."""

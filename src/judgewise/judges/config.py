@@ -22,8 +22,13 @@ Sections (only ``responses`` and ``judge`` are required)::
     limits: {concurrency: 16, rpm: 500, tpm: 200000, timeout_s: 120, max_attempts: 6}
     budget: {max_calls: 5000, max_cost: 10.0}
 
-Relative paths are resolved against the config file's folder. Unknown keys are errors (typos must not
-silently fall back to defaults).
+Relative paths are resolved against the config file's folder. The raw mapping is checked against one typed
+schema (:mod:`judgewise.judges.config_schema`, pydantic v2) before anything is read or called: unknown keys at
+every level, strict types (``retry_failed: "false"`` is a string, not a boolean), ranges (``concurrency >= 1``,
+``timeout_s > 0``, ...), repeats in lists, each backend's and each design's own options; the YAML file itself
+is capped in size, nesting and aliases. The first problem is one ConfigError line naming the key path:
+``run.yaml: limits.concurrency = 0: must be an integer >= 1 (calls in flight)``. A job with fewer than two
+models or no comparisons to judge is a ConfigError too.
 """
 
 from __future__ import annotations
@@ -33,32 +38,14 @@ from pathlib import Path
 from typing import Callable
 
 import pandas as pd
-import yaml
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.judges.base import Comparison, Judge
+from judgewise.judges.config_schema import ENDPOINT_KEYS, backend_of, read_config_file, validate_run_config
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.pairs import PAIR_DESIGNS, build_comparisons, design_triples, prompt_texts
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.judges.store import DEFAULT_STORE
-
-TOP_KEYS = {"responses", "prompts", "models", "max_prompts", "judge", "design", "orders", "seed", "store",
-            "limits", "budget", "retry_failed", "output"}
-JUDGE_KEYS = {"backend", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
-              "top_logprobs", "prices", "spread", "name", "use_grammar", "max_tokens", "model_path", "ratings",
-              "p_judge", "judgments", "recorded_judge", "expected_latency_s", "expected_tokens_out",
-              "tie_rate", "position_bias", "length_bias", "seed"}  # the last four: simulated backend
-LIMIT_KEYS = {"concurrency", "rpm", "tpm", "timeout_s", "max_attempts", "base_delay_s", "max_delay_s"}
-BUDGET_KEYS = {"max_calls", "max_cost"}
-
-
-def _check_keys(section: dict, allowed: set[str], where: str, source: str) -> None:
-    if not isinstance(section, dict):
-        raise ConfigError(f"{source}: {where} must be a mapping, found {type(section).__name__}")
-    unknown = sorted(set(section) - allowed)
-    if unknown:
-        raise ConfigError(f"{source}: unknown key(s) {unknown} in {where}; expected some of {sorted(allowed)}")
-
 
 @dataclass
 class RunConfig:
@@ -99,20 +86,9 @@ def load_config(source: str | Path | dict) -> RunConfig:
         data, name, base = dict(source), "<dict>", Path.cwd()
     else:
         path = Path(source)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: cannot read the run config: {exc}") from exc
-        data, name, base = data or {}, str(path), path.resolve().parent
-    _check_keys(data, TOP_KEYS, "the top level", name)
-    for required in ("responses", "judge"):
-        if required not in data:
-            raise ConfigError(f"{name}: missing required key '{required}'")
-    _check_keys(data["judge"], JUDGE_KEYS, "judge", name)
-    _check_keys(data.get("limits", {}), LIMIT_KEYS, "limits", name)
-    _check_keys(data.get("budget", {}), BUDGET_KEYS, "budget", name)
-    design = data.get("design", "all_pairs")
-    design = {"name": design} if isinstance(design, str) else dict(design)
+        data, name, base = read_config_file(path), str(path), path.resolve().parent
+    data = validate_run_config(data, name, JUDGE_BUILDERS)
+    design = data.get("design", {"name": "all_pairs"})
     judge = dict(data["judge"])
     for key in ("model_path", "judgments"):
         if isinstance(judge.get(key), str):
@@ -121,11 +97,15 @@ def load_config(source: str | Path | dict) -> RunConfig:
         judge["template"] = str(_resolve(judge["template"], base))
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
-        judge=judge, models=data.get("models"), max_prompts=data.get("max_prompts"), design=design,
-        orders=data.get("orders", "both"), seed=int(data.get("seed", 0)),
+        judge=judge, models=data.get("models"), max_prompts=data.get("max_prompts"), design=dict(design),
+        orders=data.get("orders", "both"), seed=data.get("seed", 0),
         store=str(_resolve(data["store"], base) if "store" in data else Path.cwd() / DEFAULT_STORE),
         limits=dict(data.get("limits", {})), budget=dict(data.get("budget", {})),
-        retry_failed=bool(data.get("retry_failed", False)), output=_resolve(data.get("output"), base), source=name)
+        retry_failed=data.get("retry_failed", False), output=_resolve(data.get("output"), base), source=name)
+
+
+def _name(source) -> str:
+    return "the table given" if isinstance(source, pd.DataFrame) else str(source)
 
 
 def _resolve(value, base: Path):
@@ -150,9 +130,6 @@ def _openai_judge(cfg: dict) -> Judge:
                             name=cfg.get("name"))
     return LLMJudge(backend, cfg.get("template", "arena_hard_5way"), use_grammar=bool(cfg.get("use_grammar")),
                     want_logprobs=bool(cfg.get("logprobs", False)), max_tokens=cfg.get("max_tokens"))
-
-
-ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread")
 
 
 def _local_judge(cfg: dict) -> Judge:
@@ -194,7 +171,7 @@ JUDGE_BUILDERS: dict[str, Callable[[dict], Judge]] = {
 
 def build_judge(cfg: dict) -> Judge:
     """A judge from the ``judge:`` section; backend defaults to openai when a URL is given, else local."""
-    kind = cfg.get("backend") or ("openai" if cfg.get("base_url") or cfg.get("base_urls") else "local")
+    kind = backend_of(cfg)
     if kind not in JUDGE_BUILDERS:
         raise ConfigError(f'judge.backend: unknown backend "{kind}"; known: {sorted(JUDGE_BUILDERS)}')
     judge = JUDGE_BUILDERS[kind](cfg)
@@ -271,6 +248,10 @@ def load_pool(cfg: RunConfig) -> Pool:
     unknown = sorted(set(models) - set(responses["model"]))
     if unknown:
         raise ConfigError(f"{cfg.source}: models {unknown} have no responses in {cfg.responses}")
+    if len(models) < 2:
+        where = "models:" if cfg.models else f"the responses in {_name(cfg.responses)}"
+        raise ConfigError(f"{cfg.source}: nothing to judge: {where} name {len(models)} model(s) {models[:3]}; "
+                          "a judge compares at least 2 models")
     prompt_ids = sorted(responses.loc[responses["model"].isin(models), "prompt_id"].unique())
     if cfg.max_prompts is not None:
         if isinstance(cfg.max_prompts, bool) or not isinstance(cfg.max_prompts, int) or cfg.max_prompts < 1:
@@ -291,4 +272,9 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
     options = {k: v for k, v in cfg.design.items() if k != "name"}
     triples = design_triples(name, pool.models, pool.prompt_ids, **options)
     built = build_comparisons(pool.responses, triples, pool.texts)
+    if not built.comparisons:
+        why = (f"all {len(built.skipped)} could not be built (first: {built.skipped[0]})" if built.skipped
+               else "the design chose none")
+        raise ConfigError(f"{cfg.source}: nothing to judge: design {name} on {len(pool.models)} models and "
+                          f"{len(pool.prompt_ids)} prompts gives 0 comparisons; {why}")
     return Job(cfg, built.comparisons, build_judge(cfg.judge), built.skipped, pool.models, len(pool.prompt_ids), pool)

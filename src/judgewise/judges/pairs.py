@@ -8,9 +8,12 @@ triple it cannot build (a missing response) instead of dropping it silently.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import itertools
+import typing
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -21,12 +24,12 @@ Triple = tuple[str, str, str]
 PROMPT_TEXT_COLUMNS = ("prompt", "instruction", "question")
 
 
-def all_pairs(models: list[str], prompt_ids: list[str], **_) -> list[Triple]:
+def all_pairs(models: list[str], prompt_ids: list[str]) -> list[Triple]:
     """Every pair of models on every prompt (quadratic design): n(n−1)/2 per prompt."""
     return [(p, a, b) for p in prompt_ids for a, b in itertools.combinations(models, 2)]
 
 
-def anchor(models: list[str], prompt_ids: list[str], *, anchor: str | None = None, **_) -> list[Triple]:
+def anchor(models: list[str], prompt_ids: list[str], *, anchor: str | None = None) -> list[Triple]:
     """Every other model against one anchor on every prompt (model as model_a, anchor as model_b)."""
     if not anchor:
         raise ConfigError('design "anchor" needs an anchor model: design: {name: anchor, anchor: <model>}')
@@ -41,6 +44,39 @@ PAIR_DESIGNS: dict[str, Callable[..., list[Triple]]] = {"all_pairs": all_pairs, 
 def register_pair_design(name: str, fn: Callable[..., list[Triple]]) -> None:
     """Add a design: ``fn(models, prompt_ids, **options) -> [(prompt_id, model_a, model_b), ...]``."""
     PAIR_DESIGNS[name] = fn
+
+
+def design_options(name: str) -> dict[str, Any] | None:
+    """Option name → type of design ``name`` as a run config's ``design:`` may give them (``None``: any options,
+    a function taking ``**options``). Looks in :data:`PAIR_DESIGNS` and the designs package's registry (a
+    dataclass design takes its fields, plus ``seed``); an unknown name is a ConfigError listing the known ones."""
+    import judgewise.designs  # noqa: F401  (registers the designs package's designs)
+    from judgewise.designs.base import DESIGNS
+
+    fn, cls = PAIR_DESIGNS.get(name), DESIGNS.get(name)
+    if fn is not None and (cls is None or fn in (all_pairs, anchor)):  # the engine's own, or a user's function
+        return _signature_options(fn)
+    if cls is not None and dataclasses.is_dataclass(cls):
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # noqa: BLE001 — unresolvable annotations: check the names only
+            hints = {}
+        return {**{f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls) if f.init}, "seed": int}
+    if cls is not None:
+        return None
+    known = sorted(set(PAIR_DESIGNS) | set(DESIGNS))
+    raise ConfigError(f'design.name = "{name}": unknown design; known: {known}')
+
+
+def _signature_options(fn: Callable) -> dict[str, Any] | None:
+    params = list(inspect.signature(fn).parameters.values())[2:]  # after (models, prompt_ids)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # noqa: BLE001
+        hints = {}
+    return {p.name: hints.get(p.name, Any) for p in params}
 
 
 @dataclass
@@ -80,8 +116,12 @@ def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: d
 
 
 def design_triples(name: str, models: list[str], prompt_ids: list[str], **options) -> list[Triple]:
-    """Look ``name`` up in :data:`PAIR_DESIGNS` and run it."""
+    """Look ``name`` up in :data:`PAIR_DESIGNS` and run it (an option it does not take is a ConfigError)."""
+    allowed = design_options(name)
     if name not in PAIR_DESIGNS:
-        raise ConfigError(f'design.name: unknown design "{name}"; known: {sorted(PAIR_DESIGNS)} (from Python, '
-                          "`import judgewise.designs` adds the designs package's designs)")
+        raise ConfigError(f'design.name: "{name}" is a multi-round design (it asks for verdicts round by round); '
+                          f"single-shot designs: {sorted(PAIR_DESIGNS)}")
+    unknown = sorted(set(options) - set(allowed)) if allowed is not None else []
+    if unknown:
+        raise ConfigError(f'unknown option(s) {unknown} for design "{name}"; it takes {sorted(allowed) or "none"}')
     return PAIR_DESIGNS[name](models, prompt_ids, **options)

@@ -1,0 +1,523 @@
+"""The run config's typed schema (pydantic v2) and a guarded YAML reader; every problem is one ConfigError line.
+
+:func:`read_config_file` reads a YAML file with caps on its size, nesting and aliases (a billion-laughs file is
+refused before any object is built) and refuses repeated mapping keys. :func:`validate_run_config` checks the
+raw mapping against :class:`RunSchema` — types (strict: ``"false"`` is not a boolean), ranges, unknown keys at
+every level, repeats in lists, each judge backend's and each design's own options — and turns the first
+problem into ``ConfigError("run.yaml: limits.concurrency = 0: must be an integer >= 1")``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
+
+from judgewise.errors import ConfigError
+
+MAX_CONFIG_BYTES = 1_000_000  # a run config is a few hundred bytes; a bigger file is a mistake or an attack
+MAX_ALIASES = 100             # YAML aliases (*name) in one file
+MAX_EXPANDED_NODES = 100_000  # nodes after expanding every alias (a billion-laughs file has ~10^9)
+MAX_DEPTH = 64                # nesting of mappings and lists
+RESERVED_PARAMS = {"model": "judge.model", "messages": "the template", "stream": None, "n": None,
+                   "max_tokens": "judge.max_tokens", "logprobs": "judge.logprobs",
+                   "top_logprobs": "judge.top_logprobs", "grammar": "judge.use_grammar"}
+
+
+# -- reading YAML -------------------------------------------------------------------------------------
+class _Refused(Exception):
+    """A YAML file refused by a limit (turned into a ConfigError naming the file)."""
+
+
+class GuardedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses deep nesting, too many aliases and repeated mapping keys."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0
+        self._aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise _Refused(f"more than {MAX_ALIASES} YAML aliases (*name); write the values out")
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Refused(f"nested more than {MAX_DEPTH} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                    if key_node.value in seen:
+                        line = key_node.start_mark.line + 1
+                        raise _Refused(f"line {line}: key {key_node.value!r} appears twice in the same mapping")
+                    seen.add(key_node.value)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(root) -> int:
+    """How many nodes the document has with every alias expanded (memoised, so linear in distinct nodes)."""
+    sizes: dict[int, int] = {}
+    in_progress: set[int] = set()
+
+    def size(node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in in_progress:
+            raise _Refused("a YAML alias refers to the mapping or list that contains it")
+        in_progress.add(key)
+        children = []
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        total = 1 + sum(size(c) for c in children)
+        in_progress.discard(key)
+        sizes[key] = total
+        return total
+
+    return size(root)
+
+
+def parse_yaml(text: str, name: str):
+    """Parse one YAML document under the limits above; errors are one line naming ``name``."""
+    loader = GuardedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node) > MAX_EXPANDED_NODES:
+            raise _Refused(f"expands to more than {MAX_EXPANDED_NODES:,} values through YAML aliases; "
+                           "write the values out")
+        return loader.construct_document(node)
+    except _Refused as exc:
+        raise ConfigError(f"{name}: refused: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = " ".join(str(exc.problem or exc.context or "syntax error").split())
+        raise ConfigError(f"{name}: not valid YAML{where}: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{name}: not valid YAML: {' '.join(str(exc).split())}") from None
+    finally:
+        loader.dispose()
+
+
+def read_config_file(path: Path) -> dict:
+    """The mapping in a run-config YAML file; a missing, oversized, non-UTF-8 or non-mapping file is a ConfigError."""
+    name = str(path)
+    if not path.exists():
+        raise ConfigError(f"{name}: no such file (the run config; see README 'Judging')")
+    if path.is_dir():
+        raise ConfigError(f"{name}: is a folder; expected a YAML run-config file")
+    if not path.is_file():
+        raise ConfigError(f"{name}: not a regular file; expected a YAML run-config file")
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot read the run config: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{name}: larger than {MAX_CONFIG_BYTES:,} bytes; a run config is a short YAML file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{name}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                          "save the run config as UTF-8") from None
+    data = parse_yaml(text, name)
+    if data is None:
+        raise ConfigError(f"{name}: the file is empty; a run config needs at least responses: and judge:")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{name}: expected a mapping of settings (key: value) at the top level, "
+                          f"found {_kind(data)}")
+    return data
+
+
+# -- field types ----------------------------------------------------------------------------------------
+def _distinct(values: list) -> list:
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise PydanticCustomError("repeated", "{value} is listed more than once; list each once",
+                                      {"value": json.dumps(v)})
+        seen.add(v)
+    return values
+
+
+def _path_or_table(value):
+    import pandas as pd
+
+    if isinstance(value, (str, Path)) and str(value).strip():
+        return value
+    if isinstance(value, pd.DataFrame):
+        return value
+    raise PydanticCustomError("path", "must be a file or folder path (a non-empty string)")
+
+
+def _params(value):
+    if not isinstance(value, dict):
+        raise PydanticCustomError("params", "must be a mapping of sampling parameters, e.g. {temperature: 0}")
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise PydanticCustomError("params", "parameter names must be strings, found {key}", {"key": repr(key)})
+        if key in RESERVED_PARAMS:
+            where = RESERVED_PARAMS[key]
+            raise PydanticCustomError("params", "{key} is set by judgewise{hint}, not in params",
+                                      {"key": key, "hint": f" (use {where})" if where else ""})
+        _check_param_value(key, item, depth=0)
+    return value
+
+
+def _check_param_value(key: str, item, depth: int) -> None:
+    """Scalars, lists of scalars, and one level of mapping (logit_bias, response_format, extra_body)."""
+    if item is None or isinstance(item, (bool, int, str)):
+        return
+    if isinstance(item, float):
+        if not math.isfinite(item):
+            raise PydanticCustomError("params", "{key} must be a finite number", {"key": key})
+        return
+    if isinstance(item, list) and len(item) <= 100 and depth < 2:
+        for x in item:
+            _check_param_value(key, x, depth + 1)
+        return
+    if isinstance(item, dict) and len(item) <= 100 and depth < 1:
+        for k, x in item.items():
+            _check_param_value(f"{key}.{k}", x, depth + 1)
+        return
+    raise PydanticCustomError("params", "{key} must be a number, string, boolean, short list, or a mapping "
+                              "of those", {"key": key})
+
+
+def _env_name(value: str) -> str:
+    if not value.replace("_", "a").isalnum() or not value.isascii() or value[0].isdigit():
+        raise PydanticCustomError("env_name", "must be the NAME of an environment variable (letters, digits, _), "
+                                  "never the key itself")
+    return value
+
+
+def _url(value: str) -> str:
+    if not value.startswith(("http://", "https://")) or len(value) < 10:
+        raise PydanticCustomError("url", "must be an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, description="a non-empty string")]
+Url = Annotated[str, AfterValidator(_url)]
+Secs = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False, description="seconds > 0")]
+Delay = Annotated[float, Field(ge=0, le=3_600, allow_inf_nan=False, description="seconds >= 0")]
+PerMinute = Annotated[float, Field(gt=0, allow_inf_nan=False, description="a number > 0 (per minute)")]
+Money = Annotated[float, Field(ge=0, allow_inf_nan=False, description="dollars >= 0")]
+Real = Annotated[float, Field(allow_inf_nan=False, description="a finite number")]
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, description="a number in [0, 1]")]
+Seed = Annotated[int, Field(ge=0, description="an integer >= 0")]
+PathOrTable = Annotated[Any, AfterValidator(_path_or_table)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True)
+
+
+class Prices(_Section):
+    """``judge.prices``: dollars per million tokens."""
+
+    input_per_mtok: Money = None
+    output_per_mtok: Money = None
+
+
+class JudgeSection(_Section):
+    """``judge:``; which keys apply depends on the backend (see ``BACKEND_KEYS``)."""
+
+    backend: Name = None
+    model: Name = None
+    base_url: Url = None
+    base_urls: Annotated[list[Url], Field(min_length=1), AfterValidator(_distinct)] = None
+    api_key_env: Annotated[str, AfterValidator(_env_name)] = None
+    template: Name = None
+    params: Annotated[Any, AfterValidator(_params)] = None
+    logprobs: bool = None
+    top_logprobs: Annotated[int, Field(ge=0, le=20, description="an integer in [0, 20]")] = None
+    prices: Prices = None
+    spread: Literal["round_robin", "least_busy"] = None
+    name: Name = None
+    use_grammar: bool = None
+    max_tokens: Annotated[int, Field(ge=1, le=1_000_000, description="an integer >= 1")] = None
+    model_path: Name = None
+    ratings: Annotated[dict[str, Real], Field(min_length=1, description="a mapping model → Elo")] = None
+    p_judge: Share = None
+    judgments: Name = None
+    recorded_judge: Name = None
+    expected_latency_s: Secs = None
+    expected_tokens_out: Annotated[int, Field(ge=1, description="an integer >= 1")] = None
+    tie_rate: Share | None = None
+    position_bias: Real = None
+    length_bias: Real = None
+    seed: Seed = None
+
+
+class Limits(_Section):
+    """``limits:``: concurrency, rate limits, timeout and retries."""
+
+    concurrency: Annotated[int, Field(ge=1, le=4096, description="an integer >= 1 (calls in flight)")] = None
+    rpm: PerMinute | None = None
+    tpm: PerMinute | None = None
+    timeout_s: Secs = None
+    max_attempts: Annotated[int, Field(ge=1, le=100, description="an integer >= 1 (1 = no retry)")] = None
+    base_delay_s: Delay = None
+    max_delay_s: Delay = None
+
+
+class BudgetSection(_Section):
+    """``budget:``: caps on calls and dollars for one run."""
+
+    max_calls: Annotated[int, Field(ge=0, description="an integer >= 0")] | None = None
+    max_cost: Money | None = None
+
+
+def _design_mapping(value):
+    if isinstance(value, str):
+        return {"name": value}
+    return value
+
+
+class RunSchema(_Section):
+    """The whole run config (module docstring of :mod:`judgewise.judges.config` lists the keys)."""
+
+    responses: PathOrTable
+    judge: JudgeSection
+    prompts: PathOrTable | None = None
+    models: Annotated[list[Name], Field(min_length=2, description="a list of at least 2 model names"),
+                      AfterValidator(_distinct)] = None
+    max_prompts: Annotated[int, Field(ge=1, description="an integer >= 1")] = None
+    design: Annotated[dict[str, Any], BeforeValidator(_design_mapping),
+                      Field(description="a design name or a mapping {name: ..., options}")] = None
+    orders: Literal["both", "one"] = None
+    seed: Seed = None
+    store: Name = None
+    limits: Limits = None
+    budget: BudgetSection = None
+    retry_failed: bool = None
+    output: Name = None
+
+
+# -- backends and designs ------------------------------------------------------------------------------
+ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread")
+_ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
+BACKEND_KEYS: dict[str, set[str]] = {
+    "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
+               "top_logprobs", "prices", "spread", "use_grammar", "max_tokens", *_ESTIMATES},
+    "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", *_ESTIMATES},
+    "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},
+    "replay": {"backend", "name", "judgments", "recorded_judge"},
+}  # a backend added to JUDGE_BUILDERS by a user takes any key of the judge section
+
+
+def backend_of(judge: dict) -> str:
+    """The backend a ``judge:`` section selects: ``backend``, else openai when a URL is given, else local."""
+    return judge.get("backend") or ("openai" if judge.get("base_url") or judge.get("base_urls") else "local")
+
+
+def check_backend(judge: dict, backends, source: str) -> None:
+    """The backend is registered and every key given applies to it (a key for another backend is an error)."""
+    kind = backend_of(judge)
+    if kind not in backends:
+        raise ConfigError(f'{source}: judge.backend = "{kind}": must be one of {sorted(backends)}')
+    if "base_url" in judge and "base_urls" in judge:
+        raise ConfigError(f"{source}: judge: give base_url or base_urls, not both")
+    allowed = BACKEND_KEYS.get(kind)
+    if allowed is None:
+        return
+    stray = [k for k in judge if k not in allowed]
+    if kind == "local" and any(k in ENDPOINT_KEYS for k in stray):
+        endpoint_only = [k for k in ENDPOINT_KEYS if k in judge]
+        raise ConfigError(f"{source}: judge: {endpoint_only} configure an OpenAI-compatible endpoint, but the "
+                          "embedded local judge would run (no base_url); set backend: openai (base_url defaults "
+                          "to OpenAI's API) or remove them")
+    if stray:
+        raise ConfigError(f'{source}: judge.{stray[0]}: not an option of the "{kind}" backend; '
+                          f"its options: {sorted(allowed - {'backend'})}")
+
+
+def check_design(design: dict, source: str) -> dict:
+    """The design's name is registered and its options are ones it takes, of the right types."""
+    from judgewise.judges.pairs import design_options
+
+    name = design.get("name", "all_pairs")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{source}: design.name = {_show(name)}: must be a design name, e.g. all_pairs")
+    try:
+        options = design_options(name)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    given = {k: v for k, v in design.items() if k != "name"}
+    if options is None:
+        return design
+    unknown = sorted(set(given) - set(options))
+    if unknown:
+        hint = _did_you_mean(unknown[0], options)
+        raise ConfigError(f'{source}: unknown option(s) {unknown} for design "{name}"; it takes '
+                          f"{sorted(options) or 'no options'}{hint}")
+    for key, value in given.items():
+        _check_option_type(key, value, options[key], source)
+    return design
+
+
+def _check_option_type(key: str, value, annotation, source: str) -> None:
+    if annotation is Any:
+        return
+    try:
+        adapter = TypeAdapter(annotation, config=ConfigDict(strict=True, arbitrary_types_allowed=True))
+    except Exception:  # noqa: BLE001 — an annotation pydantic cannot check (a user's design): skip the type check
+        return
+    try:
+        adapter.validate_python(value)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "sequence_str":  # one name where a list of names is expected: designs accept it
+            return
+        raise ConfigError(f"{source}: {_problem({**err, 'loc': ('design', key)}, None)}") from None
+
+
+# -- errors -----------------------------------------------------------------------------------------------
+FRIENDLY = {"int_type": "an integer", "int_from_float": "an integer", "float_type": "a number",
+            "bool_type": "true or false (a YAML boolean, unquoted)", "string_type": "a string",
+            "dict_type": "a mapping (key: value)", "model_type": "a mapping (key: value)", "list_type": "a list",
+            "finite_number": "a finite number", "is_instance_of": "a value of another type",
+            "callable_type": "a Python function (set it from Python, not YAML)"}
+CUSTOM = ("repeated", "params", "env_name", "url", "path")
+
+
+def _kind(value) -> str:
+    kinds = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"), (list, "a list"),
+             (dict, "a mapping"), (type(None), "null"))
+    return next((text for t, text in kinds if isinstance(value, t)), type(value).__name__)
+
+
+def _show(value, loc=()) -> str:
+    if loc and loc[-1] == "api_key_env":
+        return "(not shown)"  # it may be a pasted key
+    if type(value).__name__ == "DataFrame":
+        return "a table"
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _dotted(loc) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _did_you_mean(word: str, choices) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _field(loc) -> tuple[type | None, Any]:
+    """The model class holding ``loc``'s last part and that field's info (None where not a model field)."""
+    model, info = RunSchema, None
+    for i, part in enumerate(loc):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return (model if i == len(loc) - 1 else None), None
+        info = model.model_fields[part]
+        if i < len(loc) - 1:
+            model = next((a for a in (info.annotation, *typing.get_args(info.annotation))
+                          if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    return model, info
+
+
+def _description(info) -> str | None:
+    if info is None:
+        return None
+    if info.description:
+        return info.description
+    for arg in typing.get_args(info.annotation):
+        for meta in getattr(arg, "__metadata__", ()):
+            if getattr(meta, "description", None):
+                return meta.description
+    return None
+
+
+def _problem(err: dict, info) -> str:
+    """``path = value (kind): must be ...`` for one pydantic error."""
+    loc, kind, ctx = tuple(err["loc"]), err["type"], err.get("ctx") or {}
+    path = _dotted(loc)
+    if kind == "missing":
+        return f"missing required key '{path}'"
+    found = _show(err.get("input"), loc)
+    if kind.endswith("_type") or kind in ("int_from_float", "literal_error", "is_instance_of"):
+        found += f" ({_kind(err.get('input'))})"
+    description = _description(info)
+    if kind in CUSTOM:
+        expected = err["msg"]
+    elif kind in ("less_than_equal", "less_than"):
+        expected = f"must be at most {ctx.get('le', ctx.get('lt'))}"
+    elif kind == "literal_error":
+        expected = f"must be one of {ctx.get('expected')}"
+    elif description or kind in FRIENDLY:
+        expected = f"must be {description or FRIENDLY[kind]}"
+    else:
+        expected = err["msg"][:1].lower() + err["msg"][1:]
+    return f"{path} = {found}: {expected}"
+
+
+def _unknown_keys(errors: list[dict], source: str) -> str | None:
+    extra = [e for e in errors if e["type"] == "extra_forbidden"]
+    if not extra:
+        return None
+    parent = tuple(extra[0]["loc"][:-1])
+    keys = [str(e["loc"][-1]) for e in extra if tuple(e["loc"][:-1]) == parent]
+    model = _field(parent + ("?",))[0] if parent else RunSchema
+    allowed = sorted(model.model_fields) if model is not None else []
+    where = _dotted(parent) if parent else "the top level"
+    return (f"{source}: unknown key(s) {keys} in {where}; expected some of {allowed}"
+            f"{_did_you_mean(keys[0], allowed)}")
+
+
+def first_problem(exc: ValidationError, source: str) -> ConfigError:
+    """One ConfigError line for a failed validation: unknown keys first (a typo explains the rest), then the
+    first other problem, with a count of the others."""
+    errors = exc.errors()
+    unknown = _unknown_keys(errors, source)
+    rest = len(errors) - 1
+    if unknown is not None:
+        return ConfigError(unknown)
+    err = errors[0]
+    more = f" (+{rest} more problem{'s' if rest > 1 else ''})" if rest else ""
+    return ConfigError(f"{source}: {_problem(err, _field(tuple(err['loc']))[1])}{more}")
+
+
+def validate_run_config(data, source: str, backends) -> dict:
+    """The raw config mapping validated against :class:`RunSchema`, the judge's backend keys and the design's
+    options; returns the mapping of the keys given (nothing filled in), or raises one ConfigError line."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of settings at the top level, found {_kind(data)}")
+    try:
+        checked = RunSchema.model_validate(data)
+    except ValidationError as exc:
+        raise first_problem(exc, source) from None
+    clean = checked.model_dump(exclude_unset=True)
+    clean["responses"], clean["prompts"] = data["responses"], data.get("prompts")  # tables stay as given
+    check_backend(clean["judge"], backends, source)
+    if "design" in clean:
+        check_design(clean["design"], source)
+    return clean
