@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
+from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
 
 # Each module defines ``register(app)``; order is the order of ``judgewise --help``.
@@ -41,7 +42,7 @@ def build_app() -> typer.Typer:
 
 def _setup_logging(verbose: bool) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=err_console, show_path=False, show_time=False)])
+                        handlers=[RichHandler(console=err_console, show_path=False, show_time=False, markup=False)])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=args, prog_name="judgewise")  # standalone: usage errors exit 2 with click's message
     except JudgewiseError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        say(err_console, str(exc), label="error:", style="bold red")  # user text in exc: never read as markup
         sys.exit(exc.exit_code)
 
 if __name__ == "__main__":

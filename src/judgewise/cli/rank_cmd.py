@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from judgewise.cli.richtext import add_row, plain, say
 from judgewise.errors import ConfigError, InputError
 
 BOOTSTRAP_UNITS = ("prompt", "battle")
@@ -42,7 +43,7 @@ def report_line(report) -> str:
 def render_table(ranking, records: list[dict], report, console: Console) -> None:
     """The leaderboard as a rich table with the CI level in its header and the read report below."""
     level = f"{ranking.ci_level * 100:g}%"
-    table = RichTable(title=f"judgewise rank · method {ranking.method}", title_justify="left")
+    table = RichTable(title=plain(f"judgewise rank · method {ranking.method}"), title_justify="left")
     table.add_column("rank", justify="right")
     table.add_column("model", no_wrap=True, min_width=max((len(r["model"]) for r in records), default=5))
     table.add_column("score", justify="right")
@@ -55,10 +56,10 @@ def render_table(ranking, records: list[dict], report, console: Console) -> None
         ci = "—" if rec["ci_low"] is None else f"[{_fmt(rec['ci_low'])}, {_fmt(rec['ci_high'])}]"
         cells = [str(rec["rank"]), rec["model"], _fmt(rec["score"]), ci]
         cells += [_fmt(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"]
-        table.add_row(*cells)
+        add_row(table, *cells)
     console.print(table)
     for line in [*info_lines(ranking), report_line(report)]:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        say(console, line)
 
 
 def info_lines(ranking) -> list[str]:
@@ -75,7 +76,19 @@ def info_lines(ranking) -> list[str]:
         units = ranking.info.get("coefficient_units", "")
         lines.append("style coefficients" + (f" ({units})" if units else "") + ": "
                      + ", ".join(f"{name} {value:+.3f}" for name, value in coefficients.items()))
+    if ranking.info.get("pooled_judges"):
+        lines.append(ranking.info["pooled_judges"])
     return lines
+
+
+def check_output_file(output: Path | None) -> None:
+    """Fail before any work when ``--output`` cannot be a file: a directory, or in a folder that does not exist."""
+    if output is None:
+        return
+    if output.is_dir():
+        raise InputError("is a directory: --output expects a file name (e.g. ranking.json)", file=str(output))
+    if not output.parent.is_dir():
+        raise InputError("cannot write: its directory does not exist", file=str(output))
 
 
 def _check_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:
@@ -114,17 +127,38 @@ def rated_rows(frame):
     return frame[~failed].reset_index(drop=True) if failed.any() else frame
 
 
-def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None, style_control: bool,
-             bootstrap: int, bootstrap_unit: str, seed: int, ci_level: float, skip_invalid: bool):
-    """Read ``path`` and rank its models; returns (ranking, read table)."""
+def read_ranked(path: Path, *, format: str | None, skip_invalid: bool, judge: str | None, pool_judges: bool):
+    """Read ``path`` (any format or a store) and keep the rows to rate: failed games out, one judge chosen
+    (``--judge``, its other rows counted as skipped) or several pooled only on request; returns (frame, table)."""
     from judgewise.io import read_judgments
+    from judgewise.io.provenance import note_dropped, select_judge
     from judgewise.report.inputs import is_store
 
-    _check_options(bootstrap, bootstrap_unit, ci_level)
     if format == "store" or (format is None and is_store(path)):
         table = read_store(path, skip_invalid=skip_invalid)
     else:
         table = read_judgments(path, format=format, skip_invalid=skip_invalid)
+    frame, dropped = select_judge(rated_rows(table.frame), judge, pool_judges)
+    note_dropped(table.report, dropped, judge)
+    return frame, table
+
+
+def note_unused(ranking, report) -> None:
+    """Rows the method read but did not use (win rate: rows without the anchor) are counted as skipped."""
+    unused = int(ranking.info.get("rows_not_used") or 0)
+    if unused:
+        report.rows_used = max(report.rows_used - unused, 0)
+        report.rows_skipped += unused
+        report.skipped_reasons.insert(0, f"{unused:,} rows do not compare a model with the anchor "
+                                         f"{ranking.info.get('anchor')} (win rate uses only those)")
+
+
+def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None, style_control: bool,
+             bootstrap: int, bootstrap_unit: str, seed: int, ci_level: float, skip_invalid: bool,
+             judge: str | None = None, pool_judges: bool = False):
+    """Read ``path`` and rank its models; returns (ranking, read table)."""
+    _check_options(bootstrap, bootstrap_unit, ci_level)
+    frame, table = read_ranked(path, format=format, skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
     from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
     responses = table.extras.get("responses")
     if style_control and responses is None:
@@ -132,9 +166,14 @@ def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None,
                           "(an AlpacaEval results dir with model_outputs.json does)")
     if anchor is None and method == "winrate":
         anchor = table.extras.get("anchor")  # the importer knows it (AlpacaEval's generator_1)
-    ranking = rank(rated_rows(table.frame), method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
-                   seed=seed, ci_level=ci_level, style_control=style_control,
+    ranking = rank(frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
+                   seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
                    responses=responses.frame if responses is not None else None)
+    note_unused(ranking, table.report)
+    if pool_judges:
+        from judgewise.io.provenance import pooled_line
+
+        ranking.info["pooled_judges"] = pooled_line(frame)
     return ranking, table
 
 
@@ -178,13 +217,19 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list (one object per model)."),
         output: Path = typer.Option(None, "--output", help="Also write the JSON list to this file (atomically)."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
+        judge: str = typer.Option(None, "--judge", help="Rank only this judge's rows (the others are counted "
+                                                        "as skipped); needed when the input holds several judges."),
+        pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool the rows of several judges into one "
+                                                                      "ranking on purpose (said in the output)."),
     ) -> None:
         """Rank models from pairwise judgments (format detected; --format to force)."""
         from judgewise.io.atomic import write_text_atomic
 
+        check_output_file(output)
         ranking, table = run_rank(path, format=format, method=method, anchor=anchor, style_control=style_control,
                                   bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
-                                  ci_level=ci_level, skip_invalid=skip_invalid)
+                                  ci_level=ci_level, skip_invalid=skip_invalid, judge=judge,
+                                  pool_judges=pool_judges)
         records = ranking.to_records()
         text = json.dumps(records, indent=2)
         if output is not None:
@@ -193,7 +238,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(text)
             err = Console(stderr=True)
             for line in [*info_lines(ranking)[1:], report_line(table.report)]:
-                err.print(line, highlight=False, markup=False, soft_wrap=True)
+                say(err, line)
         else:
             render_table(ranking, records, table.report, Console(width=None if sys.stdout.isatty() else 120))
 
@@ -211,6 +256,6 @@ def register(app: typer.Typer) -> None:
             return
         console = Console()
         for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance"):
-            console.print(f"{name:<17} {_fmt(result[name], 4)}")
-        console.print(f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
-                      f"only in B: {result['only_in_b'] or '-'}", highlight=False)
+            say(console, f"{name:<17} {_fmt(result[name], 4)}")
+        say(console, f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
+                     f"only in B: {result['only_in_b'] or '-'}")

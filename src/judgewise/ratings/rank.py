@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError
+from judgewise.io.provenance import select_judge
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
 from judgewise.ratings.bradley_terry import bradley_terry
 from judgewise.ratings.elo import elo
@@ -57,7 +58,8 @@ def _call(fn: RatingMethod, name: str, data: RatingData, opts: dict) -> MethodRe
 def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = None, bootstrap: int = 0,
          bootstrap_unit: str = "prompt", seed: int | np.random.Generator = 0, ci_level: float = 0.95,
          style_control: bool = False, responses: pd.DataFrame | None = None, weighting: str | None = None,
-         weight_column: str | None = None, strong_weight: float = ARENA_HARD_STRONG_WEIGHT, **opts) -> Ranking:
+         weight_column: str | None = None, strong_weight: float = ARENA_HARD_STRONG_WEIGHT, judge: str | None = None,
+         pool_judges: bool = False, **opts) -> Ranking:
     """Rate the models of a canonical judgments table (``io.tables``) with ``method`` from RATING_METHODS.
 
     ``anchor``: the anchor model (win rate; auto-detected when one model is in every row) or, for BT, the model
@@ -65,9 +67,16 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
     ("prompt" clusters, default, or "battle"), seeded by ``seed``; intervals are percentile intervals at
     ``ci_level``. ``weighting="arena_hard"`` / ``weight_column``: sample weights (see ``ratings.encode``).
     ``style_control``/``responses``: style-controlled BT. Other ``opts`` go to the method.
+
+    A table holding several judges (``judge`` values, templates or store identities; ``io.provenance``) is refused
+    with a ConfigError listing them: pass ``judge=`` to rate one judge's rows (``info["judge_rows_dropped"]`` counts
+    the others) or ``pool_judges=True`` to pool them on purpose.
     """
-    return _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
-                 dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight), opts)
+    judgments, dropped = select_judge(judgments, judge, pool_judges)
+    ranking = _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
+                    dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight), opts)
+    ranking.info["judge_rows_dropped"] = dropped
+    return ranking
 
 
 def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
