@@ -127,3 +127,60 @@ def test_unknown_parser_or_missing_reask_block_fail_at_load(tmp_path):
 def test_unknown_template_name_lists_the_known_ones():
     with pytest.raises(ConfigError, match="arena_hard_5way"):
         get_template("no_such_template")
+
+
+ESCAPES = [
+    "{{ cycler.__init__.__globals__.os.system('touch MARKER') }}",
+    "{{ lipsum.__globals__['os'].system('touch MARKER') }}",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ self._TemplateReference__context.cycler.__init__.__globals__.os.system('touch MARKER') }}",
+    "{{ joiner.__init__.__globals__.__builtins__.open('MARKER', 'w') }}",
+]
+
+
+def _hostile(tmp_path, payload: str, block: str = "user"):
+    source = get_template("llmbar_binary").source
+    if block == "user":
+        source = source.replace("Select the Output (a)", payload + " Select the Output (a)")
+    else:
+        source = source.replace("{%- block reask -%}", "{%- block reask -%}" + payload)
+    assert payload in source
+    path = tmp_path / "shared.j2"
+    path.write_text(source, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("payload", ESCAPES)
+def test_a_template_cannot_reach_python_internals_and_fails_naming_its_file(tmp_path, monkeypatch, payload):
+    monkeypatch.chdir(tmp_path)
+    t = load_template_file(_hostile(tmp_path, payload))
+    with pytest.raises(ConfigError, match=r"shared\.j2.*sandbox") as info:
+        t.pairwise_messages("q", "a", "b")
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "MARKER").exists()
+
+
+def test_a_hostile_reask_block_fails_when_the_file_is_loaded(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"shared\.j2.*'reask'.*sandbox"):
+        load_template_file(_hostile(tmp_path, ESCAPES[0], block="reask"))
+    assert not (tmp_path / "MARKER").exists()
+
+
+@pytest.mark.parametrize("payload", ["{{ 'x' * 10**9 }}", "{{ [1, 2] * 999999999 }}", "{{ 7 ** 9999999 }}"])
+def test_a_template_cannot_build_a_huge_value(tmp_path, payload):
+    t = load_template_file(_hostile(tmp_path, payload))
+    with pytest.raises(ConfigError, match="sandbox"):
+        t.pairwise_messages("q", "a", "b")
+
+
+def test_a_template_that_fails_while_rendering_is_a_config_error_naming_its_file(tmp_path):
+    t = load_template_file(_hostile(tmp_path, "{{ 1 // 0 }}{% include 'other.j2' %}"))
+    with pytest.raises(ConfigError, match=r"shared\.j2.*ZeroDivisionError"):
+        t.pairwise_messages("q", "a", "b")
+
+
+def test_ordinary_template_features_still_work_in_the_sandbox(tmp_path):
+    payload = "{% for w in ['x', 'y'] %}{{ w|upper }}{{ loop.index }}{% endfor %}{{ 'ab' * 3 }}{{ 2 ** 3 }}"
+    t = load_template_file(_hostile(tmp_path, payload))
+    assert "X1Y2ababab8" in t.pairwise_messages("q", "a", "b")[-1]["content"]

@@ -15,6 +15,11 @@ defines its parts as Jinja2 blocks::
                                          response, reference, and the metadata options)
     {% block reask %}…{% endblock %}    (required: "finish with your verdict …", sent once on a parse failure)
     {% block grammar %}…{% endblock %}  (optional GBNF restricting a local model to the verdict tokens)
+
+Templates are user files that people copy and share, so they render in a sandbox
+(:class:`jinja2.sandbox.ImmutableSandboxedEnvironment`: no access to attributes such as ``__globals__``, no
+mutation of values) that also caps ``*`` and ``**`` results; a template that breaks out or fails while rendering
+is a :class:`ConfigError` naming its file.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 
 import jinja2
 import yaml
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.judges.parsing import RegexParser, make_parser
@@ -35,7 +41,36 @@ KINDS = ("pairwise", "pointwise")
 _HEADER = re.compile(r"\A\s*\{#-?\s*judgewise-template\s*\n(?P<meta>.*?)-?#\}", re.DOTALL)
 _REQUIRED_META = ("name", "version", "kind", "parser")
 _RESERVED_META = (*_REQUIRED_META, "max_tokens", "source")
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+_MAX_PRODUCT = 1_000_000  # longest string/list a template may build with ``*``; largest exponent 2**16
+_RENDER_ERRORS = (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, LookupError, AttributeError,
+                  RecursionError)
+
+
+class _PromptSandbox(ImmutableSandboxedEnvironment):
+    """The sandbox judge templates render in: no unsafe attributes or calls, no mutation, and no ``*``/``**``
+    that would build a huge string, list or number (``'x' * 10**10`` is a SecurityError, not an OOM)."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context, operator, left, right):
+        if operator == "**" and isinstance(right, int) and abs(right) > 2 ** 16:
+            raise SecurityError(f"exponent {right} is too large for a template")
+        if operator == "*":
+            size = _product_size(left, right)
+            if size > _MAX_PRODUCT:
+                raise SecurityError(f"'*' would build a value of length {size} (more than {_MAX_PRODUCT:,})")
+        return super().call_binop(context, operator, left, right)
+
+
+def _product_size(left, right) -> int:
+    """Length of ``left * right`` when it repeats a sequence (0 for numbers)."""
+    for seq, n in ((left, right), (right, left)):
+        if isinstance(seq, (str, bytes, list, tuple)) and isinstance(n, int):
+            return len(seq) * max(n, 0)
+    return 0
+
+
+_ENV = _PromptSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 
 @dataclass(frozen=True)
@@ -96,8 +131,18 @@ class JudgeTemplate:
         context = compiled.new_context({**self.options, **variables})
         try:
             return "".join(compiled.blocks[block](context)).strip()
+        except SecurityError as exc:
+            raise ConfigError(f"template {self.name!r} ({self.path}), block {block!r}: refused by the template "
+                              f"sandbox: {_one_line(exc)}") from None
         except jinja2.UndefinedError as exc:
             raise ConfigError(f"template {self.name!r} ({self.path}), block {block!r}: {exc.message}") from exc
+        except _RENDER_ERRORS as exc:
+            raise ConfigError(f"template {self.name!r} ({self.path}), block {block!r}: rendering failed: "
+                              f"{type(exc).__name__}: {_one_line(exc)}") from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
 
 
 _COMPILED: dict[str, jinja2.Template] = {}
