@@ -212,7 +212,8 @@ def style_effects(judgments: pd.DataFrame, responses: pd.DataFrame, *, families:
         return rank(frame, method="bt", style_control=True, responses=responses).info["coefficients"]
 
     def self_fit(frame):
-        info = rank(frame, method="bt", self_preference=True, families=families).info["coefficients"]
+        info = rank(frame, method="bt", self_preference=True, families=families,
+                    pool_judges=True).info["coefficients"]  # pooled over judges by design (see docstring)
         return {"self_preference": info["self_preference"]}
 
     per_judge = {}

@@ -17,6 +17,7 @@ import numpy as np
 import typer
 from rich.console import Console
 
+from judgewise.cli.richtext import plain, say
 from judgewise.errors import ConfigError
 
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)  # tables unsqueezed when piped
@@ -137,7 +138,7 @@ def write_demo_report(demo: DemoRun) -> list[Path]:
 def _print_leaderboard(title: str, ranking, report) -> None:
     from judgewise.cli.rank_cmd import render_table
 
-    out.rule(title)
+    out.rule(plain(title))  # the title carries the user's --slice path
     render_table(ranking, ranking.to_records(), report, out)
 
 
@@ -159,9 +160,9 @@ def _print_job(demo: DemoRun) -> None:
                             rows_read=len(demo.run.judgments), rows_used=summary["ok_total"])
         report.rows_skipped = summary["failed_total"]
         _print_leaderboard("Bradley–Terry ranking of the tiny job (Elo scale)", demo.judged, report)
-    out.print(f"[bold yellow]These verdicts are not meaningful.[/] The embedded judge is a 270M-parameter model: "
-              f"it chose the response shown first in {first_wins:.0%} of games (position bias), so this ranking "
-              "says nothing about the models. It is here to show judging, storing and ranking working offline.")
+    say(out, f"The embedded judge is a 270M-parameter model: it chose the response shown first in {first_wins:.0%} "
+             "of games (position bias), so this ranking says nothing about the models. It is here to show judging, "
+             "storing and ranking working offline.", label="These verdicts are not meaningful.", style="bold yellow")
     out.print(REAL_JUDGE_HINT, highlight=False, markup=False)
 
 

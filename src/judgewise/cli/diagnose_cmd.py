@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from judgewise.cli.richtext import add_row, say
 from judgewise.errors import ConfigError
 
 
@@ -47,10 +48,12 @@ def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
 
 def run_diagnose(path: Path, responses_path: Path | None, *, format: str | None, style_control: bool,
                  ci_level: float, seed: int, skip_invalid: bool, bootstrap: int = 0,
-                 families: dict | None = None):
-    """Read the inputs and diagnose; returns (Diagnosis, judgments Table)."""
+                 families: dict | None = None, judge: str | None = None):
+    """Read the inputs and diagnose; returns (Diagnosis, judgments Table). Figures are per judge identity (two
+    templates under one judge name are two judges); ``judge`` keeps one judge and counts the others as skipped."""
     from judgewise.analysis.diagnostics import diagnose, with_truth
     from judgewise.io import read_any, read_responses
+    from judgewise.io.provenance import judge_groups, label_judges, note_dropped, select_judge
 
     if not 0 < ci_level < 1 or bootstrap < 0:
         raise ConfigError(f"--ci-level must be in (0, 1) and --bootstrap ≥ 0, got {ci_level}, {bootstrap}")
@@ -61,9 +64,17 @@ def run_diagnose(path: Path, responses_path: Path | None, *, format: str | None,
     if responses_path is not None:
         responses = read_responses(responses_path, skip_invalid=skip_invalid)
     frame, truth = with_truth(table.frame)
+    if judge is not None:
+        frame, dropped = select_judge(frame, judge)
+        note_dropped(table.report, dropped, judge)
+    frame = label_judges(frame)
     result = diagnose(frame, responses.frame if responses is not None else None, truth_col=truth,
                       style_control=style_control, families=families, bootstrap=bootstrap, level=ci_level,
                       seed=seed)
+    n_judges = len(judge_groups(frame)[0])
+    if n_judges > 1 and responses is not None:
+        result.warnings.append(f"judge gaming, echo and self-preference pool the verdicts of the {n_judges} judges "
+                               "(the other figures are per judge); --judge NAME diagnoses one judge alone")
     return result, table
 
 
@@ -77,24 +88,24 @@ def render_diagnosis(result, report, level: float, console: Console) -> None:
         table.add_column(name, justify=justify)
     for jb in result.judges:
         for i, (name, p) in enumerate(jb.figures().items()):
-            table.add_row(jb.judge if i == 0 else "", name, _fmt(p.estimate),
-                          f"[{_fmt(p.ci_low)}, {_fmt(p.ci_high)}]", f"{p.n:,}")
+            add_row(table, jb.judge if i == 0 else "", name, _fmt(p.estimate),
+                    f"[{_fmt(p.ci_low)}, {_fmt(p.ci_high)}]", f"{p.n:,}")
         table.add_section()
     console.print(table)
     if result.style is not None:
         render_style(result.style, console)
     if result.echo is not None:
         e = result.echo
-        console.print(f"echo: ρ(echo_a − echo_b, outcome) = {_fmt(e.spearman_rho)}; the non-echoing side wins "
-                      f"{_fmt(e.clean_side_wins.estimate)} of {e.n_one_sided:,} judgments where one side echoes")
+        say(console, f"echo: ρ(echo_a − echo_b, outcome) = {_fmt(e.spearman_rho)}; the non-echoing side wins "
+                     f"{_fmt(e.clean_side_wins.estimate)} of {e.n_one_sided:,} judgments where one side echoes")
     if result.gaming is not None:
         n = len(result.gaming.features)
         flagged = result.gaming.flagged_models
-        console.print(f"judge gaming: {len(flagged)} of {n} models flagged"
-                      + (f" ({', '.join(flagged)})" if flagged else ""))
+        say(console, f"judge gaming: {len(flagged)} of {n} models flagged"
+                     + (f" ({', '.join(flagged)})" if flagged else ""))
     for w in result.warnings:
-        console.print(f"[yellow]warning:[/] {w}", highlight=False)
-    console.print(report_line(report), highlight=False)
+        say(console, w, label="warning:", style="yellow")
+    say(console, report_line(report))
 
 
 PLAIN_READERS = {".jsonl": "read_jsonl", ".ndjson": "read_jsonl", ".json": "read_json_list", ".csv": "read_csv",
@@ -157,8 +168,8 @@ def render_alignment(result, console: Console) -> None:
     for name in ("source", "pairs", "judgments", "Kendall τ", "Spearman ρ", "Pearson r", "Kendall distance"):
         table.add_column(name, justify="left" if name in ("source", "pairs") else "right")
     for row in result.table.to_dict(orient="records"):
-        table.add_row(row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),
-                      _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance"))
+        add_row(table, row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),
+                _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance"))
     console.print(table)
     acc = RichTable(title="accuracy per model (ground truth; direct judge = correct / attempted)",
                     title_justify="left")
@@ -167,19 +178,19 @@ def render_alignment(result, console: Console) -> None:
     bt = result.scores.get(("bt", "all"))
     direct = result.direct["accuracy"] if result.direct is not None else None
     for model, row in result.accuracy.sort_values("accuracy", ascending=False).iterrows():
-        acc.add_row(model, _fmt(row["accuracy"]), _fmt(row["parse_rate"]),
-                    _fmt(direct.get(model)) if direct is not None else "—",
-                    _fmt(bt.get(model), 1) if bt is not None else "—", "yes" if row["kept"] else "no")
+        add_row(acc, model, _fmt(row["accuracy"]), _fmt(row["parse_rate"]),
+                _fmt(direct.get(model)) if direct is not None else "—",
+                _fmt(bt.get(model), 1) if bt is not None else "—", "yes" if row["kept"] else "no")
     console.print(acc)
-    console.print(f"pairs: {result.pair_counts['discriminative']:,} discriminative (exactly one correct), "
-                  f"{result.pair_counts['non-discriminative']:,} non-discriminative, "
-                  f"{result.pair_counts['unknown']:,} without correctness; left out: "
-                  f"{result.pair_counts['no_outcome']:,} without an outcome, "
-                  f"{result.pair_counts['filtered_models']:,} with a filtered model")
+    say(console, f"pairs: {result.pair_counts['discriminative']:,} discriminative (exactly one correct), "
+                 f"{result.pair_counts['non-discriminative']:,} non-discriminative, "
+                 f"{result.pair_counts['unknown']:,} without correctness; left out: "
+                 f"{result.pair_counts['no_outcome']:,} without an outcome, "
+                 f"{result.pair_counts['filtered_models']:,} with a filtered model")
     for d in result.filter.dropped:
-        console.print(f"filtered ({d['step']}): {d['model']} — {d['reason']}", highlight=False)
+        say(console, f"filtered ({d['step']}): {d['model']} — {d['reason']}")
     for method, why in result.skipped.items():
-        console.print(f"[yellow]skipped {method}:[/] {why}", highlight=False)
+        say(console, why, label=f"skipped {method}:", style="yellow")
 
 
 def render_style(style: dict, console: Console) -> None:
@@ -191,20 +202,20 @@ def render_style(style: dict, console: Console) -> None:
         table.add_column(name, justify="left" if name == "judge" else "right")
     for judge, entry in style["per_judge"].items():
         if "skipped" in entry:
-            table.add_row(judge, *["—"] * len(features), "—")
+            add_row(table, judge, *["—"] * len(features), "—")
             continue
         coefs = entry["coefficients"]
         agree = entry.get("ranking_agreement")
-        table.add_row(judge, *[_coef(coefs.get(f)) for f in features],
-                      _fmt(agree["kendall_tau_b"]) if agree else "— (< 3 models)")
+        add_row(table, judge, *[_coef(coefs.get(f)) for f in features],
+                _fmt(agree["kendall_tau_b"]) if agree else "— (< 3 models)")
     console.print(table)
     sp = style["self_preference"]
     if "skipped" in sp:
-        console.print(f"self-preference: not estimable — {sp['skipped']}", highlight=False)
+        say(console, f"self-preference: not estimable — {sp['skipped']}")
     else:
-        console.print(f"self-preference coefficient: {_coef(sp['coefficients']['self_preference'])}")
+        say(console, f"self-preference coefficient: {_coef(sp['coefficients']['self_preference'])}")
     if not style["bootstrap"]:
-        console.print("coefficients without intervals: pass --bootstrap 50 for percentile intervals over prompts")
+        say(console, "coefficients without intervals: pass --bootstrap 50 for percentile intervals over prompts")
 
 
 def _coef(c: dict | None) -> str:
@@ -231,6 +242,8 @@ def register(app: typer.Typer) -> None:
                                                              "the style and self-preference coefficients."),
         family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for self-preference (repeatable; "
                                                                 "NAME is a model/judge name prefix)."),
+        judge: str = typer.Option(None, "--judge", help="Diagnose only this judge (the others' rows are counted "
+                                                        "as skipped); default: every judge, figures per judge."),
         ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
         seed: int = typer.Option(0, "--seed", help="Seed of the sampled checks and the bootstrap."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -240,7 +253,7 @@ def register(app: typer.Typer) -> None:
         agreement), echo, judge-gaming flags and warnings."""
         result, table = run_diagnose(judgments, responses, format=format, style_control=style_control,
                                      ci_level=ci_level, seed=seed, skip_invalid=skip_invalid, bootstrap=bootstrap,
-                                     families=parse_families(family))
+                                     families=parse_families(family), judge=judge)
         if as_json:
             out = {**result.as_dict(), "read": table.report.as_dict()}
             typer.echo(json.dumps(out, indent=2, default=str))

@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from judgewise.cli.richtext import add_row, plain, say
 from judgewise.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ def _emit_json(data, output: Path | None) -> None:
         from judgewise.io.atomic import write_text_atomic
 
         write_text_atomic(output, text + "\n")
-        err.print(f"wrote {output}", highlight=False)
+        say(err, f"wrote {output}")
     else:
         typer.echo(text)
 
@@ -165,8 +166,8 @@ def select_cmd(
             typer.echo(item)
     match = (f"; inter-model {metric} {_fmt(record['inter_model_subset'])} on the subset vs "
              f"{_fmt(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
-    err.print(f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
-              f"(seed {seed}){match}", highlight=False)
+    say(err, f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
+             f"(seed {seed}){match}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -301,34 +302,33 @@ def render_study(summary: dict) -> None:
     pops = {(p["target"], p["metric"]): p["population"] for p in summary["population"]}
     head = summary["headline"]
     method = head["method"]
-    table = RichTable(title=f"{method} vs random, per target judge and metric (mean over budgets)",
+    table = RichTable(title=plain(f"{method} vs random, per target judge and metric (mean over budgets)"),
                       title_justify="left")
     for col in ("target", "metric", "population", "err random", f"err {method}", "Δ err", "macro win",
                 "micro win", "savings"):
         table.add_column(col, justify="left" if col in ("target", "metric") else "right")
     for r in per_target.itertuples(index=False):
-        table.add_row(r.target, r.metric, _fmt(pops[(r.target, r.metric)]), _fmt(r.error_random),
-                      _fmt(r.error_method), f"{-100 * r.improvement:+.1f}%", _fmt(r.macro_win, 2),
-                      _fmt(r.micro_win, 2), f"{100 * r.savings:.1f}%" if not math.isnan(r.savings) else "—")
+        add_row(table, r.target, r.metric, _fmt(pops[(r.target, r.metric)]), _fmt(r.error_random),
+                _fmt(r.error_method), f"{-100 * r.improvement:+.1f}%", _fmt(r.macro_win, 2),
+                _fmt(r.micro_win, 2), f"{100 * r.savings:.1f}%" if not math.isnan(r.savings) else "—")
     out.print(table)
     wins = summary["win_rates"][method]
     for m in wins["by_metric"]:
-        out.print(f"{m['metric']}: error {-100 * head['improvement_by_metric'][m['metric']]:+.1f}% vs random, "
-                  f"macro win {m['macro']:.3f} [{m['macro_lo']:.3f}, {m['macro_hi']:.3f}], micro win "
-                  f"{m['micro']:.3f} [{m['micro_lo']:.3f}, {m['micro_hi']:.3f}]", highlight=False)
+        say(out, f"{m['metric']}: error {-100 * head['improvement_by_metric'][m['metric']]:+.1f}% vs random, "
+                 f"macro win {m['macro']:.3f} [{m['macro_lo']:.3f}, {m['macro_hi']:.3f}], micro win "
+                 f"{m['micro']:.3f} [{m['micro_lo']:.3f}, {m['micro_hi']:.3f}]")
     others = [k for k in summary["win_rates"] if k != method]
     for k in others:
         o = summary["win_rates"][k]["overall"]
-        out.print(f"{k} vs random: macro win {o['macro']:.3f}, micro win {o['micro']:.3f}", highlight=False)
-    out.print(f"error reduction with per-cell median errors (robust to ICC's heavy tails at tiny budgets): "
-              f"{100 * head['improvement_median_errors']:.1f}%", highlight=False)
+        say(out, f"{k} vs random: macro win {o['macro']:.3f}, micro win {o['micro']:.3f}")
+    say(out, f"error reduction with per-cell median errors (robust to ICC's heavy tails at tiny budgets): "
+             f"{100 * head['improvement_median_errors']:.1f}%")
     def paper(text: str) -> str:  # the Metric Match paper's figure, shown next to Metric Match's only
         return f" (paper {text})" if method == "metric-match" else ""
 
-    out.print(f"{method} vs random: error {-100 * head['improvement']:+.1f}%{paper('−18.7%')}, macro win rate "
-              f"{head['macro']:.3f} [{head['macro_lo']:.3f}, {head['macro_hi']:.3f}]{paper('0.838')}, micro "
-              f"{head['micro']:.3f}{paper('0.538')}, annotation savings {100 * head['savings']:.1f}%{paper('32.5%')}",
-              highlight=False)
+    say(out, f"{method} vs random: error {-100 * head['improvement']:+.1f}%{paper('−18.7%')}, macro win rate "
+             f"{head['macro']:.3f} [{head['macro_lo']:.3f}, {head['macro_hi']:.3f}]{paper('0.838')}, micro "
+             f"{head['micro']:.3f}{paper('0.538')}, annotation savings {100 * head['savings']:.1f}%{paper('32.5%')}")
 
 
 def register(app: typer.Typer) -> None:

@@ -28,6 +28,8 @@ def register(app: typer.Typer) -> None:
         bootstrap: int = typer.Option(200, "--bootstrap", help="Bootstrap rounds for the intervals."),
         seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
         title: str = typer.Option("judgewise report", "--title"),
+        judge: str = typer.Option(None, "--judge", help="Report only this judge's rows (the rest counted as skipped)."),
+        pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool several judges into one leaderboard."),
     ) -> None:
         """Write a one-file offline HTML report (or Markdown + figures) of a run."""
         from judgewise.report import write_report
@@ -36,7 +38,7 @@ def register(app: typer.Typer) -> None:
         srcs = [str(s) for s in sources]
         path = write_report(srcs, output, format=format, gold=gold, study=study, method=method,
                             bootstrap=bootstrap, seed=seed, title=title, command=command,
-                            input_format=input_format, responses=responses)
+                            input_format=input_format, responses=responses, judge=judge, pool_judges=pool_judges)
         typer.echo(f"report written: {path} ({path.stat().st_size / 1024:.0f} KB)")
 
     @app.command("serve")

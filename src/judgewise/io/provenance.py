@@ -151,3 +151,14 @@ def pooled_line(frame: pd.DataFrame) -> str | None:
     if len(groups) < 2:
         return None
     return f"judges pooled (--pool-judges): {describe_judges(groups)}"
+
+
+def label_judges(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with ``judge`` set to each row's judge label, so grouping by ``judge`` never merges two identities
+    that share a name (unchanged when every name is one identity)."""
+    groups, codes = judge_groups(frame)
+    if all(g.label == g.judge for g in groups):
+        return frame
+    out = frame.copy()
+    out["judge"] = np.array([g.label for g in groups], dtype=object)[codes]
+    return out

@@ -22,15 +22,32 @@ def build_report(sources, *, options=None, input_format: str | None = None, resp
     from judgewise.report.inputs import add_responses, load_run
     from judgewise.report.sections import build_sections
 
+    options = options or ReportOptions()
     run = load_run(sources, format=input_format)
+    _choose_judge(run, options)
     if responses is not None:
         add_responses(run, responses)
-    return build_sections(ReportContext(run, options or ReportOptions()))
+    return build_sections(ReportContext(run, options))
+
+
+def _choose_judge(run, options) -> None:
+    """One judge (``options.judge``, the rest counted as skipped), several only with ``options.pool_judges``; a
+    run mixing judges otherwise stops with a ConfigError listing them (io.provenance)."""
+    from judgewise.io.provenance import note_dropped, select_judge
+    from judgewise.io.tables import ReadReport
+
+    run.judgments, dropped = select_judge(run.judgments, options.judge, options.pool_judges)
+    if dropped:
+        if len(run.read_reports) != 1:
+            run.read_reports.append(ReadReport("judge selection", "--judge", rows_read=len(run.judgments) + dropped,
+                                               rows_used=len(run.judgments) + dropped))
+        note_dropped(run.read_reports[-1], dropped, options.judge)
 
 
 def write_report(sources, output, *, format: str = "html", gold=None, study=None, method: str = "auto",
                  bootstrap: int = 200, seed: int = 0, title: str = "judgewise report",
-                 command: str | None = None, input_format: str | None = None, responses=None) -> Path:
+                 command: str | None = None, input_format: str | None = None, responses=None,
+                 judge: str | None = None, pool_judges: bool = False) -> Path:
     """Write the report for ``sources`` (path(s) anything ``judgewise.io`` reads, a judging store, or a
     judgments DataFrame/Table) to ``output``; returns the path of the written HTML or Markdown file.
 
@@ -38,6 +55,7 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     (or, when ``output`` ends in ``.md``, that file with ``figures/`` beside it).
     ``command`` is the command line shown under "Reproduce" (default: this process's arguments);
     ``responses`` adds model outputs (path or DataFrame ``prompt_id, model, text``) to a run without them.
+    ``judge`` keeps one judge's rows; ``pool_judges`` pools several; a run mixing judges needs one of them.
     """
     from judgewise.io.atomic import write_text_atomic
     from judgewise.report.context import ReportOptions
@@ -46,7 +64,7 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     if format not in FORMATS:
         raise ConfigError(f"unknown report format {format!r}: expected one of {', '.join(FORMATS)}")
     options = ReportOptions(method=method, bootstrap=bootstrap, seed=seed, title=title, command=command,
-                            gold=Path(gold) if gold else None,
+                            gold=Path(gold) if gold else None, judge=judge, pool_judges=pool_judges,
                             study=Path(study) if isinstance(study, (str, Path)) else study)
     _check_side_inputs(options)
     sections = build_report(sources, options=options, input_format=input_format, responses=responses)

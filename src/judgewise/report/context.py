@@ -29,6 +29,8 @@ class ReportOptions:
     command: str | None = None
     title: str = "judgewise report"
     extra_facts: dict = field(default_factory=dict)
+    judge: str | None = None  # keep only this judge's rows (io.provenance.select_judge)
+    pool_judges: bool = False  # pool several judges on purpose (otherwise a mixed run is refused)
 
     def command_line(self) -> str:
         return self.command or "judgewise " + " ".join(shlex.quote(a) for a in sys.argv[1:])
@@ -102,7 +104,8 @@ class ReportContext:
         """The leaderboard, from ``judgewise.ratings.rank`` — the same call ``judgewise rank`` makes."""
         from judgewise.ratings import rank
 
-        kwargs = {"method": self.method, "bootstrap": self.options.bootstrap, "seed": self.options.seed}
+        kwargs = {"method": self.method, "bootstrap": self.options.bootstrap, "seed": self.options.seed,
+                  "pool_judges": self.options.pool_judges}
         if self.method == "winrate" and self.anchor:
             kwargs["anchor"] = self.anchor
         return rank(self.valid, **kwargs)
