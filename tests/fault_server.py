@@ -1,7 +1,9 @@
 """A small OpenAI-compatible chat server on 127.0.0.1 that injects faults, for tests and benchmarks.
 
 At configured rates it answers 429 (with ``Retry-After``), 500, hangs past the client's timeout, drops
-the connection, or returns empty or garbage content; otherwise it returns an Arena-Hard style verdict
+the connection, returns empty or garbage content, or a malformed HTTP 200 (``MALFORMED``: an HTML page,
+truncated JSON, an empty body, a JSON array or scalar, an object without ``choices``, wrong types inside;
+these are not answers and are not counted as successes); otherwise it returns an Arena-Hard style verdict
 chosen from a hash of the request. It counts *successful* calls (a 200 actually written to a client that
 was still connected) per request key, the hash of the request's messages, so tests can check that no
 successful call was ever repeated. ``freeze()`` holds every new request (a request whose client goes away
@@ -27,7 +29,18 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage", "too_long")  # too_long: 400, context exceeded
+# New kinds are appended, so that a seed's draws of the earlier kinds stay what they were.
+MALFORMED = {  # fault kind -> (content type, body) of an HTTP 200 that is not a chat completion
+    "html": ("text/html", b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"),
+    "truncated_json": ("application/json", b'{"id": "cmpl-1", "object": "chat.completion", "choices": [{"ind'),
+    "empty_body": ("application/json", b""),
+    "json_array": ("application/json", b'[{"message": {"content": "[[A>B]]"}}]'),
+    "json_scalar": ("application/json", b'"[[A>B]]"'),
+    "no_choices": ("application/json", b'{"id": "cmpl-1", "object": "chat.completion", "model": "judge-model"}'),
+    "wrong_types": ("application/json", b'{"choices": [{"message": {"content": 42}}], "model": 7, "usage": "x"}'),
+}
+FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage", "too_long",  # too_long: 400, context exceeded
+          *MALFORMED)
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 
 
@@ -47,12 +60,14 @@ class FaultServer:
     def __init__(self, *, latency_s: float = 0.0, rates: dict | None = None, seed: int = 0,
                  retry_after_s: float = 0.05, hang_s: float = 5.0, model: str = "judge-model",
                  api_key: str | None = None, reflect_auth: bool = False, answer=default_answer, fault_fn=None,
-                 candidates=None):
+                 candidates=None, reflect_auth_in_answer: bool = False):
         unknown = set(rates or {}) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown}; known: {FAULTS}")
         self.latency_s, self.rates, self.retry_after_s, self.hang_s = latency_s, dict(rates or {}), retry_after_s, hang_s
         self.model, self.api_key, self.reflect_auth, self.answer = model, api_key, reflect_auth, answer
+        self.reflect_auth_in_answer = reflect_auth_in_answer  # echo the Authorization header in every answer
+        self.success_times: list[tuple[float, str]] = []  # (time.time(), request key) of each 200 delivered
         self.fault_fn = fault_fn  # optional (messages, times this request was seen before) -> fault kind | None
         self.requests: Counter[str] = Counter()  # request key -> requests received (any outcome)
         # with logprobs requested: token -> {candidate: probability} at that position (default: the token, p=1)
@@ -111,6 +126,7 @@ class FaultServer:
             self.events[event] += 1
             if key is not None:
                 self.successes[key] += 1
+                self.success_times.append((time.time(), key))
 
 
 class _Server(ThreadingHTTPServer):
@@ -196,8 +212,24 @@ def _make_handler(server: FaultServer):
             if fault == "drop":
                 self.close_connection = True
                 return None
+            if fault in MALFORMED:
+                return self._send_raw(200, *MALFORMED[fault])
             text = {"empty": "", "garbage": "%$# lorem ipsum, no verdict at all"}.get(fault) or server.answer(messages)
+            if server.reflect_auth_in_answer:  # a leaky endpoint quoting the credentials back in its completion
+                text = f"(you sent Authorization: {self.headers.get('Authorization')}) {text}"
             self._reply(body, messages, text)
+
+        def _send_raw(self, status: int, content_type: str, data: bytes) -> bool:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+                return True
+            except OSError:
+                return False
 
         def _reply(self, body: dict, messages: list, text: str) -> None:
             n_in = sum(len(str(m.get("content", ""))) for m in messages) // 4

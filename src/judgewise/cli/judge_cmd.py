@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from judgewise.errors import ConfigError, JudgeError
+from judgewise.errors import JudgeError
 
 log = logging.getLogger("judgewise.cli.judge")
 err = Console(stderr=True, soft_wrap=True)
@@ -51,6 +51,9 @@ def _summary_lines(summary: dict, output: str | None) -> list[str]:
              f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
              f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
              + ("" if not s["failed_total"] else " (rerun with --retry-failed to judge failed games again)")]
+    if s.get("maybe_charged_timeouts"):
+        lines.append(f"{s['maybe_charged_timeouts']} calls timed out after being sent (may have been charged; "
+                     "their answers never arrived)")
     if s.get("duplicates"):
         lines.append(f"{s['duplicates']} planned games repeated an earlier one (same prompt, pair and order): "
                      "judged once")
@@ -192,9 +195,7 @@ def _print_summary(summary: dict, as_json: bool) -> None:
 def run_export(store: Path, output: Path, only_ok: bool) -> dict:
     from judgewise.judges.store import JudgmentStore, export_frame, write_export
 
-    if not store.is_file():
-        raise ConfigError(f"store {store}: no such file")
-    with JudgmentStore(store) as st:
+    with JudgmentStore.open_readonly(store) as st:  # refuses a file that is not a store, never writes to it
         stored = st.frame()
     frame = export_frame(stored, only_ok=only_ok)
     failed = int((stored["status"] == "failed").sum())
@@ -239,9 +240,7 @@ def register(app: typer.Typer) -> None:
         """Counts ok/failed, calls, tokens and cost, by judge and by model."""
         from judgewise.judges.store import JudgmentStore
 
-        if not store.is_file():
-            raise ConfigError(f"store {store}: no such file")
-        with JudgmentStore(store) as st:
+        with JudgmentStore.open_readonly(store) as st:  # refuses a file that is not a store, never writes to it
             s = st.stats()
         if as_json:
             print(json.dumps(s))

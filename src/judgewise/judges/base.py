@@ -11,6 +11,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+REDACTED = "[redacted]"
+_SECRETS: set[str] = set()  # the process's API keys, held in memory only (see register_secret)
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` (an API key) so that :func:`scrub` removes it from every text judgewise keeps.
+
+    Backends call this for each key they read (``api_key_env``'s value, or a key given directly); the
+    store calls :func:`scrub` on every text it writes, and backends on every error message they raise.
+    """
+    if value and len(value) >= 4:  # shorter "keys" would redact ordinary words
+        _SECRETS.add(value)
+
+
+def scrub(text):
+    """``text`` with every registered secret replaced by ``[redacted]`` (non-text values unchanged).
+
+    The one scrubbing function: used by the store's write path (raw completion, error, parsed label,
+    identity, every text column) and by the backends' error messages.
+    """
+    if not isinstance(text, str) or not text or not _SECRETS:
+        return text
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -54,18 +80,28 @@ class Verdict:
 
 
 class RetryableCallError(Exception):
-    """A call failed in a way that retrying may fix (429, 5xx, timeout, dropped connection)."""
+    """A call failed in a way that retrying may fix (429, 5xx, timeout, dropped connection, malformed body).
 
-    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None):
-        super().__init__(message)
-        self.retry_after, self.status = retry_after, status
+    ``maybe_charged`` is True when the request was sent and the client gave up waiting (a timeout): the
+    server may still have answered, and billed, a call whose answer never arrived.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None,
+                 maybe_charged: bool = False):
+        super().__init__(scrub(message))
+        self.retry_after, self.status, self.maybe_charged = retry_after, status, maybe_charged
+
+
+class MalformedResponseError(RetryableCallError):
+    """An HTTP 200 whose body is not a chat completion (HTML, invalid or truncated JSON, an empty body, a
+    JSON array or scalar, an object without ``choices``, wrong types inside): a failed attempt, retried."""
 
 
 class FatalCallError(Exception):
     """A call failed in a way retries cannot fix (400, 401, 404): the run must stop with this message."""
 
     def __init__(self, message: str, *, status: int | None = None):
-        super().__init__(message)
+        super().__init__(scrub(message))
         self.status = status
 
 

@@ -2,7 +2,15 @@
 
 One :class:`openai.AsyncOpenAI` client per endpoint, its own retries disabled (``max_retries=0``) so the
 scheduler's retry policy is the only one. The API key is read from the environment variable the config
-names, held in memory only, never part of ``identity``, and scrubbed from every error message.
+names, held in memory only, never part of ``identity``, and scrubbed (``base.scrub``) from every error
+message and every stored text.
+
+Responses are taken as raw bytes from the client (``cast_to=bytes``: its transport, auth, pooling and HTTP
+error mapping, none of its parsing) and validated here by :func:`parse_chat_body`. Anything an endpoint
+sends that is not a chat completion — HTML, invalid or truncated JSON, an empty body, a JSON array or
+scalar, an object without ``choices``, wrong types inside — is a :class:`MalformedResponseError`: a failed
+attempt with its reason, retried by the scheduler's one policy, never a crash. (Catching the SDK's own
+parse errors instead would not do: for a non-JSON content type it returns the body as a ``str``.)
 """
 
 from __future__ import annotations
@@ -12,14 +20,15 @@ import itertools
 import logging
 import os
 import re
+import json
 import time
 from dataclasses import dataclass
 
 import openai
-from openai.types.chat import ChatCompletion
 
 from judgewise.errors import ConfigError
-from judgewise.judges.base import Completion, FatalCallError, RetryableCallError
+from judgewise.judges.base import (Completion, FatalCallError, MalformedResponseError, RetryableCallError,
+                                   register_secret, scrub)
 from judgewise.judges.llm_judge import PromptTooLongError
 
 log = logging.getLogger(__name__)
@@ -60,6 +69,7 @@ class OpenAIBackend:
 
     ``spread`` chooses the endpoint per call: "round_robin" or "least_busy" (fewest calls in flight).
     ``params`` are sampling parameters passed to every call (temperature, top_p, seed, ...).
+    The key comes from the environment variable ``api_key_env`` names, or ``api_key`` (Python only).
     The per-call timeout is the scheduler's (``limits.timeout_s``); ``timeout_s`` here is only the HTTP
     client's own, default the ``openai`` client's (600 s), so that it never cuts a call short first.
     """
@@ -67,13 +77,14 @@ class OpenAIBackend:
     def __init__(self, model: str, *, base_urls: list[str] | str | None = None, api_key_env: str | None = None,
                  params: dict | None = None, logprobs: bool = False, top_logprobs: int = 5,
                  prices: Prices | None = None, spread: str = "round_robin", timeout_s: float | None = None,
-                 name: str | None = None):
+                 name: str | None = None, api_key: str | None = None):
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls or [None])
         if spread not in SPREADS:
             raise ConfigError(f'judge.spread: expected one of {sorted(SPREADS)}, found "{spread}"')
         self.model, self.params, self.prices = model, dict(params or {}), prices or Prices()
         self.logprobs, self.top_logprobs, self.spread = logprobs, top_logprobs, spread
-        self._secret = self._read_key(api_key_env)
+        register_secret(api_key)  # a key given directly (Python API) is scrubbed like one from the environment
+        self._secret = api_key or self._read_key(api_key_env)
         self._urls, self._timeout_s = urls, timeout_s
         self._clients: list[openai.AsyncOpenAI] = []
         self._loop = None
@@ -92,11 +103,13 @@ class OpenAIBackend:
         if not value:
             raise ConfigError(f'judge.api_key_env names the environment variable "{env_name}", which is not set; '
                               f"export it (the key is read from the environment only, never from a file)")
+        register_secret(value)
         return value
 
-    def scrub(self, text: str) -> str:
-        """``text`` with the API key (if any) removed."""
-        return text.replace(self._secret, "[redacted]") if self._secret and text else text
+    @staticmethod
+    def scrub(text: str) -> str:
+        """``text`` with the API key (and any other registered secret) removed: :func:`base.scrub`."""
+        return scrub(text)
 
     def _pick(self) -> int:
         return SPREADS[self.spread](self)
@@ -126,28 +139,25 @@ class OpenAIBackend:
         start = time.perf_counter()
         try:
             # The client's own POST (errors, auth, pooling) without the per-call request transform, which costs
-            # more CPU than the rest of a judgment at hundreds of calls per second.
-            resp = await self._client(i).post("/chat/completions", body={"model": self.model, "messages": messages,
-                                                                          **kw}, cast_to=ChatCompletion)
+            # more CPU than the rest of a judgment at hundreds of calls per second; the body comes back as bytes.
+            body = await self._client(i).post("/chat/completions", body={"model": self.model, "messages": messages,
+                                                                          **kw}, cast_to=bytes)
         except openai.APIError as exc:
             raise self._map_error(exc) from None
         finally:
             self._in_flight[i] -= 1
-        return self._completion(resp, time.perf_counter() - start)
+        return self._completion(parse_chat_body(body), time.perf_counter() - start)
 
-    def _completion(self, resp, latency: float) -> Completion:
-        choice = resp.choices[0] if getattr(resp, "choices", None) else None
-        text = (choice.message.content or "") if choice is not None and choice.message is not None else ""
-        usage = getattr(resp, "usage", None)
-        t_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-        t_out = int(getattr(usage, "completion_tokens", 0) or 0)
-        return Completion(text=text, tokens_in=t_in, tokens_out=t_out, latency_s=latency,
-                          cost=self.prices.cost(t_in, t_out), top_logprobs=_top_logprobs(choice),
-                          raw={"finish_reason": getattr(choice, "finish_reason", None), "model": resp.model})
+    def _completion(self, body: "ChatBody", latency: float) -> Completion:
+        return Completion(text=body.text, tokens_in=body.tokens_in, tokens_out=body.tokens_out, latency_s=latency,
+                          cost=self.prices.cost(body.tokens_in, body.tokens_out), top_logprobs=body.top_logprobs,
+                          raw={"finish_reason": body.finish_reason, "model": body.model})
 
     def _map_error(self, exc: openai.APIError) -> Exception:
-        msg = self.scrub(str(exc))[:500]
-        if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        msg = scrub(str(exc))[:500]
+        if isinstance(exc, openai.APITimeoutError):  # sent, then no answer in time: the server may have billed it
+            return RetryableCallError(f"{type(exc).__name__}: {msg}", maybe_charged=True)
+        if isinstance(exc, openai.APIConnectionError):
             return RetryableCallError(f"{type(exc).__name__}: {msg}")
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
@@ -157,23 +167,96 @@ class OpenAIBackend:
             if status in (400, 413) and TOO_LONG.search(f"{getattr(exc, 'code', '')} {msg}"):
                 return PromptTooLongError(f"HTTP {status}: {msg}")
             return FatalCallError(f"HTTP {status} from {self.model}: {msg}", status=status)
-        return RetryableCallError(f"malformed response ({type(exc).__name__}): {msg}")
+        return MalformedResponseError(f"malformed response ({type(exc).__name__}): {msg}")
 
     async def aclose(self) -> None:
         for c in self._clients:
             await c.close()
 
 
-def _top_logprobs(choice) -> list[dict[str, float]] | None:
-    """Per output token, {token: logprob} over the returned candidates (the chosen token included)."""
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if not content:
+@dataclass(frozen=True)
+class ChatBody:
+    """The parts of a chat-completion body judgewise uses, validated."""
+
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    finish_reason: str | None = None
+    model: str | None = None
+    top_logprobs: list[dict[str, float]] | None = None
+
+
+def _malformed(reason: str, body: bytes | str) -> MalformedResponseError:
+    snippet = body if isinstance(body, str) else body[:200].decode("utf-8", "replace")
+    snippet = " ".join(snippet.split())[:80]
+    return MalformedResponseError(f"malformed response (HTTP 200): {reason}; body starts {snippet!r}")
+
+
+def parse_chat_body(body: bytes) -> ChatBody:
+    """A chat completion from a 200's raw body, or :class:`MalformedResponseError` saying what is wrong.
+
+    Kept lenient where today's servers differ and nothing is lost: ``choices`` empty or null, a null message
+    or null content give an empty text (the judge then re-asks); missing or non-integer ``usage`` counts
+    0 tokens; unusable ``logprobs`` are dropped. Everything else that is not a chat completion is malformed.
+    """
+    if not isinstance(body, (bytes, bytearray)):
+        raise _malformed(f"expected a body of bytes, found {type(body).__name__}", str(body))
+    if not body.strip():
+        raise _malformed("empty body", body)
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise _malformed(f"not JSON ({type(exc).__name__}: {str(exc)[:60]})", body) from None
+    if not isinstance(data, dict):
+        raise _malformed(f"a JSON {_kind(data)}, expected an object", body)
+    if "choices" not in data:
+        raise _malformed("an object without 'choices'", body)
+    choices = data["choices"]
+    if choices is None or choices == []:
+        choice = {}
+    elif isinstance(choices, list) and isinstance(choices[0], dict):
+        choice = choices[0]
+    else:
+        raise _malformed(f"'choices' is {_kind(choices)}, expected a list of objects", body)
+    message = choice.get("message")
+    if message is not None and not isinstance(message, dict):
+        raise _malformed(f"'choices[0].message' is {_kind(message)}, expected an object", body)
+    text = (message or {}).get("content")
+    if text is not None and not isinstance(text, str):
+        raise _malformed(f"'choices[0].message.content' is {_kind(text)}, expected text", body)
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    finish, model = choice.get("finish_reason"), data.get("model")
+    return ChatBody(text=text or "", tokens_in=_count(usage.get("prompt_tokens")),
+                    tokens_out=_count(usage.get("completion_tokens")),
+                    finish_reason=finish if isinstance(finish, str) else None,
+                    model=model if isinstance(model, str) else None, top_logprobs=_top_logprobs(choice))
+
+
+def _kind(value) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number" if isinstance(value, (int, float)) else type(value).__name__)
+
+
+def _count(value) -> int:
+    """A token count, or 0 when the server sent none or something that is not a non-negative integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _top_logprobs(choice: dict) -> list[dict[str, float]] | None:
+    """Per output token, {token: logprob} over the returned candidates (the chosen token included); None when
+    the server sent none or they are not in the OpenAI shape."""
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not content or not isinstance(content, list):
         return None
-    out = []
-    for tok in content:
-        cands = {t.token: t.logprob for t in (tok.top_logprobs or [])}
-        cands.setdefault(tok.token, tok.logprob)
-        out.append(cands)
+    try:
+        out = []
+        for tok in content:
+            cands = {str(t["token"]): float(t["logprob"]) for t in (tok.get("top_logprobs") or [])}
+            cands.setdefault(str(tok["token"]), float(tok["logprob"]))
+            out.append(cands)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
     return out
 
 

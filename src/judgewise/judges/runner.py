@@ -5,6 +5,9 @@ answer orders, the default, against position bias as Arena-lite §4.3.3 and A.8.
 one whose order is a seeded coin per (prompt, pair). Games already in
 the store are not judged again; new ones are judged under the scheduler's limits and stored as they
 finish; the result is the canonical judgments table (one row per game, with ``first``) plus counts.
+Every answer received is journaled in the store before anything else happens (``scheduler.AnswerJournal``),
+so no call whose answer the engine holds is ever sent again; calls that timed out after being sent are
+counted as ``maybe_charged_timeouts``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pandas as pd
 from judgewise.errors import BudgetExceeded, ConfigError, JudgeError
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
-from judgewise.judges.scheduler import RetryPolicy, ScheduledBackend
+from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend
 from judgewise.judges.store import GameRecord, JudgmentStore, export_frame
 
 log = logging.getLogger(__name__)
@@ -110,6 +113,8 @@ class RunResult:
     elapsed_s: float = 0.0
     stopped: str | None = None  # why the run stopped early, if it did
     duplicates: int = 0  # planned games identical to an earlier one (same key), judged once
+    maybe_charged_timeouts: int = 0  # calls that timed out after being sent: the server may have billed them
+    reused_answers: int = 0  # answers received by an earlier (stopped or killed) run, used instead of a new call
 
     def by_comparison(self) -> pd.DataFrame:
         """One row per comparison with both orders averaged (see :func:`average_orders`)."""
@@ -126,7 +131,8 @@ class RunResult:
                 "retries": self.retries, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "cost": round(self.cost, 6), "elapsed_s": round(self.elapsed_s, 3),
                 "ok_total": int((status == "ok").sum()), "failed_total": int((status == "failed").sum()),
-                "swap_consistency": self.swap_consistency, "stopped": self.stopped, "duplicates": self.duplicates}
+                "swap_consistency": self.swap_consistency, "stopped": self.stopped, "duplicates": self.duplicates,
+                "maybe_charged_timeouts": self.maybe_charged_timeouts, "reused_answers": self.reused_answers}
 
 
 def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -222,6 +228,7 @@ class _Run:
             self.stop = self.stop or exc
             return
         self.in_flight += 1
+        token = GAME_KEY.set(key)  # the scheduler journals this game's answers under its key
         try:
             result = await self.judge.judge(game)
         except RetryableCallError as exc:  # retries exhausted: a failed game with its reason
@@ -234,6 +241,7 @@ class _Run:
             self.store.release(key)
             raise
         finally:
+            GAME_KEY.reset(token)
             self.in_flight -= 1
         self._stored(self.store_result(key, game, result))
 
@@ -297,6 +305,7 @@ def _wrap_backend(judge: Judge, **kw) -> tuple[ScheduledBackend | None, object |
     return scheduled, backend
 
 
+
 async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: JudgmentStore | str, *,
                        orders: str = "both", seed: int = 0, concurrency: int = 8,
                        limits: RateLimits | None = None, timeout_s: float = 120.0,
@@ -319,6 +328,8 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
                state=Progress(total=len(todo), cached=len(keyed) - len(todo)))
     scheduled, original = _wrap_backend(judge, concurrency=concurrency, limits=limits, timeout_s=timeout_s,
                                         policy=retry, seed=seed)
+    if scheduled is not None:
+        scheduled.journal = store
     beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
     try:
         await run.drain(todo, concurrency)
@@ -330,6 +341,8 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
                          time.perf_counter() - t0)
     finally:
         beat.cancel()
+        if scheduled is not None:
+            scheduled.journal = None
         if original is not None:
             judge.backend = original
         if own_store:
@@ -346,7 +359,9 @@ def _result(run: _Run, store, keys, n_comp, n_games, scheduled, elapsed) -> RunR
         failed=s.failed, cached=s.cached, calls_made=s.calls,
         retries=scheduled.stats.retries if scheduled is not None else 0,
         tokens_in=run.tokens_in, tokens_out=run.tokens_out, cost=s.cost, elapsed_s=elapsed,
-        stopped=str(run.stop) if run.stop else None, duplicates=n_games - len(keys))
+        stopped=str(run.stop) if run.stop else None, duplicates=n_games - len(keys),
+        maybe_charged_timeouts=scheduled.stats.maybe_charged_timeouts if scheduled is not None else 0,
+        reused_answers=scheduled.stats.reused_answers if scheduled is not None else 0)
 
 
 def _in_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

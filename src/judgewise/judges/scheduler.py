@@ -6,21 +6,52 @@ own: a transient failure of the re-ask never repeats the first, successful call.
 :class:`RetryableCallError` (429, 5xx, timeouts, dropped connections) with exponential backoff and full
 jitter, honouring ``Retry-After``; :class:`FatalCallError` (400, 401, 404) passes straight through so
 the run stops with its message.
+
+Never paying twice: with an :class:`AnswerJournal` (the runner gives it the store), every answer received is
+written to the journal *before anything else happens* (before parsing, a re-ask, or the game's own row), and
+a call whose answer the journal holds is answered from it instead of being sent again — across retries,
+stops and ``kill -9`` restarts. Attempts that time out after the request went out are counted as
+``maybe_charged_timeouts``: the server may have answered (and billed) a call whose answer never arrived.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import dataclasses
+import hashlib
+import json
 import logging
 import random
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from judgewise.errors import ConfigError
 from judgewise.judges.base import Backend, Completion, RetryableCallError
 from judgewise.judges.limits import RateLimits
 
 log = logging.getLogger(__name__)
+
+# The store key of the game whose calls the current task is making (set by the runner per game): answers
+# are journaled under it, and dropped from the journal once the game's row is stored.
+GAME_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("judgewise_game_key", default=None)
+
+
+class AnswerJournal(Protocol):
+    """Durable record of answers received for games not stored yet (``JudgmentStore`` is one)."""
+
+    def held_answer(self, call_key: str) -> dict | None: ...
+
+    def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None: ...
+
+    def note_maybe_charged(self) -> None: ...
+
+
+def call_key(identity: dict, messages: list[dict], **kw) -> str:
+    """Content hash of one call: the backend identity, the messages and the per-call options."""
+    payload = json.dumps([identity, messages, kw], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -55,6 +86,8 @@ class CallStats:
     calls_ok: int = 0
     retries: int = 0
     gave_up: int = 0
+    maybe_charged_timeouts: int = 0  # attempts that timed out after sending: the server may have billed them
+    reused_answers: int = 0  # calls answered from the journal (received earlier, not sent again)
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
@@ -90,20 +123,35 @@ class ScheduledBackend:
         self._sem = asyncio.Semaphore(concurrency)
         self._rpm, self._tpm = (limits or RateLimits()).buckets()
         self._rng = random.Random(seed)
+        self.journal: AnswerJournal | None = None  # set by the runner for a run (the store)
 
     def __getattr__(self, name):  # expose the wrapped backend's extras (price, model, ...)
-        if name == "inner":
+        if name in ("inner", "journal"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
     async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion:
-        est = estimate_tokens(messages) + (max_tokens or self.default_max_tokens)
+        kw = dict(max_tokens=max_tokens, want_logprobs=want_logprobs, grammar=grammar)
+        game, journal = GAME_KEY.get(), self.journal
+        key = call_key(self.identity, messages, **kw) if journal is not None and game is not None else None
+        held = journal.held_answer(key) if key is not None else None
+        if held is not None:
+            self.stats.reused_answers += 1
+            return Completion(**held)
+        comp = await self._with_retries(messages, kw)
+        if key is not None:  # durable before anything else happens (parse, re-ask, the game's row)
+            journal.hold_answer(game, key, dataclasses.asdict(comp))
+        return comp
+
+    async def _with_retries(self, messages: list[dict], kw: dict) -> Completion:
+        est = estimate_tokens(messages) + (kw["max_tokens"] or self.default_max_tokens)
         for attempt in range(1, self.policy.max_attempts + 1):
             try:
-                return await self._attempt(messages, est, max_tokens=max_tokens, want_logprobs=want_logprobs,
-                                           grammar=grammar)
+                return await self._attempt(messages, est, **kw)
             except RetryableCallError as err:
+                if err.maybe_charged:
+                    self._note_maybe_charged()
                 if attempt == self.policy.max_attempts:
                     self.stats.gave_up += 1
                     raise RetryableCallError(f"gave up after {attempt} attempts; last error: {err}",
@@ -113,6 +161,11 @@ class ScheduledBackend:
                 log.debug("retrying call (attempt %d) in %.2fs after: %s", attempt + 1, wait, err)
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")
+
+    def _note_maybe_charged(self) -> None:
+        self.stats.maybe_charged_timeouts += 1
+        if self.journal is not None:
+            self.journal.note_maybe_charged()
 
     async def _attempt(self, messages, est: int, **kw) -> Completion:
         if self._rpm:
@@ -125,7 +178,7 @@ class ScheduledBackend:
             try:
                 comp = await asyncio.wait_for(self.inner.complete(messages, **kw), self.timeout_s)
             except asyncio.TimeoutError:
-                raise RetryableCallError(f"call timed out after {self.timeout_s:g}s") from None
+                raise RetryableCallError(f"call timed out after {self.timeout_s:g}s", maybe_charged=True) from None
         comp.latency_s = comp.latency_s or (time.perf_counter() - start)
         if self._tpm:
             self._tpm.adjust(comp.tokens_in + comp.tokens_out - est)

@@ -6,17 +6,25 @@ Rerunning a job finds every finished key and makes no call; a run killed with ``
 the calls that were in flight. Several processes may share one file: WAL journal, ``busy_timeout``,
 ``BEGIN IMMEDIATE`` transactions, and a *claim* (lease) row per key in flight so a second process skips
 keys another is paying for. A claim expires after its lease, or at once when its owner process (same
-host) is dead, so a crashed run never blocks its restart.
+host) is dead, so a crashed run never blocks its restart. Answers received for a game not stored yet are
+kept in an ``answers`` journal (see ``scheduler.AnswerJournal``) until the game's row is, so a restart never
+sends a call again whose answer it already holds.
+
+Opening refuses, without writing to it, a file that is not a judgewise store: a non-SQLite file, a SQLite
+database with other tables, or a store of a newer schema version. Tables are created only in a new or empty
+file. Readers (export, stats, report) use :meth:`JudgmentStore.open_readonly`, which never writes.
 
 Verdict columns are stored in the canonical ``model_a`` view (``outcome``, ``verdict5``, ``soft``);
 ``label`` is the literal verdict token as the judge wrote it (shown-first view), ``first`` the model
-shown first. Secrets never reach this file: identities are secret-free by contract and error texts
-are scrubbed by the backend that produced them.
+shown first. Secrets never reach this file: identities are secret-free by contract, and every text written
+(raw completion, error, label, journaled answers) goes through ``base.scrub``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import os
 import socket
 import sqlite3
@@ -28,11 +36,16 @@ from typing import Iterable
 
 import pandas as pd
 
-from judgewise.errors import ConfigError
+from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
+from judgewise.judges.base import scrub
+
+log = logging.getLogger(__name__)
 
 DEFAULT_STORE = "judgewise-store.sqlite"
 SCHEMA_VERSION = 1
+SQLITE_HEADER = b"SQLite format 3\x00"
+STORE_TABLES = {"games", "claims", "meta"}  # what makes a SQLite file a judgewise store
 
 GAME_COLUMNS = (
     "key", "prompt_id", "model_a", "model_b", "first", "swapped", "judge", "template", "judge_identity",
@@ -55,6 +68,9 @@ CREATE TABLE IF NOT EXISTS games (
 CREATE INDEX IF NOT EXISTS games_by_status ON games (status);
 CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS answers (call TEXT PRIMARY KEY, game TEXT NOT NULL, answer TEXT NOT NULL,
+                                    created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS answers_by_game ON answers (game);
 """
 
 _UPSERT = (f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) VALUES ({', '.join('?' * len(GAME_COLUMNS))}) "
@@ -126,8 +142,9 @@ class JudgmentStore:
         self.path = Path(path)
         if self.path.is_dir():
             raise ConfigError(f"store path {self.path} is a directory; name a file, e.g. {self.path / DEFAULT_STORE}")
+        new = check_store_file(self.path, busy_timeout_s=busy_timeout_s) is None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.lease_s = lease_s
+        self.lease_s, self.readonly = lease_s, False
         self.owner = _owner_id()
         self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None)
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
@@ -135,9 +152,25 @@ class JudgmentStore:
         # WAL + NORMAL survives a killed process (only an OS crash/power loss can drop the last commits).
         self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
         with self._write():
+            if not new:  # another process may have made it a store meanwhile: check again under the lock
+                _check_tables(self._db, self.path)
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 self._db.execute(statement)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    @classmethod
+    def open_readonly(cls, path: str | os.PathLike, *, busy_timeout_s: float = 60.0) -> "JudgmentStore":
+        """Open an existing store for reading only (``mode=ro``): export, stats, reports. Raises
+        :class:`InputError` naming the file when it is missing or not a judgewise store; never writes to it."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError("no such store file (run `judgewise judge` to make one)", file=str(path))
+        if check_store_file(path, busy_timeout_s=busy_timeout_s) is None:
+            raise InputError("an empty file, not a judgewise store", file=str(path))
+        self = cls.__new__(cls)
+        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, _owner_id()
+        self._db = _connect_readonly(path, busy_timeout_s)
+        return self
 
     # -- transactions -------------------------------------------------------------------------------
     def _write(self):
@@ -216,16 +249,100 @@ class JudgmentStore:
         """Store one finished game and drop its claim, in one committed transaction. An "ok" row already
         stored is never overwritten (a failed one is, when the key was retried)."""
         rec.created_at = rec.created_at or time.time()
+        for f in dataclasses.fields(rec):  # every text column (raw, error, label, identity, ...) is scrubbed
+            setattr(rec, f.name, scrub(getattr(rec, f.name)))
         with self._write():
             self._db.execute(_UPSERT, rec.values())
             self._db.execute("DELETE FROM claims WHERE key = ?", (rec.key,))
+            self._db.execute("DELETE FROM answers WHERE game = ?", (rec.key,))
+
+    # -- the answer journal (scheduler.AnswerJournal) ---------------------------------------------------
+    def held_answer(self, call_key: str) -> dict | None:
+        """A completion received earlier for this call (its game not stored yet), or None."""
+        row = self._db.execute("SELECT answer FROM answers WHERE call = ?", (call_key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
+        """Commit a completion just received, before anything else is done with it."""
+        text = scrub(json.dumps(answer, ensure_ascii=False, default=str))
+        try:
+            with self._write():
+                self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?)",
+                                 (call_key, game_key, text, time.time()))
+        except sqlite3.OperationalError as exc:  # the answer is still in memory and stored with its game
+            log.warning("could not journal an answer received (%s); it is stored with its game when that ends", exc)
+
+    def note_maybe_charged(self) -> None:
+        """Count, durably, one call that timed out after being sent (the server may have billed it)."""
+        try:
+            with self._write():
+                self._db.execute("INSERT INTO meta VALUES ('maybe_charged_timeouts', '1') ON CONFLICT(name) "
+                                 "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+        except sqlite3.OperationalError as exc:
+            log.warning("could not count a call that timed out after sending (%s)", exc)
+
+    def maybe_charged_timeouts(self) -> int:
+        """Calls that timed out after being sent, over every run on this store."""
+        row = self._db.execute("SELECT value FROM meta WHERE name = 'maybe_charged_timeouts'").fetchone()
+        return int(row[0]) if row else 0
 
     # -- summaries ------------------------------------------------------------------------------------
     def stats(self) -> dict:
         """Counts ok/failed, tokens, cost and calls, overall and by judge and by model."""
         df = self.frame()
-        return store_stats(df, path=str(self.path),
-                           in_flight=self._db.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+        out = store_stats(df, path=str(self.path),
+                          in_flight=self._db.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+        out["maybe_charged_timeouts"] = self.maybe_charged_timeouts()
+        return out
+
+
+def _connect_readonly(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout_s,
+                         isolation_level=None)
+    db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+    return db
+
+
+def check_store_file(path: Path, *, busy_timeout_s: float = 60.0) -> int | None:
+    """The schema version of the judgewise store at ``path``, or None when the file is missing, empty or an
+    empty SQLite database (a store may be made there). Raises :class:`InputError` naming the file when it
+    is not SQLite, is a SQLite database of something else, or a store of a newer schema; writes nothing."""
+    if not path.is_file():
+        return None
+    with path.open("rb") as fh:
+        head = fh.read(len(SQLITE_HEADER))
+    if not head:
+        return None
+    if head != SQLITE_HEADER:
+        raise InputError("not a SQLite file, so not a judgewise store; judgewise will not write to it "
+                         "(name a new store file)", file=str(path))
+    try:
+        db = _connect_readonly(path, busy_timeout_s)
+        try:
+            return _check_tables(db, path)
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"unreadable SQLite file ({exc}), not a judgewise store", file=str(path)) from None
+
+
+def _check_tables(db: sqlite3.Connection, path: Path) -> int | None:
+    """Schema version of an open store, None for an empty database; InputError for anything else."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return None
+    if not STORE_TABLES <= tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise InputError(f"a SQLite database that is not a judgewise store (its tables: {shown}); judgewise will "
+                         "not write to it (name a new store file)", file=str(path))
+    row = db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+    version = row[0] if row else None
+    if not str(version).isdigit():
+        raise InputError(f"a judgewise store without a valid schema version (found {version!r})", file=str(path))
+    if int(version) > SCHEMA_VERSION:
+        raise InputError(f"a judgewise store of schema version {version}, newer than this judgewise reads "
+                         f"({SCHEMA_VERSION}); upgrade judgewise to use it", file=str(path))
+    return int(version)
 
 
 class _Immediate:
