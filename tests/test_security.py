@@ -4,6 +4,7 @@ the Markdown/HTML reports and the explorer's HTTP server."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -78,3 +79,83 @@ def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path):
             tmp.write_text("half", encoding="utf-8")
             raise RuntimeError("writer crashed")
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"] and target.read_text(encoding="utf-8") == "old"
+
+
+HOSTILE_MODELS = ["[x](javascript:alert(1))", "![i](http://evil.example/p.png)", "`rm -rf` *bold* _em_",
+                  "a|b <b onclick=x>html</b>", "https://evil.example/login", "www.evil.example",
+                  "</script><script>alert(1)</script>", "\"'><svg onload=alert(1)>"]
+
+
+def hostile_run(folder: Path, n_prompts: int = 12) -> Path:
+    """All pairs of the hostile model names (and one plain model) on a few prompts, judge name hostile too."""
+    import json
+    import random
+
+    rng = random.Random(0)
+    models = ["plain-model", *HOSTILE_MODELS]
+    rows = [{"prompt_id": f"p{p}", "model_a": a, "model_b": b, "judge": "[judge](javascript:x)",
+             "outcome": rng.choice([0.0, 0.5, 1.0]), "instruction": "[click](javascript:steal()) <script>x</script>"}
+            for p in range(n_prompts) for i, a in enumerate(models) for b in models[i + 1:]]
+    path = folder / "judgments.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _visible_text(html: str) -> str:
+    """The text a browser shows for ``html`` (tags dropped, entities decoded)."""
+    from html import unescape
+
+    return unescape(re.sub(r"<[^>]*>", "", html))
+
+
+def _markdown_tokens(text: str):
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    flat = []
+    for tok in md.parse(text):
+        flat += [tok, *(tok.children or [])]
+    return flat, md.render(text)
+
+
+def test_markdown_report_shows_hostile_names_as_text_never_as_links_or_html(tmp_path):
+    from judgewise.report import write_report
+
+    md = write_report(hostile_run(tmp_path), tmp_path / "out", format="md", bootstrap=10,
+                      title="[t](javascript:t) <i>x</i>", command="judgewise report x")
+    text = md.read_text(encoding="utf-8")
+    tokens, html = _markdown_tokens(text)
+    assert not [t for t in tokens if t.type == "link_open"]
+    assert all(t.attrGet("src").startswith("figures/") for t in tokens if t.type == "image")
+    assert {t.content for t in tokens if t.type.startswith("html")} <= {"<sub>", "</sub>"}
+    assert "javascript:" not in " ".join(str(t.attrs) for t in tokens)
+    shown = _visible_text(html)
+    assert all(name in shown for name in HOSTILE_MODELS)  # shown, literally
+    links = [t.attrGet("src") for t in tokens if t.type == "image"]
+    assert links and all((md.parent / link).is_file() for link in links)
+
+
+def test_markdown_figure_files_stay_inside_the_figures_folder(tmp_path):
+    from judgewise.report.model import Figure, Section
+    from judgewise.report.render import render_markdown
+
+    section = Section(key="study", title="Study", figures=[Figure("study-../../escape", "c", "<svg/>")])
+    text = render_markdown([section], title="t", out_dir=tmp_path / "out")
+    written = [p for p in tmp_path.rglob("*.svg")]
+    assert len(written) == 1 and written[0].parent == tmp_path / "out" / "figures"
+    assert f"](figures/{written[0].name})" in text
+
+
+def test_html_report_shows_hostile_names_as_text_and_runs_only_its_own_script(tmp_path):
+    from judgewise.report import write_report
+    from tests.test_report import parsed
+
+    out = write_report(hostile_run(tmp_path), tmp_path / "r.html", bootstrap=10, title="</title><b>t</b>",
+                       command="judgewise report x")
+    html = out.read_text(encoding="utf-8")
+    tags = parsed(html)
+    assert not tags.handlers and tags.tags.count("script") == 1 and "alert" not in tags.scripts[0]
+    assert not {"b", "i", "img", "iframe", "object", "embed"} & set(tags.tags)
+    assert not re.search(r"(href|src)\s*=\s*[\"']?\s*javascript:", html, re.I)
+    shown = _visible_text(html)
+    assert all(name in shown for name in HOSTILE_MODELS)  # shown, literally

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -44,10 +45,23 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
+_MD_PUNCT = re.compile(r"([\\`*_\[\]#~|$])")
+_MD_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=www)(\.)")
+
+
 def _md_escape(text) -> str:
-    """Plain text for a Markdown table cell or line: no raw HTML, no column breaks."""
-    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return s.replace("|", "\\|").replace("\n", " ")
+    """Plain text for a Markdown line or table cell, shown literally on any CommonMark/GFM renderer: HTML
+    characters become entities, Markdown punctuation (links, images, code, emphasis, pipes) is backslash-escaped,
+    URL-looking text is broken so no renderer auto-links it, and line breaks become spaces."""
+    s = " ".join(str(text).splitlines())
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_PUNCT.sub(r"\\\1", s)
+    return _MD_AUTOLINK.sub(lambda m: "\\" + m.group(0), s)
+
+
+def _file_stem(text: str) -> str:
+    """A safe file name stem (letters, digits, ``._-``; never a path or a hidden file) for a figure."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", str(text)).lstrip(".") or "figure"
 
 
 def render_markdown(sections: list[Section], *, title: str, out_dir: Path, fig_dir: str = "figures") -> str:
@@ -61,7 +75,7 @@ def render_markdown(sections: list[Section], *, title: str, out_dir: Path, fig_d
         lines += [_md_escape(p) + "\n" for p in s.paragraphs]
         lines += [f"- **{_md_escape(k)}**: {_md_escape(v)}" for k, v in s.facts] + ([""] if s.facts else [])
         for f in s.figures:
-            rel = f"{fig_dir}/{s.key}-{f.name}.svg"
+            rel = f"{fig_dir}/{_file_stem(f'{s.key}-{f.name}')}.svg"
             write_text_atomic(out_dir / rel, f.svg)
             lines += [f"![{_md_escape(f.caption)}]({rel})", "", f"*{_md_escape(f.caption)}*", ""]
         for t in s.tables:
