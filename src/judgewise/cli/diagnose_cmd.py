@@ -54,10 +54,15 @@ def run_diagnose(path: Path, responses_path: Path | None, *, format: str | None,
     from judgewise.analysis.diagnostics import diagnose, with_truth
     from judgewise.io import read_any, read_responses
     from judgewise.io.provenance import judge_groups, label_judges, note_dropped, select_judge
+    from judgewise.cli.rank_cmd import read_store
+    from judgewise.report.inputs import is_store
 
     if not 0 < ci_level < 1 or bootstrap < 0:
         raise ConfigError(f"--ci-level must be in (0, 1) and --bootstrap ≥ 0, got {ci_level}, {bootstrap}")
-    table = read_any(path, format=format, skip_invalid=skip_invalid)
+    if format == "store" or (format is None and is_store(path)):  # a judging store, read as `rank` reads it
+        table = read_store(path, skip_invalid=skip_invalid)
+    else:
+        table = read_any(path, format=format, skip_invalid=skip_invalid)
     if table.kind != "judgments":
         raise ConfigError(f"{path} holds a {table.kind} table; diagnose needs pairwise judgments")
     responses = table.extras.get("responses")
@@ -235,7 +240,8 @@ def register(app: typer.Typer) -> None:
                                                    "dir or JudgeBench outputs bring their texts)."),
         responses: Path = typer.Option(None, "--responses", help="Responses table (prompt_id, model, text) "
                                                                  "for length, markdown, echo and gaming."),
-        format: str = typer.Option(None, "--format", help="Force the judgments' format (default: detect)."),
+        format: str = typer.Option(None, "--format", help="Force the judgments' format, or 'store' "
+                                                          "(default: detect)."),
         style_control: bool = typer.Option(True, "--style-control/--no-style-control",
                                            help="Fit style-controlled BT and compare rankings (needs texts)."),
         bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds (over prompts) for intervals on "
