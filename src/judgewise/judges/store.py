@@ -142,7 +142,7 @@ class JudgmentStore:
         self.path = Path(path)
         if self.path.is_dir():
             raise ConfigError(f"store path {self.path} is a directory; name a file, e.g. {self.path / DEFAULT_STORE}")
-        new = check_store_file(self.path, busy_timeout_s=busy_timeout_s) is None
+        new = check_store_file(self.path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lease_s, self.readonly = lease_s, False
         self.owner = _owner_id()
@@ -165,8 +165,8 @@ class JudgmentStore:
         path = Path(path)
         if not path.is_file():
             raise InputError("no such store file (run `judgewise judge` to make one)", file=str(path))
-        if check_store_file(path, busy_timeout_s=busy_timeout_s) is None:
-            raise InputError("an empty file, not a judgewise store", file=str(path))
+        if check_store_file(path, busy_timeout_s=busy_timeout_s, hint=READ_HINT) is None:
+            raise InputError(f"empty, not a judgewise store; {READ_HINT}", file=str(path))
         self = cls.__new__(cls)
         self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, _owner_id()
         self._db = _connect_readonly(path, busy_timeout_s)
@@ -296,14 +296,21 @@ class JudgmentStore:
         return out
 
 
-def _connect_readonly(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout_s,
+def _connect_readonly(path: Path, busy_timeout_s: float, *, immutable: bool = False) -> sqlite3.Connection:
+    """A read-only connection. ``immutable`` also skips locking and the WAL index, so that not even the -wal/-shm
+    files SQLite makes beside a WAL-mode file appear; only for a quick look at a file no one has open."""
+    query = "immutable=1" if immutable else "mode=ro"
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=busy_timeout_s,
                          isolation_level=None)
     db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
     return db
 
 
-def check_store_file(path: Path, *, busy_timeout_s: float = 60.0) -> int | None:
+WRITE_HINT = "judgewise will not write to it: name a new store file (--store, or store: in the run config)"
+READ_HINT = "give a store file written by `judgewise judge`"
+
+
+def check_store_file(path: Path, *, busy_timeout_s: float = 60.0, hint: str = READ_HINT) -> int | None:
     """The schema version of the judgewise store at ``path``, or None when the file is missing, empty or an
     empty SQLite database (a store may be made there). Raises :class:`InputError` naming the file when it
     is not SQLite, is a SQLite database of something else, or a store of a newer schema; writes nothing."""
@@ -314,27 +321,27 @@ def check_store_file(path: Path, *, busy_timeout_s: float = 60.0) -> int | None:
     if not head:
         return None
     if head != SQLITE_HEADER:
-        raise InputError("not a SQLite file, so not a judgewise store; judgewise will not write to it "
-                         "(name a new store file)", file=str(path))
+        raise InputError(f"not a SQLite file, so not a judgewise store; {hint}", file=str(path))
+    in_use = Path(f"{path}-wal").exists()  # a writer has it open (or died with it open): read through the WAL
     try:
-        db = _connect_readonly(path, busy_timeout_s)
+        db = _connect_readonly(path, busy_timeout_s, immutable=not in_use)
         try:
-            return _check_tables(db, path)
+            return _check_tables(db, path, hint)
         finally:
             db.close()
     except sqlite3.DatabaseError as exc:
-        raise InputError(f"unreadable SQLite file ({exc}), not a judgewise store", file=str(path)) from None
+        raise InputError(f"unreadable SQLite file ({exc}), not a judgewise store; {hint}", file=str(path)) from None
 
 
-def _check_tables(db: sqlite3.Connection, path: Path) -> int | None:
+def _check_tables(db: sqlite3.Connection, path: Path, hint: str = WRITE_HINT) -> int | None:
     """Schema version of an open store, None for an empty database; InputError for anything else."""
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
         return None
     if not STORE_TABLES <= tables:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise InputError(f"a SQLite database that is not a judgewise store (its tables: {shown}); judgewise will "
-                         "not write to it (name a new store file)", file=str(path))
+        raise InputError(f"a SQLite database that is not a judgewise store (its tables: {shown}); {hint}",
+                         file=str(path))
     row = db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
     version = row[0] if row else None
     if not str(version).isdigit():
