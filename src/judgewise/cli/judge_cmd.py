@@ -73,15 +73,22 @@ def register_design_adapters() -> None:
 
 
 def _apply_overrides(config: Path, *, store, output, retry_failed, max_calls, max_cost, concurrency):
+    """The run config with the command line's overrides, each checked by the schema field it replaces."""
     from judgewise.judges.config import load_config
+    from judgewise.judges.config_schema import check_option
 
+    overrides = [("--max-calls", "budget", "max_calls", max_calls), ("--max-cost", "budget", "max_cost", max_cost),
+                 ("--concurrency", "limits", "concurrency", concurrency)]
+    for option, section, key, value in overrides:
+        if value is not None:
+            check_option(option, section, key, value)
     cfg = load_config(config)
     cfg.store = store or cfg.store
     cfg.output = output or cfg.output
     cfg.retry_failed = retry_failed or cfg.retry_failed
-    cfg.budget.update({k: v for k, v in (("max_calls", max_calls), ("max_cost", max_cost)) if v is not None})
-    if concurrency:
-        cfg.limits["concurrency"] = concurrency
+    for _, section, key, value in overrides:
+        if value is not None:
+            getattr(cfg, section)[key] = value
     return cfg
 
 
@@ -212,9 +219,9 @@ def register(app: typer.Typer) -> None:
               retry_failed: bool = typer.Option(False, "--retry-failed", help="Judge games stored as failed again."),
               store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
               output: str = typer.Option(None, "--output", "-o", help="Write the judgments (.parquet or .jsonl)."),
-              max_calls: int = typer.Option(None, "--max-calls", min=0, help="Stop before exceeding this many calls."),
-              max_cost: float = typer.Option(None, "--max-cost", min=0.0, help="Stop before exceeding this cost ($)."),
-              concurrency: int = typer.Option(None, "--concurrency", min=1, help="Calls in flight (overrides config)."),
+              max_calls: int = typer.Option(None, "--max-calls", help="Stop before exceeding this many calls."),
+              max_cost: float = typer.Option(None, "--max-cost", help="Stop before exceeding this cost ($)."),
+              concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
               progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
               as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout.")) -> None:
         """Judge the comparisons a config describes; results go to the store as they arrive."""

@@ -257,7 +257,11 @@ def load_pool(cfg: RunConfig) -> Pool:
         if isinstance(cfg.max_prompts, bool) or not isinstance(cfg.max_prompts, int) or cfg.max_prompts < 1:
             raise ConfigError(f"{cfg.source}: max_prompts: expected an integer >= 1, found {cfg.max_prompts!r}")
         prompt_ids = prompt_ids[: cfg.max_prompts]
-    texts = prompt_texts(responses, _read_prompts(cfg.prompts) if cfg.prompts is not None else None)
+    prompts = _read_prompts(cfg.prompts) if cfg.prompts is not None else None
+    try:
+        texts = prompt_texts(responses, prompts)
+    except ConfigError as exc:
+        raise ConfigError(f"{_name(cfg.prompts if cfg.prompts is not None else cfg.responses)}: {exc}") from None
     return Pool(responses, texts, models, prompt_ids)
 
 

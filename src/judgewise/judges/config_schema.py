@@ -24,7 +24,7 @@ from judgewise.errors import ConfigError
 
 MAX_CONFIG_BYTES = 1_000_000  # a run config is a few hundred bytes; a bigger file is a mistake or an attack
 MAX_ALIASES = 100             # YAML aliases (*name) in one file
-MAX_EXPANDED_NODES = 100_000  # nodes after expanding every alias (a billion-laughs file has ~10^9)
+MAX_VALUES = 20_000           # scalars, lists and mappings, written or reached through aliases (billion laughs: 10^9)
 MAX_DEPTH = 64                # nesting of mappings and lists
 RESERVED_PARAMS = {"model": "judge.model", "messages": "the template", "stream": None, "n": None,
                    "max_tokens": "judge.max_tokens", "logprobs": "judge.logprobs",
@@ -36,26 +36,11 @@ class _Refused(Exception):
     """A YAML file refused by a limit (turned into a ConfigError naming the file)."""
 
 
-class GuardedLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses deep nesting, too many aliases and repeated mapping keys."""
+_BASE_LOADER = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
 
-    def __init__(self, stream):
-        super().__init__(stream)
-        self._depth = 0
-        self._aliases = 0
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            self._aliases += 1
-            if self._aliases > MAX_ALIASES:
-                raise _Refused(f"more than {MAX_ALIASES} YAML aliases (*name); write the values out")
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise _Refused(f"nested more than {MAX_DEPTH} levels deep")
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+class GuardedLoader(_BASE_LOADER):
+    """``yaml.SafeLoader`` (libyaml's when present) that refuses a key repeated in one mapping."""
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -67,6 +52,26 @@ class GuardedLoader(yaml.SafeLoader):
                         raise _Refused(f"line {line}: key {key_node.value!r} appears twice in the same mapping")
                     seen.add(key_node.value)
         return super().construct_mapping(node, deep=deep)
+
+
+def _check_events(text: str) -> None:
+    """Walk the parser's events (no objects built) and stop at the first limit passed: values, aliases, depth."""
+    depth = values = aliases = 0
+    for event in yaml.parse(text, Loader=_BASE_LOADER):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _Refused(f"nested more than {MAX_DEPTH} levels deep")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+        if isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise _Refused(f"more than {MAX_ALIASES} YAML aliases (*name); write the values out")
+        if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            values += 1
+            if values > MAX_VALUES:
+                raise _Refused(f"more than {MAX_VALUES:,} values; a run config is a short YAML file")
 
 
 def _expanded_size(root) -> int:
@@ -98,12 +103,12 @@ def parse_yaml(text: str, name: str):
     """Parse one YAML document under the limits above; errors are one line naming ``name``."""
     loader = GuardedLoader(text)
     try:
+        _check_events(text)
         node = loader.get_single_node()
         if node is None:
             return None
-        if _expanded_size(node) > MAX_EXPANDED_NODES:
-            raise _Refused(f"expands to more than {MAX_EXPANDED_NODES:,} values through YAML aliases; "
-                           "write the values out")
+        if _expanded_size(node) > MAX_VALUES:
+            raise _Refused(f"expands to more than {MAX_VALUES:,} values through YAML aliases; write the values out")
         return loader.construct_document(node)
     except _Refused as exc:
         raise ConfigError(f"{name}: refused: {exc}") from None
@@ -216,7 +221,7 @@ def _url(value: str) -> str:
     return value
 
 
-Name = Annotated[str, Field(min_length=1, description="a non-empty string")]
+Name = Annotated[str, Field(min_length=1, max_length=1000, description="a non-empty string (at most 1,000 chars)")]
 Url = Annotated[str, AfterValidator(_url)]
 Secs = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False, description="seconds > 0")]
 Delay = Annotated[float, Field(ge=0, le=3_600, allow_inf_nan=False, description="seconds >= 0")]
@@ -348,7 +353,8 @@ def check_backend(judge: dict, backends, source: str) -> None:
                           "embedded local judge would run (no base_url); set backend: openai (base_url defaults "
                           "to OpenAI's API) or remove them")
     if stray:
-        raise ConfigError(f'{source}: judge.{stray[0]}: not an option of the "{kind}" backend; '
+        shown = _show(judge[stray[0]], ("judge", stray[0]))
+        raise ConfigError(f'{source}: judge.{stray[0]} = {shown}: not an option of the "{kind}" backend; '
                           f"its options: {sorted(allowed - {'backend'})}")
 
 
@@ -428,7 +434,8 @@ def _dotted(loc) -> str:
 
 
 def _did_you_mean(word: str, choices) -> str:
-    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    prefixed = [c for c in sorted(choices) if str(c).startswith(str(word))]
+    close = prefixed[:1] or difflib.get_close_matches(str(word), list(choices), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
@@ -469,7 +476,7 @@ def _problem(err: dict, info) -> str:
     description = _description(info)
     if kind in CUSTOM:
         expected = err["msg"]
-    elif kind in ("less_than_equal", "less_than"):
+    elif kind in ("less_than_equal", "less_than") and " in [" not in (description or ""):  # else it says the range
         expected = f"must be at most {ctx.get('le', ctx.get('lt'))}"
     elif kind == "literal_error":
         expected = f"must be one of {ctx.get('expected')}"
@@ -504,6 +511,17 @@ def first_problem(exc: ValidationError, source: str) -> ConfigError:
     err = errors[0]
     more = f" (+{rest} more problem{'s' if rest > 1 else ''})" if rest else ""
     return ConfigError(f"{source}: {_problem(err, _field(tuple(err['loc']))[1])}{more}")
+
+
+def check_option(option: str, section: str, key: str, value) -> None:
+    """A command-line override (``--concurrency 0``) checked by the same schema field as ``section.key``."""
+    model = {"limits": Limits, "budget": BudgetSection}[section]
+    try:
+        model.model_validate({key: value})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        problem = _problem({**err, "loc": (section, key)}, model.model_fields.get(key))
+        raise ConfigError(f"{option}{problem[len(section) + len(key) + 1:]}") from None
 
 
 def validate_run_config(data, source: str, backends) -> dict:
