@@ -99,15 +99,35 @@ def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit:
         return np.concatenate(list(pool.map(run, jobs)))
 
 
-def row_multiplicities(data: RatingData, unit: str, rng: np.random.Generator) -> np.ndarray:
-    """Integer per-row multiplicities of one bootstrap replicate (for methods refitted row by row)."""
+def unit_multiplicities(data: RatingData, unit: str, rng: np.random.Generator,
+                        rounds: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``rounds`` replicates' integer multiplicities of the resampled units (rounds × units) and each row's unit:
+    row i of replicate r is used ``multiplicity[r, row_unit[i]]`` times."""
     enc = data.enc
     if unit == "battle":
-        return multinomial(rng, enc.n_rows, np.full(enc.n_rows, 1.0 / enc.n_rows), 1)[0].astype(np.int64)
+        draws = multinomial(rng, enc.n_rows, np.full(enc.n_rows, 1.0 / enc.n_rows), rounds)
+        return draws.astype(np.int64), np.arange(enc.n_rows)
     present = np.flatnonzero(np.bincount(enc.prompt, minlength=len(enc.prompts)))
-    drawn = np.zeros(len(enc.prompts), dtype=np.int64)
-    drawn[present] = multinomial(rng, len(present), np.full(len(present), 1.0 / len(present)), 1)[0]
-    return drawn[enc.prompt]
+    drawn = np.zeros((rounds, len(enc.prompts)), dtype=np.int64)
+    drawn[:, present] = multinomial(rng, len(present), np.full(len(present), 1.0 / len(present)), rounds)
+    return drawn, np.asarray(enc.prompt, dtype=np.int64)
+
+
+def row_multiplicities(data: RatingData, unit: str, rng: np.random.Generator, rounds: int = 1) -> np.ndarray:
+    """Integer per-row multiplicities of ``rounds`` bootstrap replicates (rounds × rows), for methods refitted
+    from rows; ``rounds=1`` is the replicate-by-replicate path's draw."""
+    multiplicity, row_unit = unit_multiplicities(data, unit, rng, rounds)
+    return multiplicity[:, row_unit]
+
+
+def _batched_refits(data: RatingData, result: MethodResult, rounds: int, unit: str,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Replicates through ``refit_batch``, ≤ CHUNK_CELLS multiplicities drawn and fitted at a time (the draws are
+    batched too, so a seed gives other — equally distributed — replicates than the one-by-one path)."""
+    units = data.enc.n_rows if unit == "battle" else len(data.enc.prompts)
+    chunk = max(1, min(rounds, CHUNK_CELLS // max(units, 1)))
+    sizes = [min(chunk, rounds - start) for start in range(0, rounds, chunk)]
+    return np.concatenate([result.refit_batch(*unit_multiplicities(data, unit, rng, size)) for size in sizes])
 
 
 @single_blas_thread
@@ -120,8 +140,10 @@ def bootstrap(data: RatingData, result: MethodResult, rounds: int, *, unit: str 
         raise ConfigError(f"ci_level must be in (0, 1), got {ci_level}")
     if result.stats is not None:
         reps = _stats_replicates(data, result, rounds, unit, rng, workers)
+    elif result.refit_batch is not None:
+        reps = _batched_refits(data, result, rounds, unit, rng)
     elif result.refit is not None:
-        reps = np.stack([result.refit(row_multiplicities(data, unit, rng)) for _ in range(rounds)])
+        reps = np.stack([result.refit(row_multiplicities(data, unit, rng)[0]) for _ in range(rounds)])
     else:
         raise ConfigError("this rating method does not support the bootstrap (no stats form or refit)")
     return summarise(reps, ci_level, unit)

@@ -3,7 +3,8 @@
 A method is a function ``method(data: RatingData, **options) -> MethodResult`` registered by name in
 ``judgewise.ratings.RATING_METHODS``. To support the bootstrap it either gives a :class:`StatsForm` (scores as a
 function of aggregated category statistics, so every replicate is one sparse product and all replicates are fitted
-at once) or a ``refit`` function (scores from integer per-row multiplicities, for order-dependent methods).
+at once) or a ``refit`` function (scores from integer per-row multiplicities, for order-dependent methods), optionally
+with ``refit_batch`` fitting a whole batch of replicates' multiplicities in one call.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class MethodResult:
     n: np.ndarray | None = None
     stats: StatsForm | None = None
     refit: Callable[[np.ndarray], np.ndarray] | None = None
+    #: (unit multiplicities: replicates × units, each row's unit) → (replicates × models); see bootstrap.py
+    refit_batch: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
 
 
 @dataclass
