@@ -1,3 +1,46 @@
-"""judgewise: evaluate language models with an LLM judge, reliably and at the lowest cost."""
+"""judgewise: evaluate language models with an LLM judge, reliably and at the lowest cost.
+
+The public API, importable from the package top (loaded on first use, so ``import judgewise`` stays light)::
+
+    import judgewise as jw
+    table = jw.read_judgments("examples/alpacaeval")        # any supported format -> Table
+    ranking = jw.rank(table.frame, "winrate", anchor="gpt4_1106_preview", bootstrap=200)
+    ranking.to_frame()                                     # model, score, ci_low, ci_high, rank, n, ...
+
+Readers: ``read_judgments``, ``read_responses``, ``read_scores``, ``read_any``, ``register_format``.
+Ratings: ``rank``, ``Ranking``, ``RATING_METHODS``. Judging: ``load_config``, ``build_job``, ``run_judging``,
+``JudgmentStore``. Errors: ``JudgewiseError``, ``InputError``, ``ConfigError``, ``RatingError``, ``JudgeError``.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
+
+#: public name -> module that defines it
+_PUBLIC = {
+    "read_judgments": "judgewise.io", "read_responses": "judgewise.io", "read_scores": "judgewise.io",
+    "read_any": "judgewise.io", "register_format": "judgewise.io", "Table": "judgewise.io",
+    "rank": "judgewise.ratings", "Ranking": "judgewise.ratings", "RATING_METHODS": "judgewise.ratings",
+    "load_config": "judgewise.judges.config", "build_job": "judgewise.judges.config",
+    "run_judging": "judgewise.judges.runner", "JudgmentStore": "judgewise.judges.store",
+    "JudgewiseError": "judgewise.errors", "InputError": "judgewise.errors", "ConfigError": "judgewise.errors",
+    "RatingError": "judgewise.errors", "JudgeError": "judgewise.errors",
+}
+
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str):
+    """Import a public name's module on first use (PEP 562)."""
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judgewise' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

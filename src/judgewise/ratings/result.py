@@ -51,6 +51,12 @@ class Ranking:
             out.append(rec)
         return out
 
+    def to_frame(self):
+        """The ranking as a pandas DataFrame, best first (the columns of :meth:`to_records`)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records())
+
 
 def _num(x):
     """JSON-safe number: NaN becomes None, numpy scalars become Python scalars."""
