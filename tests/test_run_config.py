@@ -331,3 +331,17 @@ def test_cli_overrides_are_range_checked_too(tmp_path, option):
     res = run_cli("judge", "--config", _write(tmp_path, {}), "--dry-run", *option, cwd=tmp_path)
     _one_clean_error(res, f"error: {option[0]} = {option[1]}: must be ")
     assert res.returncode == 2 and not (tmp_path / "s.sqlite").exists()
+
+
+def test_budget_and_rate_limits_from_python_are_checked_by_the_same_schema():
+    import numpy as np
+
+    from judgewise.judges.limits import Budget, RateLimits
+
+    assert Budget(max_calls=np.int64(3), max_cost=0).max_calls == 3 and RateLimits(rpm=60).rpm == 60
+    for make, message in [(lambda: Budget(max_calls=-1), "budget.max_calls = -1: must be an integer >= 0"),
+                          (lambda: Budget(max_calls=True), "budget.max_calls = true (a boolean)"),
+                          (lambda: Budget(max_cost=float("nan")), "budget.max_cost = NaN"),
+                          (lambda: RateLimits(tpm=0), "limits.tpm = 0: must be a number > 0")]:
+        with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            make()

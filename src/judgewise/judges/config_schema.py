@@ -513,15 +513,35 @@ def first_problem(exc: ValidationError, source: str) -> ConfigError:
     return ConfigError(f"{source}: {_problem(err, _field(tuple(err['loc']))[1])}{more}")
 
 
-def check_option(option: str, section: str, key: str, value) -> None:
-    """A command-line override (``--concurrency 0``) checked by the same schema field as ``section.key``."""
-    model = {"limits": Limits, "budget": BudgetSection}[section]
+SECTIONS = {"limits": Limits, "budget": BudgetSection}
+
+
+def _section_problem(section: str, values: dict) -> str | None:
+    """``section.key = value: must be ...`` for the first of ``values`` the schema refuses, else None."""
+    plain = {k: (v.item() if hasattr(v, "item") and not isinstance(v, bool) else v)  # numpy scalars from Python
+             for k, v in values.items() if v is not None}
     try:
-        model.model_validate({key: value})
+        SECTIONS[section].model_validate(plain)
     except ValidationError as exc:
         err = exc.errors()[0]
-        problem = _problem({**err, "loc": (section, key)}, model.model_fields.get(key))
-        raise ConfigError(f"{option}{problem[len(section) + len(key) + 1:]}") from None
+        loc = (section, *err["loc"])
+        return _problem({**err, "loc": loc}, _field(loc)[1])
+    return None
+
+
+def check_values(section: str, values: dict) -> None:
+    """``limits``/``budget`` values given from Python (:class:`~judgewise.judges.limits.Budget`, ``RateLimits``)
+    checked by the same schema fields as a run config's."""
+    problem = _section_problem(section, values)
+    if problem:
+        raise ConfigError(problem)
+
+
+def check_option(option: str, section: str, key: str, value) -> None:
+    """A command-line override (``--concurrency 0``) checked by the same schema field as ``section.key``."""
+    problem = _section_problem(section, {key: value})
+    if problem:
+        raise ConfigError(f"{option}{problem[len(section) + len(key) + 1:]}")
 
 
 def validate_run_config(data, source: str, backends) -> dict:

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 from judgewise.errors import BudgetExceeded, ConfigError
+from judgewise.judges.config_schema import check_values
 
 
 class TokenBucket:
@@ -53,6 +54,9 @@ class RateLimits:
     rpm: float | None = None
     tpm: float | None = None
 
+    def __post_init__(self) -> None:
+        check_values("limits", {"rpm": self.rpm, "tpm": self.tpm})  # > 0 per minute, or None
+
     def buckets(self) -> tuple[TokenBucket | None, TokenBucket | None]:
         return (TokenBucket(self.rpm) if self.rpm else None, TokenBucket(self.tpm) if self.tpm else None)
 
@@ -68,6 +72,9 @@ class Budget:
 
     max_calls: int | None = None
     max_cost: float | None = None
+
+    def __post_init__(self) -> None:
+        check_values("budget", {"max_calls": self.max_calls, "max_cost": self.max_cost})  # >= 0, or None
 
     def check(self, *, calls: int, cost: float, in_flight: int, est_cost_per_game: float) -> None:
         """Raise :class:`BudgetExceeded` when starting one more game could pass a cap."""
