@@ -158,6 +158,9 @@ def test_unknown_keys_are_errors_at_every_level_with_a_suggestion(data, needle):
     ({"name": "sampled", "budget": "ten"}, 'design.budget = "ten" (a string): must be an integer'),
     ({"name": "insert-binary", "leaderboard": [1, 2]}, "design.leaderboard"),
     ({"name": "no-such-design"}, "unknown design; known: ["),
+    ({"name": "tournament", "tie_break": "dice"}, "design tournament: tie_break must be one of"),
+    ({"name": "adaptive", "budget": 10}, "design adaptive: the adaptive design needs a rating fit"),
+    ({"name": "adaptive", "budget": 10, "fit": "bt_fit"}, "design.fit = \"bt_fit\" (a string): must be a Python"),
 ])
 def test_each_design_takes_only_its_own_options(design, needle):
     assert needle in _config_error({**BASE, "design": design})

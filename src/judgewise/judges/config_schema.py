@@ -140,7 +140,7 @@ def read_config_file(path: Path) -> dict:
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{name}: larger than {MAX_CONFIG_BYTES:,} bytes; a run config is a short YAML file")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark is fine
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{name}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
                           "save the run config as UTF-8") from None
@@ -379,7 +379,21 @@ def check_design(design: dict, source: str) -> dict:
                           f"{sorted(options) or 'no options'}{hint}")
     for key, value in given.items():
         _check_option_type(key, value, options[key], source)
+    _try_design(name, given, source)
     return design
+
+
+def _try_design(name: str, options: dict, source: str) -> None:
+    """Build a designs-package design once, so its own checks (tie_break, budget, fit, ...) fail at load time."""
+    from judgewise.designs.base import DESIGNS, make_design
+    from judgewise.judges.pairs import PAIR_DESIGNS, all_pairs, anchor
+
+    if name not in DESIGNS or PAIR_DESIGNS.get(name) in (all_pairs, anchor):  # the engine's own take no class
+        return
+    try:
+        make_design(name, **{k: v for k, v in options.items() if k != "seed"})
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: design {name}: {exc}") from None
 
 
 def _check_option_type(key: str, value, annotation, source: str) -> None:
