@@ -153,3 +153,31 @@ def test_rank_rates_judgebench_outputs_without_their_unparseable_games(tmp_path)
     # p2 0.5 and 1
     by_model = {r["model"]: r for r in json.loads(res.stdout)}
     assert by_model["A"]["n"] == 5 and by_model["A"]["score"] == pytest.approx(100 * 4.5 / 5)
+
+
+def _all_pairs_table(path: Path, models: list[str], n_prompts: int) -> Path:
+    rows = [{"prompt_id": f"p{p}", "model_a": a, "model_b": b, "judge": "j", "outcome": [1.0, 0.0, 0.5][p % 3]}
+            for p in range(n_prompts) for i, a in enumerate(models) for b in models[i + 1:]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_rank_winrate_counts_rows_without_the_anchor_as_skipped_with_the_reason(tmp_path):
+    """All pairs of 4 models on 30 prompts = 180 rows; win rate against m0 uses its 90 and skips the other 90."""
+    path = _all_pairs_table(tmp_path / "pairs.jsonl", ["m0", "m1", "m2", "m3"], 30)
+    res = run_cli("rank", path, "--method", "winrate", "--anchor", "m0", "--json")
+    assert res.returncode == 0, res.stderr
+    assert "read 180 rows" in res.stderr and "used 90, skipped 90" in res.stderr
+    assert "90 rows do not compare a model with the anchor m0 (win rate uses only those)" in res.stderr
+    assert all(r["n"] == 30 for r in json.loads(res.stdout) if r["model"] != "m0")
+
+
+def test_rank_output_that_is_a_directory_is_one_error_line_and_nothing_is_written(tmp_path):
+    path = _all_pairs_table(tmp_path / "pairs.jsonl", ["m0", "m1", "m2"], 6)
+    target = tmp_path / "out"
+    target.mkdir()
+    res = run_cli("rank", path, "--output", target)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert res.stderr.strip() == f"error: {target}: is a directory: --output expects a file name (e.g. ranking.json)"
+    assert res.stdout == "" and list(target.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "pairs.jsonl"]  # no temporary file left either
