@@ -133,6 +133,11 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # the default backlog of 5 drops connections when many clients open at once
     daemon_threads = True
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away (killed, timed out) is part of the game: no traceback on stderr for it."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 def _peer_closed(sock: socket.socket) -> bool:
     try:
