@@ -106,10 +106,11 @@ def test_out_of_range_or_mistyped_limits_name_the_key_and_the_value(section, val
     ({"max_prompts": 0}, "max_prompts"), ({"seed": -1}, "seed"), ({"orders": "random"}, "orders"),
     ({"models": ["m1"]}, "models"), ({"models": "m1, m2"}, "models"), ({"models": ["m1", ""]}, "models[1]"),
     ({"store": ""}, "store"), ({"responses": ""}, "responses"), ({"responses": 3}, "responses"),
-    ({"design": ["all_pairs"]}, "design"),
+    ({"design": ["all_pairs"]}, "design"), ({"design": {"anchor": "m1"}}, "design.name: missing"),
+    ({1: "x"}, "the top level: key 1 is not a name"), ({"limits": {2: 1}}, "limits: key 2 is not a name"),
 ])
 def test_top_level_values_are_typed_and_ranged(extra, path):
-    assert _config_error({**BASE, **extra}).startswith(f"<dict>: {path} = ")
+    assert _config_error({**BASE, **extra}).startswith(f"<dict>: {path}")
 
 
 def test_a_valid_full_config_keeps_the_documented_semantics(tmp_path):
@@ -189,6 +190,9 @@ def test_design_options_that_a_design_takes_are_accepted(tmp_path):
     ({"base_url": "http://a:1/v1", "model": "m", "prices": {"input_per_mtok": -1}}, "judge.prices.input_per_mtok"),
     ({**SIMULATED, "p_judge": 1.5}, "judge.p_judge = 1.5: must be a number in [0, 1]"),
     ({"backend": "simulated", "ratings": {"m1": "high"}}, "judge.ratings.m1"),
+    ({"backend": "simulated"}, 'judge.ratings: missing; the "simulated" backend needs it'),
+    ({"backend": "replay"}, 'judge.judgments: missing; the "replay" backend needs it'),
+    ({"base_url": "http://a:1/v1"}, 'judge.model: missing; the "openai" backend needs it'),
 ])
 def test_the_judge_section_is_checked_against_its_backend(judge, needle):
     assert needle in _config_error({"responses": "r", "judge": judge})

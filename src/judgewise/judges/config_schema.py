@@ -329,6 +329,9 @@ BACKEND_KEYS: dict[str, set[str]] = {
     "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},
     "replay": {"backend", "name", "judgments", "recorded_judge"},
 }  # a backend added to JUDGE_BUILDERS by a user takes any key of the judge section
+BACKEND_NEEDS = {"openai": ("model", "the server's model name, e.g. gpt-4o-mini"),
+                 "simulated": ("ratings", "a mapping model → true Elo"),
+                 "replay": ("judgments", "a recorded judgments file")}
 
 
 def backend_of(judge: dict) -> str:
@@ -352,6 +355,9 @@ def check_backend(judge: dict, backends, source: str) -> None:
         raise ConfigError(f"{source}: judge: {endpoint_only} configure an OpenAI-compatible endpoint, but the "
                           "embedded local judge would run (no base_url); set backend: openai (base_url defaults "
                           "to OpenAI's API) or remove them")
+    needed = BACKEND_NEEDS.get(kind)
+    if needed and needed[0] not in judge:
+        raise ConfigError(f'{source}: judge.{needed[0]}: missing; the "{kind}" backend needs it ({needed[1]})')
     if stray:
         shown = _show(judge[stray[0]], ("judge", stray[0]))
         raise ConfigError(f'{source}: judge.{stray[0]} = {shown}: not an option of the "{kind}" backend; '
@@ -370,6 +376,9 @@ def check_design(design: dict, source: str) -> dict:
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     given = {k: v for k, v in design.items() if k != "name"}
+    if given and "name" not in design:
+        raise ConfigError(f"{source}: design.name: missing; a design with options names itself, e.g. "
+                          "design: {name: anchor, anchor: <model>}")
     if options is None:
         return design
     unknown = sorted(set(given) - set(options))
@@ -484,6 +493,8 @@ def _problem(err: dict, info) -> str:
     path = _dotted(loc)
     if kind == "missing":
         return f"missing required key '{path}'"
+    if kind == "invalid_key":
+        return f"{_dotted(loc[:-1]) or 'the top level'}: key {_show(loc[-1])} is not a name (keys are strings)"
     found = _show(err.get("input"), loc)
     if kind.endswith("_type") or kind in ("int_from_float", "literal_error", "is_instance_of"):
         found += f" ({_kind(err.get('input'))})"
