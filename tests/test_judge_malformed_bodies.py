@@ -49,7 +49,8 @@ def test_a_malformed_200_is_a_retried_attempt_then_a_failed_game_never_a_crash(t
 
 @pytest.mark.parametrize("kind", sorted(MALFORMED))
 def test_parse_chat_body_names_what_is_wrong_with_each_malformed_body(kind):
-    with pytest.raises(MalformedResponseError, match="malformed response \\(HTTP 200\\): "):
+    expected = "malformed response \\(a success status, but not a chat completion\\): "
+    with pytest.raises(MalformedResponseError, match=expected):
         parse_chat_body(MALFORMED[kind][1])
 
 

@@ -189,7 +189,8 @@ class ChatBody:
 def _malformed(reason: str, body: bytes | str) -> MalformedResponseError:
     snippet = body if isinstance(body, str) else body[:200].decode("utf-8", "replace")
     snippet = " ".join(snippet.split())[:80]
-    return MalformedResponseError(f"malformed response (HTTP 200): {reason}; body starts {snippet!r}")
+    return MalformedResponseError(f"malformed response (a success status, but not a chat completion): {reason}; "
+                                  f"body starts {snippet!r}")
 
 
 def parse_chat_body(body: bytes) -> ChatBody:
