@@ -309,8 +309,9 @@ def test_a_job_with_no_comparisons_exits_non_zero(tmp_path):
     _one_clean_error(res, "nothing to judge", "0 comparisons", "could not be built")
 
 
-def test_a_run_where_every_game_fails_exits_4_after_storing_the_failures(tmp_path):
-    path = write_config(tmp_path, "http://127.0.0.1:9/v1", n_prompts=2, models=["m1", "m2"],
+@pytest.mark.parametrize("design", ["all_pairs", "tournament"])
+def test_a_run_where_every_game_fails_exits_4_after_storing_the_failures(tmp_path, design):
+    path = write_config(tmp_path, "http://127.0.0.1:9/v1", n_prompts=2, models=["m1", "m2"], design=design,
                         limits={"max_attempts": 1})  # nothing listens on port 9: every call fails
     res = run_cli("judge", "--config", path, "--no-progress", "-o", "j.jsonl", cwd=tmp_path, timeout=120)
     _one_clean_error(res, "all 4 games of this job failed", "--retry-failed")
