@@ -353,3 +353,10 @@ def test_budget_and_rate_limits_from_python_are_checked_by_the_same_schema():
                           (lambda: RateLimits(tpm=0), "limits.tpm = 0: must be a number > 0")]:
         with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
             make()
+
+
+def test_paths_may_be_pathlib_objects_from_python(tmp_path):
+    cfg = load_config({"responses": tmp_path / "r.jsonl", "store": tmp_path / "s.sqlite", "output": None,
+                       "judge": SIMULATED})
+    assert cfg.store == str(tmp_path / "s.sqlite") and cfg.responses == str(tmp_path / "r.jsonl")
+    assert cfg.output is None

@@ -174,6 +174,14 @@ def _path_or_table(value):
     raise PydanticCustomError("path", "must be a file or folder path (a non-empty string)")
 
 
+def _path_text(value) -> str:
+    if isinstance(value, Path):
+        value = str(value)
+    if isinstance(value, str) and value.strip() and len(value) <= 4096:
+        return value
+    raise PydanticCustomError("path", "must be a file path (a non-empty string)")
+
+
 def _params(value):
     if not isinstance(value, dict):
         raise PydanticCustomError("params", "must be a mapping of sampling parameters, e.g. {temperature: 0}")
@@ -231,6 +239,7 @@ Real = Annotated[float, Field(allow_inf_nan=False, description="a finite number"
 Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, description="a number in [0, 1]")]
 Seed = Annotated[int, Field(ge=0, description="an integer >= 0")]
 PathOrTable = Annotated[Any, AfterValidator(_path_or_table)]
+PathText = Annotated[Any, AfterValidator(_path_text)]  # a str, or a pathlib.Path from Python
 
 
 class _Section(BaseModel):
@@ -252,7 +261,7 @@ class JudgeSection(_Section):
     base_url: Url = None
     base_urls: Annotated[list[Url], Field(min_length=1), AfterValidator(_distinct)] = None
     api_key_env: Annotated[str, AfterValidator(_env_name)] = None
-    template: Name = None
+    template: PathText = None
     params: Annotated[Any, AfterValidator(_params)] = None
     logprobs: bool = None
     top_logprobs: Annotated[int, Field(ge=0, le=20, description="an integer in [0, 20]")] = None
@@ -261,10 +270,10 @@ class JudgeSection(_Section):
     name: Name = None
     use_grammar: bool = None
     max_tokens: Annotated[int, Field(ge=1, le=1_000_000, description="an integer >= 1")] = None
-    model_path: Name = None
+    model_path: PathText = None
     ratings: Annotated[dict[str, Real], Field(min_length=1, description="a mapping model → Elo")] = None
     p_judge: Share = None
-    judgments: Name = None
+    judgments: PathText = None
     recorded_judge: Name = None
     expected_latency_s: Secs = None
     expected_tokens_out: Annotated[int, Field(ge=1, description="an integer >= 1")] = None
@@ -312,11 +321,11 @@ class RunSchema(_Section):
                       Field(description="a design name or a mapping {name: ..., options}")] = None
     orders: Literal["both", "one"] = None
     seed: Seed = None
-    store: Name = None
+    store: PathText = None
     limits: Limits = None
     budget: BudgetSection = None
     retry_failed: bool = None
-    output: Name = None
+    output: PathText | None = None
 
 
 # -- backends and designs ------------------------------------------------------------------------------
