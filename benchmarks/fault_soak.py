@@ -25,6 +25,7 @@ import json
 import math
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,21 +86,21 @@ def run_until_done(folder: Path, config: Path, rng: random.Random, kills: int, m
 
 
 def paid_twice(success_times: list[tuple[float, str]], kill_times: list[float],
-               instant_s: float) -> tuple[int, int, list[float | None]]:
-    """Repeated deliveries of one valid answer: (not explained by a kill, delivered within ``instant_s`` of a
-    SIGKILL, and for the former the signed seconds from delivery to the nearest SIGKILL, None without kills).
+               instant_s: float) -> tuple[int, list[float], list[float | None]]:
+    """Repeated deliveries of one valid answer: (how many are not explained by a kill, the signed seconds from
+    delivery to the SIGKILL of those within ``instant_s`` of one, the same for the others, None without kills).
 
     "Within" counts both sides: a kill is recorded when the signal is sent, and the server may still write an
     answer into the socket of a process that is dying (the write succeeds, the answer is never read)."""
     by_key: dict[str, list[float]] = {}
     for t, key in sorted(success_times):
         by_key.setdefault(key, []).append(t)
-    unexplained, at_kill, gaps = 0, 0, []
+    unexplained, at_kill, gaps = 0, [], []
     for times in by_key.values():
         for t in times[:-1]:  # every delivery but the last was paid again later
             nearest = min((k - t for k in kill_times), key=abs, default=None)
             if nearest is not None and abs(nearest) <= instant_s:
-                at_kill += 1
+                at_kill.append(nearest)
             else:
                 unexplained += 1
                 gaps.append(None if nearest is None else round(nearest, 3))
@@ -135,8 +136,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"store: {stats['ok']} ok, {stats['failed']} failed, {stats['calls']} calls; integrity {integrity}; "
           f"failure reasons {stats['failure_reasons']}")
     print(f"valid answers delivered {len(success_times)}, distinct {len({k for _, k in success_times})}; "
-          f"paid twice, delivered within {args.instant}s of a SIGKILL: {at_kill}; others (seconds from delivery to "
-          f"the nearest SIGKILL): {sorted(gaps, key=lambda g: (g is None, g or 0))}")
+          f"paid twice, delivered within {args.instant}s of a SIGKILL: {len(at_kill)} ({sum(g < 0 for g in at_kill)} "
+          f"after the signal was sent, median {1000 * statistics.median(at_kill or [0]):+.0f} ms before it); others "
+          f"(seconds from delivery to the nearest SIGKILL): {sorted(gaps, key=lambda g: (g is None, g or 0))}")
     for code, line in runs["crashes"]:
         print(f"crash: exit {code}: {line}")
     print(f"games={games} stored={stored} lost={games - stored} valid_answers_paid_twice={twice} "
