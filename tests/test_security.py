@@ -159,3 +159,107 @@ def test_html_report_shows_hostile_names_as_text_and_runs_only_its_own_script(tm
     assert not re.search(r"(href|src)\s*=\s*[\"']?\s*javascript:", html, re.I)
     shown = _visible_text(html)
     assert all(name in shown for name in HOSTILE_MODELS)  # shown, literally
+
+
+# --- the explorer: DNS rebinding, network exposure, a busy port ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def explorer(tmp_path_factory):
+    """A real explorer server on 127.0.0.1 (free port) over a small run; yields its port."""
+    import threading
+
+    from judgewise.report.context import ReportOptions
+    from judgewise.report.explorer import make_explorer_server
+    from judgewise.report.explorer_data import ExplorerData
+    from judgewise.report.inputs import load_run
+
+    run = load_run(hostile_run(tmp_path_factory.mktemp("explorer"), n_prompts=3))
+    server = make_explorer_server(ExplorerData(run, ReportOptions(bootstrap=5)), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_port
+    server.shutdown()
+    server.server_close()
+
+
+def raw_get(port: int, host_header: str | None, path: str = "/prompts") -> tuple[int, bytes]:
+    """Send one raw HTTP request to 127.0.0.1:port with exactly this Host header (None: no Host, HTTP/1.0)."""
+    import socket
+
+    head = f"GET {path} HTTP/1.0\r\n" if host_header is None else f"GET {path} HTTP/1.1\r\nHost: {host_header}\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall((head + "Connection: close\r\n\r\n").encode("latin-1"))
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    status = int(data.split(b" ", 2)[1])
+    return status, data.partition(b"\r\n\r\n")[2]
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1.evil.example:{port}",
+                                  "localhost.evil.example", "rebind.attacker.test:80", "localhost:notaport",
+                                  "", None])
+def test_explorer_refuses_a_foreign_host_header(explorer, host):
+    status, body = raw_get(explorer, None if host is None else host.format(port=explorer))
+    assert status == 403 and b"p0" not in body and b"plain-model" not in body
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST", "[::1]:{port}",
+                                  "127.0.0.1"])
+def test_explorer_answers_its_own_host_names(explorer, host):
+    status, body = raw_get(explorer, host.format(port=explorer))
+    assert status == 200 and b"p0" in body
+
+
+def _serve(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", "serve", *args, "--bootstrap", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_serve_on_a_busy_port_is_one_line_naming_port_and_host(tmp_path):
+    import socket
+
+    data = hostile_run(tmp_path, n_prompts=2)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = run_cli("serve", data, "--port", str(port), timeout=120)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode != 0 and len(lines) == 1 and "Traceback" not in res.stderr
+    assert f"port {port} on 127.0.0.1 is in use" in lines[0] and "--port" in lines[0]
+
+
+@pytest.mark.parametrize("args, expected", [(["--port", "70000"], "not a TCP port"),
+                                            (["--host", "no-such-host.invalid", "--port", "0"], "cannot listen")])
+def test_serve_with_an_unusable_host_or_port_is_one_line(tmp_path, args, expected):
+    res = run_cli("serve", hostile_run(tmp_path, n_prompts=2), *args, timeout=120)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert [line for line in res.stderr.splitlines() if line.startswith("error:")] == \
+        [next(line for line in res.stderr.splitlines() if expected in line)]
+
+
+def test_serve_on_every_interface_warns_that_the_network_can_read_it(tmp_path):
+    proc = _serve(str(hostile_run(tmp_path, n_prompts=2)), "--host", "0.0.0.0", "--port", "0")
+    try:
+        line = proc.stdout.readline()
+        port = int(re.search(r"http://0\.0\.0\.0:(\d+)/", line).group(1))
+        assert raw_get(port, f"127.0.0.1:{port}")[0] == 200
+        assert raw_get(port, f"evil.example:{port}")[0] == 403
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "network" in err and "0.0.0.0" in err and "--host 127.0.0.1" in err
+
+
+def test_serve_on_loopback_prints_no_network_warning(tmp_path):
+    proc = _serve(str(hostile_run(tmp_path, n_prompts=2)), "--port", "0")
+    try:
+        assert "127.0.0.1" in proc.stdout.readline()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "network" not in err

@@ -3,12 +3,17 @@
 Pages: leaderboard (/), prompts with search and paging (/prompts), one prompt with every response and every
 game in both orders, raw rationale and parsed verdict (/prompt?id=…; a bracket for tournament runs),
 model-vs-model (/versus?a=…&b=…), judge diagnostics (/diagnostics). Only GET/HEAD are answered; nothing is
-written. Model outputs and judge texts are untrusted and always rendered as escaped text.
+written. Model outputs and judge texts are untrusted and always rendered as escaped text. A request whose ``Host``
+header names neither this machine's loopback, the bound host nor an IP address is refused (403), so a web page
+cannot reach the explorer through DNS rebinding.
 """
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import logging
+import socket
 import socketserver
 import threading
 from collections.abc import Callable
@@ -16,6 +21,7 @@ from functools import cached_property
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from judgewise.errors import ConfigError
 from judgewise.report import charts
 from judgewise.report.explorer_data import ExplorerData, bracket, group_comparisons, match_view, paginate
 from judgewise.report.model import fmt_num
@@ -39,8 +45,10 @@ class NotFound(Exception):
 class Explorer:
     """The WSGI application: routes → view functions returning (template, context)."""
 
-    def __init__(self, data: ExplorerData, title: str = "judgewise explorer"):
+    def __init__(self, data: ExplorerData, title: str = "judgewise explorer",
+                 allowed_hosts: frozenset[str] = frozenset({"localhost"})):
         self.data, self.title = data, title
+        self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
         self.env = environment()
         self.css = asset("assets/explorer.css")
         self.routes: dict[str, Callable[[dict], tuple[str, dict]]] = {
@@ -49,6 +57,9 @@ class Explorer:
         }
 
     def __call__(self, environ, start_response):
+        if not host_allowed(environ.get("HTTP_HOST"), self.allowed_hosts):
+            start_response("403 Forbidden", [("Content-Type", "text/plain; charset=utf-8"), *SECURITY_HEADERS])
+            return [b"judgewise explorer: this Host header is not served (open the URL it printed)"]
         if environ["REQUEST_METHOD"] not in ("GET", "HEAD"):
             start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), *SECURITY_HEADERS])
             return [b"read-only explorer: only GET is allowed"]
@@ -135,6 +146,35 @@ class Explorer:
         return "explorer_diagnostics.html.j2", {"sections": self._diagnostics}
 
 
+def host_allowed(header: str | None, names: frozenset[str]) -> bool:
+    """True when a ``Host`` header names an IP address or one of ``names`` (with any port). A DNS-rebinding page
+    reaches the server under the attacker's domain name, which is in neither."""
+    if not header:
+        return False
+    host = header.strip().lower()
+    if host.startswith("["):  # [IPv6] or [IPv6]:port
+        addr, _, rest = host[1:].partition("]")
+        return _is_ip(addr) and (rest == "" or rest.startswith(":") and _is_port(rest[1:]))
+    name, sep, port = host.rpartition(":")
+    if not sep:
+        name = host
+    elif not _is_port(port):
+        return False
+    return _is_ip(name) or name.rstrip(".") in names
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _is_port(text: str) -> bool:
+    return text.isdigit() and 0 < int(text) < 65536
+
+
 def _nan(x):
     return float("nan") if x is None else float(x)
 
@@ -153,6 +193,7 @@ def _snippet(text: str, n: int = 160) -> str:
 
 class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    allow_reuse_port = False  # never share a port with another server: a busy port must be an error
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -160,9 +201,50 @@ class _QuietHandler(WSGIRequestHandler):
         log.debug("%s - %s", self.address_string(), format % args)
 
 
-def make_explorer_server(data: ExplorerData, host: str = "127.0.0.1", port: int = 8765):
-    """A threaded WSGI server bound to ``host:port`` (port 0 = any free port); call ``serve_forever()``."""
-    return make_server(host, port, Explorer(data), server_class=_ThreadingServer, handler_class=_QuietHandler)
+def make_explorer_server(data: ExplorerData | None, host: str = "127.0.0.1", port: int = 8765):
+    """A threaded WSGI server bound to ``host:port`` (port 0 = any free port); call ``serve_forever()``.
+
+    It answers only requests whose ``Host`` is an IP address, ``localhost``, or the bound host (and this
+    machine's names when bound to every interface). With ``data=None`` the socket is bound and the app set later
+    (``server.set_app(Explorer(data, allowed_hosts=server.allowed_hosts))``). A port in use, a host that is not
+    this machine's, or a bad port is a :class:`ConfigError`."""
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"port {port} is not a TCP port: expected 0 (any free port) to 65535")
+    try:
+        server = make_server(host, port, None, server_class=_ThreadingServer, handler_class=_QuietHandler)
+    except OSError as exc:
+        raise ConfigError(_bind_error(host, port, exc)) from None
+    server.allowed_hosts = allowed_host_names(host)
+    if data is not None:
+        server.set_app(Explorer(data, allowed_hosts=server.allowed_hosts))
+    return server
+
+
+def _bind_error(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} on {host} is in use; pass another --port (0 picks a free one)"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"not allowed to listen on port {port} of {host} (ports below 1024 need privileges); pass --port"
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return f"cannot listen on host {host!r}: not an address of this machine; pass --host (e.g. 127.0.0.1)"
+    return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+
+
+def allowed_host_names(host: str) -> frozenset[str]:
+    """Names a browser may use in ``Host`` for a server bound to ``host`` (IP addresses are always accepted)."""
+    names = {"localhost", host.lower().strip("[]")}
+    if host in ("", "0.0.0.0", "::"):
+        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(names)
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address ``host`` names is a loopback address (only this machine can connect)."""
+    try:
+        infos = socket.getaddrinfo(host or None, None, proto=socket.IPPROTO_TCP)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
 
 
 def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int = 100,
@@ -171,13 +253,18 @@ def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None,
     from judgewise.report.context import ReportOptions
     from judgewise.report.inputs import add_responses, load_run
 
-    run = load_run(sources)
-    if responses:
-        add_responses(run, responses)
-    data = ExplorerData(run, ReportOptions(bootstrap=bootstrap, seed=seed))
-    with make_explorer_server(data, host, port) as server:
+    with make_explorer_server(None, host, port) as server:  # bind first: a busy port fails before loading
+        if not is_loopback(host):
+            log.warning("the explorer listens on %s, not on loopback: anyone who can reach this machine on the "
+                        "network can read the run (model outputs, judge texts); use --host 127.0.0.1 to keep it on "
+                        "this machine", host or "every interface")
+        run = load_run(sources)
+        if responses:
+            add_responses(run, responses)
+        data = ExplorerData(run, ReportOptions(bootstrap=bootstrap, seed=seed))
+        server.set_app(Explorer(data, allowed_hosts=server.allowed_hosts))
         threading.Thread(target=server.get_app().warm_up, daemon=True).start()
-        url = f"http://{host}:{server.server_port}/"
+        url = f"http://{f'[{host}]' if ':' in host else host}:{server.server_port}/"
         if ready:
             ready(url)
         try:
