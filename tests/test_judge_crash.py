@@ -94,7 +94,7 @@ def test_answers_received_before_a_sigkill_are_not_paid_again_by_the_restart(tmp
     assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout.strip().splitlines()[-1])
     assert len(first) == 8 and all(after[k] == 1 for k in first)  # no first call paid twice
-    assert summary["judged"] == 8 and summary["reused_answers"] == 8
+    assert summary["judged"] == 8 and summary["reused_answers"] == 8 and summary["calls_made"] == 8  # re-asks only
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
         assert db.execute("SELECT COUNT(*), SUM(n_calls) FROM games WHERE status = 'ok'").fetchone() == (8, 16)
         assert db.execute("SELECT COUNT(*) FROM answers").fetchone()[0] == 0  # journal emptied as games stored

@@ -104,7 +104,7 @@ def test_an_answer_received_before_a_stop_is_used_by_the_rerun_not_paid_again(tm
 
     assert len(first) == 8 and set(first.values()) == {1}  # 8 games' first calls answered once, before the stop
     assert all(after[k] == 1 for k in first)  # ... and never sent again
-    assert rerun.reused_answers == 8 and rerun.judged == 8
+    assert rerun.reused_answers == 8 and rerun.judged == 8 and rerun.calls_made == 8  # the re-asks only
     assert (rerun.judgments["n_calls"] == 2).all()
 
 

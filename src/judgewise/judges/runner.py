@@ -105,7 +105,7 @@ class RunResult:
     judged: int = 0      # games judged ok in this run
     failed: int = 0      # games stored as failed in this run
     cached: int = 0      # games already in the store (no call made)
-    calls_made: int = 0  # successful judge calls this run (re-asks included)
+    calls_made: int = 0  # successful judge calls this run (re-asks included; answers reused from the journal not)
     retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -305,7 +305,6 @@ def _wrap_backend(judge: Judge, **kw) -> tuple[ScheduledBackend | None, object |
     return scheduled, backend
 
 
-
 async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: JudgmentStore | str, *,
                        orders: str = "both", seed: int = 0, concurrency: int = 8,
                        limits: RateLimits | None = None, timeout_s: float = 120.0,
@@ -353,15 +352,16 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
 
 def _result(run: _Run, store, keys, n_comp, n_games, scheduled, elapsed) -> RunResult:
     s = run.state
+    reused = scheduled.stats.reused_answers if scheduled is not None else 0
     return RunResult(
         judgments=_in_order(export_frame(store.frame(keys)), keys), n_comparisons=n_comp, n_games=n_games,
         judged=run.judged,
-        failed=s.failed, cached=s.cached, calls_made=s.calls,
+        failed=s.failed, cached=s.cached, calls_made=max(0, s.calls - reused),
         retries=scheduled.stats.retries if scheduled is not None else 0,
         tokens_in=run.tokens_in, tokens_out=run.tokens_out, cost=s.cost, elapsed_s=elapsed,
         stopped=str(run.stop) if run.stop else None, duplicates=n_games - len(keys),
         maybe_charged_timeouts=scheduled.stats.maybe_charged_timeouts if scheduled is not None else 0,
-        reused_answers=scheduled.stats.reused_answers if scheduled is not None else 0)
+        reused_answers=reused)
 
 
 def _in_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
