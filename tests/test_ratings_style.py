@@ -55,7 +55,7 @@ def simulate_self_preference(rng, n=20_000, bias=0.8, judges=("gpt-judge", "clau
 def test_self_preference_control_recovers_the_bias_and_the_true_strengths():
     frame, truth = simulate_self_preference(np.random.default_rng(0))
     controlled = rank(frame, "bt", self_preference=True, scale="natural")
-    plain = rank(frame, "bt", scale="natural")
+    plain = rank(frame, "bt", scale="natural", pool_judges=True)  # pooled on purpose: the bias to recover
     assert controlled.info["coefficients"]["self_preference"] == pytest.approx(0.8, abs=0.1)
     got = dict(zip(controlled.models, controlled.scores))
     biased = dict(zip(plain.models, plain.scores))
@@ -82,10 +82,10 @@ def test_contextual_bt_is_invariant_to_swapping_sides():
 def test_style_control_needs_responses_and_every_compared_response():
     frame, _ = simulate_self_preference(np.random.default_rng(2), n=50)
     with pytest.raises(ConfigError, match="responses"):
-        rank(frame, "bt", style_control=True)
+        rank(frame, "bt", style_control=True, pool_judges=True)  # the simulation has two judges
     responses = pd.DataFrame({"prompt_id": frame.prompt_id, "model": frame.model_a, "text": "hi"})
     with pytest.raises(InputError, match="no response text"):
-        rank(frame, "bt", style_control=True, responses=responses)
+        rank(frame, "bt", style_control=True, responses=responses, pool_judges=True)
 
 
 def alpacaeval_responses(root) -> pd.DataFrame:

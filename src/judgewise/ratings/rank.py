@@ -70,9 +70,10 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
 
     A table holding several judges (``judge`` values, templates or store identities; ``io.provenance``) is refused
     with a ConfigError listing them: pass ``judge=`` to rate one judge's rows (``info["judge_rows_dropped"]`` counts
-    the others) or ``pool_judges=True`` to pool them on purpose.
+    the others) or ``pool_judges=True`` to pool them on purpose. ``self_preference=True`` (BT) models the judges
+    (a judge-vs-model family feature), so it pools them by design.
     """
-    judgments, dropped = select_judge(judgments, judge, pool_judges)
+    judgments, dropped = select_judge(judgments, judge, pool_judges or bool(opts.get("self_preference")))
     ranking = _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
                     dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight), opts)
     ranking.info["judge_rows_dropped"] = dropped
