@@ -28,8 +28,8 @@ import pandas as pd
 
 from judgewise.io.containers import json_list_records
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import (MISSING, Check, Validator, duplicate_field, missing_text, not_text, number_field,
-                                   text_field)
+from judgewise.io.validate import (MISSING, Check, Validator, duplicate_field, missing_text, name_text, not_text,
+                                   number_field, text_field)
 
 ANNOTATIONS = "annotations.json"
 OUTPUTS = "model_outputs.json"
@@ -91,7 +91,7 @@ def _read_annotations(model: str, annotator: str, file: Path, report: ReadReport
     return pd.DataFrame({
         "prompt_id": [prompt_id_of(text) for text in raw["instruction"]],
         "model_a": model,
-        "model_b": raw["generator_1"].astype(str),
+        "model_b": name_text(raw["generator_1"]),
         "judge": annotator,
         "outcome": pd.to_numeric(raw["preference"]).to_numpy(dtype=float) - 1.0,
         "dataset": raw["dataset"],

@@ -2,7 +2,9 @@
 
 The schemas are in :mod:`judgewise.io.tables`. Checks per table (each failure names file, row, field):
 
-* judgments: ``prompt_id``, ``model_a``, ``model_b``, ``judge`` non-empty; ``outcome`` a number in [0, 1];
+* names and ids (every table): non-empty text or numbers without control characters; surrounding whitespace
+  is removed (``"A "`` and ``"A"`` are the same model);
+* judgments: ``prompt_id``, ``model_a``, ``model_b``, ``judge`` names; ``outcome`` a number in [0, 1];
   ``model_a`` ≠ ``model_b``; ``verdict`` (if given) in {-2, -1, 0, 1, 2}; ``judgment_id`` (if given) unique.
   A row with an ``error`` and no outcome (a failed judge call, as ``judgewise store export`` writes them) is not
   rated: it is counted as skipped with its error, without needing ``skip_invalid``.
@@ -21,7 +23,7 @@ from judgewise.errors import InputError
 from judgewise.io.containers import CONTAINERS, read_dataframe
 from judgewise.io.tables import TABLE_KINDS, ReadReport, Table
 from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, given, missing_text,
-                                   not_text, number_field, show, text_field, unmark_absent)
+                                   name_text, not_text, number_field, show, text_field, unmark_absent)
 
 VERDICTS = (-2, -1, 0, 1, 2)
 TEXT_COLUMNS = {
@@ -55,7 +57,7 @@ def _verdict_check() -> Check:
 
 def _same_model_check() -> Check:
     def bad(frame: pd.DataFrame) -> np.ndarray:
-        return (frame["model_a"].astype(str) == frame["model_b"].astype(str)).to_numpy()
+        return (name_text(frame["model_a"]) == name_text(frame["model_b"])).to_numpy()
 
     def found(frame: pd.DataFrame, i: int, rows: np.ndarray) -> str:
         return f"model_a = model_b = {show(frame['model_a'].iloc[i])}"
@@ -86,7 +88,7 @@ def checks_for(kind: str, columns) -> list[Check]:
 
 def _pair_duplicates(frame: pd.DataFrame, rows: np.ndarray, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
     """Responses: one text per (prompt_id, model)."""
-    key = frame["prompt_id"].astype(str) + "\x00" + frame["model"].astype(str)
+    key = name_text(frame["prompt_id"]) + "\x00" + name_text(frame["model"])
     dup = Check("prompt_id", "one response per (prompt_id, model)",
                 lambda f: key.duplicated(keep="first").to_numpy(),
                 lambda f, i, r: f"a second response of model {show(f['model'].iloc[i])} to prompt "
@@ -118,9 +120,12 @@ def _require_columns(frame: pd.DataFrame, kind: str, tabular: bool, v: Validator
 
 
 def coerce(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
-    """Canonical dtypes: ids and names as str, outcome/score/verdict as float."""
-    for col in TEXT_COLUMNS[kind] + (("text",) if kind == "responses" else ()):
-        frame[col] = frame[col].astype(str)
+    """Canonical dtypes: ids and names as str without surrounding whitespace ("A " and "A" are one model),
+    outcome/score/verdict as float."""
+    for col in TEXT_COLUMNS[kind]:
+        frame[col] = name_text(frame[col])
+    if kind == "responses":
+        frame["text"] = frame["text"].astype(str)
     for col in NUMBER_COLUMNS[kind]:
         frame[col] = as_number(frame[col])
     if kind == "judgments" and "verdict" in frame.columns:

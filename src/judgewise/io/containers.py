@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.errors import InputError
 from judgewise.io.validate import Validator, mark_absent
 
 FREE_TEXT_COLUMNS = ["text"]  # CSV: an empty cell here is an empty string, elsewhere a missing value
@@ -37,13 +38,26 @@ def _line_of(data: bytes, offset: int) -> int:
 
 
 def decode_utf8(data: bytes, v: Validator) -> str:
-    """The text of a whole-file format (CSV, JSON list); non-UTF-8 bytes are an error naming their line."""
+    """The text of a whole-file format (CSV, JSON list); non-UTF-8 bytes are an error naming their line (a line
+    of the file, not a row: a CSV header and multi-line cells make the two differ)."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = _line_of(data, exc.start)
-        raise v.error(f"byte 0x{data[exc.start]:02x} at line {line} is not UTF-8; save the file as UTF-8",
-                      row=line) from None
+        raise v.error(f"byte 0x{data[exc.start]:02x} at line {line} is not UTF-8 (a UTF-16 or Latin-1 file?); "
+                      "save the file as UTF-8") from None
+
+
+def parse_json(text: str, v: Validator, *, row: int | None = None, expected: str = "JSON"):
+    """``json.loads(text)``; invalid or too deeply nested JSON is an InputError naming file (and row)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise v.error(f"JSON nested too deeply to read; expected {expected}", row=row) from None
+    except ValueError as exc:
+        where = f" at line {exc.lineno} column {exc.colno}" if row is None and hasattr(exc, "lineno") else \
+            (f" at column {exc.colno}" if hasattr(exc, "colno") else "")
+        raise v.error(f"not valid JSON ({getattr(exc, 'msg', exc)}{where}); expected {expected}", row=row) from None
 
 
 def _jsonl_lines(data: bytes, v: Validator) -> list[tuple[int, str]]:
@@ -64,23 +78,31 @@ def _jsonl_lines(data: bytes, v: Validator) -> list[tuple[int, str]]:
     return [(number, text) for number, text in enumerate(texts, start=1) if text.strip()]
 
 
+def _jsonl_fast(lines: list[tuple[int, str]]) -> list[dict] | None:
+    """All lines parsed at once, each wrapped in its own brackets so that an object split over two lines (or two
+    objects on one line) cannot parse; None when any line is not exactly one JSON object."""
+    try:
+        wrapped = json.loads("[[" + "],\n[".join(text for _, text in lines) + "]]")
+    except (ValueError, RecursionError):
+        return None
+    if len(wrapped) != len(lines) or not all(len(w) == 1 and isinstance(w[0], dict) for w in wrapped):
+        return None
+    return [w[0] for w in wrapped]
+
+
 def jsonl_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
     """One JSON object per non-blank line; a malformed line or a non-object is rejected with its line number."""
     lines = _jsonl_lines(read_bytes(path, v), v)
     v.report.rows_read += len(lines)
-    try:  # fast path: one parse of the whole file; falls back to line by line to locate any problem
-        records = json.loads("[" + ",".join(text for _, text in lines) + "]")
-        if len(records) == len(lines) and all(isinstance(r, dict) for r in records):
-            return records, np.array([n for n, _ in lines], dtype=np.int64)
-    except ValueError:
-        pass
+    records = _jsonl_fast(lines)  # fast path: one parse of the whole file; line by line to locate a problem
+    if records is not None:
+        return records, np.array([n for n, _ in lines], dtype=np.int64)
     records, rows = [], []
     for number, text in lines:
         try:
-            record = json.loads(text)
-        except ValueError as exc:
-            v.reject(f"not valid JSON ({getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', '?')}); "
-                     "expected one JSON object per line", row=number)
+            record = parse_json(text, v, row=number, expected="one JSON object per line")
+        except InputError as exc:
+            v.reject(exc.detail, row=number)
             continue
         if not isinstance(record, dict):
             v.reject(f"expected a JSON object {{...}}, found {type(record).__name__}", row=number)
@@ -92,12 +114,7 @@ def jsonl_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
 
 def json_list_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
     """A JSON list of objects (e.g. AlpacaEval's annotations.json); row = element index + 1."""
-    text = decode_utf8(read_bytes(path, v), v)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise v.error(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); expected a JSON list "
-                      "of objects") from None
+    data = parse_json(decode_utf8(read_bytes(path, v), v), v, expected="a JSON list of objects")
     if not isinstance(data, list):
         raise v.error(f"expected a JSON list of objects, found a JSON {type(data).__name__}")
     if not data:

@@ -55,7 +55,7 @@ class Probe:
         """Field names of the first record (JSONL line, JSON list element, CSV header, Parquet schema)."""
         try:
             return frozenset(self._first_keys())
-        except (ValueError, OSError, csv.Error, StopIteration, TypeError, AttributeError):
+        except (ValueError, OSError, csv.Error, StopIteration, TypeError, AttributeError, RecursionError):
             return frozenset()
 
     def _first_keys(self):

@@ -8,11 +8,10 @@ names with ``models``.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
-from judgewise.io.containers import decode_utf8, read_bytes
+from judgewise.io.containers import decode_utf8, parse_json, read_bytes
 from judgewise.io.tables import ReadReport
 from judgewise.io.validate import Validator, show
 
@@ -72,11 +71,8 @@ def read_score_map(path: str | Path, key: str | None = None, models=None) -> dic
     """``{model: score}`` from a rank JSON output or a score map file (see module doc); ``models`` (names
     expected, e.g. the other file's) picks among several nested maps."""
     v = Validator(str(path), ReadReport(source=str(path), format="scores-map"))
-    text = decode_utf8(read_bytes(Path(path), v), v)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise v.error(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    data = parse_json(decode_utf8(read_bytes(Path(path), v), v), v,
+                      expected="a rank --json list or a {model: score} object")
     if isinstance(data, list) and key is None:
         return _from_records(data, v)
     if isinstance(data, dict):

@@ -9,6 +9,7 @@ the failing rows and records one reason per row in the :class:`ReadReport`. Rows
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from judgewise.errors import InputError
 from judgewise.io.tables import ReadReport
 
 MAX_SHOWN_CHARS = 60
+CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 NO_BOOLEANS = {"string", "floating", "integer", "mixed-integer-float", "decimal", "empty"}  # pandas infer_dtype
 
 
@@ -45,8 +47,10 @@ def show(value) -> str:
         return "null (no value)" if value is None else "NaN"
     if isinstance(value, str):
         text = value if len(value) <= MAX_SHOWN_CHARS else value[:MAX_SHOWN_CHARS] + "…"
+        text = CONTROL_CHARS.sub(lambda m: repr(m.group())[1:-1], text)  # one line, whatever the value holds
         return '""' if value == "" else f'"{text}"'
-    return repr(value)
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "…"
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,32 @@ def missing_text(series: pd.Series) -> np.ndarray:
     return null | (text == "")
 
 
+def _is_name(value) -> bool:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, str):
+        return value.strip() != "" and not CONTROL_CHARS.search(value)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def not_a_name(series: pd.Series) -> np.ndarray:
+    """Values that cannot be a name or id: null, empty or blank text, text with control characters (a newline
+    in a model name), booleans, bytes, lists, objects. Strings and numbers (question ids) are names."""
+    if series.dtype.kind in "iuf":
+        return ~np.isfinite(series.to_numpy(dtype=float))
+    if pd.api.types.infer_dtype(series, skipna=False) == "string":  # the common case, vectorised
+        stripped = series.str.strip()
+        return ((stripped == "") | series.str.contains(CONTROL_CHARS, regex=True)).to_numpy(dtype=bool)
+    return ~np.fromiter((_is_name(v) for v in series), dtype=bool, count=len(series))
+
+
+def name_text(series: pd.Series) -> pd.Series:
+    """Names and ids as the tables keep them: text with surrounding whitespace removed ("A " is model "A")."""
+    return series.astype(str).str.strip()
+
+
 def not_text(series: pd.Series) -> np.ndarray:
     """Null values or values that are not strings (a response text must be a string, possibly empty)."""
     return ~series.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
@@ -161,7 +191,8 @@ def outside(series: pd.Series, low: float, high: float) -> np.ndarray:
 
 
 def text_field(field: str, what: str) -> Check:
-    return Check(field, f"a non-empty {what}", lambda f: missing_text(f[field]))
+    """A name or id: non-empty text (or a number), no control characters."""
+    return Check(field, f"a non-empty {what} (text without control characters)", lambda f: not_a_name(f[field]))
 
 
 def number_field(field: str, low: float, high: float, what: str) -> Check:
