@@ -102,3 +102,17 @@ def test_agree_lists_bracketed_models_found_in_one_file_only(tmp_path):
     _clean(res)
     assert res.returncode == 0, res.stderr
     assert "only in A: ['A[/]']" in res.stdout and "only in B: ['[bold]b']" in res.stdout
+
+
+def test_store_export_names_a_bracketed_output_file_exactly(tmp_path):
+    from judgewise.judges.base import Comparison
+    from judgewise.judges.runner import run_judging
+    from judgewise.judges.simulated import SimulatedJudge
+
+    store = tmp_path / "s[red].sqlite"
+    run_judging([Comparison("p0", "q", "m1", "m2", "a", "b")], SimulatedJudge({"m1": 1000, "m2": 900}), store)
+    out = tmp_path / "e[red].jsonl"
+    res = run_cli("store", "export", store, "--output", out)
+    _clean(res)
+    assert res.returncode == 0, res.stderr
+    assert f"exported 2 rows to {out}" in res.stderr

@@ -180,7 +180,8 @@ def _run_rounds(job, store, opts: dict, *, dry_run: bool, as_json: bool):
     n = design.n_calls(len(job.models), job.n_prompts)
     games = n * (2 if job.config.orders == "both" else 1)
     err.print(f"dry run: design {name} asks for about {n} comparisons ({games} games) over {job.n_prompts} prompts "
-              f"and {len(job.models)} models, in rounds; stored games are not paid again", highlight=False)
+              f"and {len(job.models)} models, in rounds; stored games are not paid again",
+              highlight=False, markup=False)
     if dry_run:
         if as_json:
             print(json.dumps({"dry_run": {"design": name, "comparisons": n, "games": games}}))
@@ -239,7 +240,8 @@ def register(app: typer.Typer) -> None:
         """Export the store as the canonical judgments table (one row per game, + store columns)."""
         info = run_export(store, output, only_ok)
         err.print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
-                  f"{', left out' if only_ok else ', kept with outcome empty and their error'})", highlight=False)
+                  f"{', left out' if only_ok else ', kept with outcome empty and their error'})",
+                  highlight=False, markup=False)
 
     @store_app.command("stats")
     def stats(store: Path = typer.Argument(..., help="Store file."),
