@@ -31,6 +31,26 @@ CHUNK_ROUNDS = 128
 WORKERS = 2  # threads for batched replicates (the target machine has 2 cores)
 
 
+MAX_ROUNDS = 100_000  # more rounds than this change no interval and cost minutes to hours
+
+
+def check_bootstrap(rounds: int, seed=0, name: str = "bootstrap") -> None:
+    """ConfigError unless ``rounds`` is an integer in [0, MAX_ROUNDS] and ``seed`` a valid seed."""
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or not 0 <= rounds <= MAX_ROUNDS:
+        raise ConfigError(f"{name} rounds must be an integer in [0, {MAX_ROUNDS:,}], got {rounds!r}")
+    rng_from_seed(seed)
+
+
+def rng_from_seed(seed) -> np.random.Generator:
+    """The Generator of ``seed`` (a Generator is used as is, None is fresh entropy); ConfigError for a negative or
+    non-integer seed."""
+    if seed is None or isinstance(seed, np.random.Generator):
+        return np.random.default_rng(seed)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"seed must be an integer ≥ 0, got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
 @dataclass
 class BootstrapResult:
     """Replicate scores (rounds × models) and their summary at ``ci_level``."""
@@ -134,6 +154,7 @@ def _batched_refits(data: RatingData, result: MethodResult, rounds: int, unit: s
 def bootstrap(data: RatingData, result: MethodResult, rounds: int, *, unit: str = "prompt",
               rng: np.random.Generator, ci_level: float = 0.95, workers: int = WORKERS) -> BootstrapResult:
     """Bootstrap ``rounds`` replicates of a method's scores and summarise them (module docstring)."""
+    check_bootstrap(rounds, rng)
     if unit not in UNITS:
         raise ConfigError(f'bootstrap unit must be one of {UNITS}, got "{unit}"')
     if not 0 < ci_level < 1:

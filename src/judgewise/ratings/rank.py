@@ -12,9 +12,11 @@ import pandas as pd
 from judgewise.errors import ConfigError
 from judgewise.io.provenance import select_judge
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
+from judgewise.ratings.bootstrap import check_bootstrap, rng_from_seed
 from judgewise.ratings.bradley_terry import bradley_terry
 from judgewise.ratings.elo import elo
 from judgewise.ratings.encode import ARENA_HARD_STRONG_WEIGHT, encode
+from judgewise.ratings.graph import require_connected
 from judgewise.ratings.lc_winrate import lc_winrate
 from judgewise.ratings.method import MethodResult, RatingData
 from judgewise.ratings.result import Ranking, ci_aware_rank
@@ -83,7 +85,9 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
 def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
           weights: dict, opts: dict) -> Ranking:
     fn = _method(method)
+    check_bootstrap(bootstrap or 0, seed)
     enc = encode(judgments, **weights)
+    require_connected(enc.a, enc.b, enc.models)  # one check for every method (Elo/TrueSkill had none)
     data = RatingData(enc, judgments, anchor=anchor, responses=responses, style_control=style_control)
     if style_control and "style_control" not in inspect.signature(fn).parameters:
         raise ConfigError(f'rating method "{method}" does not support style control (use --method bt)')
@@ -105,7 +109,7 @@ def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, 
 
 def _intervals(data: RatingData, result: MethodResult, rounds: int, unit: str, seed, ci_level: float):
     """(ci_low, ci_high, median, facts) of a seeded bootstrap of ``result``."""
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     boot = run_bootstrap(data, result, rounds, unit=unit, rng=rng, ci_level=ci_level)
     facts = {"rounds": rounds, "unit": unit, "seed": seed if isinstance(seed, int) else None,
              "ci_level": ci_level, "interval": "percentile",
