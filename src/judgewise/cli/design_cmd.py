@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.console import Console
 
 from judgewise.errors import ConfigError
 

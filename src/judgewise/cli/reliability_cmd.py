@@ -306,7 +306,7 @@ def render_study(summary: dict) -> None:
                       title_justify="left")
     for col in ("target", "metric", "population", "err random", f"err {method}", "Δ err", "macro win",
                 "micro win", "savings"):
-        table.add_column(col, justify="left" if col in ("target", "metric") else "right")
+        table.add_column(plain(col), justify="left" if col in ("target", "metric") else "right")
     for r in per_target.itertuples(index=False):
         add_row(table, r.target, r.metric, _fmt(pops[(r.target, r.metric)]), _fmt(r.error_random),
                 _fmt(r.error_method), f"{-100 * r.improvement:+.1f}%", _fmt(r.macro_win, 2),
