@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,12 +84,12 @@ def judge_groups(frame: pd.DataFrame) -> tuple[list[JudgeGroup], np.ndarray]:
     keys = [str(k) for k in keys]
     names = [k.split("\x00")[0] for k in keys]
     shas = [_template_sha(k) for k in keys]
+    per_name, per_name_sha = Counter(names), Counter(zip(names, shas))
     groups = []
     for i, key in enumerate(keys):
         label = names[i] or "(no judge)"
-        same_name = [j for j in range(len(keys)) if names[j] == names[i]]
-        if len(same_name) > 1:  # one name, several identities: tell them apart by template hash, else identity hash
-            unique_sha = shas[i] and [shas[j] for j in same_name].count(shas[i]) == 1
+        if per_name[names[i]] > 1:  # one name, several identities: tell them apart by template hash, else identity
+            unique_sha = shas[i] and per_name_sha[names[i], shas[i]] == 1
             label += "#" + (shas[i][:8] if unique_sha else hashlib.sha256(key.encode()).hexdigest()[:8])
         parts = key.split("\x00")
         template = (parts[1] or None) if "template" in frame.columns else None
