@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 from scipy.special import ndtr
 
-from judgewise.analysis.simulation import bt_fit
+from judgewise.ratings.bradley_terry import fit_bt_arrays
 from judgewise.analysis.sweeps import first_crossing, smooth_crossing, uniform_truth
 from judgewise.judges.simulated import ELO_SCALE, sample_verdicts
 from judgewise.ratings.agreement import kendall_tau_b
@@ -72,7 +72,7 @@ def main() -> None:
         for counts in known_gap_counts(elo * np.log(10.0) / ELO_SCALE, GRID):
             a, b = np.repeat(lo, counts), np.repeat(hi, counts)
             outcome, _ = sample_verdicts(elo[a], elo[b], P_JUDGE, rng)
-            row.append(kendall_tau_b(bt_fit(a, b, outcome, N_MODEL)[0], elo))
+            row.append(kendall_tau_b(fit_bt_arrays(a, b, outcome, N_MODEL)[0], elo))
         taus.append(row)
     mean = np.mean(taus, axis=0)
     print(f"known-gaps allocation, seed {args.seed}, {args.trials} trials: mean τ by calls "

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgewise.analysis.simulation import bt_fit
 from judgewise.designs import DESIGNS, make_design
 from judgewise.designs.tournament import bracket
 from judgewise.errors import ConfigError
 from judgewise.judges.simulated import response_quality, verdict_fn
+from judgewise.ratings.bradley_terry import fit_bt_arrays
 
 
 def names(n, prefix="m"):
@@ -97,7 +97,7 @@ def test_sampled_design_respects_budget_without_repeats_and_zero_weights():
 
 def test_adaptive_design_stays_within_budget_and_concentrates_on_close_pairs():
     elo = [1500, 1480, 1200, 1000, 980]
-    design = make_design("adaptive", budget=600, fit=bt_fit, batch_size=4, per_pair=2)
+    design = make_design("adaptive", budget=600, fit=fit_bt_arrays, batch_size=4, per_pair=2)
     run = design.run(names(5), names(300, "x"), sim(elo, 300, 0.9, seed=3), np.random.default_rng(3))
     assert run.n_calls <= 600
     close = ((run.pairs.a == 0) & (run.pairs.b == 1)) | ((run.pairs.a == 1) & (run.pairs.b == 0))
@@ -108,7 +108,7 @@ def test_adaptive_design_stays_within_budget_and_concentrates_on_close_pairs():
 
 def test_adaptive_design_judges_a_pair_on_a_fresh_prompt_each_time_and_leaves_resolved_pairs_alone():
     elo = [2000, 1600, 1200, 800, 790]
-    design = make_design("adaptive", budget=400, fit=bt_fit)
+    design = make_design("adaptive", budget=400, fit=fit_bt_arrays)
     run = design.run(names(5), names(500, "x"), sim(elo, 500, 1.0, seed=5), np.random.default_rng(5))
     frame = run.to_judgments()
     pair = frame[["model_a", "model_b"]].apply(sorted, axis=1).str.join("-")
@@ -129,7 +129,7 @@ def test_hull_allocation_gives_calls_by_gain_per_call_and_skips_pairs_with_nothi
 
 def test_adaptive_design_stops_when_the_ranking_is_resolved():
     elo = [2000, 1500, 1000]
-    design = make_design("adaptive", budget=5000, fit=bt_fit, batch_size=6, confidence=0.95)
+    design = make_design("adaptive", budget=5000, fit=fit_bt_arrays, batch_size=6, confidence=0.95)
     run = design.run(names(3), names(200, "x"), sim(elo, 200, 1.0, seed=4), np.random.default_rng(4))
     assert run.info["stopped"] == "resolved" and run.n_calls < 5000
 
@@ -138,7 +138,7 @@ def test_adaptive_needs_a_fit_and_a_budget():
     with pytest.raises(ConfigError):
         make_design("adaptive", budget=10)
     with pytest.raises(ConfigError):
-        make_design("adaptive", fit=bt_fit)
+        make_design("adaptive", fit=fit_bt_arrays)
 
 
 def test_binary_search_insertion_places_a_clearly_separated_model():
@@ -174,11 +174,36 @@ def test_design_run_becomes_canonical_judgments():
     assert len(frame) == 6 and frame.outcome.between(0, 1).all()
 
 
-def test_importing_the_designs_makes_single_shot_designs_usable_in_a_judge_config():
-    from judgewise.judges.pairs import PAIR_DESIGNS, all_pairs, anchor, design_triples
-    assert {"quadratic", "sampled"} <= set(PAIR_DESIGNS)
-    assert PAIR_DESIGNS["all_pairs"] is all_pairs and PAIR_DESIGNS["anchor"] is anchor  # the engine's own stay
+def test_one_registry_holds_every_design_and_lists_single_shot_comparisons():
+    from judgewise.designs import design_triples, is_single_shot
+    assert {"all_pairs", "anchor", "quadratic", "sampled"} == {n for n in DESIGNS if is_single_shot(n)}
     models, prompts = names(4), names(3, "x")
     expected = make_design("quadratic").pairs(models, prompts, np.random.default_rng(0)).records()
     assert design_triples("quadratic", models, prompts, seed=0) == expected
+    assert design_triples("all_pairs", models, prompts) == expected  # all_pairs is the quadratic design
     assert len(design_triples("sampled", models, prompts, seed=1, budget=5)) == 5
+    with pytest.raises(ConfigError, match="multi-round"):
+        design_triples("tournament", models, prompts)
+
+
+def test_the_anchor_design_takes_one_anchor_or_several_with_the_anchor_as_model_b():
+    models, prompts = names(4), names(2, "x")
+    one = make_design("anchor", anchor="m2").pairs(models, prompts).records()
+    assert one == [(p, m, "m2") for p in prompts for m in models if m != "m2"]  # what a run config's anchor: gives
+    assert make_design("anchor", anchors=["m2"]).pairs(models, prompts).records() == one
+    both = make_design("anchor", anchor="m1", anchors=["m3", "m1"])
+    assert both.anchors == ["m1", "m3"] and len(both.pairs(models, prompts)) == 2 * 5
+    with pytest.raises(ConfigError, match="needs an anchor model"):
+        make_design("anchor")
+
+
+def test_registering_a_design_is_explicit_and_a_taken_name_needs_replace():
+    from judgewise.designs import register_design
+    from judgewise.designs.static import QuadraticDesign
+    with pytest.raises(ConfigError, match="already registered"):
+        register_design("quadratic", QuadraticDesign)
+    register_design("my-quadratic", QuadraticDesign)
+    try:
+        assert "my-quadratic" in DESIGNS and len(make_design("my-quadratic").pairs(names(3), ["x"])) == 3
+    finally:
+        DESIGNS.unregister("my-quadratic")

@@ -10,7 +10,7 @@ import pytest
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.judges.base import Game, JudgeResult, Verdict
-from judgewise.judges.config import build_job, load_config
+from judgewise.pipeline import build_job, load_config
 from judgewise.judges.estimate import estimate_run
 from judgewise.judges.openai_backend import Prices
 from judgewise.judges.runner import arun_judging, average_orders, game_key, plan_games, run_judging, swap_consistency
@@ -125,7 +125,7 @@ def test_an_unreadable_prompts_file_is_an_input_error_naming_it(tmp_path):
 
 
 def test_an_endpoint_setting_without_base_url_is_an_error_not_a_silent_local_judge():
-    from judgewise.judges.config import build_judge
+    from judgewise.pipeline import build_judge
 
     with pytest.raises(ConfigError, match=r"\['model', 'api_key_env'\].*backend: openai"):
         build_judge({"model": "gpt-4o-mini", "api_key_env": "OPENAI_API_KEY"})
@@ -161,7 +161,7 @@ def test_a_tournament_asks_the_engine_round_by_round_and_a_rerun_pays_nothing(tm
     import numpy as np
 
     from judgewise.designs import make_design
-    from judgewise.judges.config import build_judge, load_pool
+    from judgewise.pipeline import build_judge, load_pool
     from judgewise.judges.rounds import EngineVerdicts
 
     cfg = load_config(_config(tmp_path, design={"name": "tournament"}))
@@ -224,7 +224,7 @@ def test_an_unexpected_judge_error_stops_every_worker_and_releases_their_claims(
 
 
 def test_a_local_judge_from_config_is_the_embedded_judge_with_its_defaults():
-    from judgewise.judges.config import build_judge
+    from judgewise.pipeline import build_judge
     from judgewise.judges.local_backend import embedded_judge
 
     from_config, embedded = build_judge({"backend": "local"}), embedded_judge()

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from judgewise.errors import ConfigError
-from judgewise.judges.config import build_job, load_config
+from judgewise.pipeline import build_job, load_config
 
 from tests.conftest import run_cli
 from tests.fault_server import FaultServer
@@ -152,7 +152,8 @@ def test_unknown_keys_are_errors_at_every_level_with_a_suggestion(data, needle):
 
 @pytest.mark.parametrize("design, needle", [
     ({"name": "all_pairs", "anchor": "m1"}, "unknown option(s) ['anchor'] for design \"all_pairs\""),
-    ({"name": "anchor", "anchors": ["m1"]}, "unknown option(s) ['anchors'] for design \"anchor\""),
+    ({"name": "anchor", "anchr": "m1"}, "unknown option(s) ['anchr'] for design \"anchor\""),
+    ({"name": "anchor"}, "design anchor: the anchor design needs an anchor model"),
     ({"name": "quadratic", "budget": 3}, "unknown option(s) ['budget'] for design \"quadratic\""),
     ({"name": "sampled", "budgt": 3}, "did you mean 'budget'"),
     ({"name": "tournament", "tiebreak": "coin"}, "for design \"tournament\""),
@@ -160,7 +161,7 @@ def test_unknown_keys_are_errors_at_every_level_with_a_suggestion(data, needle):
     ({"name": "insert-binary", "leaderboard": [1, 2]}, "design.leaderboard"),
     ({"name": "no-such-design"}, "unknown design; known: ["),
     ({"name": "tournament", "tie_break": "dice"}, "design tournament: tie_break must be one of"),
-    ({"name": "adaptive", "budget": 10}, "design adaptive: the adaptive design needs a rating fit"),
+    ({"name": "adaptive"}, "design adaptive: the adaptive design needs a budget of at least 1 call"),
     ({"name": "adaptive", "budget": 10, "fit": "bt_fit"}, "design.fit = \"bt_fit\" (a string): must be a Python"),
 ])
 def test_each_design_takes_only_its_own_options(design, needle):

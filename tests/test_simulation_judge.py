@@ -148,7 +148,7 @@ def test_default_parameters_keep_the_plain_eq3_identity_and_draws():
 
 
 def test_run_config_builds_a_biased_simulated_judge():
-    from judgewise.judges.config import build_judge
+    from judgewise.pipeline import build_judge
 
     judge = build_judge({"backend": "simulated", "ratings": RATINGS, "p_judge": 0.9, "tie_rate": 0.05,
                          "position_bias": 0.25, "length_bias": 0.1, "seed": 4})

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from judgewise.analysis.simulation import bt_fit
 from judgewise.errors import ConfigError, InputError
 from judgewise.ratings.agreement import kendall_tau_b
+from judgewise.ratings.bradley_terry import fit_bt_arrays
 from judgewise.ratings.encode import encode
 
 
@@ -154,4 +154,4 @@ class QuadraticData:
 
     def bt_scores(self, prompts=None, anchors=None) -> np.ndarray:
         a, b, o = self.arrays(prompts, anchors)
-        return bt_fit(a, b, o, len(self.models))[0]
+        return fit_bt_arrays(a, b, o, len(self.models))[0]

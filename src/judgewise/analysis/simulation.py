@@ -1,7 +1,7 @@
 """Arena-lite §4.2 simulator: run designs on the simulated judge and score their rankings against the truth.
 
 One trial = true Elo ratings → (optional response jitter) → a design run on the vectorised Eq. 3 judge
-(``judges.simulated``) → Bradley–Terry (H2's ``ratings.bradley_terry`` Newton fit on pair counts) or
+(``judges.simulated``) → Bradley–Terry (``ratings.bradley_terry.fit_bt_arrays``) or
 win rate against the anchor (the baseline-mediated score of Arena-lite §4.2 step 5) → Spearman ρ and
 Kendall τ-b against the true ranking (``ratings.agreement``).
 """
@@ -13,53 +13,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from judgewise.designs.adaptive import AdaptiveDesign
-from judgewise.designs.base import DesignRun, make_design
+from judgewise.designs.base import DesignRun
+from judgewise.designs.registry import make_design
 from judgewise.designs.static import AnchorDesign
 from judgewise.errors import ConfigError
 from judgewise.judges.simulated import response_quality, verdict_fn
-from judgewise.ratings.aggregate import PairCounts
 from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
-from judgewise.ratings.bradley_terry import newton_batch
+from judgewise.ratings.bradley_terry import ARRAY_FIT_L2, fit_bt_arrays
 
-DEFAULT_L2 = 1e-2  # tiny ridge (prior sd 10 log-odds): keeps fits finite on sparse or separated data
-
-
-def pair_counts_from_arrays(a, b, outcome, n_models: int) -> PairCounts:
-    """BT sufficient statistics over all C(n, 2) pairs (zeros where unobserved) from judgment arrays."""
-    a, b, outcome = np.asarray(a, int), np.asarray(b, int), np.asarray(outcome, float)
-    keep = (a != b) & np.isfinite(outcome)
-    a, b, outcome = a[keep], b[keep], outcome[keep]
-    lo_all, hi_all = np.triu_indices(n_models, k=1)
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    code = lo * n_models + hi - (lo + 1) * (lo + 2) // 2
-    o_lo = np.where(a == lo, outcome, 1.0 - outcome)
-    n_pairs = len(lo_all)
-    return PairCounts(lo_all, hi_all, np.bincount(code, o_lo, n_pairs), np.bincount(code, None, n_pairs).astype(float),
-                      n_models)
-
-
-def bt_covariance(theta: np.ndarray, pc: PairCounts, l2: float = DEFAULT_L2) -> np.ndarray:
-    """Inverse Fisher information of the (ridge) BT fit: the asymptotic covariance of θ (natural scale)."""
-    p = 1.0 / (1.0 + np.exp(-(theta[pc.lo] - theta[pc.hi])))
-    h = pc.total * p * (1 - p)
-    m = pc.n_models
-    hess = np.zeros((m, m))
-    np.add.at(hess, (pc.lo, pc.hi), -h)
-    np.add.at(hess, (pc.hi, pc.lo), -h)
-    hess[np.arange(m), np.arange(m)] = -hess.sum(axis=1) + l2
-    return np.linalg.inv(hess)
-
-
-def bt_fit(a, b, outcome, n_models: int, l2: float = DEFAULT_L2) -> tuple[np.ndarray, np.ndarray]:
-    """BT scores (natural log-odds) and their covariance from judgment arrays — the adaptive design's ``fit``."""
-    pc = pair_counts_from_arrays(a, b, outcome, n_models)
-    theta = newton_batch(pc, np.zeros((1, n_models)), pc.wins[None, :], pc.total[None, :], l2)[0][0]
-    return theta, bt_covariance(theta, pc, l2)
+DEFAULT_L2 = ARRAY_FIT_L2  # the array fit's ridge (ratings.bradley_terry.fit_bt_arrays)
 
 
 def bt_scores(run: DesignRun, l2: float = DEFAULT_L2) -> np.ndarray:
     """BT scores of a design run's models (natural log-odds)."""
-    return bt_fit(run.pairs.a, run.pairs.b, run.outcome, len(run.pairs.models), l2)[0]
+    return fit_bt_arrays(run.pairs.a, run.pairs.b, run.outcome, len(run.pairs.models), l2)[0]
 
 
 def anchor_win_rate_scores(run: DesignRun, anchor: int) -> np.ndarray:
@@ -99,7 +66,7 @@ def run_trial(spec: TrialSpec, rng: np.random.Generator) -> dict:
     quality = response_quality(spec.elo, spec.n_prompts, spec.response_sd, rng)
     options = dict(spec.options)
     if spec.design == "adaptive":
-        options.setdefault("fit", bt_fit)
+        options.setdefault("fit", fit_bt_arrays)
     design = make_design(spec.design, **options)
     run = design.run(models, prompts, verdict_fn(quality, spec.p_judge, rng, remainder=spec.remainder), rng)
     if spec.scoring == "winrate":
@@ -111,7 +78,7 @@ def run_trial(spec: TrialSpec, rng: np.random.Generator) -> dict:
     row = {"calls": run.n_calls, "spearman": spearman_rho(scores, spec.elo),
            "kendall": kendall_tau_b(scores, spec.elo), "scores": scores}
     if isinstance(design, AdaptiveDesign):
-        row["trajectory"] = _trajectory_taus(run, spec.elo, refit=options["fit"] is not bt_fit)
+        row["trajectory"] = _trajectory_taus(run, spec.elo, refit=options["fit"] is not fit_bt_arrays)
     return row
 
 
@@ -121,6 +88,6 @@ def _trajectory_taus(run: DesignRun, elo, refit: bool) -> list[tuple[int, float]
     out = []
     for calls, theta in run.info["trajectory"]:
         if refit:
-            theta = bt_fit(run.pairs.a[:calls], run.pairs.b[:calls], run.outcome[:calls], len(elo))[0]
+            theta = fit_bt_arrays(run.pairs.a[:calls], run.pairs.b[:calls], run.outcome[:calls], len(elo))[0]
         out.append((calls, kendall_tau_b(np.asarray(theta), elo)))
     return out

@@ -71,7 +71,8 @@ def rank_slice(slice_path: Path, *, bootstrap: int, seed: int):
 def pick_job(table, *, models: tuple[str, ...], n_prompts: int, max_chars: int, seed: int):
     """All-pairs comparisons of ``models`` on ``n_prompts`` instructions drawn (seeded) among those whose
     instruction + longest response fit in ``max_chars`` characters (keeps the tiny judge quick)."""
-    from judgewise.judges.pairs import all_pairs, build_comparisons, prompt_texts
+    from judgewise.designs import design_triples
+    from judgewise.judges.pairs import build_comparisons, prompt_texts
 
     responses = table.extras["responses"].frame
     present = [m for m in models if m in set(responses["model"])]
@@ -83,7 +84,7 @@ def pick_job(table, *, models: tuple[str, ...], n_prompts: int, max_chars: int, 
     eligible = sorted(per_prompt.index[(per_prompt["n"] == len(present)) & (per_prompt["size"] <= max_chars)])
     rng = np.random.default_rng(seed)
     chosen = sorted(rng.choice(eligible, size=min(n_prompts, len(eligible)), replace=False))
-    built = build_comparisons(mine, all_pairs(present, chosen), prompt_texts(mine))
+    built = build_comparisons(mine, design_triples("all_pairs", present, chosen), prompt_texts(mine))
     return built.comparisons
 
 

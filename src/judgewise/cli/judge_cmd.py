@@ -15,9 +15,6 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from judgewise.errors import JudgeError
-
-log = logging.getLogger("judgewise.cli.judge")
 err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 
@@ -64,97 +61,26 @@ def _summary_lines(summary: dict, output: str | None) -> list[str]:
     return lines
 
 
-def register_design_adapters() -> None:
-    """Make the designs package's single-shot designs (quadratic, sampled, multi-anchor ...) usable by name in
-    ``design:`` of a run config, next to the engine's own all_pairs/anchor. Importing ``judgewise.designs``
-    does this now (``register_design``); kept so existing callers work. Multi-round designs (tournament,
-    adaptive) ask for verdicts between rounds (``judges.rounds``)."""
-    import judgewise.designs  # noqa: F401  (registers the designs into PAIR_DESIGNS)
-
-
-def _apply_overrides(config: Path, *, store, output, retry_failed, max_calls, max_cost, concurrency):
-    """The run config with the command line's overrides, each checked by the schema field it replaces."""
-    from judgewise.judges.config import load_config
-    from judgewise.judges.config_schema import check_option
-
-    overrides = [("--max-calls", "budget", "max_calls", max_calls), ("--max-cost", "budget", "max_cost", max_cost),
-                 ("--concurrency", "limits", "concurrency", concurrency)]
-    for option, section, key, value in overrides:
-        if value is not None:
-            check_option(option, section, key, value)
-    cfg = load_config(config)
-    cfg.store = store or cfg.store
-    cfg.output = output or cfg.output
-    cfg.retry_failed = retry_failed or cfg.retry_failed
-    for _, section, key, value in overrides:
-        if value is not None:
-            getattr(cfg, section)[key] = value
-    return cfg
-
-
 def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,
               max_calls: int | None, max_cost: float | None, concurrency: int | None, progress: bool | None,
               as_json: bool) -> None:
-    """The body of ``judgewise judge`` (importable for tests)."""
-    from judgewise.judges.config import build_job
-    from judgewise.judges.estimate import estimate_run
-    from judgewise.judges.runner import run_judging
-    from judgewise.judges.store import JudgmentStore, write_export
+    """The body of ``judgewise judge`` (importable for tests): load the config with the overrides, run it
+    (:func:`judgewise.pipeline.run_config`), print the plan and the summary."""
+    from judgewise.pipeline import RoundsPlan, load_with_overrides, run_config
 
     _quiet_http_logs()
-    register_design_adapters()
-    cfg = _apply_overrides(config, store=store, output=output, retry_failed=retry_failed, max_calls=max_calls,
-                           max_cost=max_cost, concurrency=concurrency)
-    job = build_job(cfg, allow_rounds=True)
-    opts = cfg.run_options()
-    if job.skipped:
-        log.warning("%d comparisons could not be built and are not judged (first: %s)", len(job.skipped),
-                    "; ".join(job.skipped[:3]))
-    with JudgmentStore(cfg.store) as st:
-        if job.multi_round:
-            summary, judgments = _run_rounds(job, st, opts, dry_run=dry_run, as_json=as_json)
-        else:
-            est = estimate_run(job.comparisons, job.judge, st, orders=cfg.orders, seed=cfg.seed,
-                               concurrency=opts["concurrency"], limits=opts["limits"],
-                               expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)),
-                               expected_tokens_out=cfg.judge.get("expected_tokens_out"),
-                               retry_failed=cfg.retry_failed)
-            err.print(est.line(), highlight=False, markup=False)
-            if dry_run:
-                if as_json:
-                    print(json.dumps({"dry_run": est.as_dict(), "skipped_comparisons": len(job.skipped)}))
-                return
-            opts["est_cost_per_game"] = est.cost / max(1, est.games - est.cached)  # for max_cost before results
-            result = _with_progress(progress, est.games - est.cached,
-                                    lambda update: run_judging(job.comparisons, job.judge, st, progress=update, **opts))
-            summary, judgments = {**result.summary(), "skipped_comparisons": len(job.skipped)}, result.judgments
-        if summary is None:
-            return
-        if cfg.output:
-            write_export(judgments, cfg.output)
-    _print_summary({**summary, "store": cfg.store, "output": cfg.output}, as_json)
-    _check_outcome(summary, judgments)
-
-
-def _first_reason(judgments) -> str:
-    """The first failed game's reason, on one short line."""
-    if judgments is None or not len(judgments) or "error" not in judgments.columns:
-        return "no reason stored"
-    reasons = judgments.loc[judgments["status"] == "failed", "error"].dropna().astype(str)
-    text = " ".join(reasons.iloc[0].split()) if len(reasons) else "no reason stored"
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
-def _check_outcome(summary: dict, judgments) -> None:
-    """A job none of whose games succeeded is an error (exit 4) after everything is stored and reported; a job
-    where some failed warns with the count."""
-    ok, failed = summary.get("ok_total", 0), summary.get("failed_total", 0)
-    if failed and not ok:
-        raise JudgeError(f"all {failed} games of this job failed (first reason: {_first_reason(judgments)}); "
-                         "they are stored as failed — fix the judge settings, then rerun with --retry-failed")
-    if failed:
-        log.warning("%d of %d games of this job failed (first reason: %s); rerun with --retry-failed to judge "
-                    "them again", failed, ok + failed, _first_reason(judgments))
+    cfg = load_with_overrides(config, store=store, output=output, retry_failed=retry_failed, max_calls=max_calls,
+                              max_cost=max_cost, concurrency=concurrency)
+    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: err.print(plan.line(), highlight=False,
+                                                                                markup=False),
+                         with_progress=lambda total, run: _with_progress(progress, total, run))
+    if outcome.dry_run:
+        if as_json:
+            extra = {} if isinstance(outcome.plan, RoundsPlan) else {"skipped_comparisons": len(outcome.skipped)}
+            print(json.dumps({"dry_run": outcome.plan.as_dict(), **extra}))
+        return
+    _print_summary(outcome.summary, as_json)
+    outcome.check()
 
 
 def _with_progress(progress: bool | None, total: int, run):
@@ -165,31 +91,6 @@ def _with_progress(progress: bool | None, total: int, run):
     bar, update = _progress_bar(total)
     with bar:
         return run(update)
-
-
-def _run_rounds(job, store, opts: dict, *, dry_run: bool, as_json: bool):
-    """A multi-round design (tournament, adaptive, ...) asking the engine for each round's verdicts."""
-    import numpy as np
-
-    from judgewise.designs import make_design
-    from judgewise.judges.rounds import EngineVerdicts
-
-    spec = dict(job.config.design)
-    name, seed = spec.pop("name"), spec.pop("seed", job.config.seed)
-    design = make_design(name, **spec)
-    n = design.n_calls(len(job.models), job.n_prompts)
-    games = n * (2 if job.config.orders == "both" else 1)
-    err.print(f"dry run: design {name} asks for about {n} comparisons ({games} games) over {job.n_prompts} prompts "
-              f"and {len(job.models)} models, in rounds; stored games are not paid again",
-              highlight=False, markup=False)
-    if dry_run:
-        if as_json:
-            print(json.dumps({"dry_run": {"design": name, "comparisons": n, "games": games}}))
-        return None, None
-    verdicts = EngineVerdicts(job.pool, job.judge, store, opts)
-    run = design.run(job.models, job.pool.prompt_ids, verdicts, np.random.default_rng(seed))
-    info = {k: v for k, v in run.info.items() if isinstance(v, (int, float, str, bool, type(None)))}
-    return {**verdicts.summary(), "design": name, "design_info": info}, verdicts.judgments()
 
 
 def _print_summary(summary: dict, as_json: bool) -> None:

@@ -1,10 +1,12 @@
 """Comparison designs: which (prompt, model_a, model_b) comparisons to pay for.
 
-``DESIGNS`` maps a name to a design class (extend it with ``register_design``); ``make_design(name, **options)``
-builds one. Importing this package registers the built-in designs.
+``DESIGNS`` (:mod:`judgewise.designs.registry`) is the one registry of designs, filled from one table;
+``make_design(name, **options)`` builds one, ``register_design(name, factory)`` adds a user's.
 """
 
-from judgewise.designs.base import DESIGNS, DesignRun, Pairs, VerdictFn, make_design, register_design
-from judgewise.designs import adaptive, insertion, static, tournament  # noqa: F401  (registers the designs)
+from judgewise.designs.base import DesignRun, Pairs, VerdictFn
+from judgewise.designs.registry import (DESIGNS, design_options, design_triples, is_single_shot, make_design,
+                                        register_design)
 
-__all__ = ["DESIGNS", "DesignRun", "Pairs", "VerdictFn", "make_design", "register_design"]
+__all__ = ["DESIGNS", "DesignRun", "Pairs", "VerdictFn", "design_options", "design_triples", "is_single_shot",
+           "make_design", "register_design"]

@@ -2,7 +2,8 @@
 
 After a short burn-in (random cycles through all models, so the comparison graph is connected), every
 round fits the ratings (an injected ``fit`` — designs come before ratings in the package order, so the
-caller passes a rating fit, e.g. ``judgewise.analysis.simulation.bt_fit``) and scores each model pair by
+caller passes a rating fit, e.g. ``judgewise.ratings.bradley_terry.fit_bt_arrays``, which the run pipeline
+injects by default) and scores each model pair by
 **expected information** about the ranking: the expected drop in the posterior probability that the pair is
 mis-ordered if it were judged m more times. With the pair's rating gap Δ ~ N(μ, σ²) and Fisher information
 f = p(1 − p) per comparison (p = σ(μ)), m more calls shrink the variance to σ'² = 1/(1/σ² + m·f) and the
@@ -38,7 +39,7 @@ from typing import Callable
 import numpy as np
 from scipy.special import ndtr
 
-from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool, register_design
+from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool
 from judgewise.errors import ConfigError
 
 # (a ids, b ids, outcomes of a, n_models) -> (scores on the natural log-odds scale, covariance matrix)
@@ -112,7 +113,6 @@ def _variance_gain(mu, var, reduction, zone: float):
     return misorder_probability(mu, var, zone) - after
 
 
-@register_design("adaptive")
 @dataclass
 class AdaptiveDesign:
     """Sequential expected-information design (module docstring); ``n_calls`` is the budget (an upper bound)."""
@@ -126,11 +126,12 @@ class AdaptiveDesign:
     lookahead: str = "global"  # "direct": a pair's own variance; "global": its effect on all near pairs
     indifference: float = 0.0  # log-odds: mis-orders of pairs closer than this are not worth calls
     spread: str = "hull"  # "hull": calls by marginal gain per call (hull_allocation); "top": per_pair to the best
+    name = "adaptive"
 
     def __post_init__(self) -> None:
         if self.fit is None:
             raise ConfigError("the adaptive design needs a rating fit (fit=...), e.g. "
-                              "judgewise.analysis.simulation.bt_fit")
+                              "judgewise.ratings.bradley_terry.fit_bt_arrays (a run config gets it by default)")
         if self.budget < 1:
             raise ConfigError(f"the adaptive design needs a budget of at least 1 call, got {self.budget}")
         if self.spread not in ("hull", "top"):

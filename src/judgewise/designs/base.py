@@ -1,4 +1,4 @@
-"""What every design shares: comparisons as integer arrays, the verdict callback, the run result and the registry.
+"""What every design shares: comparisons as integer arrays, the verdict callback and the run result.
 
 A design decides which (prompt_id, model_a, model_b) comparisons to pay for. Inside, prompts and models are
 integer ids (hot paths never touch strings); ``Pairs`` carries the names to turn them back into rows.
@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError
-from judgewise.judges.pairs import PAIR_DESIGNS, register_pair_design
 
 # (prompt ids, model_a ids, model_b ids) -> outcome of model_a in [0, 1] (1 win, 0.5 tie, 0 loss; NaN failed).
 VerdictFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -86,43 +85,6 @@ class Design(Protocol):
 
     def run(self, models: Sequence[str], prompt_ids: Sequence[str], verdicts: VerdictFn,
             rng: np.random.Generator) -> DesignRun: ...
-
-
-DESIGNS: dict[str, type] = {}
-
-
-def register_design(name: str):
-    """Class decorator adding a design to :data:`DESIGNS` under ``name`` (users can add their own). A
-    single-shot design (one with ``pairs``) also becomes usable by name in a ``judgewise judge`` run config:
-    it is added to ``judgewise.judges.pairs.PAIR_DESIGNS`` unless that name is taken (the engine's own
-    ``all_pairs``/``anchor`` stay)."""
-
-    def add(cls):
-        cls.name = name
-        DESIGNS[name] = cls
-        if hasattr(cls, "pairs") and name not in PAIR_DESIGNS:
-            register_pair_design(name, _pair_design(name))
-        return cls
-
-    return add
-
-
-def _pair_design(name: str):
-    """The ``PAIR_DESIGNS`` form of design ``name``: (models, prompt ids, seed, options) → triples."""
-
-    def triples(models, prompt_ids, *, seed: int = 0, **options) -> list[tuple[str, str, str]]:
-        design = make_design(name, **options)
-        return design.pairs(list(models), list(prompt_ids), np.random.default_rng(seed)).records()
-
-    triples.__name__ = triples.__qualname__ = f"{name.replace('-', '_')}_triples"
-    return triples
-
-
-def make_design(name: str, **options) -> Design:
-    """The design registered as ``name``, built with ``options``."""
-    if name not in DESIGNS:
-        raise ConfigError(f"unknown design {name!r}; known designs: {', '.join(sorted(DESIGNS))}")
-    return DESIGNS[name](**options)
 
 
 def check_pool(models: Sequence[str], prompt_ids: Sequence[str], min_models: int = 2) -> None:

@@ -17,7 +17,7 @@ import pandas as pd
 from judgewise.designs.base import VerdictFn
 from judgewise.errors import InputError
 from judgewise.judges.base import Judge
-from judgewise.judges.config import Pool
+from judgewise.judges.pairs import Pool
 from judgewise.judges.rounds import EngineVerdicts
 
 

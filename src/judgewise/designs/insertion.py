@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, register_design
+from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts
 from judgewise.errors import ConfigError
 
 ELO_SCALE = 400.0
@@ -24,7 +24,6 @@ def _pool(leaderboard: Sequence[str], new_model: str, models: Sequence[str] | No
     return pool
 
 
-@register_design("insert-binary")
 @dataclass
 class BinarySearchInsertion:
     """Arena-lite Alg. 2: binary search over the leaderboard (best first) with ⌊|X| / ⌊log2 |L|⌋⌋ matches per
@@ -35,6 +34,7 @@ class BinarySearchInsertion:
 
     leaderboard: Sequence[str] = ()
     new_model: str = ""
+    name = "insert-binary"
 
     def _sizes(self, n_prompts: int) -> tuple[int, int]:
         size = len(self.leaderboard)
@@ -80,7 +80,6 @@ class BinarySearchInsertion:
                          {"position": int(position), "rank": int(position) + 1, "tie": tie, "probes": probes})
 
 
-@register_design("insert-anchor")
 @dataclass
 class AnchorInsertion:
     """Arena-lite A.6.2: judge the new model against one anchor on every prompt (|X| calls) and place it among
@@ -91,6 +90,7 @@ class AnchorInsertion:
     ratings: Mapping[str, float] | None = None
     new_model: str = ""
     anchor: str | None = None
+    name = "insert-anchor"
 
     def _anchor(self) -> str:
         if not self.ratings:

@@ -1,4 +1,4 @@
-"""Single-shot designs whose comparisons are all listed up front: anchor(s), quadratic, sampled."""
+"""Single-shot designs whose comparisons are all listed up front: anchor(s), quadratic (all pairs), sampled."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool, register_design
+from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool
 from judgewise.errors import ConfigError
 
 
@@ -32,20 +32,23 @@ def _tile_over_prompts(prompt_ids, models, a, b) -> Pairs:
                  np.tile(a, n_prompts), np.tile(b, n_prompts))
 
 
-@register_design("anchor")
 @dataclass
 class AnchorDesign(_StaticDesign):
     """Every model against one anchor or several (Anchor §2; App. E): on every prompt, each unordered pair with
-    at least one anchor in it is judged once, with the anchor as ``model_b``. With every model an anchor this
-    is the quadratic design. Anchors not among ``models`` are added to the pool."""
+    at least one anchor in it is judged once, with the anchor as ``model_b``. ``anchor`` names one anchor (what a
+    run config's ``design: {name: anchor, anchor: <model>}`` gives), ``anchors`` several; both may be given. With
+    every model an anchor this is the quadratic design. Anchors not among ``models`` are added to the pool."""
 
+    anchor: str | None = None
     anchors: Sequence[str] = ()
+    name = "anchor"
 
     def __post_init__(self) -> None:
-        if isinstance(self.anchors, str):
-            self.anchors = [self.anchors]
+        anchors = [self.anchors] if isinstance(self.anchors, str) else list(self.anchors)
+        self.anchors = list(dict.fromkeys(([self.anchor] if self.anchor else []) + anchors))
         if not self.anchors:
-            raise ConfigError("the anchor design needs at least one anchor model")
+            raise ConfigError("the anchor design needs an anchor model: design: {name: anchor, anchor: <model>} "
+                              "(several: anchors: [<model>, ...])")
 
     def pool(self, models: Sequence[str]) -> list[str]:
         return list(models) + [m for m in self.anchors if m not in models]
@@ -75,10 +78,11 @@ class AnchorDesign(_StaticDesign):
         return _tile_over_prompts(prompt_ids, pool, *self.model_pairs(models))
 
 
-@register_design("quadratic")
 @dataclass
 class QuadraticDesign(_StaticDesign):
     """All pairs of models on every prompt: C(n, 2)·|X| calls (Anchor §3.2, the 'gold')."""
+
+    name = "quadratic"
 
     def n_calls(self, n_models: int, n_prompts: int) -> int:
         return n_prompts * n_models * (n_models - 1) // 2
@@ -89,7 +93,13 @@ class QuadraticDesign(_StaticDesign):
         return _tile_over_prompts(prompt_ids, models, a, b)
 
 
-@register_design("sampled")
+@dataclass
+class AllPairsDesign(QuadraticDesign):
+    """The quadratic design under the name a run config uses by default (``design: {name: all_pairs}``)."""
+
+    name = "all_pairs"
+
+
 @dataclass
 class SampledDesign(_StaticDesign):
     """Random (prompt, pair) comparisons under a call ``budget``, without repeats: uniform over pairs, or
@@ -97,6 +107,7 @@ class SampledDesign(_StaticDesign):
 
     budget: int = 0
     weights: Sequence[float] | np.ndarray | None = None
+    name = "sampled"
 
     def n_calls(self, n_models: int, n_prompts: int) -> int:
         return min(int(self.budget), n_prompts * n_models * (n_models - 1) // 2)

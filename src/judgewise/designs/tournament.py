@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool, register_design
+from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool
 from judgewise.errors import ConfigError
 
 TIE_BREAKS = ("coin", "second")
@@ -49,12 +49,12 @@ def bracket(n: int) -> list[tuple[int, int, int]]:
     return matches
 
 
-@register_design("tournament")
 @dataclass
 class TournamentDesign:
     """Arena-lite Alg. 1: one single-elimination tournament per prompt, (n − 1)·|X| judge calls."""
 
     tie_break: str = "coin"
+    name = "tournament"
 
     def __post_init__(self) -> None:
         if self.tie_break not in TIE_BREAKS:

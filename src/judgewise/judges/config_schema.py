@@ -3,8 +3,9 @@
 :func:`read_config_file` reads a YAML file with caps on its size, nesting and aliases (a billion-laughs file is
 refused before any object is built) and refuses repeated mapping keys. :func:`validate_run_config` checks the
 raw mapping against :class:`RunSchema` — types (strict: ``"false"`` is not a boolean), ranges, unknown keys at
-every level, repeats in lists, each judge backend's and each design's own options — and turns the first
-problem into ``ConfigError("run.yaml: limits.concurrency = 0: must be an integer >= 1")``.
+every level, repeats in lists, each judge backend's own keys — and turns the first problem into
+``ConfigError("run.yaml: limits.concurrency = 0: must be an integer >= 1")``. It knows nothing of designs:
+the pipeline checks ``design:``'s options against the design registry with :func:`option_type_problem`.
 """
 
 from __future__ import annotations
@@ -309,7 +310,7 @@ def _design_mapping(value):
 
 
 class RunSchema(_Section):
-    """The whole run config (module docstring of :mod:`judgewise.judges.config` lists the keys)."""
+    """The whole run config (module docstring of :mod:`judgewise.pipeline.config` lists the keys)."""
 
     responses: PathOrTable
     judge: JudgeSection
@@ -318,7 +319,7 @@ class RunSchema(_Section):
                       AfterValidator(_distinct)] = None
     max_prompts: Annotated[int, Field(ge=1, description="an integer >= 1")] = None
     design: Annotated[dict[str, Any], BeforeValidator(_design_mapping),
-                      Field(description="a design name or a mapping {name: ..., options}")] = None
+                      Field(description="a design name or a mapping {name: ..., options}")] = None  # options: pipeline
     orders: Literal["both", "one"] = None
     seed: Seed = None
     store: PathText = None
@@ -328,7 +329,7 @@ class RunSchema(_Section):
     output: PathText | None = None
 
 
-# -- backends and designs ------------------------------------------------------------------------------
+# -- backends ------------------------------------------------------------------------------------------
 ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread")
 _ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
 BACKEND_KEYS: dict[str, set[str]] = {
@@ -368,66 +369,9 @@ def check_backend(judge: dict, backends, source: str) -> None:
     if needed and needed[0] not in judge:
         raise ConfigError(f'{source}: judge.{needed[0]}: missing; the "{kind}" backend needs it ({needed[1]})')
     if stray:
-        shown = _show(judge[stray[0]], ("judge", stray[0]))
+        shown = show_value(judge[stray[0]], ("judge", stray[0]))
         raise ConfigError(f'{source}: judge.{stray[0]} = {shown}: not an option of the "{kind}" backend; '
                           f"its options: {sorted(allowed - {'backend'})}")
-
-
-def check_design(design: dict, source: str) -> dict:
-    """The design's name is registered and its options are ones it takes, of the right types."""
-    from judgewise.judges.pairs import design_options
-
-    name = design.get("name", "all_pairs")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{source}: design.name = {_show(name)}: must be a design name, e.g. all_pairs")
-    try:
-        options = design_options(name)
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
-    given = {k: v for k, v in design.items() if k != "name"}
-    if given and "name" not in design:
-        raise ConfigError(f"{source}: design.name: missing; a design with options names itself, e.g. "
-                          "design: {name: anchor, anchor: <model>}")
-    if options is None:
-        return design
-    unknown = sorted(set(given) - set(options))
-    if unknown:
-        hint = _did_you_mean(unknown[0], options)
-        raise ConfigError(f'{source}: unknown option(s) {unknown} for design "{name}"; it takes '
-                          f"{sorted(options) or 'no options'}{hint}")
-    for key, value in given.items():
-        _check_option_type(key, value, options[key], source)
-    _try_design(name, given, source)
-    return design
-
-
-def _try_design(name: str, options: dict, source: str) -> None:
-    """Build a designs-package design once, so its own checks (tie_break, budget, fit, ...) fail at load time."""
-    from judgewise.designs.base import DESIGNS, make_design
-    from judgewise.judges.pairs import PAIR_DESIGNS, all_pairs, anchor
-
-    if name not in DESIGNS or PAIR_DESIGNS.get(name) in (all_pairs, anchor):  # the engine's own take no class
-        return
-    try:
-        make_design(name, **{k: v for k, v in options.items() if k != "seed"})
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: design {name}: {exc}") from None
-
-
-def _check_option_type(key: str, value, annotation, source: str) -> None:
-    if annotation is Any:
-        return
-    try:
-        adapter = TypeAdapter(annotation, config=ConfigDict(strict=True, arbitrary_types_allowed=True))
-    except Exception:  # noqa: BLE001 — an annotation pydantic cannot check (a user's design): skip the type check
-        return
-    try:
-        adapter.validate_python(value)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        if err["type"] == "sequence_str":  # one name where a list of names is expected: designs accept it
-            return
-        raise ConfigError(f"{source}: {_problem({**err, 'loc': ('design', key)}, None)}") from None
 
 
 # -- errors -----------------------------------------------------------------------------------------------
@@ -445,7 +389,7 @@ def _kind(value) -> str:
     return next((text for t, text in kinds if isinstance(value, t)), type(value).__name__)
 
 
-def _show(value, loc=()) -> str:
+def show_value(value, loc=()) -> str:
     if loc and loc[-1] == "api_key_env":
         return "(not shown)"  # it may be a pasted key
     if type(value).__name__ == "DataFrame":
@@ -465,7 +409,7 @@ def _dotted(loc) -> str:
     return out
 
 
-def _did_you_mean(word: str, choices) -> str:
+def did_you_mean(word: str, choices) -> str:
     prefixed = [c for c in sorted(choices) if str(c).startswith(str(word))]
     close = prefixed[:1] or difflib.get_close_matches(str(word), list(choices), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
@@ -503,8 +447,8 @@ def _problem(err: dict, info) -> str:
     if kind == "missing":
         return f"missing required key '{path}'"
     if kind == "invalid_key":
-        return f"{_dotted(loc[:-1]) or 'the top level'}: key {_show(loc[-1])} is not a name (keys are strings)"
-    found = _show(err.get("input"), loc)
+        return f"{_dotted(loc[:-1]) or 'the top level'}: key {show_value(loc[-1])} is not a name (keys are strings)"
+    found = show_value(err.get("input"), loc)
     if kind.endswith("_type") or kind in ("int_from_float", "literal_error", "is_instance_of"):
         found += f" ({_kind(err.get('input'))})"
     description = _description(info)
@@ -531,7 +475,7 @@ def _unknown_keys(errors: list[dict], source: str) -> str | None:
     allowed = sorted(model.model_fields) if model is not None else []
     where = _dotted(parent) if parent else "the top level"
     return (f"{source}: unknown key(s) {keys} in {where}; expected some of {allowed}"
-            f"{_did_you_mean(keys[0], allowed)}")
+            f"{did_you_mean(keys[0], allowed)}")
 
 
 def first_problem(exc: ValidationError, source: str) -> ConfigError:
@@ -545,6 +489,25 @@ def first_problem(exc: ValidationError, source: str) -> ConfigError:
     err = errors[0]
     more = f" (+{rest} more problem{'s' if rest > 1 else ''})" if rest else ""
     return ConfigError(f"{source}: {_problem(err, _field(tuple(err['loc']))[1])}{more}")
+
+
+def option_type_problem(loc: tuple, value, annotation) -> str | None:
+    """``a.b = value (kind): must be ...`` when ``value`` is not of type ``annotation`` (strict), else None. An
+    annotation pydantic cannot check (a user's type) and one name where a list of names is expected pass."""
+    if annotation is Any:
+        return None
+    try:
+        adapter = TypeAdapter(annotation, config=ConfigDict(strict=True, arbitrary_types_allowed=True))
+    except Exception:  # noqa: BLE001 — an annotation pydantic cannot check: skip the type check
+        return None
+    try:
+        adapter.validate_python(value)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "sequence_str":  # one name where a list of names is expected: designs accept it
+            return None
+        return _problem({**err, "loc": loc}, None)
+    return None
 
 
 SECTIONS = {"limits": Limits, "budget": BudgetSection}
@@ -579,8 +542,9 @@ def check_option(option: str, section: str, key: str, value) -> None:
 
 
 def validate_run_config(data, source: str, backends) -> dict:
-    """The raw config mapping validated against :class:`RunSchema`, the judge's backend keys and the design's
-    options; returns the mapping of the keys given (nothing filled in), or raises one ConfigError line."""
+    """The raw config mapping validated against :class:`RunSchema` and the judge's backend keys (the design's own
+    options are checked by the layer that knows designs, :func:`judgewise.pipeline.config.check_design`); returns
+    the mapping of the keys given (nothing filled in), or raises one ConfigError line."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of settings at the top level, found {_kind(data)}")
     try:
@@ -590,6 +554,4 @@ def validate_run_config(data, source: str, backends) -> dict:
     clean = checked.model_dump(exclude_unset=True)
     clean["responses"], clean["prompts"] = data["responses"], data.get("prompts")  # tables stay as given
     check_backend(clean["judge"], backends, source)
-    if "design" in clean:
-        check_design(clean["design"], source)
     return clean

@@ -26,7 +26,7 @@ SUMMED = ("comparisons", "games", "judged", "failed", "cached", "calls_made", "r
 class EngineVerdicts:
     """``VerdictFn`` (prompt ids, model_a ids, model_b ids as integer arrays → outcomes) answered by a judge.
 
-    ``pool`` is a :class:`~judgewise.judges.config.Pool`; ``run_options`` go to ``run_judging``.
+    ``pool`` is a :class:`~judgewise.judges.pairs.Pool`; ``run_options`` go to ``run_judging``.
     """
 
     pool: object

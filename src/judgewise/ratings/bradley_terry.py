@@ -179,6 +179,49 @@ def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np
     return theta, ~active
 
 
+ARRAY_FIT_L2 = 1e-2  # default ridge of the array fit (prior sd 10 log-odds): finite on sparse or separated data
+
+
+def pair_counts_from_arrays(a, b, outcome, n_models: int) -> PairCounts:
+    """BT sufficient statistics over all C(n, 2) pairs (zeros where unobserved) from judgment arrays of model ids
+    and model_a's outcomes; self-comparisons and missing outcomes (NaN: a failed game) are left out."""
+    a, b, outcome = np.asarray(a, int), np.asarray(b, int), np.asarray(outcome, float)
+    keep = (a != b) & np.isfinite(outcome)
+    a, b, outcome = a[keep], b[keep], outcome[keep]
+    lo_all, hi_all = np.triu_indices(n_models, k=1)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    code = lo * n_models + hi - (lo + 1) * (lo + 2) // 2  # index of (lo, hi) in triu order
+    o_lo = np.where(a == lo, outcome, 1.0 - outcome)
+    n_pairs = len(lo_all)
+    return PairCounts(lo_all, hi_all, np.bincount(code, o_lo, n_pairs),
+                      np.bincount(code, None, n_pairs).astype(float), n_models)
+
+
+def bt_covariance(theta: np.ndarray, pc: PairCounts, l2: float = ARRAY_FIT_L2) -> np.ndarray:
+    """Inverse Fisher information of the ridge BT fit at θ: the asymptotic covariance of θ (natural scale).
+    Needs ``l2 > 0`` (without a ridge the information matrix is singular: θ is defined up to a constant)."""
+    if not l2 > 0:
+        raise ConfigError(f"the BT covariance needs a ridge l2 > 0, got {l2}")
+    p = expit(theta[pc.lo] - theta[pc.hi])
+    h = pc.total * p * (1 - p)
+    m = pc.n_models
+    hess = np.zeros((m, m))
+    np.add.at(hess, (pc.lo, pc.hi), -h)
+    np.add.at(hess, (pc.hi, pc.lo), -h)
+    hess[np.arange(m), np.arange(m)] = -hess.sum(axis=1) + l2
+    return np.linalg.inv(hess)
+
+
+def fit_bt_arrays(a, b, outcome, n_models: int, l2: float = ARRAY_FIT_L2) -> tuple[np.ndarray, np.ndarray]:
+    """BT scores θ (natural log-odds) and their covariance from judgment arrays (model ids ``a``, ``b`` and
+    model_a's ``outcome`` in [0, 1]; NaN outcomes are left out), by Newton on the pair counts with ridge ``l2``
+    (Anchor §2 BT likelihood). The plain-array fit used by the simulator, the anchor study and as the adaptive
+    design's default ``fit``; :func:`bradley_terry` is the same likelihood on a judgments table."""
+    pc = pair_counts_from_arrays(a, b, outcome, n_models)
+    theta = newton_batch(pc, np.zeros((1, n_models)), pc.wins[None, :], pc.total[None, :], l2)[0][0]
+    return theta, bt_covariance(theta, pc, l2)
+
+
 def elo_scale(theta: np.ndarray, anchor: int | None = None, anchor_rating: float = ELO_CENTRE) -> np.ndarray:
     """Elo scale: 400·log10-odds, centred so ratings average 1000, or shifted so ``anchor`` sits at its rating.
 

@@ -1,0 +1,133 @@
+"""A job from a run config: read the responses (and prompts), choose models and prompts, apply the design.
+
+A single-shot design's comparisons are listed up front; a multi-round design's job carries the pool it draws
+from and asks the engine for verdicts round by round (:mod:`judgewise.pipeline.run`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from judgewise.designs import design_triples, is_single_shot
+from judgewise.errors import ConfigError, InputError
+from judgewise.judges.base import Comparison, Judge
+from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts
+from judgewise.pipeline.backends import build_judge
+from judgewise.pipeline.config import RunConfig, load_config
+
+DESIGN_MODEL_KEYS = ("anchor", "anchors")  # design options naming models, which must have responses
+
+
+@dataclass
+class Job:
+    """Everything a run needs, built from a config: comparisons, judge, and what was skipped.
+
+    ``comparisons`` is empty for a multi-round design: those ask the engine for verdicts round by round
+    (see :mod:`judgewise.judges.rounds`) from ``pool``.
+    """
+
+    config: RunConfig
+    comparisons: list[Comparison]
+    judge: Judge
+    skipped: list[str]
+    models: list[str]
+    n_prompts: int
+    pool: Pool | None = None
+
+    @property
+    def multi_round(self) -> bool:
+        return not is_single_shot(self.config.design.get("name", "all_pairs"))
+
+
+def _name(source) -> str:
+    return "the table given" if isinstance(source, pd.DataFrame) else str(source)
+
+
+def _read_responses(source) -> pd.DataFrame:
+    from judgewise.io import read_responses
+
+    return read_responses(source).frame
+
+
+def _read_prompts(source) -> pd.DataFrame:
+    """A prompts table: canonical files via pandas, id column prompt_id/uid/question_id."""
+    if isinstance(source, pd.DataFrame):
+        frame = source
+    else:
+        path = Path(source)
+        readers = {".jsonl": lambda p: pd.read_json(p, lines=True), ".json": pd.read_json, ".csv": pd.read_csv,
+                   ".parquet": pd.read_parquet}
+        if path.suffix not in readers:
+            raise ConfigError(f"prompts file {path}: expected .jsonl/.json/.csv/.parquet, found '{path.suffix}'")
+        try:
+            frame = readers[path.suffix](path)
+        except (OSError, ValueError) as exc:  # missing file, malformed JSON/CSV/parquet
+            raise InputError(f"cannot read the prompts table: {exc}", file=str(path)) from exc
+    id_col = next((c for c in ("prompt_id", "uid", "question_id") if c in frame.columns), None)
+    if id_col is None:
+        raise ConfigError(f"prompts table {source}: no id column (prompt_id, uid or question_id)")
+    return frame.assign(prompt_id=frame[id_col].astype(str))
+
+
+def _choose_prompts(cfg: RunConfig, responses: pd.DataFrame, models: list[str]) -> list[str]:
+    prompt_ids = sorted(responses.loc[responses["model"].isin(models), "prompt_id"].unique())
+    if cfg.max_prompts is not None:
+        if isinstance(cfg.max_prompts, bool) or not isinstance(cfg.max_prompts, int) or cfg.max_prompts < 1:
+            raise ConfigError(f"{cfg.source}: max_prompts: expected an integer >= 1, found {cfg.max_prompts!r}")
+        prompt_ids = prompt_ids[: cfg.max_prompts]
+    return prompt_ids
+
+
+def load_pool(cfg: RunConfig) -> Pool:
+    """Read responses (and prompts) and choose the models and prompts the config names."""
+    responses = _read_responses(cfg.responses)
+    responses = responses.assign(prompt_id=responses["prompt_id"].astype(str), model=responses["model"].astype(str))
+    models = list(cfg.models) if cfg.models else sorted(responses["model"].unique())
+    unknown = sorted(set(models) - set(responses["model"]))
+    if unknown:
+        raise ConfigError(f"{cfg.source}: models {unknown} have no responses in {cfg.responses}")
+    if len(models) < 2:
+        where = "models:" if cfg.models else f"the responses in {_name(cfg.responses)}"
+        raise ConfigError(f"{cfg.source}: nothing to judge: {where} name {len(models)} model(s) {models[:3]}; "
+                          "a judge compares at least 2 models")
+    prompt_ids = _choose_prompts(cfg, responses, models)
+    prompts = _read_prompts(cfg.prompts) if cfg.prompts is not None else None
+    try:
+        texts = prompt_texts(responses, prompts)
+    except ConfigError as exc:
+        raise ConfigError(f"{_name(cfg.prompts if cfg.prompts is not None else cfg.responses)}: {exc}") from None
+    return Pool(responses, texts, models, prompt_ids)
+
+
+def _check_design_models(cfg: RunConfig, pool: Pool) -> None:
+    """Models a design option names (an anchor) must have responses."""
+    known = set(pool.responses["model"])
+    for key in DESIGN_MODEL_KEYS:
+        value = cfg.design.get(key)
+        for model in [value] if isinstance(value, str) else list(value or ()):
+            if model not in known:
+                raise ConfigError(f'{cfg.source}: design.{key} = "{model}": no responses from this model in '
+                                  f"{_name(cfg.responses)}; models there: {sorted(known)[:10]}")
+
+
+def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = False) -> Job:
+    """Read the inputs, apply the design, build the judge. A multi-round design is accepted only with
+    ``allow_rounds`` and yields no comparisons up front."""
+    cfg = config if isinstance(config, RunConfig) else load_config(config)
+    pool = load_pool(cfg)
+    _check_design_models(cfg, pool)
+    options = {k: v for k, v in cfg.design.items() if k != "name"}
+    name = cfg.design.get("name", "all_pairs")
+    if allow_rounds and not is_single_shot(name):
+        return Job(cfg, [], build_judge(cfg.judge), [], pool.models, len(pool.prompt_ids), pool)
+    triples = design_triples(name, pool.models, pool.prompt_ids, **options)  # seed: the design's own, default 0
+    built = build_comparisons(pool.responses, triples, pool.texts)
+    if not built.comparisons:
+        why = (f"all {len(built.skipped)} could not be built (first: {built.skipped[0]})" if built.skipped
+               else "the design chose none")
+        raise ConfigError(f"{cfg.source}: nothing to judge: design {name} on {len(pool.models)} models and "
+                          f"{len(pool.prompt_ids)} prompts gives 0 comparisons; {why}")
+    return Job(cfg, built.comparisons, build_judge(cfg.judge), built.skipped, pool.models, len(pool.prompt_ids), pool)

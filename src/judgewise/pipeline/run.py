@@ -1,0 +1,150 @@
+"""Run a job: the dry-run plan, then the judging — single-shot comparisons in one run, or a multi-round design
+(tournament, adaptive, insertion) asking the engine for each round's verdicts — stored as they arrive.
+
+:func:`run_job` is what ``judgewise judge`` does, as a library call: it returns a :class:`JudgeOutcome` (plan,
+summary, judgments). The caller shows the plan (``on_plan``) and progress (``with_progress``) however it likes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from judgewise.errors import JudgeError
+from judgewise.judges.estimate import Estimate, estimate_run
+from judgewise.judges.rounds import EngineVerdicts
+from judgewise.judges.runner import run_judging
+from judgewise.judges.store import JudgmentStore, write_export
+from judgewise.pipeline.config import RunConfig, build_design, design_spec, load_config
+from judgewise.pipeline.job import Job, build_job
+
+log = logging.getLogger(__name__)
+
+#: with_progress(total, run): calls run(update or None) — update(p) gets p.done, p.total, p.cost, p.failed
+ProgressRunner = Callable[[int, Callable[[Any], Any]], Any]
+
+
+@dataclass
+class RoundsPlan:
+    """What a multi-round design will ask for, at most (it decides the rounds from the answers)."""
+
+    design: str
+    comparisons: int
+    games: int
+    n_prompts: int
+    n_models: int
+
+    def as_dict(self) -> dict:
+        return {"design": self.design, "comparisons": self.comparisons, "games": self.games}
+
+    def line(self) -> str:
+        return (f"dry run: design {self.design} asks for about {self.comparisons} comparisons ({self.games} games) "
+                f"over {self.n_prompts} prompts and {self.n_models} models, in rounds; stored games are not paid "
+                "again")
+
+
+@dataclass
+class JudgeOutcome:
+    """A judging run's plan and, unless it was a dry run, its summary counts and judgments (one row per game)."""
+
+    plan: Estimate | RoundsPlan
+    summary: dict | None = None
+    judgments: pd.DataFrame | None = None
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def dry_run(self) -> bool:
+        return self.summary is None
+
+    def check(self) -> None:
+        """Raise :class:`JudgeError` when no game of the job succeeded (all are stored as failed); warn with the
+        count when some failed."""
+        summary = self.summary or {}
+        ok, failed = summary.get("ok_total", 0), summary.get("failed_total", 0)
+        reason = first_failure(self.judgments)
+        if failed and not ok:
+            raise JudgeError(f"all {failed} games of this job failed (first reason: {reason}); they are stored as "
+                             "failed — fix the judge settings, then rerun with --retry-failed")
+        if failed:
+            log.warning("%d of %d games of this job failed (first reason: %s); rerun with --retry-failed to judge "
+                        "them again", failed, ok + failed, reason)
+
+
+def first_failure(judgments: pd.DataFrame | None) -> str:
+    """The first failed game's reason, on one short line."""
+    if judgments is None or not len(judgments) or "error" not in judgments.columns:
+        return "no reason stored"
+    reasons = judgments.loc[judgments["status"] == "failed", "error"].dropna().astype(str)
+    text = " ".join(reasons.iloc[0].split()) if len(reasons) else "no reason stored"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _no_progress(total: int, run):
+    return run(None)
+
+
+def run_config(config: RunConfig | dict | str | Path, *, dry_run: bool = False,
+               on_plan: Callable[[Estimate | RoundsPlan], None] | None = None,
+               with_progress: ProgressRunner | None = None) -> JudgeOutcome:
+    """Build the job a run config describes and run it (:func:`run_job`)."""
+    cfg = config if isinstance(config, RunConfig) else load_config(config)
+    return run_job(build_job(cfg, allow_rounds=True), dry_run=dry_run, on_plan=on_plan, with_progress=with_progress)
+
+
+def run_job(job: Job, *, dry_run: bool = False, on_plan: Callable[[Estimate | RoundsPlan], None] | None = None,
+            with_progress: ProgressRunner | None = None) -> JudgeOutcome:
+    """Plan the job (``on_plan`` sees the plan before any call), then, unless ``dry_run``, judge it into the
+    config's store and write ``output`` when set. A rerun makes no call for games already stored."""
+    cfg = job.config
+    if job.skipped:
+        log.warning("%d comparisons could not be built and are not judged (first: %s)", len(job.skipped),
+                    "; ".join(job.skipped[:3]))
+    with JudgmentStore(cfg.store) as store:
+        run = _run_rounds if job.multi_round else _run_single_shot
+        outcome = run(job, store, dry_run=dry_run, on_plan=on_plan or (lambda plan: None),
+                      with_progress=with_progress or _no_progress)
+        if outcome.summary is not None and cfg.output:
+            write_export(outcome.judgments, cfg.output)
+    if outcome.summary is not None:
+        outcome.summary = {**outcome.summary, "store": cfg.store, "output": cfg.output}
+    return outcome
+
+
+def _run_single_shot(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
+    cfg, opts = job.config, job.config.run_options()
+    est = estimate_run(job.comparisons, job.judge, store, orders=cfg.orders, seed=cfg.seed,
+                       concurrency=opts["concurrency"], limits=opts["limits"],
+                       expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)),
+                       expected_tokens_out=cfg.judge.get("expected_tokens_out"), retry_failed=cfg.retry_failed)
+    on_plan(est)
+    if dry_run:
+        return JudgeOutcome(est, skipped=job.skipped)
+    opts["est_cost_per_game"] = est.cost / max(1, est.games - est.cached)  # for max_cost before results
+    result = with_progress(est.games - est.cached,
+                           lambda update: run_judging(job.comparisons, job.judge, store, progress=update, **opts))
+    summary = {**result.summary(), "skipped_comparisons": len(job.skipped)}
+    return JudgeOutcome(est, summary, result.judgments, job.skipped)
+
+
+def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
+    """A multi-round design asking the engine for each round's verdicts (the pipeline's defaults, e.g. the
+    adaptive design's BT fit, filled in)."""
+    cfg = job.config
+    name, options = design_spec(cfg.design)
+    seed = options.get("seed", cfg.seed)
+    design = build_design(cfg.design)
+    n = design.n_calls(len(job.models), job.n_prompts)
+    plan = RoundsPlan(name, n, n * (2 if cfg.orders == "both" else 1), job.n_prompts, len(job.models))
+    on_plan(plan)
+    if dry_run:
+        return JudgeOutcome(plan)
+    verdicts = EngineVerdicts(job.pool, job.judge, store, cfg.run_options())
+    run = design.run(job.models, job.pool.prompt_ids, verdicts, np.random.default_rng(seed))
+    info = {k: v for k, v in run.info.items() if isinstance(v, (int, float, str, bool, type(None)))}
+    summary = {**verdicts.summary(), "design": name, "design_info": info}
+    return JudgeOutcome(plan, summary, verdicts.judgments(), verdicts.skipped)
