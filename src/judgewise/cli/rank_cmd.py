@@ -3,6 +3,7 @@
 ``rank`` prints a rich table by default (CI level labelled; rows read/used/skipped under it). ``--json`` prints
 ``Ranking.to_records()`` (a JSON list, best first) on stdout and the read report as one line on stderr.
 ``--output FILE`` writes that same JSON list atomically (temp file + rename) whichever way results are shown.
+Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-judges`` pools them (io.provenance).
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ def rated_rows(frame):
 
 def read_ranked(path: Path, *, format: str | None, skip_invalid: bool, judge: str | None, pool_judges: bool):
     """Read ``path`` (any format or a store) and keep the rows to rate: failed games out, one judge chosen
-    (``--judge``, its other rows counted as skipped) or several pooled only on request; returns (frame, table)."""
+    (``--judge``, the other judges' rows counted as skipped) or several pooled only on request (``--pool-judges``);
+    returns (frame, table)."""
     from judgewise.io import read_judgments
     from judgewise.io.provenance import note_dropped, select_judge
     from judgewise.report.inputs import is_store
