@@ -361,3 +361,46 @@ def test_paths_may_be_pathlib_objects_from_python(tmp_path):
                        "judge": SIMULATED})
     assert cfg.store == str(tmp_path / "s.sqlite") and cfg.responses == str(tmp_path / "r.jsonl")
     assert cfg.output is None
+
+
+# -- designs from a run config ------------------------------------------------------------------------
+def _simulated_pool(folder, n_models: int, n_prompts: int) -> dict:
+    """responses for m0..m{n-1} on n prompts, and a simulated judge whose true Elo rises 100 per model."""
+    models = [f"m{i}" for i in range(n_models)]
+    write_responses(folder, n_prompts, models)
+    return {"responses": str(folder / "responses.jsonl"), "store": str(folder / "s.sqlite"),
+            "judge": {"backend": "simulated", "ratings": {m: 800 + 100 * i for i, m in enumerate(models)},
+                      "p_judge": 1.0, "seed": 3}}
+
+
+def test_the_adaptive_design_runs_from_a_run_config_through_the_cli_round_by_round(tmp_path):
+    cfg = {**_simulated_pool(tmp_path, 5, 12), "orders": "one",
+           "design": {"name": "adaptive", "budget": 40, "batch_size": 5, "seed": 1}}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    res = run_cli("judge", "--config", tmp_path / "run.yaml", "--no-progress", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["design"] == "adaptive" and summary["rounds"] >= 3  # it asked round by round
+    assert summary["design_info"]["stopped"] in ("budget", "resolved", "exhausted")
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*) FROM games WHERE status = 'ok'").fetchone()[0]
+    assert stored == summary["ok_total"] and 0 < stored <= 40
+    again = run_cli("judge", "--config", tmp_path / "run.yaml", "--no-progress", "--json", cwd=tmp_path)
+    assert again.returncode == 0 and json.loads(again.stdout)["calls_made"] == 0  # a rerun pays nothing again
+
+
+def test_a_designs_package_design_works_in_a_fresh_process_without_importing_the_designs_first(tmp_path):
+    import subprocess
+    import sys
+    cfg = {**_simulated_pool(tmp_path, 3, 2), "design": {"name": "quadratic"}}
+    code = ("import json, sys; from judgewise.pipeline import build_job; "
+            f"print(len(build_job(json.loads(sys.argv[1])).comparisons))")
+    res = subprocess.run([sys.executable, "-c", code, json.dumps(cfg)], cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "6"
+
+
+def test_an_anchor_design_accepts_several_anchors_from_a_run_config(tmp_path):
+    cfg = {**_simulated_pool(tmp_path, 4, 2), "design": {"name": "anchor", "anchors": ["m1", "m2"]}}
+    job = build_job(cfg)
+    assert len(job.comparisons) == 2 * 5 and all(c.model_b in ("m1", "m2") for c in job.comparisons)
