@@ -365,3 +365,87 @@ def build_sections_for(path, keys):
     from judgewise.report.sections import build_sections
 
     return build_sections(ReportContext(load_run(path), _options()), keys)
+
+
+# --- bad report inputs: one error line, nothing written -------------------------------------------------------
+
+def _one_error_line(res) -> str:
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode != 0 and "Traceback" not in res.stderr, res.stderr[-600:]
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    return lines[0]
+
+
+def test_an_unknown_report_method_is_an_error_listing_the_registered_ones(small_run, tmp_path):
+    from judgewise.ratings import RATING_METHODS
+
+    line = _one_error_line(run_cli("report", small_run[0], "--method", "foo", "-o", tmp_path / "r.html"))
+    assert "foo" in line and all(name in line for name in RATING_METHODS)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_report_methods_come_from_the_rating_registry(monkeypatch):
+    from judgewise.errors import ConfigError
+    from judgewise.ratings import RATING_METHODS
+    from judgewise.report.context import ReportOptions
+
+    monkeypatch.setitem(RATING_METHODS, "my_method", RATING_METHODS["bt"])
+    assert ReportOptions(method="my_method").method == "my_method"
+    with pytest.raises(ConfigError, match="my_method"):
+        ReportOptions(method="nope")
+
+
+@pytest.mark.parametrize("option, value", [("--bootstrap", "-5"), ("--bootstrap", "100000000"), ("--seed", "-1")])
+def test_report_settings_out_of_range_are_one_line_errors(small_run, tmp_path, option, value):
+    line = _one_error_line(run_cli("report", small_run[0], option, value, "-o", tmp_path / "r.html"))
+    assert option in line and value in line and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("layout", ["html_on_a_directory", "md_folder_is_a_file", "under_a_file"])
+def test_report_output_that_cannot_be_a_file_is_one_line_naming_it(small_run, tmp_path, layout):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "plain.txt").write_text("keep", encoding="utf-8")
+    out, fmt = {"html_on_a_directory": (tmp_path / "taken", "html"),
+                "md_folder_is_a_file": (tmp_path / "plain.txt", "md"),
+                "under_a_file": (tmp_path / "plain.txt" / "sub" / "r.html", "html")}[layout]
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    line = _one_error_line(run_cli("report", small_run[0], "--format", fmt, "-o", out, "--bootstrap", "0"))
+    assert ("taken" if layout == "html_on_a_directory" else "plain.txt") in line
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert (tmp_path / "plain.txt").read_text(encoding="utf-8") == "keep"
+
+
+def _store_with_games(path: Path, *, all_failed: bool) -> Path:
+    from judgewise.judges.runner import run_judging
+    from judgewise.judges.scheduler import RetryPolicy
+
+    from tests.fault_server import FaultServer
+    from tests.judge_support import comparisons, llm_judge
+
+    with FaultServer(fault_fn=(lambda messages, seen: "500") if all_failed else None) as srv:
+        run_judging(comparisons(3), llm_judge(srv.url), path, retry=RetryPolicy(max_attempts=1))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["empty_store", "all_failed_store", "empty_sqlite", "foreign_sqlite"])
+def test_report_and_serve_refuse_a_store_with_nothing_to_show(tmp_path, kind):
+    import sqlite3
+
+    from judgewise.judges.store import JudgmentStore
+
+    path = tmp_path / f"{kind}.sqlite"
+    if kind == "empty_store":
+        with JudgmentStore(path):
+            pass
+    elif kind == "all_failed_store":
+        _store_with_games(path, all_failed=True)
+    else:
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA user_version = 1" if kind == "empty_sqlite" else "CREATE TABLE notes (x)")
+        db.close()
+    digest = path.read_bytes()
+    for args in (["report", path, "-o", tmp_path / "r.html", "--bootstrap", "0"],
+                 ["serve", path, "--port", "0", "--bootstrap", "0"]):
+        line = _one_error_line(run_cli(*args, timeout=120))
+        assert str(path) in line
+    assert path.read_bytes() == digest and not (tmp_path / "r.html").exists()

@@ -7,9 +7,10 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
-from judgewise.errors import ConfigError
+from judgewise.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)
 
@@ -66,21 +67,41 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     options = ReportOptions(method=method, bootstrap=bootstrap, seed=seed, title=title, command=command,
                             gold=Path(gold) if gold else None, judge=judge, pool_judges=pool_judges,
                             study=Path(study) if isinstance(study, (str, Path)) else study)
+    target = output_target(Path(output), format)
     _check_side_inputs(options)
     sections = build_report(sources, options=options, input_format=input_format, responses=responses)
-    output = Path(output)
+    _make_folder(target.parent)
     if format == "html":
-        output.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(output, render_html(sections, title=title))
-        target = output
+        write_text_atomic(target, render_html(sections, title=title))
     else:
-        target = output if output.suffix == ".md" else output / "report.md"
-        target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, render_markdown(sections, title=title, out_dir=target.parent))
     slots = [f"{s.title} ({s.status})" for s in sections if s.is_slot]
     if slots:
         log.info("report sections shown as slots: %s", "; ".join(slots))
     return target
+
+
+def output_target(output: Path, format: str) -> Path:
+    """The file a report writes (``output``, or ``output/report.md`` for a Markdown folder), checked before any
+    work: not a directory, and its nearest existing folder is a writable folder (InputError naming it)."""
+    target = output if format == "html" or output.suffix == ".md" else output / "report.md"
+    if target.is_dir():
+        raise InputError("cannot write the report: it is a directory, expected a file path", file=str(target))
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"cannot write the report: {parent} is a file, not a folder", file=str(target))
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise InputError(f"cannot write the report: folder {parent} is not writable", file=str(target))
+            break
+    return target
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the report's folder ({exc.strerror or exc})", file=str(folder)) from None
 
 
 def _check_side_inputs(options) -> None:

@@ -248,8 +248,8 @@ def study_data(study) -> dict:
         return study.as_dict()
     try:
         data = json.loads(Path(study).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read the study summary ({exc})", file=str(study)) from exc
+    except (OSError, ValueError, RecursionError) as exc:
+        raise InputError(f"cannot read the study summary ({type(exc).__name__}: {exc})", file=str(study)) from None
     if not isinstance(data, dict) or "errors" not in data:
         raise InputError('expected the JSON of `judgewise study --json` (with an "errors" list)', file=str(study))
     return data

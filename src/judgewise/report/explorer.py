@@ -209,7 +209,7 @@ def make_explorer_server(data: ExplorerData | None, host: str = "127.0.0.1", por
     (``server.set_app(Explorer(data, allowed_hosts=server.allowed_hosts))``). A port in use, a host that is not
     this machine's, or a bad port is a :class:`ConfigError`."""
     if not 0 <= port <= 65535:
-        raise ConfigError(f"port {port} is not a TCP port: expected 0 (any free port) to 65535")
+        raise ConfigError(f"--port {port} is not a TCP port: expected 0 (any free port) to 65535")
     try:
         server = make_server(host, port, None, server_class=_ThreadingServer, handler_class=_QuietHandler)
     except OSError as exc:
@@ -253,6 +253,7 @@ def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None,
     from judgewise.report.context import ReportOptions
     from judgewise.report.inputs import add_responses, load_run
 
+    options = ReportOptions(bootstrap=bootstrap, seed=seed)  # bad settings fail before anything else
     with make_explorer_server(None, host, port) as server:  # bind first: a busy port fails before loading
         if not is_loopback(host):
             log.warning("the explorer listens on %s, not on loopback: anyone who can reach this machine on the "
@@ -261,7 +262,7 @@ def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None,
         run = load_run(sources)
         if responses:
             add_responses(run, responses)
-        data = ExplorerData(run, ReportOptions(bootstrap=bootstrap, seed=seed))
+        data = ExplorerData(run, options)
         server.set_app(Explorer(data, allowed_hosts=server.allowed_hosts))
         threading.Thread(target=server.get_app().warm_up, daemon=True).start()
         url = f"http://{f'[{host}]' if ':' in host else host}:{server.server_port}/"

@@ -62,8 +62,20 @@ def load_run(sources, *, format: str | None = None) -> RunData:
         run.store_path = run.store_path or p.store_path
     if run.responses is not None:
         run.responses = run.responses.drop_duplicates(subset=["prompt_id", "model"], keep="first")
+    _check_not_empty(run)
     _fill_prompts(run)
     return run
+
+
+def _check_not_empty(run: RunData) -> None:
+    """A run with no judgment, or none with a verdict, has nothing to show: InputError naming the source."""
+    where = ", ".join(run.sources)
+    if run.judgments.empty:
+        raise InputError("holds no judgments: nothing to report (judge first, or give the judgments file)",
+                         file=where)
+    if run.judgments["outcome"].isna().all():
+        raise InputError(f"none of its {len(run.judgments):,} judgments has a verdict (all failed): nothing to rank; "
+                         "`judgewise store stats` shows why they failed", file=where)
 
 
 def _load_one(item, format: str | None) -> RunData:
@@ -142,8 +154,8 @@ def read_gold(path) -> dict[str, float]:
             data = json.loads(path.read_text(encoding="utf-8"))
             frame = pd.DataFrame(data if isinstance(data, list) else
                                  [{"model": k, "score": v} for k, v in dict(data).items()])
-    except (OSError, ValueError, TypeError) as exc:
-        raise InputError(f"cannot read the gold ranking ({exc})", file=str(path)) from exc
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
+        raise InputError(f"cannot read the gold ranking ({type(exc).__name__}: {exc})", file=str(path)) from None
     column = next((c for c in GOLD_SCORE_COLUMNS if c in frame.columns), None)
     if "model" not in frame.columns or column is None:
         raise InputError(f"expected a model column and one of {list(GOLD_SCORE_COLUMNS)}, found columns "

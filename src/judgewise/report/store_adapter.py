@@ -18,15 +18,18 @@ def _read_only(path: Path) -> sqlite3.Connection:
 
 def load_store(path: Path):
     """RunData from a store file: ``store.export_frame`` judgments (failed games kept) and ``store_stats``."""
-    from judgewise.judges.store import GAME_COLUMNS, export_frame, store_stats
+    from judgewise.judges.store import GAME_COLUMNS, READ_HINT, check_store_file, export_frame, store_stats
     from judgewise.report.inputs import RunData
 
+    if check_store_file(path) is None:
+        raise InputError(f"an empty SQLite database, not a judgewise store; {READ_HINT}", file=str(path))
     with closing(_read_only(path)) as db:  # sqlite3's own context manager commits but never closes
         try:
             games = pd.read_sql_query(f"SELECT {', '.join(GAME_COLUMNS)} FROM games ORDER BY created_at, key", db)
             meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
         except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
-            raise InputError(f"not a judgewise store ({exc})", file=str(path)) from exc
+            reason = str(exc).rsplit(": ", 1)[-1][:200]  # pandas prefixes the whole SQL text
+            raise InputError(f"cannot read this judgewise store ({reason}); {READ_HINT}", file=str(path)) from None
     judgments = export_frame(games)
     stats = store_stats(games, path=str(path))
     report = ReadReport(str(path), "store", rows_read=len(games), rows_used=len(games))
