@@ -72,6 +72,9 @@ def sign_test_power_exact(n, win_rate: float, alpha: float = 0.05) -> np.ndarray
 def sign_test_n_exact(win_rate: float, alpha: float = 0.05, power: float = 0.8, n_max: int = 1_000_000) -> int:
     """Smallest n whose exact one-sided sign test reaches ``power`` (the exact power is saw-toothed in n;
     this is the first n that reaches it)."""
+    if sign_test_n_normal(win_rate, alpha, power) > 2 * n_max:  # the exact n is close to the normal one
+        raise ConfigError(f"no sample size up to {n_max:,} reaches power {power} at win rate {win_rate} "
+                          f"(the edge over 0.5 is too small)")
     step = 4096
     for start in range(1, n_max + 1, step):
         grid = np.arange(start, min(start + step, n_max + 1))
@@ -124,19 +127,46 @@ class WilcoxonPower:
         return asdict(self)
 
 
+MAX_SIMULATED_CELLS = 20_000_000  # simulations × n drawn at once (160 MB of float64)
+PERMUTATION_BELOW = 14  # scipy's "auto" runs a permutation test per sample below this n (~50 s per 200 samples)
+
+
+def check_wilcoxon_sizes(n_grid, n_simulations: int) -> list[int]:
+    """The sorted distinct sample sizes; ConfigError unless each is an integer ≥ 2 and simulations × n stays
+    within MAX_SIMULATED_CELLS (``--n 100000000`` asked for 745 GiB)."""
+    sizes = []
+    for n in n_grid:
+        if isinstance(n, bool) or not float(n).is_integer() or n < 2:
+            raise ConfigError(f"--n: sample sizes must be integers ≥ 2, got {n!r}")
+        sizes.append(int(n))
+    if not sizes:
+        raise ConfigError("--n: give at least one sample size")
+    if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) or n_simulations < 1:
+        raise ConfigError(f"--simulations must be an integer ≥ 1, got {n_simulations!r}")
+    if n_simulations * max(sizes) > MAX_SIMULATED_CELLS:
+        raise ConfigError(f"--n {max(sizes):,} × --simulations {n_simulations:,} is too large to simulate "
+                          f"(at most {MAX_SIMULATED_CELLS:,} draws at once); lower --n or --simulations")
+    return sorted(set(sizes))
+
+
 def wilcoxon_power(distributions: list[np.ndarray], n_grid, alpha: float = 0.05, power: float = 0.8,
                    n_simulations: int = 1000, rng: np.random.Generator | None = None) -> WilcoxonPower:
     """Anchor App. C: simulated power of ``wilcoxon(S, alternative='greater', zero_method='pratt')``.
 
     ``distributions`` is a list of arrays of paired differences (e.g. verdict of model a minus verdict of
     model b per prompt); each simulation picks one at random and resamples ``n`` values with replacement.
-    Vectorised: all simulations of one n are tested in one call.
+    Vectorised: all simulations of one n are tested in one call. Below n = 14 the normal approximation is used
+    (scipy's default there is a permutation test per sample: minutes for one grid point).
     """
     rng = rng if rng is not None else np.random.default_rng(0)
     pools = [np.asarray(d, dtype=float) for d in distributions if len(d)]
     if not pools:
         raise InputError("no distributions of paired differences to simulate from")
-    n_grid = sorted({int(n) for n in n_grid})
+    if not all(np.isfinite(p).all() for p in pools):
+        raise InputError("paired differences must be finite numbers")
+    check_unit("alpha", alpha)
+    check_unit("power", power)
+    n_grid = check_wilcoxon_sizes(n_grid, n_simulations)
     powers, n_required = [], None
     for n in n_grid:
         which = rng.integers(len(pools), size=n_simulations)
@@ -145,7 +175,8 @@ def wilcoxon_power(distributions: list[np.ndarray], n_grid, alpha: float = 0.05,
             rows = np.nonzero(which == k)[0]
             if rows.size:
                 samples[rows] = pool[rng.integers(len(pool), size=(rows.size, n))]
-        res = stats.wilcoxon(samples, axis=1, alternative="greater", zero_method="pratt")
+        method = "approx" if n < PERMUTATION_BELOW else "auto"
+        res = stats.wilcoxon(samples, axis=1, alternative="greater", zero_method="pratt", method=method)
         pvalues = np.nan_to_num(np.asarray(res.pvalue, dtype=float), nan=1.0)  # all-zero sample: no evidence
         powers.append(float(np.mean(pvalues < alpha)))
         if n_required is None and powers[-1] >= power:
@@ -159,7 +190,10 @@ def distribution_from_probabilities(values, probabilities, size: int = 10_000) -
     up to rounding, for :func:`wilcoxon_power`."""
     values, probs = np.asarray(values, float), np.asarray(probabilities, float)
     if values.shape != probs.shape or np.any(probs < 0) or not math.isclose(probs.sum(), 1.0, abs_tol=1e-6):
-        raise ConfigError(f"probabilities must be non-negative, one per value, and sum to 1; got {probs}")
+        raise ConfigError(f"--distribution: probabilities must be non-negative, one per value, and sum to 1; "
+                          f"got {probs}")
+    if not np.isfinite(values).all():
+        raise ConfigError(f"--distribution: values must be finite numbers, got {values}")
     counts = np.round(probs / probs.sum() * size).astype(int)
     return np.repeat(values, counts)
 

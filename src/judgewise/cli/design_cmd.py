@@ -16,9 +16,12 @@ SIGN_LABELS = {"normal": "normal approximation, rounded up (Anchor Table 2)",
 
 def _floats(text: str, name: str) -> list[float]:
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise ConfigError(f"{name} must be comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise ConfigError(f"{name} must list at least one number, got {text!r}")
+    return values
 
 
 def _echo(obj, as_json: bool, text: str) -> None:
@@ -134,7 +137,7 @@ def _register_power(app: typer.Typer) -> None:
         from judgewise.analysis.power import wilcoxon_power
 
         pools = wilcoxon_pools(path, anchor, distribution, effect, width)
-        res = wilcoxon_power(pools, [int(x) for x in _floats(n_grid, "--n")], alpha, power, simulations,
+        res = wilcoxon_power(pools, _floats(n_grid, "--n"), alpha, power, simulations,
                              np.random.default_rng(seed))
         text = "\n".join([f"Wilcoxon signed-rank (one-sided, pratt), {res.n_distributions} distribution(s), "
                           f"{simulations} simulations per n"] +
