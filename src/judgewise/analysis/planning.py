@@ -73,9 +73,12 @@ def _prompts(inputs: PlanInputs, informativeness: float) -> tuple[int, int]:
     return n, total_with_ties(n, informativeness)
 
 
+MAX_MODELS = 100_000  # beyond this the judge-call counts are no plan (1e9 models gave 1e12 calls)
+
+
 def _check(inputs: PlanInputs) -> None:
-    if inputs.n_models < 2:
-        raise ConfigError(f"planning needs at least 2 models, got {inputs.n_models}")
+    if not 2 <= inputs.n_models <= MAX_MODELS:
+        raise ConfigError(f"--models: planning needs 2 to {MAX_MODELS:,} models, got {inputs.n_models:,}")
     if not 0 < inputs.effect < 0.5:
         raise ConfigError(f"effect (edge over 50%) must be in (0, 0.5), got {inputs.effect}")
     check_unit("alpha", inputs.alpha)

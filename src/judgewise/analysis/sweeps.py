@@ -20,6 +20,7 @@ import pandas as pd
 from judgewise.analysis.simulation import TrialSpec, run_trial
 from judgewise.errors import ConfigError
 from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
+from judgewise.ratings.bootstrap import rng_from_seed
 
 
 def uniform_truth(n: int, rng: np.random.Generator, span: float = 500.0) -> np.ndarray:
@@ -118,11 +119,35 @@ def _ray(tasks, workers, address):
 EXECUTORS: dict[str, Callable] = {"serial": _serial, "process": _process, "ray": _ray}
 
 
+MAX_MODELS, MAX_PROMPTS, MAX_CELLS = 1_000, 100_000, 10_000_000  # a sweep point runs in memory, in minutes
+
+
+def check_sweep(points: list[SweepPoint], trials: int, seed: int, workers: int | None) -> None:
+    """ConfigError for a sweep that cannot run or would not finish: no points, < 1 trial, a negative seed, < 1
+    worker, a point with < 2 or too many models, < 1 or too many prompts, or p_judge outside [0, 1]."""
+    if not points:
+        raise ConfigError("--designs: no design to simulate")
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 100_000:
+        raise ConfigError(f"--trials must be an integer in [1, 100,000], got {trials!r}")
+    rng_from_seed(seed)
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers must be ≥ 1, got {workers}")
+    for p in points:
+        if not 2 <= p.n_model <= MAX_MODELS:
+            raise ConfigError(f"--n-model must be in [2, {MAX_MODELS:,}], got {p.n_model:,}")
+        if not 1 <= p.n_prompts <= MAX_PROMPTS or p.n_model * p.n_prompts > MAX_CELLS:
+            raise ConfigError(f"--prompts must be in [1, {MAX_PROMPTS:,}] with n_model × prompts ≤ {MAX_CELLS:,}, "
+                              f"got {p.n_prompts:,} prompts for {p.n_model:,} models")
+        if not 0 <= p.p_judge <= 1:
+            raise ConfigError(f"--p-judge must be in [0, 1], got {p.p_judge}")
+
+
 def run_sweep(points: list[SweepPoint], trials: int, seed: int = 0, executor: str = "process",
               workers: int | None = None, address: str | None = None, chunk: int = 4) -> pd.DataFrame:
     """Run ``trials`` trials of every point on ``executor``; one row per (point, trial)."""
     if executor not in EXECUTORS:
         raise ConfigError(f"unknown executor {executor!r}; known: {sorted(EXECUTORS)}")
+    check_sweep(points, trials, seed, workers)
     tasks = [(p, seed, list(range(s, min(s + chunk, trials)))) for p in points for s in range(0, trials, chunk)]
     results = EXECUTORS[executor](tasks, workers, address)
     return pd.DataFrame([row for rows in results for row in rows])

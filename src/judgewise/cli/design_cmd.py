@@ -173,15 +173,19 @@ def anchors_payload(path: Path, anchor: str | None, pilot_prompts: int, seed: in
     """Anchor reports for the anchor(s) of a judgments file, and a pilot when it holds all pairs."""
     from judgewise.analysis.anchor_study import pilot
     from judgewise.analysis.anchors import QuadraticData, likely_anchors, report_from_judgments
-    from judgewise.io import read_any
+    from judgewise.io import read_judgments
+    from judgewise.ratings.bootstrap import rng_from_seed
 
-    table = read_any(path)
+    rng = rng_from_seed(seed)
+    if pilot_prompts < 1:
+        raise ConfigError(f"--pilot-prompts must be ≥ 1, got {pilot_prompts}")
+    table = read_judgments(path)
     frame = table.frame
     anchors = [anchor] if anchor else likely_anchors(frame)
     out: dict = {"source": str(path), "read": table.report.as_dict(),
                  "anchors": [report_from_judgments(frame, a).as_dict() for a in anchors]}
     if not anchor and not anchors:
-        res = pilot(QuadraticData(frame), pilot_prompts, np.random.default_rng(seed))
+        res = pilot(QuadraticData(frame), pilot_prompts, rng)
         out["pilot"] = {"n_prompts": res.n_prompts, "recommended": res.recommended, "reason": res.reason,
                         "candidates": res.table.to_dict(orient="records")}
     return out
