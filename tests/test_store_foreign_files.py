@@ -91,6 +91,9 @@ def test_a_new_empty_file_or_empty_sqlite_database_becomes_a_store(tmp_path):
 def test_open_readonly_never_writes_and_refuses_what_is_not_a_store(tmp_path):
     with pytest.raises(InputError, match="no such store file"):
         JudgmentStore.open_readonly(tmp_path / "missing.sqlite")
+    (tmp_path / "d.sqlite").mkdir()
+    with pytest.raises(InputError, match="d.sqlite: a directory, not a store file"):
+        JudgmentStore.open_readonly(tmp_path / "d.sqlite")
     (tmp_path / "empty.sqlite").write_bytes(b"")
     with pytest.raises(InputError, match="empty.sqlite: empty, not a judgewise store"):
         JudgmentStore.open_readonly(tmp_path / "empty.sqlite")

@@ -163,6 +163,8 @@ class JudgmentStore:
         """Open an existing store for reading only (``mode=ro``): export, stats, reports. Raises
         :class:`InputError` naming the file when it is missing or not a judgewise store; never writes to it."""
         path = Path(path)
+        if path.is_dir():
+            raise InputError(f"a directory, not a store file; {READ_HINT}", file=str(path))
         if not path.is_file():
             raise InputError("no such store file (run `judgewise judge` to make one)", file=str(path))
         if check_store_file(path, busy_timeout_s=busy_timeout_s, hint=READ_HINT) is None:
