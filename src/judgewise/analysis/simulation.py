@@ -21,10 +21,8 @@ from judgewise.judges.simulated import response_quality, verdict_fn
 from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
 from judgewise.ratings.bradley_terry import ARRAY_FIT_L2, fit_bt_arrays
 
-DEFAULT_L2 = ARRAY_FIT_L2  # the array fit's ridge (ratings.bradley_terry.fit_bt_arrays)
 
-
-def bt_scores(run: DesignRun, l2: float = DEFAULT_L2) -> np.ndarray:
+def bt_scores(run: DesignRun, l2: float = ARRAY_FIT_L2) -> np.ndarray:
     """BT scores of a design run's models (natural log-odds)."""
     return fit_bt_arrays(run.pairs.a, run.pairs.b, run.outcome, len(run.pairs.models), l2)[0]
 
