@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from judgewise.errors import InputError
+from judgewise.errors import ConfigError, InputError
+from judgewise.ratings.bootstrap import rng_from_seed
 
 DIRECT_LABELS = ("correct", "incorrect", "not_attempted")
 SUBSETS = ("all", "discriminative", "non-discriminative")
@@ -104,6 +105,13 @@ class ModelFilter:
         return [d["model"] for d in self.dropped if d["step"] == step]
 
 
+def _check_filters(**values: float | None) -> None:
+    """ConfigError unless every given filter value is a number in [0, 1] (rates, accuracies, gaps)."""
+    for name, value in values.items():
+        if value is not None and not 0 <= value <= 1:  # NaN fails too
+            raise ConfigError(f"--{name.replace('_', '-')} must be in [0, 1], got {value}")
+
+
 def filter_models(acc: pd.DataFrame, *, min_parse_rate: float | None = None, baseline: float | None = None,
                   min_gap: float | None = None, seed: int = 0) -> ModelFilter:
     """CLB App. B's three filters, in order, on a :func:`ground_truth_accuracy` table; None skips a step.
@@ -112,6 +120,8 @@ def filter_models(acc: pd.DataFrame, *, min_parse_rate: float | None = None, bas
     differ in accuracy by at least ``min_gap``: walking the models sorted by accuracy, of two closer than the
     gap the one with the lower parse rate goes, else the one with lower accuracy, else a seeded coin.
     """
+    _check_filters(min_parse_rate=min_parse_rate, baseline=baseline, min_gap=min_gap)
+    rng = rng_from_seed(seed)
     out = ModelFilter(kept=sorted(acc.index), settings={"min_parse_rate": min_parse_rate, "baseline": baseline,
                                                         "min_gap": min_gap, "seed": seed})
     if min_parse_rate is not None:
@@ -123,7 +133,7 @@ def filter_models(acc: pd.DataFrame, *, min_parse_rate: float | None = None, bas
             out.dropped.append({"model": m, "step": "baseline",
                                 "reason": f"accuracy {acc.loc[m, 'accuracy']:.3f} ≤ baseline {baseline}"})
     if min_gap is not None:
-        out.dropped += _gap_filter(acc, _still(out), min_gap, np.random.default_rng(seed))
+        out.dropped += _gap_filter(acc, _still(out), min_gap, rng)
     out.kept = _still(out)
     return out
 

@@ -28,6 +28,7 @@ from judgewise.analysis.accuracy import (
 from judgewise.analysis.gaming import win_rates_from
 from judgewise.errors import InputError, JudgewiseError
 from judgewise.ratings.agreement import agreement
+from judgewise.ratings.bootstrap import check_bootstrap
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,16 @@ def _restrict(frame: pd.DataFrame | None, models: list[str], cols: tuple[str, ..
     return frame[keep].reset_index(drop=True)
 
 
+def _check_common_models(judged: pd.DataFrame, truth_models) -> None:
+    """InputError when fewer than 2 judged models have ground truth (nothing to compare; was a silent table)."""
+    judged_models = set(judged["model_a"].astype(str)) | set(judged["model_b"].astype(str))
+    common = judged_models & set(map(str, truth_models))
+    if len(common) < 2:
+        shown = ", ".join(sorted(judged_models)[:5])
+        raise InputError(f"expected ground truth for at least 2 judged models ({shown}, ...), found it for "
+                         f"{len(common)}: check the model names", field="model")
+
+
 def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direct: pd.DataFrame | None = None, *,
                        methods=("winrate", "bt", "elo", "trueskill"), subsets=SUBSETS, bootstrap: int = 100,
                        level: float = 0.95, seed: int = 0, filters: dict | None = None) -> AccuracyAlignment:
@@ -135,10 +146,12 @@ def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direc
     ``filters``: keyword arguments of :func:`filter_models` (CLB App. B; default none). ``bootstrap``
     resamples prompts (judgments, correctness and direct grades of a prompt together), seeded by ``seed``.
     """
+    check_bootstrap(bootstrap, seed)
     full_acc = ground_truth_accuracy(correctness)
     filt = filter_models(full_acc, seed=seed, **(filters or {}))
     models = filt.kept
     judged = judgments[judgments["outcome"].notna()]
+    _check_common_models(judged, full_acc.index)
     j = _restrict(judged, models, ("model_a", "model_b"))
     c = _restrict(correctness, models, ("model",))
     d = _restrict(direct, models, ("model",))

@@ -23,6 +23,7 @@ import pandas as pd
 from judgewise.analysis.reliability import get_metric
 from judgewise.analysis.selection import check_budget, get_strategy, inter_model
 from judgewise.errors import ConfigError, InputError
+from judgewise.ratings.bootstrap import rng_from_seed
 
 log = logging.getLogger(__name__)
 
@@ -202,9 +203,12 @@ def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets
     """Run the study (Paper §3.3) with each of ``targets`` (default: every judge) as the judge under test."""
     targets = list(pool.judges) if targets is None else [resolve_judge(t, pool.judges) for t in targets]
     budgets = sorted(int(b) for b in budgets)
+    if not budgets:
+        raise ConfigError("--budgets: no budget to study (e.g. 10:5:1 is empty; use start:stop:step with start ≤ stop)")
     methods = list(dict.fromkeys([BASELINE, *methods]))
     if trials < 1:
         raise ConfigError(f"trials must be ≥ 1, got {trials}")
+    rng_from_seed(seed)  # a negative seed is a ConfigError here, not a numpy error deep in a trial
     for b in budgets:
         check_budget(len(pool.item_ids), b)
     strategies = {m: get_strategy(m, **({"n_candidates": n_candidates} if "match" in m else {})) for m in methods}

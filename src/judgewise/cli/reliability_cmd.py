@@ -72,14 +72,14 @@ def parse_budgets(text: str) -> list[int]:
 
 def read_items(path: Path) -> list[str]:
     """Item ids from a file: one per line, a JSON list, or the JSON that ``judgewise select --json`` prints."""
-    if not path.is_file():
-        raise InputError("no such items file", file=str(path))
-    text = path.read_text(encoding="utf-8").strip()
+    from judgewise.io.containers import decode_utf8, parse_json, read_bytes
+    from judgewise.io.tables import ReadReport
+    from judgewise.io.validate import Validator
+
+    v = Validator(str(path), ReadReport(str(path), "items"))
+    text = decode_utf8(read_bytes(path, v), v).strip()  # a missing, empty or non-UTF-8 file names the file
     if text.startswith(("[", "{")):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise InputError(f"not valid JSON ({exc})", file=str(path)) from None
+        data = parse_json(text, v, expected="a JSON list of item ids or the output of select --json")
         items = data.get("items") if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise InputError('expected a JSON list of item ids or an object with "items"', file=str(path))
@@ -128,13 +128,14 @@ def run_select(scores: Path, target: str, budget: int, metric: str, method: str,
     """Pick ``budget`` items for human labels; returns the JSON-ready record."""
     from judgewise.analysis.reliability import get_metric
     from judgewise.analysis.selection import get_strategy, inter_model
+    from judgewise.ratings.bootstrap import rng_from_seed
 
     pool = load_pool(scores, None, target, human_rater)
     t_scores, others, other_names = pool.split(target)
     name = pool.judges[pool.judge_index(target)]
     metric_fn = get_metric(metric)
     strategy = get_strategy(method, **({"n_candidates": candidates} if "match" in method else {}))
-    idx = strategy.select(t_scores, others, budget, metric_fn, np.random.default_rng(seed), n_draws=1)[0]
+    idx = strategy.select(t_scores, others, budget, metric_fn, rng_from_seed(seed), n_draws=1)[0]
     record = {"target": name, "method": method, "metric": metric, "budget": budget, "seed": seed,
               "n_pool": len(pool.item_ids), "other_judges": other_names,
               "items": [str(i) for i in pool.item_ids[idx]]}
