@@ -20,6 +20,7 @@ from judgewise.report.explorer import make_explorer_server
 from judgewise.report.explorer_data import ExplorerData
 from judgewise.report.inputs import add_responses, load_run
 
+from tests.conftest import run_cli
 from tests.test_report import XSS_MODEL, make_run, parsed
 
 
@@ -171,3 +172,23 @@ def test_an_anchor_run_is_not_mistaken_for_a_tournament(tmp_path):
     star = df[(df.model_a == "model-2") | (df.model_b == "model-2")]
     data = ExplorerData(load_run(star), ReportOptions(bootstrap=0))
     assert data.rounds is None and data.ctx.design == "anchor"
+
+
+def test_serve_refuses_a_run_mixing_judges_unless_one_is_chosen(tmp_path):
+    jpath, _ = make_run(tmp_path, n_prompts=4, xss=False)
+    frame = pd.read_json(jpath, lines=True)
+    mixed = tmp_path / "mixed.jsonl"
+    pd.concat([frame, frame.assign(judge="other-judge")]).to_json(mixed, orient="records", lines=True)
+    res = run_cli("serve", mixed, "--port", "0", "--bootstrap", "0", timeout=120)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode != 0 and len(lines) == 1 and "--judge" in lines[0] and "other-judge" in lines[0]
+    proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", "serve", str(mixed), "--judge", "sim-judge",
+                             "--port", "0", "--bootstrap", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline()).group(0)
+        status, html = get(url)
+        assert status == 200 and "leaderboard failed" not in html and "other-judge" not in html
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

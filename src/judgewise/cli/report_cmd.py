@@ -49,6 +49,8 @@ def register(app: typer.Typer) -> None:
         responses: Path = typer.Option(None, "--responses", help="Model outputs to show on prompt pages."),
         bootstrap: int = typer.Option(100, "--bootstrap", help="Bootstrap rounds for the leaderboard intervals."),
         seed: int = typer.Option(0, "--seed"),
+        judge: str = typer.Option(None, "--judge", help="Show only this judge's rows."),
+        pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool several judges into one leaderboard."),
     ) -> None:
         """Serve a local read-only explorer of a run (leaderboard, prompts, matches, diagnostics)."""
         from judgewise.report.explorer import serve
@@ -58,4 +60,4 @@ def register(app: typer.Typer) -> None:
             sys.stdout.flush()
 
         serve([str(s) for s in sources], host=host, port=port, responses=responses, bootstrap=bootstrap,
-              seed=seed, ready=ready)
+              seed=seed, ready=ready, judge=judge, pool_judges=pool_judges)

@@ -25,13 +25,13 @@ def build_report(sources, *, options=None, input_format: str | None = None, resp
 
     options = options or ReportOptions()
     run = load_run(sources, format=input_format)
-    _choose_judge(run, options)
+    choose_judge(run, options)
     if responses is not None:
         add_responses(run, responses)
     return build_sections(ReportContext(run, options))
 
 
-def _choose_judge(run, options) -> None:
+def choose_judge(run, options) -> None:
     """One judge (``options.judge``, the rest counted as skipped), several only with ``options.pool_judges``; a
     run mixing judges otherwise stops with a ConfigError listing them (io.provenance)."""
     from judgewise.io.provenance import note_dropped, select_judge

@@ -248,18 +248,22 @@ def is_loopback(host: str) -> bool:
 
 
 def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int = 100,
-          seed: int = 0, ready: Callable[[str], None] | None = None) -> None:
-    """Load the run once and serve it until interrupted; ``ready(url)`` is called once listening."""
+          seed: int = 0, ready: Callable[[str], None] | None = None, judge: str | None = None,
+          pool_judges: bool = False) -> None:
+    """Load the run once and serve it until interrupted; ``ready(url)`` is called once listening.
+    ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them)."""
+    from judgewise.report import choose_judge
     from judgewise.report.context import ReportOptions
     from judgewise.report.inputs import add_responses, load_run
 
-    options = ReportOptions(bootstrap=bootstrap, seed=seed)  # bad settings fail before anything else
+    options = ReportOptions(bootstrap=bootstrap, seed=seed, judge=judge, pool_judges=pool_judges)  # checked first
     with make_explorer_server(None, host, port) as server:  # bind first: a busy port fails before loading
         if not is_loopback(host):
             log.warning("the explorer listens on %s, not on loopback: anyone who can reach this machine on the "
                         "network can read the run (model outputs, judge texts); use --host 127.0.0.1 to keep it on "
                         "this machine", host or "every interface")
         run = load_run(sources)
+        choose_judge(run, options)
         if responses:
             add_responses(run, responses)
         data = ExplorerData(run, options)
