@@ -54,6 +54,9 @@ def _summary_lines(summary: dict, output: str | None) -> list[str]:
     if s.get("duplicates"):
         lines.append(f"{s['duplicates']} planned games repeated an earlier one (same prompt, pair and order): "
                      "judged once")
+    if s.get("design"):  # a multi-round design
+        stopped = (s.get("design_info") or {}).get("stopped")
+        lines.append(f"design {s['design']}: {s.get('rounds', 0)} rounds" + (f", stopped: {stopped}" if stopped else ""))
     if s.get("swap_consistency") is not None:
         lines.append(f"swap consistency (both orders name the same winner): {s['swap_consistency']:.1%}")
     if output:
