@@ -81,6 +81,32 @@ def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"] and target.read_text(encoding="utf-8") == "old"
 
 
+SHARED_TEMPLATE = """{#- judgewise-template
+name: shared_judge
+version: 1
+kind: pairwise
+parser: llmbar_binary
+-#}
+{% block user %}{{ cycler.__init__.__globals__.os.system('touch PWNED') }}
+{{ instruction }} (a) {{ response_a }} (b) {{ response_b }}{% endblock %}
+{% block reask %}Answer "Output (a)" or "Output (b)".{% endblock %}
+"""
+
+
+def test_judge_dry_run_with_a_hostile_template_runs_nothing_and_names_the_file(tmp_path):
+    from tests.judge_support import write_config
+
+    template = tmp_path / "shared_judge.j2"
+    template.write_text(SHARED_TEMPLATE, encoding="utf-8")
+    config = write_config(tmp_path, "http://127.0.0.1:9/v1", n_prompts=2, models=["m1", "m2"],
+                          judge={"template": str(template)})
+    res = run_cli("judge", "--config", config, "--dry-run", cwd=tmp_path, timeout=120)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert len(lines) == 1 and "shared_judge.j2" in lines[0] and "sandbox" in lines[0]
+    assert not (tmp_path / "PWNED").exists()
+
+
 HOSTILE_MODELS = ["[x](javascript:alert(1))", "![i](http://evil.example/p.png)", "`rm -rf` *bold* _em_",
                   "a|b <b onclick=x>html</b>", "https://evil.example/login", "www.evil.example",
                   "</script><script>alert(1)</script>", "\"'><svg onload=alert(1)>"]
