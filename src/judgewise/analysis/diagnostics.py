@@ -18,6 +18,7 @@ from judgewise.analysis import bias
 from judgewise.analysis.bias import Proportion
 from judgewise.analysis.echo import EchoWins, echo_flags, echo_win_correlation
 from judgewise.analysis.gaming import GamingReport, detect_gaming, win_rates_from
+from judgewise.ratings.bootstrap import check_bootstrap, rng_from_seed
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +146,7 @@ def diagnose(judgments: pd.DataFrame, responses: pd.DataFrame | None = None, *, 
     echo, gaming and style-control figures; ``truth_col`` names a column with model_a's true outcome.
     ``bootstrap`` rounds give intervals to the style and self-preference coefficients (proportions always
     have Wilson intervals); ``families`` maps model/judge names to families for self-preference."""
+    check_bootstrap(bootstrap, seed)
     judges = [judge_bias(g, str(name), responses, truth_col, level)
               for name, g in judgments.groupby(judgments["judge"].astype(str), sort=True)]
     warnings = [w for jb in judges for w in _bias_warnings(jb)]
@@ -176,7 +178,7 @@ def coefficient_intervals(fit, frame: pd.DataFrame, rounds: int, level: float, s
 
     point = fit(frame)
     reps, failed = {k: [] for k in point}, 0
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     for _ in range(rounds):
         try:
             values = fit(_prompt_resample(frame, rng))
