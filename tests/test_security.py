@@ -289,3 +289,41 @@ def test_serve_on_loopback_prints_no_network_warning(tmp_path):
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     assert "network" not in err
+
+
+@pytest.mark.parametrize("header, ok", [("127.0.0.1:8765", True), ("localhost", True), ("LocalHost.:8765", True),
+                                        ("[::1]:8765", True), ("192.168.1.20:8765", True), ("my-box:8765", True),
+                                        ("evil.example", False), ("localhost.evil.example", False),
+                                        ("127.0.0.1.nip.io:8765", False), ("[::1]x", False), ("[evil]:80", False),
+                                        ("localhost:", False), ("localhost:99999", False), (None, False)])
+def test_host_header_rule_accepts_ip_addresses_and_the_bound_names_only(header, ok):
+    from judgewise.report.explorer import host_allowed
+
+    assert host_allowed(header, frozenset({"localhost", "my-box"})) is ok
+
+
+def test_explorer_binds_an_ipv6_loopback_and_checks_its_host_header(tmp_path):
+    import socket
+    import threading
+
+    from judgewise.report.context import ReportOptions
+    from judgewise.report.explorer import make_explorer_server
+    from judgewise.report.explorer_data import ExplorerData
+    from judgewise.report.inputs import load_run
+
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        server = make_explorer_server(ExplorerData(load_run(hostile_run(tmp_path, n_prompts=2)),
+                                                   ReportOptions(bootstrap=0)), "::1", 0)
+    except Exception as exc:  # noqa: BLE001 — a machine without an IPv6 loopback
+        pytest.skip(f"cannot bind ::1 here: {exc}")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for host, expected in ((f"[::1]:{server.server_port}", 200), ("evil.example", 403)):
+            with socket.create_connection(("::1", server.server_port), timeout=30) as sock:
+                sock.sendall(f"GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+                assert sock.recv(64).split(b" ")[1] == str(expected).encode()
+    finally:
+        server.shutdown()
+        server.server_close()

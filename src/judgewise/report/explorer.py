@@ -196,6 +196,10 @@ class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):
     allow_reuse_port = False  # never share a port with another server: a busy port must be an error
 
 
+class _ThreadingServer6(_ThreadingServer):
+    address_family = socket.AF_INET6
+
+
 class _QuietHandler(WSGIRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 — stdlib signature
         log.debug("%s - %s", self.address_string(), format % args)
@@ -211,7 +215,8 @@ def make_explorer_server(data: ExplorerData | None, host: str = "127.0.0.1", por
     if not 0 <= port <= 65535:
         raise ConfigError(f"--port {port} is not a TCP port: expected 0 (any free port) to 65535")
     try:
-        server = make_server(host, port, None, server_class=_ThreadingServer, handler_class=_QuietHandler)
+        server = make_server(host, port, None, server_class=_ThreadingServer6 if ":" in host else _ThreadingServer,
+                             handler_class=_QuietHandler)
     except OSError as exc:
         raise ConfigError(_bind_error(host, port, exc)) from None
     server.allowed_hosts = allowed_host_names(host)
