@@ -74,8 +74,11 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
     _quiet_http_logs()
     cfg = load_with_overrides(config, store=store, output=output, retry_failed=retry_failed, max_calls=max_calls,
                               max_cost=max_cost, concurrency=concurrency)
-    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: err.print(plan.line(), highlight=False,
-                                                                                markup=False),
+
+    def show_plan(plan) -> None:  # before any call
+        err.print(plan.line(), highlight=False, markup=False)
+
+    outcome = run_config(cfg, dry_run=dry_run, on_plan=show_plan,
                          with_progress=lambda total, run: _with_progress(progress, total, run))
     if outcome.dry_run:
         if as_json:
