@@ -327,3 +327,18 @@ def test_explorer_binds_an_ipv6_loopback_and_checks_its_host_header(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize("path", ["/", "/prompts?q=%3Cscript%3E", "/prompt?id=p0", "/diagnostics",
+                                  "/versus?a=%3C%2Fscript%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E&b=plain-model",
+                                  "/versus?a=%22%27%3E%3Csvg%20onload%3Dalert(1)%3E&b=www.evil.example",
+                                  "/prompt?id=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E"])
+def test_explorer_pages_show_hostile_names_and_queries_as_text(explorer, path):
+    from tests.test_report import parsed
+
+    status, body = raw_get(explorer, f"127.0.0.1:{explorer}", path)
+    html = body.decode("utf-8")
+    tags = parsed(html)
+    assert status in (200, 404) and not tags.handlers and "script" not in tags.tags
+    assert not {"img", "iframe", "object", "embed"} & set(tags.tags)  # the pages use <b> themselves
+    assert not re.search(r"(href|src)\s*=\s*[\"']?\s*javascript:", html, re.I)
