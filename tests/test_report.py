@@ -401,16 +401,19 @@ def test_report_settings_out_of_range_are_one_line_errors(small_run, tmp_path, o
     assert option in line and value in line and list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("layout", ["html_on_a_directory", "md_folder_is_a_file", "under_a_file"])
+@pytest.mark.parametrize("layout", ["html_on_a_directory", "md_folder_is_a_file", "under_a_file",
+                                    "md_figures_is_a_file"])
 def test_report_output_that_cannot_be_a_file_is_one_line_naming_it(small_run, tmp_path, layout):
     (tmp_path / "taken").mkdir()
     (tmp_path / "plain.txt").write_text("keep", encoding="utf-8")
-    out, fmt = {"html_on_a_directory": (tmp_path / "taken", "html"),
+    (tmp_path / "md").mkdir()
+    (tmp_path / "md" / "figures").write_text("", encoding="utf-8")
+    out, fmt = {"md_figures_is_a_file": (tmp_path / "md", "md"),"html_on_a_directory": (tmp_path / "taken", "html"),
                 "md_folder_is_a_file": (tmp_path / "plain.txt", "md"),
                 "under_a_file": (tmp_path / "plain.txt" / "sub" / "r.html", "html")}[layout]
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     line = _one_error_line(run_cli("report", small_run[0], "--format", fmt, "-o", out, "--bootstrap", "0"))
-    assert ("taken" if layout == "html_on_a_directory" else "plain.txt") in line
+    assert {"html_on_a_directory": "taken", "md_figures_is_a_file": "figures"}.get(layout, "plain.txt") in line
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
     assert (tmp_path / "plain.txt").read_text(encoding="utf-8") == "keep"
 

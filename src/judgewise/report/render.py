@@ -12,6 +12,7 @@ from pathlib import Path
 import jinja2
 
 from judgewise import __version__
+from judgewise.errors import InputError
 from judgewise.io.atomic import write_text_atomic
 from judgewise.report.model import OK, Section
 
@@ -66,7 +67,11 @@ def _file_stem(text: str) -> str:
 
 def render_markdown(sections: list[Section], *, title: str, out_dir: Path, fig_dir: str = "figures") -> str:
     """Markdown text; writes each figure to ``out_dir/fig_dir/<section>-<name>.svg`` and links it."""
-    (out_dir / fig_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        (out_dir / fig_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the figures folder ({exc.strerror or exc})", file=str(out_dir / fig_dir)) \
+            from None
     lines = [f"# {_md_escape(title)}", "", f"_judgewise {__version__} · generated {_now()}_", ""]
     for s in sections:
         lines += [f"## {_md_escape(s.title)}", ""]
