@@ -14,6 +14,8 @@ from tests.bad_inputs.inputs import (DROP, Case, anchored, csv_text, deep_json, 
                                      judgments, jsonl, store, with_row, write)
 
 GOOD = judgments()
+STORE_READER = "templates/report/explorer (report/inputs.py, report/store_adapter.py: reading a store leaves " \
+               "-wal/-shm files; a symlink loop is an OSError in is_store)"
 HEADER = "prompt_id,model_a,model_b,judge,outcome\n"
 
 
@@ -60,6 +62,15 @@ def _split_objects() -> str:
         cut = text.index(', "model_b"')
         lines += [text[:cut], text[cut + 2:]]
     return "\n".join(lines) + "\n"
+
+
+def _split_and_joined() -> str:
+    """Line 1 holds two objects, the third object is split over lines 2 and 3: as many lines as objects, so a
+    parse of the lines joined with commas accepted it."""
+    first = json.dumps(GOOD[0]) + ", " + json.dumps(GOOD[1])
+    third = json.dumps(GOOD[2])
+    cut = third.index(', "model_b"')
+    return "\n".join([first, third[:cut], third[cut + 2:]] + [json.dumps(r) for r in GOOD[3:]]) + "\n"
 
 
 def _alpacaeval(root: Path, rows, model: str = "my-model") -> Path:
@@ -164,6 +175,7 @@ FILE_CASES = [
     rank_file("jsonl_objects_split_over_lines", "j.jsonl", _split_objects(), names=("row 1",)),
     rank_file("jsonl_pretty_printed", "j.jsonl", "".join(json.dumps(r, indent=2) + "\n" for r in GOOD),
               names=("row 1",)),
+    rank_file("jsonl_split_and_joined_objects_same_line_count", "j.jsonl", _split_and_joined(), names=("row 1",)),
     rank_file("jsonl_two_objects_on_a_line", "j.jsonl", json.dumps(GOOD[0]) + ", " + jsonl(GOOD[1:]),
               names=("row 1",)),
     rank_file("jsonl_a_json_list_on_one_line", "j.jsonl", json.dumps(GOOD) + "\n", names=("row 1",)),
@@ -264,7 +276,7 @@ FILE_CASES = [
     Case("path_does_not_exist", lambda root: ["rank", root / "nope.jsonl"], ("nope.jsonl",)),
     Case("path_is_an_empty_directory", lambda root: ["rank", _directory_of(root)], ("in",)),
     Case("path_is_a_directory_of_text_files", lambda root: ["rank", _directory_of(root, "a.txt", "b.md")], ("in",)),
-    Case("path_is_a_symlink_loop", _symlink_loop, ("loop1.jsonl",)),
+    Case("path_is_a_symlink_loop", _symlink_loop, ("loop1.jsonl",), STORE_READER),
     rank_file("unknown_suffix", "j.txt", "alpha beats beta\n"),
     rank_file("forced_format_unknown", "j.jsonl", jsonl(GOOD), "--format", "nope", names=("nope",)),
     rank_file("forced_csv_on_jsonl", "j.jsonl", jsonl(GOOD), "--format", "csv"),
@@ -277,7 +289,8 @@ FILE_CASES = [
     Case("output_directory_missing", lambda root: ["rank", write(root, "j.jsonl", jsonl(GOOD)), "--output",
                                                    root / "no" / "such" / "r.json"], ("r.json",)),
     # ratings that the data cannot support
-    rank_file("disconnected_graph_bt", "j.jsonl", jsonl(_disconnected()), "--method", "bt", names=("disconnected",), file=False),
+    rank_file("disconnected_graph_bt", "j.jsonl", jsonl(_disconnected()), "--method", "bt", names=("disconnected",),
+              file=False),
     rank_file("disconnected_graph_elo", "j.jsonl", jsonl(_disconnected()), "--method", "elo",
               names=("disconnected",), file=False),
     rank_file("disconnected_graph_trueskill", "j.jsonl", jsonl(_disconnected()), "--method", "trueskill",
@@ -292,22 +305,25 @@ FILE_CASES = [
     rank_file("anchor_not_in_data", "j.jsonl", jsonl(anchored()), "--method", "winrate", "--anchor", "nobody",
               names=("nobody",), file=False),
     rank_file("method_unknown", "j.jsonl", jsonl(GOOD), "--method", "foo", names=("foo",), file=False),
-    rank_file("bootstrap_negative", "j.jsonl", jsonl(GOOD), "--bootstrap", "-1", names=("--bootstrap",)), file=False,
-    rank_file("bootstrap_huge", "j.jsonl", jsonl(GOOD), "--bootstrap", "1000000000", names=("--bootstrap",)), file=False,
+    rank_file("bootstrap_negative", "j.jsonl", jsonl(GOOD), "--bootstrap", "-1", names=("--bootstrap",),
+              file=False),
+    rank_file("bootstrap_huge", "j.jsonl", jsonl(GOOD), "--bootstrap", "1000000000",
+              names=("bootstrap",), file=False),
     rank_file("bootstrap_unit_unknown", "j.jsonl", jsonl(GOOD), "--bootstrap", "10", "--bootstrap-unit", "judge",
-              names=("--bootstrap-unit",)), file=False,
-    rank_file("seed_negative", "j.jsonl", jsonl(GOOD), "--bootstrap", "10", "--seed", "-1", names=("seed",)), file=False,
-    rank_file("ci_level_one", "j.jsonl", jsonl(GOOD), "--ci-level", "1", names=("--ci-level",)), file=False,
-    rank_file("ci_level_nan", "j.jsonl", jsonl(GOOD), "--ci-level", "nan", names=("--ci-level",)), file=False,
+              names=("--bootstrap-unit",), file=False),
+    rank_file("seed_negative", "j.jsonl", jsonl(GOOD), "--bootstrap", "10", "--seed", "-1", names=("seed",),
+              file=False),
+    rank_file("ci_level_one", "j.jsonl", jsonl(GOOD), "--ci-level", "1", names=("--ci-level",), file=False),
+    rank_file("ci_level_nan", "j.jsonl", jsonl(GOOD), "--ci-level", "nan", names=("--ci-level",), file=False),
     rank_file("elo_k_via_style_control", "j.jsonl", jsonl(GOOD), "--method", "elo", "--style-control",
-              names=("style",)), file=False,
+              names=("style",), file=False),
     # judging stores given to rank
     Case("store_that_is_foreign_sqlite", lambda root: ["rank", foreign_sqlite(root)], ("other.sqlite",)),
     Case("store_zero_bytes_forced", lambda root: ["rank", write(root, "s.sqlite", b""), "--format", "store"],
          ("s.sqlite",)),
     Case("store_where_every_game_failed",
          _rank_store([{**r, "status": "failed", "outcome": None, "error": "HTTP 500"} for r in GOOD]),
-         ("s.sqlite",)),
+         ("s.sqlite",), STORE_READER),
     Case("store_with_one_model_playing_itself",
-         _rank_store([{**r, "model_b": r["model_a"]} for r in GOOD]), ("s.sqlite",)),
+         _rank_store([{**r, "model_b": r["model_a"]} for r in GOOD]), ("s.sqlite",), STORE_READER),
 ]

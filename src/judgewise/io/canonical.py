@@ -23,7 +23,7 @@ from judgewise.errors import InputError
 from judgewise.io.containers import CONTAINERS, read_dataframe
 from judgewise.io.tables import TABLE_KINDS, ReadReport, Table
 from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, given, missing_text,
-                                   name_text, not_text, number_field, show, text_field, unmark_absent)
+                                   name_text, not_a_name, not_text, number_field, show, text_field, unmark_absent)
 
 VERDICTS = (-2, -1, 0, 1, 2)
 TEXT_COLUMNS = {
@@ -78,6 +78,8 @@ def checks_for(kind: str, columns) -> list[Check]:
         if "verdict" in columns:
             checks.append(_verdict_check())
         if "judgment_id" in columns:
+            checks.append(Check("judgment_id", "a text or number id, or nothing",
+                                lambda f: given(f["judgment_id"]) & not_a_name(f["judgment_id"])))
             checks.append(duplicate_field("judgment_id"))
     elif kind == "responses":
         checks.append(Check("text", "a string (the response text)", lambda f: not_text(f["text"])))

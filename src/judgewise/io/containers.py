@@ -151,6 +151,8 @@ def _csv_fast(text: str, header: list[str]) -> pd.DataFrame | None:
         return None
     if list(frame.columns) != header or frame.isna().to_numpy().any():  # a short row leaves NaN
         return None
+    if not isinstance(frame.index, pd.RangeIndex):  # every row one cell longer: pandas made cell 1 the index
+        return None
     return frame
 
 

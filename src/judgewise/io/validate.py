@@ -158,9 +158,11 @@ def not_a_name(series: pd.Series) -> np.ndarray:
     in a model name), booleans, bytes, lists, objects. Strings and numbers (question ids) are names."""
     if series.dtype.kind in "iuf":
         return ~np.isfinite(series.to_numpy(dtype=float))
-    if pd.api.types.infer_dtype(series, skipna=False) == "string":  # the common case, vectorised
-        stripped = series.str.strip()
-        return ((stripped == "") | series.str.contains(CONTROL_CHARS, regex=True)).to_numpy(dtype=bool)
+    if pd.api.types.infer_dtype(series, skipna=True) == "string":  # text or missing: the common case, vectorised
+        null = series.isna().to_numpy()
+        text = series.astype(object).where(~null, "").astype(str)
+        bad = (text.str.strip() == "") | text.str.contains(CONTROL_CHARS, regex=True)
+        return null | bad.to_numpy(dtype=bool)
     return ~np.fromiter((_is_name(v) for v in series), dtype=bool, count=len(series))
 
 
