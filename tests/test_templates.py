@@ -167,7 +167,9 @@ def test_a_hostile_reask_block_fails_when_the_file_is_loaded(tmp_path, monkeypat
     assert not (tmp_path / "MARKER").exists()
 
 
-@pytest.mark.parametrize("payload", ["{{ 'x' * 10**9 }}", "{{ [1, 2] * 999999999 }}", "{{ 7 ** 9999999 }}"])
+@pytest.mark.parametrize("payload", ["{{ 'x' * 10**9 }}", "{{ [1, 2] * 999999999 }}", "{{ 7 ** 9999999 }}",
+                                     "{{ 'x'|center(10**9) }}", "{{ 'x'.ljust(10**8) }}",
+                                     "{{ 'x'|indent(width=10**8) }}"])
 def test_a_template_cannot_build_a_huge_value(tmp_path, payload):
     t = load_template_file(_hostile(tmp_path, payload))
     with pytest.raises(ConfigError, match="sandbox"):

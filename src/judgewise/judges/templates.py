@@ -24,6 +24,7 @@ is a :class:`ConfigError` naming its file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -47,10 +48,19 @@ _RENDER_ERRORS = (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, 
 
 
 class _PromptSandbox(ImmutableSandboxedEnvironment):
-    """The sandbox judge templates render in: no unsafe attributes or calls, no mutation, and no ``*``/``**``
-    that would build a huge string, list or number (``'x' * 10**10`` is a SecurityError, not an OOM)."""
+    """The sandbox judge templates render in: no unsafe attributes or calls, no mutation, and no ``*``/``**``,
+    filter or method argument that would build a huge string, list or number (``'x' * 10**10``,
+    ``'x'|center(10**9)``, ``'x'.ljust(10**9)`` are SecurityErrors, not an OOM)."""
 
     intercepted_binops = frozenset({"*", "**"})
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.filters = {name: _capped_filter(fn) for name, fn in self.filters.items()}
+
+    def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 — jinja2's signature
+        _check_sizes(args, kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context, operator, left, right):
         if operator == "**" and isinstance(right, int) and abs(right) > 2 ** 16:
@@ -60,6 +70,22 @@ class _PromptSandbox(ImmutableSandboxedEnvironment):
             if size > _MAX_PRODUCT:
                 raise SecurityError(f"'*' would build a value of length {size} (more than {_MAX_PRODUCT:,})")
         return super().call_binop(context, operator, left, right)
+
+
+def _check_sizes(args, kwargs) -> None:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_PRODUCT:
+            raise SecurityError(f"argument {value} is too large for a template (more than {_MAX_PRODUCT:,})")
+
+
+def _capped_filter(fn):
+    """``fn`` refusing huge numeric arguments after the filtered value (``center(10**9)``)."""
+    @functools.wraps(fn)  # keeps jinja2's pass_context/pass_environment marker
+    def capped(*args, **kwargs):
+        start = 1 + (getattr(fn, "jinja_pass_arg", None) is not None)
+        _check_sizes(args[start:], kwargs)
+        return fn(*args, **kwargs)
+    return capped
 
 
 def _product_size(left, right) -> int:
