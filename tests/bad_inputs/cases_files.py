@@ -278,7 +278,7 @@ FILE_CASES = [
     Case("path_is_a_directory_of_text_files", lambda root: ["rank", _directory_of(root, "a.txt", "b.md")], ("in",)),
     Case("path_is_a_symlink_loop", _symlink_loop, ("loop1.jsonl",), STORE_READER),
     rank_file("unknown_suffix", "j.txt", "alpha beats beta\n"),
-    rank_file("forced_format_unknown", "j.jsonl", jsonl(GOOD), "--format", "nope", names=("nope",)),
+    rank_file("forced_format_unknown", "j.jsonl", jsonl(GOOD), "--format", "nope", names=("nope",), file=False),
     rank_file("forced_csv_on_jsonl", "j.jsonl", jsonl(GOOD), "--format", "csv"),
     rank_file("forced_json_on_jsonl", "j.jsonl", jsonl(GOOD), "--format", "json"),
     rank_file("forced_parquet_on_csv", "j.csv", csv_text(GOOD), "--format", "parquet"),

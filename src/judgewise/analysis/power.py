@@ -185,6 +185,12 @@ def wilcoxon_power(distributions: list[np.ndarray], n_grid, alpha: float = 0.05,
     return WilcoxonPower(n_grid[: len(powers)], powers, power, alpha, n_required, n_simulations, len(pools))
 
 
+def check_edge_window(effect: float, width: float) -> None:
+    """ConfigError unless the edge window [effect, effect + width) of the model pairs used lies in [0, 0.5]."""
+    if not (0 <= effect < 0.5 and 0 < width <= 0.5):  # NaN fails too
+        raise ConfigError(f"--effect must be in [0, 0.5) and --width in (0, 0.5], got {effect} and {width}")
+
+
 def distribution_from_probabilities(values, probabilities, size: int = 10_000) -> np.ndarray:
     """A pool of paired differences realising a given discrete distribution (value → probability) exactly
     up to rounding, for :func:`wilcoxon_power`."""

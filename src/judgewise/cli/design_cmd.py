@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import typer
 
+from judgewise.cli.richtext import json_text, report_line, split_list
 from judgewise.errors import ConfigError
-
-SIGN_LABELS = {"normal": "normal approximation, rounded up (Anchor Table 2)",
-               "exact": "exact binomial (smallest n reaching the power)"}
-
 
 def _floats(text: str, name: str) -> list[float]:
     try:
@@ -25,33 +21,7 @@ def _floats(text: str, name: str) -> list[float]:
 
 
 def _echo(obj, as_json: bool, text: str) -> None:
-    typer.echo(json.dumps(obj, indent=2, default=_json_default) if as_json else text)
-
-
-def _json_default(x):
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.floating,)):
-        return None if np.isnan(x) else float(x)
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    raise TypeError(type(x))
-
-
-def sign_rows(win_rates: list[float], tie_rates: list[float], alpha: float, power: float, exact: bool) -> list[dict]:
-    """One row per (win rate, tie rate): the chosen method's sizes, labelled, plus the other method's."""
-    from judgewise.analysis.power import sign_test_sample_size
-
-    rows = []
-    for w in win_rates:
-        for t in tie_rates:
-            main = sign_test_sample_size(w, t, alpha, power, "exact" if exact else "normal")
-            other = sign_test_sample_size(w, t, alpha, power, "normal" if exact else "exact")
-            row = {**main.as_dict(), "label": SIGN_LABELS[main.method],
-                   other.method: {"n_informative": other.n_informative, "n_total": other.n_total,
-                                  "label": SIGN_LABELS[other.method]}}
-            rows.append(row)
-    return rows
+    typer.echo(json_text(obj) if as_json else text)
 
 
 def _sign_text(rows: list[dict]) -> str:
@@ -64,41 +34,15 @@ def _sign_text(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def wilcoxon_pools(path: Path | None, anchor: str | None, distribution: str | None, effect: float,
-                   width: float) -> list[np.ndarray]:
-    """Paired-difference pools: from a judgments file (model pairs vs the anchor with the given edge) or a
-    ``value:prob,...`` distribution."""
-    from judgewise.analysis.power import discordant_win_rate, distribution_from_probabilities
+def distribution_pool(text: str) -> np.ndarray:
+    """``--distribution 'value:prob,...'`` as a pool of paired differences."""
+    from judgewise.analysis.power import distribution_from_probabilities
 
-    if distribution:
-        items = [x.split(":") for x in distribution.split(",") if x.strip()]
-        try:
-            values, probs = zip(*[(float(v), float(p)) for v, p in items])
-        except ValueError:
-            raise ConfigError(f"--distribution must be value:prob pairs, got {distribution!r}") from None
-        return [distribution_from_probabilities(values, probs)]
-    if path is None:
-        raise ConfigError("give --distribution or a judgments PATH (with --anchor)")
-    from judgewise.analysis.anchors import likely_anchors, verdict_matrix
-    from judgewise.io import read_any
-
-    frame = read_any(path).frame
-    anchor = anchor or (likely_anchors(frame) or [None])[0]
-    if anchor is None:
-        raise ConfigError(f"{path}: no anchor found; pass --anchor")
-    column = "verdict" if "verdict" in frame.columns and frame["verdict"].notna().any() else "outcome"
-    v, _, _ = verdict_matrix(frame, anchor, column)
-    v = np.sign(v) if column == "outcome" else v
-    pools = []
-    for i in range(v.shape[1]):
-        for j in range(v.shape[1]):
-            d = v[:, i] - v[:, j]
-            d = d[np.isfinite(d)]
-            if i != j and effect <= discordant_win_rate(d) - 0.5 < effect + width:
-                pools.append(d)
-    if not pools:
-        raise ConfigError(f"no model pair in {path} has an edge in [{effect}, {effect + width}) against {anchor}")
-    return pools
+    try:
+        values, probs = zip(*[(float(v), float(p)) for v, p in (x.split(":") for x in split_list(text))])
+    except ValueError:
+        raise ConfigError(f"--distribution must be value:prob pairs, got {text!r}") from None
+    return distribution_from_probabilities(values, probs)
 
 
 def _register_power(app: typer.Typer) -> None:
@@ -116,7 +60,9 @@ def _register_power(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """One-sided sign test sample size: N informative prompts and N_total = N / (1 − tie rate)."""
-        rows = sign_rows(_floats(win_rate, "--win-rate"), _floats(tie_rate, "--tie-rate"), alpha, power, exact)
+        from judgewise.analysis.design_studies import sign_test_table
+
+        rows = sign_test_table(_floats(win_rate, "--win-rate"), _floats(tie_rate, "--tie-rate"), alpha, power, exact)
         _echo(rows[0] if len(rows) == 1 else rows, as_json, _sign_text(rows))
 
     @power_app.command("wilcoxon")
@@ -134,9 +80,15 @@ def _register_power(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
+        from judgewise.analysis.design_studies import edge_pools_of_file
         from judgewise.analysis.power import wilcoxon_power
 
-        pools = wilcoxon_pools(path, anchor, distribution, effect, width)
+        if distribution:
+            pools = [distribution_pool(distribution)]
+        elif path is None:
+            raise ConfigError("give --distribution or a judgments PATH (with --anchor)")
+        else:
+            pools = edge_pools_of_file(path, anchor, effect, width)
         res = wilcoxon_power(pools, _floats(n_grid, "--n"), alpha, power, simulations,
                              np.random.default_rng(seed))
         text = "\n".join([f"Wilcoxon signed-rank (one-sided, pratt), {res.n_distributions} distribution(s), "
@@ -169,28 +121,6 @@ def _register_plan(app: typer.Typer) -> None:
         _echo(result.as_dict(), as_json, result.to_text())
 
 
-def anchors_payload(path: Path, anchor: str | None, pilot_prompts: int, seed: int) -> dict:
-    """Anchor reports for the anchor(s) of a judgments file, and a pilot when it holds all pairs."""
-    from judgewise.analysis.anchor_study import pilot
-    from judgewise.analysis.anchors import QuadraticData, likely_anchors, report_from_judgments
-    from judgewise.io import read_judgments
-    from judgewise.ratings.bootstrap import rng_from_seed
-
-    rng = rng_from_seed(seed)
-    if pilot_prompts < 1:
-        raise ConfigError(f"--pilot-prompts must be ≥ 1, got {pilot_prompts}")
-    table = read_judgments(path)
-    frame = table.frame
-    anchors = [anchor] if anchor else likely_anchors(frame)
-    out: dict = {"source": str(path), "read": table.report.as_dict(),
-                 "anchors": [report_from_judgments(frame, a).as_dict() for a in anchors]}
-    if not anchor and not anchors:
-        res = pilot(QuadraticData(frame), pilot_prompts, rng)
-        out["pilot"] = {"n_prompts": res.n_prompts, "recommended": res.recommended, "reason": res.reason,
-                        "candidates": res.table.to_dict(orient="records")}
-    return out
-
-
 def _anchors_text(payload: dict) -> str:
     lines = []
     for r in payload["anchors"]:
@@ -208,7 +138,6 @@ def _anchors_text(payload: dict) -> str:
         lines += [f"  {c['anchor']:<30} I={c['informativeness']:.3f} rank={c['pilot_rank']} {c['position']}"
                   for c in p["candidates"]]
     if "read" in payload:
-        from judgewise.cli.rank_cmd import report_line
         from judgewise.io.tables import ReadReport
 
         lines.append(report_line(ReadReport(**payload["read"])))
@@ -225,7 +154,9 @@ def _register_anchors(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
-        payload = anchors_payload(path, anchor, pilot_prompts, seed)
+        from judgewise.analysis.design_studies import anchor_reports_of_file
+
+        payload = anchor_reports_of_file(path, anchor, pilot_prompts, seed)
         _echo(payload, as_json, _anchors_text(payload))
 
 
@@ -245,31 +176,13 @@ def _register_simulate(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
+        from judgewise.analysis.design_studies import sweep_points
         from judgewise.analysis.sweeps import run_sweep, summarize
 
-        points = simulate_points(designs.split(","), [int(x) for x in _floats(n_model, "--n-model")],
+        points = sweep_points(designs.split(","), [int(x) for x in _floats(n_model, "--n-model")],
                                  [int(x) for x in _floats(prompts, "--prompts")], _floats(p_judge, "--p-judge"))
         table = summarize(run_sweep(points, trials, seed, executor, workers, address))
         _echo(table.to_dict(orient="records"), as_json, table.to_string(index=False, float_format="%.3f"))
-
-
-def simulate_points(designs: list[str], n_models: list[int], prompts: list[int], p_judges: list[float]):
-    """Sweep points: the anchor design uses the pool's middle model (mediocre); adaptive spends the
-    tournament's budget for the same |X|; sampled the same."""
-    from judgewise.analysis.sweeps import SweepPoint
-    from judgewise.designs import DESIGNS
-
-    points = []
-    for name in designs:
-        if name not in DESIGNS:
-            raise ConfigError(f"unknown design {name!r}; known: {sorted(DESIGNS)}")
-        for n in n_models:
-            for x in prompts:
-                for p in p_judges:
-                    opts = {"anchor": {"anchors": [f"m{n // 2}"]}, "adaptive": {"budget": (n - 1) * x},
-                            "sampled": {"budget": (n - 1) * x}}.get(name, {})
-                    points.append(SweepPoint(name, name, n, x if name != "adaptive" else max(x, 500), p, opts))
-    return points
 
 
 def register(app: typer.Typer) -> None:
