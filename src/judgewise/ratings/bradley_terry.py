@@ -20,12 +20,12 @@ import math
 
 import numpy as np
 from scipy import optimize, sparse
-from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 from judgewise.errors import ConfigError, RatingError
 from judgewise.ratings.aggregate import PairCounts, pair_counts, pair_stats_matrix
 from judgewise.ratings.contextual_bt import contextual_features, contextual_result
+from judgewise.ratings.graph import components, describe_components, require_connected
 from judgewise.ratings.method import MethodResult, StatsForm
 
 log = logging.getLogger(__name__)
@@ -43,41 +43,27 @@ def neg_log_likelihood(theta: np.ndarray, pc: PairCounts, l2: float = 0.0) -> tu
     return loss, grad
 
 
-def _components(pc: PairCounts, directed: bool) -> tuple[int, np.ndarray]:
-    m = pc.n_models
-    if directed:  # edge i→j when i took some win-share from j (so j "lost" to i)
-        lo_won, hi_won = pc.wins > 0, pc.total - pc.wins > 0
-        rows = np.concatenate([pc.lo[lo_won], pc.hi[hi_won]])
-        cols = np.concatenate([pc.hi[lo_won], pc.lo[hi_won]])
-    else:
-        keep = pc.total > 0
-        rows, cols = pc.lo[keep], pc.hi[keep]
-    graph = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m))
-    return connected_components(graph, directed=directed, connection="strong" if directed else "weak")
-
-
-def _describe(groups: np.ndarray, n: int, models: list[str]) -> str:
-    parts = []
-    for k in range(min(n, 6)):
-        names = [models[i] for i in np.flatnonzero(groups == k)]
-        parts.append("{" + ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") + "}")
-    return "; ".join(parts) + (f"; ... ({n} in all)" if n > 6 else "")
+def _beat_components(pc: PairCounts) -> tuple[int, np.ndarray]:
+    """Strongly connected components of the "beat" graph: edge i→j when i took some win-share from j."""
+    lo_won, hi_won = pc.wins > 0, pc.total - pc.wins > 0
+    rows = np.concatenate([pc.lo[lo_won], pc.hi[hi_won]])
+    cols = np.concatenate([pc.hi[lo_won], pc.lo[hi_won]])
+    return components(rows, cols, pc.n_models, directed=True)
 
 
 def check_identifiable(pc: PairCounts, models: list[str], l2: float = 0.0) -> None:
-    """Raise RatingError when the comparison graph is disconnected, or (l2 = 0) when the MLE is infinite."""
-    n, groups = _components(pc, directed=False)
-    if n > 1:
-        raise RatingError(f"the comparison graph is disconnected into {n} components that were never compared "
-                          f"with each other: {_describe(groups, n, models)}. Scores across components are not "
-                          f"comparable; rate each component separately or add judgments linking them.")
+    """Raise RatingError when the comparison graph is disconnected (the one check of ``ratings.graph``), or
+    (l2 = 0) when the MLE is infinite."""
+    keep = pc.total > 0
+    require_connected(pc.lo[keep], pc.hi[keep], models)
     if l2 > 0:
         return
-    n, groups = _components(pc, directed=True)
+    n, groups = _beat_components(pc)
     if n > 1:
         raise RatingError(f"the Bradley–Terry MLE is infinite: some models won (or lost) every comparison "
-                          f"against the rest (groups that never lost/won across: {_describe(groups, n, models)}). "
-                          f"Pass l2 > 0 (e.g. l2=1e-3) for a regularised fit.")
+                          f"against the rest (groups that never lost/won across: "
+                          f"{describe_components(groups, n, models)}). Pass l2 > 0 (e.g. l2=1e-3) for a "
+                          f"regularised fit.")
 
 
 def fit_lbfgs(pc: PairCounts, l2: float = 0.0, theta0: np.ndarray | None = None, tol: float = 1e-10) -> np.ndarray:
