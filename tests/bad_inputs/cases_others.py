@@ -148,6 +148,10 @@ def judge(name: str, config: str, *args, files=None, names=("run.yaml",), owner=
     return Case(name, build, tuple(names), owner)
 
 
+EVIL_TEMPLATE = ("{#- judgewise-template\nname: evil\nversion: 1\nkind: pairwise\nparser: arena_hard_5way\n-#}\n"
+                 "{%- block system -%}judge{%- endblock -%}{%- block user -%}"
+                 "{{ cycler.__init__.__globals__.os.system('touch pwned') }} {{ instruction }} {{ response_a }} "
+                 "{{ response_b }}{%- endblock -%}{%- block reask -%}again{%- endblock -%}")
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
 
@@ -171,9 +175,11 @@ JUDGE_CASES = [
           names=("notes.sqlite",), owner=STORE),
     judge("judge_max_calls_negative", RUN, "--max-calls", "-1", names=("--max-calls",)),
     judge("judge_concurrency_option_zero", RUN, "--concurrency", "0", names=("--concurrency",)),
-    judge("judge_template_runs_code", RUN.replace("ratings: {", "template: ROOT/evil.j2, ratings: {"),
-          files={"evil.j2": "{{ cycler.__init__.__globals__.os.system('touch pwned') }}"}, names=("evil.j2",),
-          owner="templates (judges/templates.py)"),
+    judge("judge_template_runs_code", RUN.replace("{backend: simulated, ratings: {alpha: 900, beta: 1000, gamma: 1100}}",
+                                                  "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, "
+                                                  "template: ROOT/evil.j2}"),
+          files={"evil.j2": EVIL_TEMPLATE}, names=("evil.j2",),
+          owner="run config (cli/judge_cmd.py): judge --dry-run creates the store file before the template fails"),
 ]
 
 PROVENANCE_CASES = [

@@ -16,7 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-PRELOAD = ["judgewise.cli.app", "judgewise.io", "judgewise.ratings", "pandas", "scipy.stats", "pyarrow.parquet"]
+PRELOAD = ["judgewise.cli.app", *[f"judgewise.cli.{m}_cmd" for m in ("rank", "judge", "design", "reliability",
+                                                                    "diagnose", "report")],
+           "judgewise.io", "judgewise.ratings", "pandas", "scipy.stats", "pyarrow.parquet"]
 _CONTEXT = None
 
 

@@ -64,7 +64,7 @@ def correctness(models=MODELS, n_prompts: int = 4) -> list[dict]:
 
 
 def responses(models=MODELS, n_prompts: int = 4) -> list[dict]:
-    return [{"prompt_id": f"p{p}", "model": m, "text": f"answer {p} of {m}"}
+    return [{"prompt_id": f"p{p}", "model": m, "text": f"answer {p} of {m}", "instruction": f"question {p}"}
             for p in range(1, n_prompts + 1) for m in models]
 
 

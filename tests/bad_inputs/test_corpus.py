@@ -29,7 +29,7 @@ from tests.bad_inputs.inputs import Case
 from tests.bad_inputs import forkrun
 
 CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES
-WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "3"))
+WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
 PYTHON_ERROR = re.compile(r"^\s*(Traceback \(most recent call last\)|[A-Za-z_.]*(Error|Exception): )", re.M)
 
 
