@@ -179,7 +179,8 @@ JUDGE_CASES = [
                                                   "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, "
                                                   "template: ROOT/evil.j2}"),
           files={"evil.j2": EVIL_TEMPLATE}, names=("evil.j2",),
-          owner="run config (cli/judge_cmd.py): judge --dry-run creates the store file before the template fails"),
+          owner="run config (cli/judge_cmd.py): judge --dry-run creates the store file before the template "
+                "fails"),
 ]
 
 PROVENANCE_CASES = [

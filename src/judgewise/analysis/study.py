@@ -204,7 +204,8 @@ def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets
     targets = list(pool.judges) if targets is None else [resolve_judge(t, pool.judges) for t in targets]
     budgets = sorted(int(b) for b in budgets)
     if not budgets:
-        raise ConfigError("--budgets: no budget to study (e.g. 10:5:1 is empty; use start:stop:step with start ≤ stop)")
+        raise ConfigError("--budgets: no budget to study (e.g. 10:5:1 is empty; use start:stop:step with "
+                          "start ≤ stop)")
     methods = list(dict.fromkeys([BASELINE, *methods]))
     if trials < 1:
         raise ConfigError(f"trials must be ≥ 1, got {trials}")
