@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgewise.cli.demo_cmd import find_slice, first_shown_win_rate, pick_job, rank_slice
+from judgewise.pipeline.demo import find_slice, first_shown_win_rate, pick_job, rank_slice
 
 from .conftest import REPO, run_cli
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 import typer
 from rich.console import Console
 
 from judgewise.cli.richtext import plain, say
-from judgewise.errors import ConfigError
+
+if TYPE_CHECKING:
+    from judgewise.pipeline.demo import DemoRun
 
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)  # tables unsqueezed when piped
-DEMO_MODELS = ("claude-2", "gpt-3.5-turbo-1106", "alpaca-7b", "falcon-7b-instruct")
 REAL_JUDGE_HINT = """\
 To judge with a real model, write run.yaml and run `judgewise judge --config run.yaml`:
   responses: examples/alpacaeval
@@ -31,92 +31,6 @@ To judge with a real model, write run.yaml and run `judgewise judge --config run
           template: arena_hard_5way}
   design: {name: all_pairs}
 (any OpenAI-compatible server works: vLLM, SGLang, llama.cpp's server, Ollama, a LiteLLM proxy — set base_url)"""
-
-
-@dataclass
-class DemoRun:
-    """Everything the demo produced; the report hook reads it."""
-
-    slice_path: Path
-    out_dir: Path
-    leaderboard: object = None        # Ranking of the slice (win rate vs the anchor, bootstrap CIs)
-    slice_table: object = None        # the judgments Table read from the slice
-    judged: object = None             # Ranking of the tiny job (BT), or None when skipped
-    run: object = None                # judges.runner.RunResult of the tiny job
-    store_path: Path | None = None
-    timings: dict = field(default_factory=dict)
-
-
-def find_slice(path: Path | None) -> Path:
-    """The AlpacaEval example slice: ``path`` if given, else ``examples/alpacaeval`` of this checkout."""
-    candidates = [path] if path else [Path.cwd() / "examples" / "alpacaeval",
-                                      Path(__file__).resolve().parents[3] / "examples" / "alpacaeval"]
-    for candidate in candidates:
-        if candidate is not None and (candidate / "results").is_dir():
-            return candidate
-    raise ConfigError(f"AlpacaEval example slice not found (looked in {', '.join(map(str, candidates))}); "
-                      "run the demo from a judgewise checkout or pass --slice PATH")
-
-
-def rank_slice(slice_path: Path, *, bootstrap: int, seed: int):
-    """Win rate of each slice model against the AlpacaEval anchor, with prompt-bootstrap intervals."""
-    from judgewise.io import read_judgments
-    from judgewise.ratings import rank
-
-    table = read_judgments(slice_path)
-    ranking = rank(table.frame, "winrate", anchor=table.extras.get("anchor"), bootstrap=bootstrap, seed=seed)
-    return ranking, table
-
-
-def pick_job(table, *, models: tuple[str, ...], n_prompts: int, max_chars: int, seed: int):
-    """All-pairs comparisons of ``models`` on ``n_prompts`` instructions drawn (seeded) among those whose
-    instruction + longest response fit in ``max_chars`` characters (keeps the tiny judge quick)."""
-    from judgewise.designs import design_triples
-    from judgewise.judges.pairs import build_comparisons, prompt_texts
-
-    responses = table.extras["responses"].frame
-    present = [m for m in models if m in set(responses["model"])]
-    if len(present) < 2:
-        raise ConfigError(f"the slice has responses from {len(present)} of the demo models {list(models)}")
-    mine = responses[responses["model"].isin(present)]
-    size = mine["text"].str.len() + mine["instruction"].fillna("").str.len()
-    per_prompt = mine.assign(size=size).groupby("prompt_id").agg(size=("size", "max"), n=("model", "nunique"))
-    eligible = sorted(per_prompt.index[(per_prompt["n"] == len(present)) & (per_prompt["size"] <= max_chars)])
-    rng = np.random.default_rng(seed)
-    chosen = sorted(rng.choice(eligible, size=min(n_prompts, len(eligible)), replace=False))
-    built = build_comparisons(mine, design_triples("all_pairs", present, chosen), prompt_texts(mine))
-    return built.comparisons
-
-
-def judge_job(comparisons, store_path: Path, *, threads: int, show_progress: bool):
-    """Judge the comparisons in both orders with the embedded judge (its default template) into the SQLite store."""
-    from judgewise.cli.judge_cmd import _with_progress
-    from judgewise.judges.local_backend import embedded_judge
-    from judgewise.judges.runner import run_judging
-
-    judge = embedded_judge(n_threads=threads)
-    store_path.parent.mkdir(parents=True, exist_ok=True)
-    return _with_progress(show_progress, 2 * len(comparisons), lambda update: run_judging(
-        comparisons, judge, str(store_path), orders="both", concurrency=1, progress=update))
-
-
-def rank_job(run, *, bootstrap: int, seed: int):
-    """Bradley–Terry ranking of the judged games (failed games are counted, not ranked)."""
-    from judgewise.ratings import rank
-
-    ok = run.judgments[run.judgments["status"].eq("ok") & run.judgments["outcome"].notna()]
-    if ok.empty:
-        return None
-    return rank(ok, "bt", bootstrap=bootstrap, seed=seed)
-
-
-def first_shown_win_rate(judgments) -> float:
-    """Share of judged games won outright by the response shown first (0.5 means no position bias)."""
-    ok = judgments[judgments["status"].eq("ok") & judgments["outcome"].notna()]
-    if ok.empty:
-        return float("nan")
-    first_outcome = np.where(ok["first"] == ok["model_a"], ok["outcome"], 1.0 - ok["outcome"])
-    return float((first_outcome == 1.0).mean())
 
 
 def write_demo_report(demo: DemoRun) -> list[Path]:
@@ -144,12 +58,13 @@ def _print_leaderboard(title: str, ranking, report) -> None:
 
 
 def _print_job(demo: DemoRun) -> None:
-    from judgewise.cli.judge_cmd import _summary_lines
+    from judgewise.cli.judge_cmd import summary_lines
     from judgewise.io.tables import ReadReport
+    from judgewise.pipeline.demo import first_shown_win_rate
 
     summary = demo.run.summary()
     out.rule("2 · a tiny real job judged offline by the embedded judge (Gemma 3 270M)")
-    for line in _summary_lines(summary, None):
+    for line in summary_lines(summary, None):
         out.print(line, highlight=False, markup=False)
     calls = max(summary["calls_made"], 1)
     out.print(f"embedded judge: {summary['calls_made']} calls in {demo.timings['judge_s']:.1f}s "
@@ -169,7 +84,11 @@ def _print_job(demo: DemoRun) -> None:
 
 def run_demo(*, slice_path: Path | None, out_dir: Path, judge: bool, threads: int, bootstrap: int, seed: int,
              n_prompts: int, max_chars: int, show_progress: bool | None) -> DemoRun:
-    """The demo, part by part, printing as it goes; returns what it made."""
+    """The demo, part by part (library steps in :mod:`judgewise.pipeline.demo`), printing as it goes; returns
+    what it made."""
+    from judgewise.cli.judge_cmd import run_with_progress
+    from judgewise.pipeline.demo import DEMO_MODELS, DemoRun, find_slice, judge_job, pick_job, rank_job, rank_slice
+
     start = time.perf_counter()
     demo = DemoRun(slice_path=find_slice(slice_path), out_dir=out_dir)
     demo.leaderboard, demo.slice_table = rank_slice(demo.slice_path, bootstrap=bootstrap, seed=seed)
@@ -182,7 +101,8 @@ def run_demo(*, slice_path: Path | None, out_dir: Path, judge: bool, threads: in
                                seed=seed)
         demo.store_path = out_dir / "judgments.sqlite"
         t0 = time.perf_counter()
-        demo.run = judge_job(comparisons, demo.store_path, threads=threads, show_progress=show_progress)
+        demo.run = run_with_progress(show_progress, 2 * len(comparisons), lambda update: judge_job(
+            comparisons, demo.store_path, threads=threads, progress=update))
         demo.timings["judge_s"] = time.perf_counter() - t0
         demo.judged = rank_job(demo.run, bootstrap=bootstrap, seed=seed)
         _print_job(demo)

@@ -81,8 +81,9 @@ def _register_power(app: typer.Typer) -> None:
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
         from judgewise.analysis.design_studies import edge_pools_of_file
-        from judgewise.analysis.power import wilcoxon_power
+        from judgewise.analysis.power import check_edge_window, wilcoxon_power
 
+        check_edge_window(effect, width)
         if distribution:
             pools = [distribution_pool(distribution)]
         elif path is None:

@@ -9,15 +9,13 @@ with it; JudgeBench outputs bring the responses and the objective labels). ``--j
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from judgewise.cli.richtext import add_row, say
+from judgewise.cli.richtext import add_row, fmt_num, report_line, say, split_list
 from judgewise.errors import ConfigError
 
 
@@ -25,12 +23,6 @@ def _console() -> Console:
     """Rich console; at least 160 columns wide when writing to a file or pipe, so tables do not wrap."""
     console = Console()
     return console if console.is_terminal else Console(width=max(console.width, 160))
-
-
-def _fmt(value, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{value:.{digits}f}"
 
 
 def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
@@ -46,63 +38,24 @@ def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
     return out
 
 
-def run_diagnose(path: Path, responses_path: Path | None, *, format: str | None, style_control: bool,
-                 ci_level: float, seed: int, skip_invalid: bool, bootstrap: int = 0,
-                 families: dict | None = None, judge: str | None = None):
-    """Read the inputs and diagnose; returns (Diagnosis, judgments Table). Figures are per judge identity (two
-    templates under one judge name are two judges); ``judge`` keeps one judge and counts the others as skipped."""
-    from judgewise.analysis.diagnostics import diagnose, with_truth
-    from judgewise.io import read_any, read_responses
-    from judgewise.io.provenance import judge_groups, label_judges, note_dropped, select_judge
-    from judgewise.cli.rank_cmd import read_store
-    from judgewise.report.inputs import is_store
-
-    if not 0 < ci_level < 1 or bootstrap < 0:
-        raise ConfigError(f"--ci-level must be in (0, 1) and --bootstrap ≥ 0, got {ci_level}, {bootstrap}")
-    if format == "store" or (format is None and is_store(path)):  # a judging store, read as `rank` reads it
-        table = read_store(path, skip_invalid=skip_invalid)
-    else:
-        table = read_any(path, format=format, skip_invalid=skip_invalid)
-    if table.kind != "judgments":
-        raise ConfigError(f"{path} holds a {table.kind} table; diagnose needs pairwise judgments")
-    responses = table.extras.get("responses")
-    if responses_path is not None:
-        responses = read_responses(responses_path, skip_invalid=skip_invalid)
-    frame, truth = with_truth(table.frame)
-    if judge is not None:
-        frame, dropped = select_judge(frame, judge)
-        note_dropped(table.report, dropped, judge)
-    frame = label_judges(frame)
-    result = diagnose(frame, responses.frame if responses is not None else None, truth_col=truth,
-                      style_control=style_control, families=families, bootstrap=bootstrap, level=ci_level,
-                      seed=seed)
-    n_judges = len(judge_groups(frame)[0])
-    if n_judges > 1 and responses is not None:
-        result.warnings.append(f"judge gaming, echo and self-preference pool the verdicts of the {n_judges} judges "
-                               "(the other figures are per judge); --judge NAME diagnoses one judge alone")
-    return result, table
-
-
 def render_diagnosis(result, report, level: float, console: Console) -> None:
     """The figures as one rich table (judge, figure, estimate, interval, n), then flags and warnings."""
-    from judgewise.cli.rank_cmd import report_line
-
     table = RichTable(title="judgewise diagnose · judge bias figures", title_justify="left")
     for name, justify in (("judge", "left"), ("figure", "left"), ("estimate", "right"),
                           (f"{level * 100:g}% CI (Wilson)", "right"), ("n", "right")):
         table.add_column(name, justify=justify)
     for jb in result.judges:
         for i, (name, p) in enumerate(jb.figures().items()):
-            add_row(table, jb.judge if i == 0 else "", name, _fmt(p.estimate),
-                    f"[{_fmt(p.ci_low)}, {_fmt(p.ci_high)}]", f"{p.n:,}")
+            add_row(table, jb.judge if i == 0 else "", name, fmt_num(p.estimate),
+                    f"[{fmt_num(p.ci_low)}, {fmt_num(p.ci_high)}]", f"{p.n:,}")
         table.add_section()
     console.print(table)
     if result.style is not None:
         render_style(result.style, console)
     if result.echo is not None:
         e = result.echo
-        say(console, f"echo: ρ(echo_a − echo_b, outcome) = {_fmt(e.spearman_rho)}; the non-echoing side wins "
-                     f"{_fmt(e.clean_side_wins.estimate)} of {e.n_one_sided:,} judgments where one side echoes")
+        say(console, f"echo: ρ(echo_a − echo_b, outcome) = {fmt_num(e.spearman_rho)}; the non-echoing side wins "
+                     f"{fmt_num(e.clean_side_wins.estimate)} of {e.n_one_sided:,} judgments where one side echoes")
     if result.gaming is not None:
         n = len(result.gaming.features)
         flagged = result.gaming.flagged_models
@@ -113,55 +66,8 @@ def render_diagnosis(result, report, level: float, console: Console) -> None:
     say(console, report_line(report))
 
 
-PLAIN_READERS = {".jsonl": "read_jsonl", ".ndjson": "read_jsonl", ".json": "read_json_list", ".csv": "read_csv",
-                 ".parquet": "read_parquet"}
-
-
-def read_plain_table(path: Path) -> pd.DataFrame:
-    """A correctness / direct-grade table (JSONL, JSON list, CSV or Parquet) as read by judgewise.io."""
-    from judgewise.io import containers
-    from judgewise.io.tables import ReadReport
-    from judgewise.io.validate import Validator
-
-    reader = PLAIN_READERS.get(path.suffix.lower())
-    if reader is None:
-        raise ConfigError(f"{path}: expected a .jsonl, .json, .csv or .parquet table, found '{path.suffix}'")
-    frame, _, _ = getattr(containers, reader)(path, Validator(str(path), ReadReport(str(path), reader)))
-    return frame
-
-
-def _with_file(fn, path: Path, *args, **kw):
-    """Call ``fn``; an InputError without a file gets ``path`` as its file."""
-    from judgewise.errors import InputError
-
-    try:
-        return fn(*args, **kw)
-    except InputError as exc:
-        if exc.file:
-            raise
-        raise InputError(exc.detail, file=str(path), row=exc.row, field=exc.field) from None
-
-
-def run_accuracy(judgments: Path, correctness: Path, direct: Path | None, *, methods: list[str], bootstrap: int,
-                 seed: int, ci_level: float, filters: dict, format: str | None):
-    """Read the three inputs and compare rankings with accuracy; returns (AccuracyAlignment, Table)."""
-    from judgewise.analysis.accuracy import ground_truth_accuracy
-    from judgewise.analysis.alignment import accuracy_alignment
-    from judgewise.io import read_judgments
-
-    if bootstrap < 0 or not 0 < ci_level < 1:
-        raise ConfigError(f"--bootstrap must be ≥ 0 and --ci-level in (0, 1); got {bootstrap}, {ci_level}")
-    table = read_judgments(judgments, format=format)
-    corr = read_plain_table(correctness)
-    _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
-    grades = read_plain_table(direct) if direct is not None else None
-    result = _with_file(accuracy_alignment, direct or correctness, table.frame, corr, grades, methods=methods,
-                        bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters)
-    return result, table
-
-
 def _ci(row: dict, name: str) -> str:
-    return f"{_fmt(row[name])} [{_fmt(row[name + '_low'])}, {_fmt(row[name + '_high'])}]"
+    return f"{fmt_num(row[name])} [{fmt_num(row[name + '_low'])}, {fmt_num(row[name + '_high'])}]"
 
 
 def render_alignment(result, console: Console) -> None:
@@ -183,9 +89,9 @@ def render_alignment(result, console: Console) -> None:
     bt = result.scores.get(("bt", "all"))
     direct = result.direct["accuracy"] if result.direct is not None else None
     for model, row in result.accuracy.sort_values("accuracy", ascending=False).iterrows():
-        add_row(acc, model, _fmt(row["accuracy"]), _fmt(row["parse_rate"]),
-                _fmt(direct.get(model)) if direct is not None else "—",
-                _fmt(bt.get(model), 1) if bt is not None else "—", "yes" if row["kept"] else "no")
+        add_row(acc, model, fmt_num(row["accuracy"]), fmt_num(row["parse_rate"]),
+                fmt_num(direct.get(model)) if direct is not None else "—",
+                fmt_num(bt.get(model), 1) if bt is not None else "—", "yes" if row["kept"] else "no")
     console.print(acc)
     say(console, f"pairs: {result.pair_counts['discriminative']:,} discriminative (exactly one correct), "
                  f"{result.pair_counts['non-discriminative']:,} non-discriminative, "
@@ -212,7 +118,7 @@ def render_style(style: dict, console: Console) -> None:
         coefs = entry["coefficients"]
         agree = entry.get("ranking_agreement")
         add_row(table, judge, *[_coef(coefs.get(f)) for f in features],
-                _fmt(agree["kendall_tau_b"]) if agree else "— (< 3 models)")
+                fmt_num(agree["kendall_tau_b"]) if agree else "— (< 3 models)")
     console.print(table)
     sp = style["self_preference"]
     if "skipped" in sp:
@@ -227,8 +133,8 @@ def _coef(c: dict | None) -> str:
     if not c:
         return "—"
     if c.get("ci_low") is None:
-        return _fmt(c["estimate"])
-    return f"{_fmt(c['estimate'])} [{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]"
+        return fmt_num(c["estimate"])
+    return f"{fmt_num(c['estimate'])} [{fmt_num(c['ci_low'])}, {fmt_num(c['ci_high'])}]"
 
 
 def register(app: typer.Typer) -> None:
@@ -257,7 +163,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Bias figures per judge with intervals (position, swap consistency, length, markdown, label
         agreement), echo, judge-gaming flags and warnings."""
-        result, table = run_diagnose(judgments, responses, format=format, style_control=style_control,
+        from judgewise.pipeline.diagnosis import diagnose_path
+
+        result, table = diagnose_path(judgments, responses, format=format, style_control=style_control,
                                      ci_level=ci_level, seed=seed, skip_invalid=skip_invalid, bootstrap=bootstrap,
                                      families=parse_families(family), judge=judge)
         if as_json:
@@ -285,10 +193,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
         all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
+        from judgewise.pipeline.diagnosis import accuracy_of_files
+
         filters = {"min_parse_rate": min_parse_rate, "baseline": baseline, "min_gap": min_gap}
-        result, _ = run_accuracy(judgments, correctness, direct, methods=[m.strip() for m in methods.split(",")
-                                                                          if m.strip()],
-                                 bootstrap=bootstrap, seed=seed, ci_level=ci_level, filters=filters, format=format)
+        result, _ = accuracy_of_files(judgments, correctness, direct, methods=split_list(methods),
+                                      bootstrap=bootstrap, seed=seed, ci_level=ci_level, filters=filters,
+                                      format=format)
         if as_json:
             typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
         else:

@@ -41,7 +41,7 @@ def _progress_bar(total: int):
     return bar, update
 
 
-def _summary_lines(summary: dict, output: str | None) -> list[str]:
+def summary_lines(summary: dict, output: str | None) -> list[str]:
     s = summary
     lines = [f"{s['games']} games from {s['comparisons']} comparisons: {s['judged']} judged, {s['failed']} failed, "
              f"{s['cached']} already stored (no call); {s['calls_made']} calls, {s['retries']} retries, "
@@ -79,7 +79,7 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
         err.print(plan.line(), highlight=False, markup=False)
 
     outcome = run_config(cfg, dry_run=dry_run, on_plan=show_plan,
-                         with_progress=lambda total, run: _with_progress(progress, total, run))
+                         with_progress=lambda total, run: run_with_progress(progress, total, run))
     if outcome.dry_run:
         if as_json:
             extra = {} if isinstance(outcome.plan, RoundsPlan) else {"skipped_comparisons": len(outcome.skipped)}
@@ -89,7 +89,7 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
     outcome.check()
 
 
-def _with_progress(progress: bool | None, total: int, run):
+def run_with_progress(progress: bool | None, total: int, run):
     """Call ``run(update)`` under a progress bar when wanted (default: stderr is a terminal)."""
     show = progress if progress is not None else err.is_terminal
     if not show:
@@ -103,7 +103,7 @@ def _print_summary(summary: dict, as_json: bool) -> None:
     if as_json:
         print(json.dumps(summary, default=str))
         return
-    for line in _summary_lines(summary, summary.get("output")):
+    for line in summary_lines(summary, summary.get("output")):
         out.print(line, markup=False)
 
 

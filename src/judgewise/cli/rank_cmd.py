@@ -9,7 +9,6 @@ Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-jud
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -17,28 +16,15 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from judgewise.cli.richtext import add_row, plain, say
-from judgewise.errors import ConfigError, InputError
+from judgewise.cli.richtext import add_row, fmt_num, plain, report_line, say
+from judgewise.errors import InputError
 
-BOOTSTRAP_UNITS = ("prompt", "battle")
 SHOWN_EXTRAS = ("se", "n_wins", "n_draws", "mu", "sigma")
 
 
-def _fmt(value, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if isinstance(value, float) and value.is_integer() and abs(value) >= 1:
-        return f"{value:,.0f}" if digits == 0 else f"{value:,.{digits}f}"
-    return f"{value:,.{digits}f}" if isinstance(value, float) else str(value)
-
-
-def report_line(report) -> str:
-    """One line: rows read / used / skipped and where from (with the first skipped reasons when any)."""
-    line = (f"read {report.rows_read:,} rows from {report.source} [{report.format}]: used {report.rows_used:,}, "
-            f"skipped {report.rows_skipped:,}")
-    if report.rows_skipped:
-        line += " (first: " + "; ".join(report.skipped_reasons[:3]) + ")"
-    return line
+def num(value, digits: int = 2) -> str:
+    """A leaderboard number: :func:`fmt_num` with thousands separators."""
+    return fmt_num(value, digits, grouping=True)
 
 
 def render_table(ranking, records: list[dict], report, console: Console) -> None:
@@ -54,9 +40,9 @@ def render_table(ranking, records: list[dict], report, console: Console) -> None
         table.add_column(key, justify="right")
     table.add_column("n", justify="right")
     for rec in records:
-        ci = "—" if rec["ci_low"] is None else f"[{_fmt(rec['ci_low'])}, {_fmt(rec['ci_high'])}]"
-        cells = [str(rec["rank"]), rec["model"], _fmt(rec["score"]), ci]
-        cells += [_fmt(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"]
+        ci = "—" if rec["ci_low"] is None else f"[{num(rec['ci_low'])}, {num(rec['ci_high'])}]"
+        cells = [str(rec["rank"]), rec["model"], num(rec["score"]), ci]
+        cells += [num(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"]
         add_row(table, *cells)
     console.print(table)
     for line in [*info_lines(ranking), report_line(report)]:
@@ -92,114 +78,6 @@ def check_output_file(output: Path | None) -> None:
         raise InputError("cannot write: its directory does not exist", file=str(output))
 
 
-def _check_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:
-    if bootstrap < 0:
-        raise ConfigError(f"--bootstrap must be ≥ 0, got {bootstrap}")
-    if bootstrap_unit not in BOOTSTRAP_UNITS:
-        raise ConfigError(f"--bootstrap-unit must be one of {', '.join(BOOTSTRAP_UNITS)}, got {bootstrap_unit!r}")
-    if not 0 < ci_level < 1:
-        raise ConfigError(f"--ci-level must be in (0, 1), got {ci_level}")
-
-
-def read_store(path: Path, *, skip_invalid: bool):
-    """A judging store (``judgewise judge``'s SQLite file) as a canonical judgments table, read through the
-    report's read-only store export; failed games are counted as skipped with their errors, as for any file.
-    (Here, not in io: io may not import judges.)"""
-    from judgewise.io.canonical import from_dataframe
-    from judgewise.report.inputs import is_store
-    from judgewise.report.store_adapter import load_store
-
-    if not is_store(path):  # --format store on something else
-        found = "no such file or directory" if not path.exists() else "not an SQLite file"
-        raise InputError(f"{found}: expected a judging store (the SQLite file judgewise judge writes)", file=str(path))
-    table = from_dataframe(load_store(path).judgments, kind="judgments", skip_invalid=skip_invalid, name=str(path))
-    table.report.format = "store"
-    return table
-
-
-def rated_rows(frame):
-    """The judgments to rate: a reader may keep failed games (``error`` set, no outcome; JudgeBench's unparseable
-    outputs), which its report already counts as skipped."""
-    from judgewise.io.validate import missing_text
-
-    if "error" not in frame.columns:
-        return frame
-    failed = frame["outcome"].isna().to_numpy() & ~missing_text(frame["error"])
-    return frame[~failed].reset_index(drop=True) if failed.any() else frame
-
-
-def read_ranked(path: Path, *, format: str | None, skip_invalid: bool, judge: str | None, pool_judges: bool):
-    """Read ``path`` (any format or a store) and keep the rows to rate: failed games out, one judge chosen
-    (``--judge``, the other judges' rows counted as skipped) or several pooled only on request (``--pool-judges``);
-    returns (frame, table)."""
-    from judgewise.io import read_judgments
-    from judgewise.io.provenance import note_dropped, select_judge
-    from judgewise.report.inputs import is_store
-
-    if format == "store" or (format is None and is_store(path)):
-        table = read_store(path, skip_invalid=skip_invalid)
-    else:
-        table = read_judgments(path, format=format, skip_invalid=skip_invalid)
-    frame, dropped = select_judge(rated_rows(table.frame), judge, pool_judges)
-    note_dropped(table.report, dropped, judge)
-    return frame, table
-
-
-def note_unused(ranking, report) -> None:
-    """Rows the method read but did not use (win rate: rows without the anchor) are counted as skipped."""
-    unused = int(ranking.info.get("rows_not_used") or 0)
-    if unused:
-        report.rows_used = max(report.rows_used - unused, 0)
-        report.rows_skipped += unused
-        report.skipped_reasons.insert(0, f"{unused:,} rows do not compare a model with the anchor "
-                                         f"{ranking.info.get('anchor')} (win rate uses only those)")
-
-
-def run_rank(path: Path, *, format: str | None, method: str, anchor: str | None, style_control: bool,
-             bootstrap: int, bootstrap_unit: str, seed: int, ci_level: float, skip_invalid: bool,
-             judge: str | None = None, pool_judges: bool = False):
-    """Read ``path`` and rank its models; returns (ranking, read table)."""
-    _check_options(bootstrap, bootstrap_unit, ci_level)
-    frame, table = read_ranked(path, format=format, skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
-    from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
-    responses = table.extras.get("responses")
-    if style_control and responses is None:
-        raise ConfigError(f"--style-control needs the responses' texts, and {path} carries none "
-                          "(an AlpacaEval results dir with model_outputs.json does)")
-    if anchor is None and method == "winrate":
-        anchor = table.extras.get("anchor")  # the importer knows it (AlpacaEval's generator_1)
-    ranking = rank(frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
-                   seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
-                   responses=responses.frame if responses is not None else None)
-    note_unused(ranking, table.report)
-    if pool_judges:
-        from judgewise.io.provenance import pooled_line
-
-        ranking.info["pooled_judges"] = pooled_line(frame)
-    return ranking, table
-
-
-def agreement_of_files(a: Path, b: Path, key: str | None = None) -> dict:
-    """Rank agreement of two score files over their common models, plus the models found in only one."""
-    from judgewise.io.scoremaps import read_score_map
-    from judgewise.ratings.agreement import agreement
-
-    try:
-        scores_a = read_score_map(a, key)
-        scores_b = read_score_map(b, key, models=scores_a)
-    except InputError:  # A may be the ambiguous one: read B first and let it guide the choice in A
-        scores_b = read_score_map(b, key)
-        scores_a = read_score_map(a, key, models=scores_b)
-    common = [m for m in scores_a if m in scores_b]
-    if len(common) < 2:
-        raise InputError(f"{a} and {b} share {len(common)} model(s); need at least 2 to compare rankings",
-                         file=str(b))
-    result = agreement([scores_a[m] for m in common], [scores_b[m] for m in common]).as_dict()
-    result["only_in_a"] = sorted(set(scores_a) - set(scores_b))
-    result["only_in_b"] = sorted(set(scores_b) - set(scores_a))
-    return result
-
-
 def register(app: typer.Typer) -> None:
     """Add ``rank`` and ``agree`` to the app."""
 
@@ -226,12 +104,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Rank models from pairwise judgments (format detected; --format to force)."""
         from judgewise.io.atomic import write_text_atomic
+        from judgewise.pipeline.ranking import rank_path
 
         check_output_file(output)
-        ranking, table = run_rank(path, format=format, method=method, anchor=anchor, style_control=style_control,
-                                  bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
-                                  ci_level=ci_level, skip_invalid=skip_invalid, judge=judge,
-                                  pool_judges=pool_judges)
+        ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
+                           bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed, ci_level=ci_level,
+                           skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
+        ranking, table = ranked.ranking, ranked.table
         records = ranking.to_records()
         text = json.dumps(records, indent=2)
         if output is not None:
@@ -252,12 +131,14 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
     ) -> None:
         """Agreement of two rankings over their common models: Kendall τ-b, Spearman ρ, Pearson r, distance."""
+        from judgewise.pipeline.ranking import agreement_of_files
+
         result = agreement_of_files(a, b, key=key)
         if as_json:
             typer.echo(json.dumps(result, indent=2))
             return
         console = Console()
         for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance"):
-            say(console, f"{name:<17} {_fmt(result[name], 4)}")
+            say(console, f"{name:<17} {num(result[name], 4)}")
         say(console, f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
                      f"only in B: {result['only_in_b'] or '-'}")

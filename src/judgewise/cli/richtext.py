@@ -1,13 +1,17 @@
-"""Rich output that never reads user text as markup: model names, paths and messages reach Rich as ``Text``.
+"""The CLI's output helpers: Rich text that is never read as markup, one number format, strict JSON, read lines.
 
 Rich parses ``[...]`` in a plain ``str`` as markup: a model ``llama[v1]`` prints as ``llama``, ``A[/]`` raises a
 ``MarkupError`` and a file ``data[red].jsonl`` is shown as ``data.jsonl``. Every command prints through these
 helpers, which wrap strings in :class:`rich.text.Text` (shown exactly as given) and apply styles only to our
-own fixed labels.
+own fixed labels. :func:`fmt_num` is the one number format of every command's tables and lines.
 """
 
 from __future__ import annotations
 
+import json
+import math
+
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -32,3 +36,45 @@ def say(console: Console, line, *, label: str | None = None, style: str | None =
     else:
         text = Text(body.plain, style=style) if style else body
     console.print(text, highlight=False, soft_wrap=True)
+
+
+def fmt_num(value, digits: int = 3, *, grouping: bool = False) -> str:
+    """A number for a table cell or a line: ``—`` for None/NaN, floats to ``digits`` decimals (``grouping``:
+    with thousands separators, and non-floats such as counts as written)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if grouping and not isinstance(value, float):
+        return str(value)
+    return f"{value:{',' if grouping else ''}.{digits}f}"
+
+
+def jsonable(value):
+    """NaN/inf → None, numpy scalars and arrays → Python, recursively (strict JSON)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def json_text(value, indent: int = 2) -> str:
+    """``value`` as strict JSON text (see :func:`jsonable`)."""
+    return json.dumps(jsonable(value), indent=indent)
+
+
+def report_line(report) -> str:
+    """One line: rows read / used / skipped and where from (with the first skipped reasons when any)."""
+    line = (f"read {report.rows_read:,} rows from {report.source} [{report.format}]: used {report.rows_used:,}, "
+            f"skipped {report.rows_skipped:,}")
+    if report.rows_skipped:
+        line += " (first: " + "; ".join(report.skipped_reasons[:3]) + ")"
+    return line
+
+
+def split_list(text: str) -> list[str]:
+    """``"a, b,,c"`` → ``["a", "b", "c"]``: a comma-separated option."""
+    return [v.strip() for v in text.split(",") if v.strip()]

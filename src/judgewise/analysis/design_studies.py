@@ -1,0 +1,164 @@
+"""Decide what to pay for, before paying: sign-test sizes, Wilcoxon pools, anchor reports and sweep points.
+
+What ``judgewise power``, ``anchors`` and ``simulate`` compute before printing (Anchor §4, §4.3, §5.3, App. C;
+Arena-lite §4.2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgewise.errors import ConfigError
+
+SIGN_LABELS = {"normal": "normal approximation, rounded up (Anchor Table 2)",
+               "exact": "exact binomial (smallest n reaching the power)"}
+
+
+def sign_test_table(win_rates: list[float], tie_rates: list[float], alpha: float = 0.05, power: float = 0.8,
+                    exact: bool = False) -> list[dict]:
+    """One-sided sign-test sample sizes for each (win rate, tie rate), by both methods (Anchor §4.3, Table 2).
+
+    Parameters
+    ----------
+    win_rates : list of float
+        Win rates among discordant (informative) pairs.
+    tie_rates : list of float
+        Shares of ties / non-informative pairs.
+    alpha, power : float
+        Level and power of the one-sided test.
+    exact : bool
+        Lead with the exact binomial size (default: the normal approximation).
+
+    Returns
+    -------
+    list of dict
+        :meth:`SignTestSize.as_dict` of the chosen method with its ``label``, plus the other method's
+        ``{n_informative, n_total, label}`` under its name (``"normal"`` or ``"exact"``).
+    """
+    from judgewise.analysis.power import sign_test_sample_size
+
+    rows = []
+    for w in win_rates:
+        for t in tie_rates:
+            main = sign_test_sample_size(w, t, alpha, power, "exact" if exact else "normal")
+            other = sign_test_sample_size(w, t, alpha, power, "normal" if exact else "exact")
+            rows.append({**main.as_dict(), "label": SIGN_LABELS[main.method],
+                         other.method: {"n_informative": other.n_informative, "n_total": other.n_total,
+                                        "label": SIGN_LABELS[other.method]}})
+    return rows
+
+
+def edge_pools(frame: pd.DataFrame, anchor: str, effect: float = 0.05, width: float = 0.01) -> list[np.ndarray]:
+    """Paired verdict differences of every model pair whose edge against ``anchor`` is in [effect, effect + width).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Anchor-based judgments (5-way ``verdict`` when present, else the sign of ``outcome``).
+    anchor : str
+        The anchor model.
+    effect, width : float
+        The edge (win rate − 0.5 among discordant prompts) interval of the pairs kept (Anchor App. C).
+
+    Returns
+    -------
+    list of ndarray
+        One array of finite per-prompt differences per pair kept (possibly empty).
+    """
+    from judgewise.analysis.anchors import verdict_matrix
+    from judgewise.analysis.power import check_edge_window, discordant_win_rate
+
+    check_edge_window(effect, width)
+    column = "verdict" if "verdict" in frame.columns and frame["verdict"].notna().any() else "outcome"
+    v, _, _ = verdict_matrix(frame, anchor, column)
+    v = np.sign(v) if column == "outcome" else v
+    pools = []
+    for i in range(v.shape[1]):
+        for j in range(v.shape[1]):
+            d = v[:, i] - v[:, j]
+            d = d[np.isfinite(d)]
+            if i != j and effect <= discordant_win_rate(d) - 0.5 < effect + width:
+                pools.append(d)
+    return pools
+
+
+def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.05,
+                       width: float = 0.01) -> list[np.ndarray]:
+    """:func:`edge_pools` of a judgments file; the anchor is detected when not given.
+
+    Raises
+    ------
+    ConfigError
+        No anchor found, or no pair with an edge in the interval.
+    """
+    from judgewise.analysis.anchors import likely_anchors
+    from judgewise.io import read_any
+
+    frame = read_any(path).frame
+    anchor = anchor or (likely_anchors(frame) or [None])[0]
+    if anchor is None:
+        raise ConfigError(f"{path}: no anchor found; pass --anchor")
+    pools = edge_pools(frame, anchor, effect, width)
+    if not pools:
+        raise ConfigError(f"no model pair in {path} has an edge in [{effect}, {effect + width}) against {anchor}")
+    return pools
+
+
+def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts: int = 10, seed: int = 0) -> dict:
+    """Anchor reports (informativeness, histogram, waste; Anchor §4) of a judgments file, and a pilot
+    recommendation (§5.3) when the file holds all pairs and no anchor.
+
+    Returns
+    -------
+    dict
+        ``source, read`` (the read report), ``anchors`` (one report per anchor) and, for a pilot, ``pilot``
+        (``n_prompts, recommended, reason, candidates``).
+    """
+    from judgewise.analysis.anchor_study import pilot
+    from judgewise.analysis.anchors import QuadraticData, likely_anchors, report_from_judgments
+    from judgewise.io import read_judgments
+    from judgewise.ratings.bootstrap import rng_from_seed
+
+    rng = rng_from_seed(seed)
+    if pilot_prompts < 1:
+        raise ConfigError(f"--pilot-prompts must be ≥ 1, got {pilot_prompts}")
+    table = read_judgments(path)
+    frame = table.frame
+    anchors = [anchor] if anchor else likely_anchors(frame)
+    out: dict = {"source": str(path), "read": table.report.as_dict(),
+                 "anchors": [report_from_judgments(frame, a).as_dict() for a in anchors]}
+    if not anchor and not anchors:
+        res = pilot(QuadraticData(frame), pilot_prompts, rng)
+        out["pilot"] = {"n_prompts": res.n_prompts, "recommended": res.recommended, "reason": res.reason,
+                        "candidates": res.table.to_dict(orient="records")}
+    return out
+
+
+def sweep_points(designs: list[str], n_models: list[int], prompts: list[int], p_judges: list[float]) -> list:
+    """The grid of :class:`~judgewise.analysis.sweeps.SweepPoint` of an Arena-lite §4.2 sweep.
+
+    The anchor design uses the pool's middle (mediocre) model; adaptive and sampled spend the tournament's budget
+    (n − 1)·|X| (adaptive on at least 500 prompts).
+
+    Raises
+    ------
+    ConfigError
+        An unknown design.
+    """
+    from judgewise.analysis.sweeps import SweepPoint
+    from judgewise.designs import DESIGNS
+
+    points = []
+    for name in designs:
+        if name not in DESIGNS:
+            raise ConfigError(f"unknown design {name!r}; known: {sorted(DESIGNS)}")
+        for n in n_models:
+            for x in prompts:
+                for p in p_judges:
+                    opts = {"anchor": {"anchors": [f"m{n // 2}"]}, "adaptive": {"budget": (n - 1) * x},
+                            "sampled": {"budget": (n - 1) * x}}.get(name, {})
+                    points.append(SweepPoint(name, name, n, x if name != "adaptive" else max(x, 500), p, opts))
+    return points

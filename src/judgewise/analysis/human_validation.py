@@ -1,0 +1,264 @@
+"""Validate a judge against humans from score files: which items to label, its reliability, the per-judge study.
+
+What ``judgewise select``, ``reliability`` and ``study`` compute (Metric Match Alg. 1, §3.3, §4). SCORES and HUMAN
+are anything :func:`judgewise.io.readers.read_scores` reads (a canonical scores table or a JudgeBench outputs
+folder, which brings the objective label as rater ``human``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgewise.errors import InputError
+
+log = logging.getLogger(__name__)
+
+
+def read_score_tables(scores: Path, human: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """SCORES as a scores frame and HUMAN (when given) as a one-rater scores frame.
+
+    Parameters
+    ----------
+    scores : Path
+        Scores of the judges (``item_id, rater, score``), or a JudgeBench outputs folder.
+    human : Path, optional
+        The human's scores (one rater).
+
+    Returns
+    -------
+    (DataFrame, DataFrame or None)
+
+    Raises
+    ------
+    InputError
+        A bad file, or a HUMAN table holding several raters.
+    """
+    from judgewise.io.readers import read_scores
+
+    table = read_scores(scores)
+    log.info("read %d score rows from %s [%s]", table.report.rows_used, scores, table.report.format)
+    if human is None:
+        return table.frame, None
+    human_frame = read_scores(human).frame
+    raters = human_frame["rater"].unique() if "rater" in human_frame else []
+    if len(raters) > 1:
+        raise InputError(f"holds several raters ({', '.join(map(str, raters[:5]))}); a human scores table has "
+                         "one rater (average several annotators first)", file=str(human), field="rater")
+    return table.frame, human_frame
+
+
+def score_pool_of_files(scores: Path, human: Path | None, target: str | None, human_rater: str = "human"):
+    """Read SCORES (and HUMAN) into a :class:`~judgewise.analysis.study.ScorePool` of the target's items."""
+    from judgewise.analysis.study import pool_from_scores
+
+    frame, human_frame = read_score_tables(scores, human)
+    return pool_from_scores(frame, human_frame, target=target, human_rater=human_rater, source=str(scores))
+
+
+def read_item_ids(path: Path) -> list[str]:
+    """Item ids from a file: one per line, a JSON list, or the JSON that ``judgewise select --json`` prints.
+
+    Raises
+    ------
+    InputError
+        A missing, empty or non-UTF-8 file, or JSON of another shape (naming the file).
+    """
+    from judgewise.io.containers import decode_utf8, parse_json, read_bytes
+    from judgewise.io.tables import ReadReport
+    from judgewise.io.validate import Validator
+
+    v = Validator(str(path), ReadReport(str(path), "items"))
+    text = decode_utf8(read_bytes(path, v), v).strip()
+    if text.startswith(("[", "{")):
+        data = parse_json(text, v, expected="a JSON list of item ids or the output of select --json")
+        items = data.get("items") if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise InputError('expected a JSON list of item ids or an object with "items"', file=str(path))
+        return [str(i) for i in items]
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc", method: str = "metric-match",
+                 seed: int = 0, candidates: int = 20, human_rater: str = "human") -> dict:
+    """Pick ``budget`` items of the target judge for human labels (Metric Match Alg. 1 by default).
+
+    Parameters
+    ----------
+    scores : Path
+        Scores of the target and the other judges.
+    target : str
+        The judge under test (exact name or unique substring).
+    budget : int
+        How many items humans can label.
+    metric : str
+        Reliability metric to match (``icc``, ``alpha``, ``rho``, ``tau``, ...).
+    method : str
+        A selection strategy of :func:`judgewise.analysis.selection.get_strategy`.
+    seed : int
+        Seed (same seed, same items).
+    candidates : int
+        Candidate subsets C of the matching methods.
+    human_rater : str
+        The human's rater name in SCORES (left out of the judges).
+
+    Returns
+    -------
+    dict
+        ``target, method, metric, budget, seed, n_pool, other_judges, items`` and, with other judges,
+        ``inter_model_pool`` / ``inter_model_subset`` (the metric among judges on the pool and on the subset).
+    """
+    from judgewise.analysis.reliability import get_metric
+    from judgewise.analysis.selection import get_strategy, inter_model
+    from judgewise.ratings.bootstrap import rng_from_seed
+
+    pool = score_pool_of_files(scores, None, target, human_rater)
+    t_scores, others, other_names = pool.split(target)
+    metric_fn = get_metric(metric)
+    strategy = get_strategy(method, **({"n_candidates": candidates} if "match" in method else {}))
+    idx = strategy.select(t_scores, others, budget, metric_fn, rng_from_seed(seed), n_draws=1)[0]
+    record = {"target": pool.judges[pool.judge_index(target)], "method": method, "metric": metric,
+              "budget": budget, "seed": seed, "n_pool": len(pool.item_ids), "other_judges": other_names,
+              "items": [str(i) for i in pool.item_ids[idx]]}
+    if len(others):
+        record["inter_model_pool"] = float(inter_model(metric_fn, t_scores, others))
+        record["inter_model_subset"] = float(inter_model(metric_fn, t_scores, others, idx[None, :])[0])
+    return record
+
+
+def _items_mask(pool, wanted: list[str], items_file: Path, human_file: Path) -> np.ndarray:
+    """Boolean mask of ``wanted`` in the pool; every one must be scored by the target and by the human."""
+    position = {item: i for i, item in enumerate(pool.item_ids.astype(str))}
+    unknown = [i for i in wanted if i not in position]
+    if unknown:
+        raise InputError(f"{len(unknown)} item(s) not scored by the target (e.g. {unknown[:3]})", file=str(items_file))
+    keep = np.zeros(len(pool.item_ids), bool)
+    keep[[position[i] for i in wanted]] = True
+    no_human = [i for i in wanted if np.isnan(pool.human[position[i]])]
+    if no_human:
+        raise InputError(f"{len(no_human)} selected item(s) have no human score (e.g. {no_human[:3]}); label "
+                         "them first", file=str(human_file))
+    return keep
+
+
+def reliability_of_files(scores: Path, target: str, metrics: list[str], *, human: Path | None = None,
+                         items: Path | None = None, human_rater: str = "human") -> dict:
+    """T(target, human) for each metric: on the listed items (an estimate) or on every item with both scores.
+
+    Parameters
+    ----------
+    scores : Path
+        Scores of the target (and the human, as rater ``human_rater``, unless ``human`` is given).
+    target : str
+        The judge under test.
+    metrics : list of str
+        Reliability metrics (:func:`judgewise.analysis.reliability.get_metric`).
+    human : Path, optional
+        The human's scores table.
+    items : Path, optional
+        Item ids to use (:func:`read_item_ids`); default: all items with a human score.
+    human_rater : str
+        The human's rater name in SCORES.
+
+    Returns
+    -------
+    dict
+        ``target, scope`` (``population``, ``items with a human score`` or ``selected``), ``n_items``, ``values``
+        (metric → value).
+    """
+    from judgewise.analysis.reliability import get_metric
+
+    pool = score_pool_of_files(scores, human, target, human_rater)
+    if pool.human is None:
+        raise InputError("no human scores: pass --human HUMAN or include a rater named "
+                         f"{human_rater!r} in SCORES", file=str(scores))
+    t_scores, _, _ = pool.split(target)
+    if items is None:
+        keep = ~np.isnan(pool.human)
+        scope = "population" if keep.all() else "items with a human score"
+    else:
+        keep = _items_mask(pool, read_item_ids(items), items, human or scores)
+        scope = "selected"
+    values = {m: get_metric(m)(t_scores[keep], pool.human[keep]) for m in metrics}
+    return {"target": pool.judges[pool.judge_index(target)], "scope": scope, "n_items": int(keep.sum()),
+            "values": values}
+
+
+@dataclass
+class _LeftOut:
+    """Which "judges left out" lines were already logged (each once)."""
+
+    told: set = field(default_factory=set)
+
+    def note(self, pool, name: str, judges: set) -> None:
+        left_out = tuple(sorted(judges - set(pool.judges)))
+        if left_out and left_out not in self.told:
+            self.told.add(left_out)
+            log.info("judges with no score on the items of %s (and judges sharing them) are left out: %s",
+                     pool.judges[pool.judge_index(name)], ", ".join(left_out))
+
+
+def pools_per_target(scores: Path, human: Path | None, targets: list[str], human_rater: str = "human"):
+    """``(target, ScorePool)`` pairs, each target on its own item pool; without ``targets`` every judge that shares
+    its items with another judge (the others are logged and left out).
+
+    Raises
+    ------
+    InputError
+        A named target that shares its items with no other judge, or no judge to study at all.
+    """
+    from judgewise.analysis.study import pool_from_scores
+
+    frame, human_frame = read_score_tables(scores, human)
+    judges = set(frame["rater"].astype(str)) - {human_rater}
+    names = targets if targets else sorted(judges)
+    pairs, left_out = [], _LeftOut()
+    for name in names:
+        pool = pool_from_scores(frame, human_frame, target=name, human_rater=human_rater, source=str(scores))
+        left_out.note(pool, name, judges)
+        if len(pool.judges) < 2:
+            if targets:
+                raise InputError(f"no other judge scored the items of {name!r}: Metric Match needs other judges")
+            log.info("left out %s: no other judge scored its items", name)
+            continue
+        pairs.append((pool.judges[pool.judge_index(name)], pool))
+    if not pairs:
+        raise InputError("no judge shares its items with another judge: nothing to study", file=str(scores))
+    return pairs
+
+
+def study_of_files(scores: Path, *, human: Path | None = None, targets: list[str] | None = None,
+                   budgets: list[int] | range = range(5, 55, 5), trials: int = 40,
+                   metrics: list[str] = ("icc", "alpha", "rho", "tau"),
+                   methods: list[str] = ("random", "stratified", "bias-correction", "metric-match", "variance-match"),
+                   candidates: int = 20, seed: int = 0, human_rater: str = "human"):
+    """The Metric Match study (§3.3, §4) for each target judge on its own item pool, as one result.
+
+    Parameters
+    ----------
+    scores, human, human_rater
+        As :func:`reliability_of_files`.
+    targets : list of str, optional
+        Target judges (default: every judge sharing its items with another judge).
+    budgets, trials, metrics, methods, candidates, seed
+        As :func:`judgewise.analysis.study.run_study`.
+
+    Returns
+    -------
+    StudyResult
+        Trials and population values of every target; ``settings`` adds ``targets``, ``n_items`` (per target)
+        and ``scores``.
+    """
+    from judgewise.analysis.study import StudyResult, run_study
+
+    pools = pools_per_target(scores, human, list(targets or []), human_rater)
+    results = [run_study(pool, targets=[name], metrics=list(metrics), budgets=list(budgets), trials=trials,
+                         methods=list(methods), n_candidates=candidates, seed=seed) for name, pool in pools]
+    settings = {**results[0].settings, "targets": [name for name, _ in pools],
+                "n_items": {name: len(pool.item_ids) for name, pool in pools}, "scores": str(scores)}
+    return StudyResult(pd.concat([r.trials for r in results], ignore_index=True),
+                       pd.concat([r.population for r in results], ignore_index=True), settings)

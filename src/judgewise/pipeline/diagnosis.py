@@ -1,0 +1,149 @@
+"""Diagnose the judge of a judgments file or store, and compare rankings with ground-truth accuracy from files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from judgewise.errors import ConfigError, InputError
+from judgewise.io.tables import Table
+
+PLAIN_READERS = {".jsonl": "read_jsonl", ".ndjson": "read_jsonl", ".json": "read_json_list", ".csv": "read_csv",
+                 ".parquet": "read_parquet"}
+
+
+def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str | None = None,
+                  style_control: bool = True, ci_level: float = 0.95, seed: int = 0, skip_invalid: bool = False,
+                  bootstrap: int = 0, families: dict | None = None, judge: str | None = None):
+    """Read judgments (any format or a store) and diagnose their judge(s) with
+    :func:`judgewise.analysis.diagnostics.diagnose`.
+
+    Parameters
+    ----------
+    path : Path
+        Judgments in any supported format (an AlpacaEval results dir or JudgeBench outputs bring their texts and
+        labels), or a judging store.
+    responses_path : Path, optional
+        A responses table (``prompt_id, model, text``) replacing the one the input carries.
+    format, skip_invalid
+        As :func:`judgewise.pipeline.inputs.read_judgments_or_store`.
+    style_control, bootstrap, ci_level, seed, families
+        As :func:`~judgewise.analysis.diagnostics.diagnose`.
+    judge : str, optional
+        Keep one judge (the others' rows counted as skipped); default: figures per judge identity.
+
+    Returns
+    -------
+    (Diagnosis, Table)
+        The diagnosis (a warning is added when gaming/echo/self-preference pool several judges) and the table read.
+
+    Raises
+    ------
+    ConfigError
+        Bad options, or an input that is not a judgments table.
+    """
+    from judgewise.analysis.diagnostics import diagnose, with_truth
+    from judgewise.io import read_responses
+    from judgewise.io.provenance import judge_groups, label_judges, note_dropped, select_judge
+    from judgewise.pipeline.inputs import read_judgments_or_store
+
+    if not 0 < ci_level < 1 or bootstrap < 0:
+        raise ConfigError(f"--ci-level must be in (0, 1) and --bootstrap ≥ 0, got {ci_level}, {bootstrap}")
+    table = read_judgments_or_store(path, format=format, skip_invalid=skip_invalid, any_kind=True)
+    if table.kind != "judgments":
+        raise ConfigError(f"{path} holds a {table.kind} table; diagnose needs pairwise judgments")
+    responses = table.extras.get("responses")
+    if responses_path is not None:
+        responses = read_responses(responses_path, skip_invalid=skip_invalid)
+    frame, truth = with_truth(table.frame)
+    if judge is not None:
+        frame, dropped = select_judge(frame, judge)
+        note_dropped(table.report, dropped, judge)
+    frame = label_judges(frame)
+    result = diagnose(frame, responses.frame if responses is not None else None, truth_col=truth,
+                      style_control=style_control, families=families, bootstrap=bootstrap, level=ci_level,
+                      seed=seed)
+    n_judges = len(judge_groups(frame)[0])
+    if n_judges > 1 and responses is not None:
+        result.warnings.append(f"judge gaming, echo and self-preference pool the verdicts of the {n_judges} judges "
+                               "(the other figures are per judge); --judge NAME diagnoses one judge alone")
+    return result, table
+
+
+def read_plain_table(path: Path) -> pd.DataFrame:
+    """A correctness / direct-grade table (JSONL, JSON list, CSV or Parquet) read through ``judgewise.io``.
+
+    Parameters
+    ----------
+    path : Path
+
+    Returns
+    -------
+    DataFrame
+
+    Raises
+    ------
+    ConfigError
+        An unknown suffix.
+    InputError
+        A file that cannot be read (naming it).
+    """
+    from judgewise.io import containers
+    from judgewise.io.tables import ReadReport
+    from judgewise.io.validate import Validator
+
+    reader = PLAIN_READERS.get(path.suffix.lower())
+    if reader is None:
+        raise ConfigError(f"{path}: expected a .jsonl, .json, .csv or .parquet table, found '{path.suffix}'")
+    frame, _, _ = getattr(containers, reader)(path, Validator(str(path), ReadReport(str(path), reader)))
+    return frame
+
+
+def _with_file(fn, path: Path, *args, **kw):
+    """Call ``fn``; an InputError without a file gets ``path`` as its file."""
+    try:
+        return fn(*args, **kw)
+    except InputError as exc:
+        if exc.file:
+            raise
+        raise InputError(exc.detail, file=str(path), row=exc.row, field=exc.field) from None
+
+
+def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = None, *,
+                      methods: list[str] | tuple[str, ...] = ("winrate", "bt", "elo", "trueskill"),
+                      bootstrap: int = 100, seed: int = 0, ci_level: float = 0.95, filters: dict | None = None,
+                      format: str | None = None) -> tuple[object, Table]:
+    """Read judgments, ground-truth correctness and (optionally) direct-judge grades, and compare each
+    aggregator's ranking with accuracy (:func:`judgewise.analysis.alignment.accuracy_alignment`; CLB §5, App. B/C).
+
+    Parameters
+    ----------
+    judgments : Path
+        Pairwise judgments in any supported format.
+    correctness : Path
+        ``prompt_id, model, correct`` (1/0; empty = unparsed).
+    direct : Path, optional
+        ``prompt_id, model, label`` (correct / incorrect / not_attempted).
+    methods, bootstrap, seed, ci_level, filters
+        As :func:`~judgewise.analysis.alignment.accuracy_alignment`.
+    format : str, optional
+        Force the judgments' format.
+
+    Returns
+    -------
+    (AccuracyAlignment, Table)
+    """
+    from judgewise.analysis.accuracy import ground_truth_accuracy
+    from judgewise.analysis.alignment import accuracy_alignment
+    from judgewise.io import read_judgments
+
+    if bootstrap < 0 or not 0 < ci_level < 1:
+        raise ConfigError(f"--bootstrap must be ≥ 0 and --ci-level in (0, 1); got {bootstrap}, {ci_level}")
+    table = read_judgments(judgments, format=format)
+    corr = read_plain_table(correctness)
+    _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
+    grades = read_plain_table(direct) if direct is not None else None
+    result = _with_file(accuracy_alignment, direct or correctness, table.frame, corr, grades, methods=list(methods),
+                        bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters or {})
+    return result, table

@@ -1,0 +1,153 @@
+"""Read the judgments a command works on: any supported file format or a judging store, one judge chosen.
+
+The one path from a user's PATH to a judgments :class:`~judgewise.io.tables.Table` for ``rank``, ``diagnose``
+and anything else that accepts "a judgments file or the SQLite store ``judgewise judge`` wrote". It lives here
+(not in ``io``) because io may not import the store (``judges``), and below ``report`` so that the report, the
+explorer and the CLI can all use it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from judgewise.errors import InputError
+from judgewise.io.tables import Table
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_store(path: Path) -> bool:
+    """True when ``path`` is an SQLite file (a judging store, or something claiming to be one).
+
+    Parameters
+    ----------
+    path : Path
+        Any path; directories, missing and unreadable files are not stores.
+
+    Returns
+    -------
+    bool
+    """
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == SQLITE_MAGIC
+    except OSError:  # a directory, missing, unreadable, a symlink loop
+        return False
+
+
+def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
+    """A judging store as a canonical judgments table, read without writing to it.
+
+    Parameters
+    ----------
+    path : Path
+        The SQLite file ``judgewise judge`` writes.
+    skip_invalid : bool
+        Skip and count malformed rows instead of stopping at the first.
+
+    Returns
+    -------
+    Table
+        ``kind == "judgments"``; failed games are kept (``outcome`` empty, ``error`` set) and are counted as
+        skipped by :func:`usable_judgments`; ``report.format == "store"``.
+
+    Raises
+    ------
+    InputError
+        When ``path`` is not an SQLite file or not a judgewise store (naming the file).
+    """
+    from judgewise.io.canonical import from_dataframe
+    from judgewise.judges.store import JudgmentStore, export_frame
+
+    path = Path(path)
+    if not is_store(path):  # --format store on something else
+        found = "no such file or directory" if not path.exists() else "not an SQLite file"
+        raise InputError(f"{found}: expected a judging store (the SQLite file judgewise judge writes)", file=str(path))
+    with JudgmentStore.open_readonly(path) as store:  # refuses a foreign or empty SQLite file, never writes
+        games = store.frame()
+    table = from_dataframe(export_frame(games), kind="judgments", skip_invalid=skip_invalid, name=str(path))
+    table.report.format = "store"
+    return table
+
+
+def read_judgments_or_store(path: Path, *, format: str | None = None, skip_invalid: bool = False,
+                            any_kind: bool = False) -> Table:
+    """Read ``path`` as judgments: a judging store when it is one (or ``format == "store"``), else any format
+    :func:`judgewise.io.read_judgments` knows.
+
+    Parameters
+    ----------
+    path : Path
+        A file or folder in any supported format, or a judging store.
+    format : str, optional
+        Force the format (a reader name or ``"store"``); default: detect.
+    skip_invalid : bool
+        Skip and count malformed rows.
+    any_kind : bool
+        Read with :func:`judgewise.io.read_any` (the table's kind is whatever the columns say) instead of
+        insisting on judgments; the caller checks ``table.kind``.
+
+    Returns
+    -------
+    Table
+    """
+    from judgewise.io import read_any, read_judgments
+
+    if format == "store" or (format is None and is_store(path)):
+        return read_store_table(path, skip_invalid=skip_invalid)
+    reader = read_any if any_kind else read_judgments
+    return reader(path, format=format, skip_invalid=skip_invalid)
+
+
+def usable_judgments(frame: pd.DataFrame) -> pd.DataFrame:
+    """The judgments to rate: failed games (``error`` set and no outcome: a failed judge call, JudgeBench's
+    unparseable outputs) left out. The readers' reports already count them as skipped.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A canonical judgments table.
+
+    Returns
+    -------
+    DataFrame
+        ``frame`` itself when nothing failed, else a copy without the failed rows (index reset).
+    """
+    from judgewise.io.validate import missing_text
+
+    if "error" not in frame.columns:
+        return frame
+    failed = frame["outcome"].isna().to_numpy() & ~missing_text(frame["error"])
+    return frame[~failed].reset_index(drop=True) if failed.any() else frame
+
+
+def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = False, judge: str | None = None,
+               pool_judges: bool = False) -> tuple[pd.DataFrame, Table]:
+    """Read ``path`` and keep the rows to rate: failed games out, one judge chosen or several pooled on request.
+
+    Parameters
+    ----------
+    path : Path
+        Judgments in any supported format, or a judging store.
+    format : str, optional
+        Force the format (``"store"`` included).
+    skip_invalid : bool
+        Skip and count malformed rows.
+    judge : str, optional
+        Keep this judge's rows; the other judges' rows are counted as skipped in the table's report.
+    pool_judges : bool
+        Pool several judges on purpose (otherwise a table mixing judges is refused).
+
+    Returns
+    -------
+    (DataFrame, Table)
+        The rows to rate and the table read (its report counts what was left out).
+    """
+    from judgewise.io.provenance import note_dropped, select_judge
+
+    table = read_judgments_or_store(path, format=format, skip_invalid=skip_invalid)
+    frame, dropped = select_judge(usable_judgments(table.frame), judge, pool_judges)
+    note_dropped(table.report, dropped, judge)
+    return frame, table

@@ -1,0 +1,151 @@
+"""Rank the models of a judgments file or store, and compare two saved rankings: what ``rank``/``agree`` compute."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from judgewise.errors import ConfigError, InputError
+from judgewise.io.tables import ReadReport, Table
+
+BOOTSTRAP_UNITS = ("prompt", "battle")
+
+
+@dataclass
+class RankedFile:
+    """A ranking of one input and what was read to make it.
+
+    Attributes
+    ----------
+    ranking : judgewise.ratings.Ranking
+        The leaderboard (``ranking.info`` says how intervals were made; ``pooled_judges`` when pooled).
+    table : Table
+        The table read; ``table.report`` counts rows read / used / skipped (incl. rows the method did not use).
+    """
+
+    ranking: object
+    table: Table
+
+    @property
+    def report(self) -> ReadReport:
+        """The read report (rows read, used, skipped and why)."""
+        return self.table.report
+
+
+def check_rank_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:
+    """Raise :class:`ConfigError` for a negative ``bootstrap``, an unknown unit or a level outside (0, 1)."""
+    if bootstrap < 0:
+        raise ConfigError(f"--bootstrap must be ≥ 0, got {bootstrap}")
+    if bootstrap_unit not in BOOTSTRAP_UNITS:
+        raise ConfigError(f"--bootstrap-unit must be one of {', '.join(BOOTSTRAP_UNITS)}, got {bootstrap_unit!r}")
+    if not 0 < ci_level < 1:
+        raise ConfigError(f"--ci-level must be in (0, 1), got {ci_level}")
+
+
+def note_unused(ranking, report: ReadReport) -> None:
+    """Count the rows the method read but did not use (win rate: rows without the anchor) as skipped."""
+    unused = int(ranking.info.get("rows_not_used") or 0)
+    if unused:
+        report.rows_used = max(report.rows_used - unused, 0)
+        report.rows_skipped += unused
+        report.skipped_reasons.insert(0, f"{unused:,} rows do not compare a model with the anchor "
+                                         f"{ranking.info.get('anchor')} (win rate uses only those)")
+
+
+def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anchor: str | None = None,
+              style_control: bool = False, bootstrap: int = 0, bootstrap_unit: str = "prompt", seed: int = 0,
+              ci_level: float = 0.95, skip_invalid: bool = False, judge: str | None = None,
+              pool_judges: bool = False) -> RankedFile:
+    """Read ``path`` (any format or a judging store) and rank its models with :func:`judgewise.ratings.rank`.
+
+    Parameters
+    ----------
+    path : Path
+        Judgments in any supported format, or a judging store.
+    method : str
+        A rating method (``winrate``, ``bt``, ``elo``, ``trueskill``, ``lc_winrate``).
+    format, skip_invalid, judge, pool_judges
+        As :func:`judgewise.pipeline.inputs.read_rated`.
+    anchor : str, optional
+        Win rate's anchor (default: the one the reader knows, e.g. AlpacaEval's ``generator_1``).
+    style_control : bool
+        Style-controlled BT; needs the responses' texts, which the input must carry.
+    bootstrap, bootstrap_unit, seed, ci_level
+        Interval settings (0 rounds: no intervals).
+
+    Returns
+    -------
+    RankedFile
+
+    Raises
+    ------
+    ConfigError
+        Bad options, or style control without texts.
+    InputError, RatingError
+        Bad input, or data the method cannot rank.
+
+    Examples
+    --------
+    >>> rank_path(Path("examples/alpacaeval"), "winrate").ranking.method  # doctest: +SKIP
+    'winrate'
+    """
+    from judgewise.pipeline.inputs import read_rated
+
+    check_rank_options(bootstrap, bootstrap_unit, ci_level)
+    frame, table = read_rated(path, format=format, skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
+    from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
+    responses = table.extras.get("responses")
+    if style_control and responses is None:
+        raise ConfigError(f"--style-control needs the responses' texts, and {path} carries none "
+                          "(an AlpacaEval results dir with model_outputs.json does)")
+    if anchor is None and method == "winrate":
+        anchor = table.extras.get("anchor")
+    ranking = rank(frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
+                   seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
+                   responses=responses.frame if responses is not None else None)
+    note_unused(ranking, table.report)
+    if pool_judges:
+        from judgewise.io.provenance import pooled_line
+
+        ranking.info["pooled_judges"] = pooled_line(frame)
+    return RankedFile(ranking, table)
+
+
+def agreement_of_files(a: Path, b: Path, key: str | None = None) -> dict:
+    """Rank agreement of two score files (``rank --json`` output or ``{model: score}`` JSON) over their common
+    models.
+
+    Parameters
+    ----------
+    a, b : Path
+        The two files.
+    key : str, optional
+        Read the ``{model: score}`` map under this key in both files.
+
+    Returns
+    -------
+    dict
+        :meth:`judgewise.ratings.agreement.Agreement.as_dict` plus ``only_in_a`` / ``only_in_b`` (sorted names).
+
+    Raises
+    ------
+    InputError
+        When the files share fewer than 2 models, or cannot be read.
+    """
+    from judgewise.io.scoremaps import read_score_map
+    from judgewise.ratings.agreement import agreement
+
+    try:
+        scores_a = read_score_map(a, key)
+        scores_b = read_score_map(b, key, models=scores_a)
+    except InputError:  # A may be the ambiguous one: read B first and let it guide the choice in A
+        scores_b = read_score_map(b, key)
+        scores_a = read_score_map(a, key, models=scores_b)
+    common = [m for m in scores_a if m in scores_b]
+    if len(common) < 2:
+        raise InputError(f"{a} and {b} share {len(common)} model(s); need at least 2 to compare rankings",
+                         file=str(b))
+    result = agreement([scores_a[m] for m in common], [scores_b[m] for m in common]).as_dict()
+    result["only_in_a"] = sorted(set(scores_a) - set(scores_b))
+    result["only_in_b"] = sorted(set(scores_b) - set(scores_a))
+    return result
