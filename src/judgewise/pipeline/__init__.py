@@ -4,10 +4,25 @@ The layer after ``analysis`` (io → judges → designs → ratings → analysis
 join everything below, e.g. it gives the adaptive design ratings' Bradley–Terry fit by default.
 """
 
-from judgewise.pipeline.backends import JUDGE_BUILDERS, build_judge
-from judgewise.pipeline.config import RunConfig, build_design, check_design, load_config, load_with_overrides
-from judgewise.pipeline.job import Job, build_job, load_pool
-from judgewise.pipeline.run import JudgeOutcome, RoundsPlan, run_config, run_job
+import importlib
 
-__all__ = ["JUDGE_BUILDERS", "Job", "JudgeOutcome", "RoundsPlan", "RunConfig", "build_design", "build_job",
-           "build_judge", "check_design", "load_config", "load_pool", "load_with_overrides", "run_config", "run_job"]
+#: public name -> module that defines it (imported on first use, so reading a file does not import scipy)
+_PUBLIC = {
+    "JUDGE_BUILDERS": "backends", "build_judge": "backends",
+    "RunConfig": "config", "build_design": "config", "check_design": "config", "load_config": "config",
+    "load_with_overrides": "config",
+    "Job": "job", "build_job": "job", "load_pool": "job",
+    "JudgeOutcome": "run", "RoundsPlan": "run", "run_config": "run", "run_job": "run",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    """Import a public name's module on first use (PEP 562)."""
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judgewise.pipeline' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"judgewise.pipeline.{module}"), name)
+    globals()[name] = value
+    return value

@@ -16,10 +16,9 @@ import pandas as pd
 
 from judgewise.errors import InputError
 from judgewise.io.tables import JUDGMENTS_REQUIRED, ReadReport, Table
+from judgewise.pipeline.inputs import is_store  # one definition, shared with the CLI
 
 log = logging.getLogger(__name__)
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 @dataclass
@@ -34,15 +33,6 @@ class RunData:
     prompts: dict[str, str] = field(default_factory=dict)
     store_summary: dict | None = None
     store_path: Path | None = None
-
-
-def is_store(path: Path) -> bool:
-    """True when ``path`` is an SQLite file (a judging store)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == SQLITE_MAGIC
-    except (IsADirectoryError, FileNotFoundError, PermissionError):
-        return False
 
 
 def load_run(sources, *, format: str | None = None) -> RunData:
