@@ -158,12 +158,23 @@ def not_a_name(series: pd.Series) -> np.ndarray:
     in a model name), booleans, bytes, lists, objects. Strings and numbers (question ids) are names."""
     if series.dtype.kind in "iuf":
         return ~np.isfinite(series.to_numpy(dtype=float))
-    if pd.api.types.infer_dtype(series, skipna=True) == "string":  # text or missing: the common case, vectorised
+    if len(series) > 10_000 and pd.api.types.infer_dtype(series, skipna=True) == "string":  # large text: vectorised
         null = series.isna().to_numpy()
         text = series.astype(object).where(~null, "").astype(str)
-        bad = (text.str.strip() == "") | text.str.contains(CONTROL_CHARS, regex=True)
-        return null | bad.to_numpy(dtype=bool)
-    return ~np.fromiter((_is_name(v) for v in series), dtype=bool, count=len(series))
+        return null | ((text.str.strip() == "") | text.str.contains(CONTROL_CHARS, regex=True)).to_numpy(dtype=bool)
+    seen: dict = {}  # names repeat: each distinct value is checked once
+
+    def ok(value) -> bool:
+        key = (type(value), value)  # True and 1 hash alike
+        try:
+            return seen[key]
+        except KeyError:
+            seen[key] = result = _is_name(value)
+            return result
+        except TypeError:  # unhashable: a list or an object
+            return False
+
+    return ~np.fromiter((ok(v) for v in series), dtype=bool, count=len(series))
 
 
 def name_text(series: pd.Series) -> pd.Series:
