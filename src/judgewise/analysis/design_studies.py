@@ -6,6 +6,7 @@ Arena-lite §4.2).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +18,30 @@ SIGN_LABELS = {"normal": "normal approximation, rounded up (Anchor Table 2)",
                "exact": "exact binomial (smallest n reaching the power)"}
 
 
+@dataclass
+class SignTestTable:
+    """Sign-test sample sizes, one row per (win rate, tie rate); see :func:`sign_test_table`."""
+
+    rows: list[dict]
+
+    def as_dict(self) -> dict | list[dict]:
+        """The one row as an object, or the list of rows."""
+        return self.rows[0] if len(self.rows) == 1 else self.rows
+
+    def to_text(self) -> str:
+        """A fixed-width table: the chosen method's sizes, then the other method's."""
+        first = self.rows[0]
+        lines = [f"one-sided sign test, alpha={first['alpha']}, power={first['power']} — {first['label']}",
+                 f"{'win rate':>9} {'ties':>6} {'N (informative)':>16} {'N_total = N/I':>14}   other method"]
+        for r in self.rows:
+            other = r["exact"] if r["method"] == "normal" else r["normal"]
+            lines.append(f"{r['win_rate']:>9.2f} {r['tie_rate']:>6.2f} {r['n_informative']:>16} {r['n_total']:>14}"
+                         f"   {other['n_informative']} / {other['n_total']} ({other['label'].split(' (')[0]})")
+        return "\n".join(lines)
+
+
 def sign_test_table(win_rates: list[float], tie_rates: list[float], alpha: float = 0.05, power: float = 0.8,
-                    exact: bool = False) -> list[dict]:
+                    exact: bool = False) -> SignTestTable:
     """One-sided sign-test sample sizes for each (win rate, tie rate), by both methods (Anchor §4.3, Table 2).
 
     Parameters
@@ -34,8 +57,8 @@ def sign_test_table(win_rates: list[float], tie_rates: list[float], alpha: float
 
     Returns
     -------
-    list of dict
-        :meth:`SignTestSize.as_dict` of the chosen method with its ``label``, plus the other method's
+    SignTestTable
+        ``rows``: :meth:`SignTestSize.as_dict` of the chosen method with its ``label``, plus the other method's
         ``{n_informative, n_total, label}`` under its name (``"normal"`` or ``"exact"``).
     """
     from judgewise.analysis.power import sign_test_sample_size
@@ -48,7 +71,7 @@ def sign_test_table(win_rates: list[float], tie_rates: list[float], alpha: float
             rows.append({**main.as_dict(), "label": SIGN_LABELS[main.method],
                          other.method: {"n_informative": other.n_informative, "n_total": other.n_total,
                                         "label": SIGN_LABELS[other.method]}})
-    return rows
+    return SignTestTable(rows)
 
 
 def edge_pools(frame: pd.DataFrame, anchor: str, effect: float = 0.05, width: float = 0.01) -> list[np.ndarray]:
@@ -107,15 +130,51 @@ def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.
     return pools
 
 
-def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts: int = 10, seed: int = 0) -> dict:
+@dataclass
+class AnchorReports:
+    """Anchor reports of one judgments file and, for an all-pairs file, the pilot's recommendation."""
+
+    source: str
+    read: dict
+    anchors: list[dict]
+    pilot: dict | None = field(default=None)
+
+    def as_dict(self) -> dict:
+        """``source, read, anchors`` and ``pilot`` when there is one."""
+        out = {"source": self.source, "read": self.read, "anchors": self.anchors}
+        return out if self.pilot is None else {**out, "pilot": self.pilot}
+
+    def to_text(self) -> str:
+        """Per anchor: size, informativeness, waste and histogram; the pilot's candidates (no read line)."""
+        lines = []
+        for r in self.anchors:
+            five = ("n/a (no 5-way verdicts)" if r["informativeness_5way"] is None
+                    else f"{r['informativeness_5way']:.3f}")
+            lines += [f"anchor {r['anchor']}: {r['n_models']} models × {r['n_prompts']} prompts",
+                      f"  informativeness I (collapsed -1/0/1): {r['informativeness']:.3f}   5-way: {five}",
+                      f"  wasted share (1 - I): {r['wasted_share']:.1%}; prompts where the anchor beats every "
+                      f"model: {r['anchor_wins_all_share']:.1%}; prompts with no signal (all verdicts equal): "
+                      f"{r['no_signal_share']:.1%}",
+                      "  prompts by number of models beating the anchor: "
+                      + " ".join(f"{k}:{c}" for k, c in enumerate(r["histogram"]) if c)]
+        if self.pilot is not None:
+            p = self.pilot
+            lines.append(f"pilot on {p['n_prompts']} prompts: recommended anchor {p['recommended']} — {p['reason']}")
+            lines += [f"  {c['anchor']:<30} I={c['informativeness']:.3f} rank={c['pilot_rank']} {c['position']}"
+                      for c in p["candidates"]]
+        return "\n".join(lines)
+
+
+def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts: int = 10,
+                           seed: int = 0) -> AnchorReports:
     """Anchor reports (informativeness, histogram, waste; Anchor §4) of a judgments file, and a pilot
     recommendation (§5.3) when the file holds all pairs and no anchor.
 
     Returns
     -------
-    dict
-        ``source, read`` (the read report), ``anchors`` (one report per anchor) and, for a pilot, ``pilot``
-        (``n_prompts, recommended, reason, candidates``).
+    AnchorReports
+        ``source, read`` (the read report as a dict), ``anchors`` (one report per anchor) and, for a pilot,
+        ``pilot`` (``n_prompts, recommended, reason, candidates``).
     """
     from judgewise.analysis.anchor_study import pilot
     from judgewise.analysis.anchors import QuadraticData, likely_anchors, report_from_judgments
@@ -128,12 +187,11 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
     table = read_judgments(path)
     frame = table.frame
     anchors = [anchor] if anchor else likely_anchors(frame)
-    out: dict = {"source": str(path), "read": table.report.as_dict(),
-                 "anchors": [report_from_judgments(frame, a).as_dict() for a in anchors]}
+    out = AnchorReports(str(path), table.report.as_dict(), [report_from_judgments(frame, a).as_dict() for a in anchors])
     if not anchor and not anchors:
         res = pilot(QuadraticData(frame), pilot_prompts, rng)
-        out["pilot"] = {"n_prompts": res.n_prompts, "recommended": res.recommended, "reason": res.reason,
-                        "candidates": res.table.to_dict(orient="records")}
+        out.pilot = {"n_prompts": res.n_prompts, "recommended": res.recommended, "reason": res.reason,
+                     "candidates": res.table.to_dict(orient="records")}
     return out
 
 

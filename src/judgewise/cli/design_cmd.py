@@ -24,16 +24,6 @@ def _echo(obj, as_json: bool, text: str) -> None:
     typer.echo(json_text(obj) if as_json else text)
 
 
-def _sign_text(rows: list[dict]) -> str:
-    lines = [f"one-sided sign test, alpha={rows[0]['alpha']}, power={rows[0]['power']} — {rows[0]['label']}",
-             f"{'win rate':>9} {'ties':>6} {'N (informative)':>16} {'N_total = N/I':>14}   other method"]
-    for r in rows:
-        other = r["exact"] if r["method"] == "normal" else r["normal"]
-        lines.append(f"{r['win_rate']:>9.2f} {r['tie_rate']:>6.2f} {r['n_informative']:>16} {r['n_total']:>14}"
-                     f"   {other['n_informative']} / {other['n_total']} ({other['label'].split(' (')[0]})")
-    return "\n".join(lines)
-
-
 def distribution_pool(text: str) -> np.ndarray:
     """``--distribution 'value:prob,...'`` as a pool of paired differences."""
     from judgewise.analysis.power import distribution_from_probabilities
@@ -62,8 +52,8 @@ def _register_power(app: typer.Typer) -> None:
         """One-sided sign test sample size: N informative prompts and N_total = N / (1 − tie rate)."""
         from judgewise.analysis.design_studies import sign_test_table
 
-        rows = sign_test_table(_floats(win_rate, "--win-rate"), _floats(tie_rate, "--tie-rate"), alpha, power, exact)
-        _echo(rows[0] if len(rows) == 1 else rows, as_json, _sign_text(rows))
+        table = sign_test_table(_floats(win_rate, "--win-rate"), _floats(tie_rate, "--tie-rate"), alpha, power, exact)
+        _echo(table.as_dict(), as_json, table.to_text())
 
     @power_app.command("wilcoxon")
     def wilcoxon_command(
@@ -122,29 +112,6 @@ def _register_plan(app: typer.Typer) -> None:
         _echo(result.as_dict(), as_json, result.to_text())
 
 
-def _anchors_text(payload: dict) -> str:
-    lines = []
-    for r in payload["anchors"]:
-        five = "n/a (no 5-way verdicts)" if r["informativeness_5way"] is None else f"{r['informativeness_5way']:.3f}"
-        lines += [f"anchor {r['anchor']}: {r['n_models']} models × {r['n_prompts']} prompts",
-                  f"  informativeness I (collapsed -1/0/1): {r['informativeness']:.3f}   5-way: {five}",
-                  f"  wasted share (1 - I): {r['wasted_share']:.1%}; prompts where the anchor beats every model: "
-                  f"{r['anchor_wins_all_share']:.1%}; prompts with no signal (all verdicts equal): "
-                  f"{r['no_signal_share']:.1%}",
-                  "  prompts by number of models beating the anchor: "
-                  + " ".join(f"{k}:{c}" for k, c in enumerate(r["histogram"]) if c)]
-    if "pilot" in payload:
-        p = payload["pilot"]
-        lines.append(f"pilot on {p['n_prompts']} prompts: recommended anchor {p['recommended']} — {p['reason']}")
-        lines += [f"  {c['anchor']:<30} I={c['informativeness']:.3f} rank={c['pilot_rank']} {c['position']}"
-                  for c in p["candidates"]]
-    if "read" in payload:
-        from judgewise.io.tables import ReadReport
-
-        lines.append(report_line(ReadReport(**payload["read"])))
-    return "\n".join(lines)
-
-
 def _register_anchors(app: typer.Typer) -> None:
     @app.command("anchors")
     def anchors_command(
@@ -157,8 +124,10 @@ def _register_anchors(app: typer.Typer) -> None:
         """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
         from judgewise.analysis.design_studies import anchor_reports_of_file
 
-        payload = anchor_reports_of_file(path, anchor, pilot_prompts, seed)
-        _echo(payload, as_json, _anchors_text(payload))
+        from judgewise.io.tables import ReadReport
+
+        reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed)
+        _echo(reports.as_dict(), as_json, "\n".join(filter(None, [reports.to_text(), report_line(ReadReport(**reports.read))])))
 
 
 def _register_simulate(app: typer.Typer) -> None:
@@ -181,7 +150,7 @@ def _register_simulate(app: typer.Typer) -> None:
         from judgewise.analysis.sweeps import run_sweep, summarize
 
         points = sweep_points(designs.split(","), [int(x) for x in _floats(n_model, "--n-model")],
-                                 [int(x) for x in _floats(prompts, "--prompts")], _floats(p_judge, "--p-judge"))
+                              [int(x) for x in _floats(prompts, "--prompts")], _floats(p_judge, "--p-judge"))
         table = summarize(run_sweep(points, trials, seed, executor, workers, address))
         _echo(table.to_dict(orient="records"), as_json, table.to_string(index=False, float_format="%.3f"))
 

@@ -107,17 +107,6 @@ def _print_summary(summary: dict, as_json: bool) -> None:
         out.print(line, markup=False)
 
 
-def run_export(store: Path, output: Path, only_ok: bool) -> dict:
-    from judgewise.judges.store import JudgmentStore, export_frame, write_export
-
-    with JudgmentStore.open_readonly(store) as st:  # refuses a file that is not a store, never writes to it
-        stored = st.frame()
-    frame = export_frame(stored, only_ok=only_ok)
-    failed = int((stored["status"] == "failed").sum())
-    write_export(frame, output)
-    return {"rows": len(frame), "failed": failed, "failed_exported": 0 if only_ok else failed, "output": str(output)}
-
-
 def register(app: typer.Typer) -> None:
     """Add ``judge`` and the ``store`` group to the app."""
 
@@ -145,7 +134,9 @@ def register(app: typer.Typer) -> None:
                output: Path = typer.Option(..., "--output", "-o", help="out.parquet or out.jsonl"),
                only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
         """Export the store as the canonical judgments table (one row per game, + store columns)."""
-        info = run_export(store, output, only_ok)
+        from judgewise.pipeline.inputs import export_store
+
+        info = export_store(store, output, only_ok=only_ok)
         err.print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
                   f"{', left out' if only_ok else ', kept with outcome empty and their error'})",
                   highlight=False, markup=False)

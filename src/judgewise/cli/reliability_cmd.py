@@ -25,10 +25,6 @@ out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)  # tab
 err = Console(stderr=True, soft_wrap=True)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Inputs
-# ---------------------------------------------------------------------------------------------------------------
-
 def parse_budgets(text: str) -> list[int]:
     """``5:50:5`` (start:stop:step, stop included) or ``10,20,50``."""
     try:
@@ -52,10 +48,6 @@ def _emit_json(data, output: Path | None) -> None:
     else:
         typer.echo(text)
 
-
-# ---------------------------------------------------------------------------------------------------------------
-# select
-# ---------------------------------------------------------------------------------------------------------------
 
 def select_cmd(
     scores: Path = typer.Argument(..., help="Scores table (item_id, rater, score) or a JudgeBench outputs folder."),
@@ -85,10 +77,6 @@ def select_cmd(
              f"(seed {seed}){match}")
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# reliability
-# ---------------------------------------------------------------------------------------------------------------
-
 def reliability_cmd(
     scores: Path = typer.Argument(..., help="Scores table or JudgeBench outputs folder."),
     human: Path = typer.Option(None, "--human", help="Human scores table (default: rater 'human' in SCORES)."),
@@ -110,10 +98,6 @@ def reliability_cmd(
         typer.echo(f"{name}({record['target']}, human) = {fmt_num(value, 4)} on {record['n_items']} items "
                    f"({record['scope']})")
 
-
-# ---------------------------------------------------------------------------------------------------------------
-# study
-# ---------------------------------------------------------------------------------------------------------------
 
 def study_cmd(
     scores: Path = typer.Argument(..., help="Scores table or JudgeBench outputs folder."),

@@ -1,4 +1,4 @@
-"""Read the judgments a command works on: any supported file format or a judging store, one judge chosen.
+"""Read the judgments a command works on (any file format or a judging store, one judge chosen); export a store.
 
 The one path from a user's PATH to a judgments :class:`~judgewise.io.tables.Table` for ``rank``, ``diagnose``
 and anything else that accepts "a judgments file or the SQLite store ``judgewise judge`` wrote". It lives here
@@ -151,3 +151,30 @@ def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = Fa
     frame, dropped = select_judge(usable_judgments(table.frame), judge, pool_judges)
     note_dropped(table.report, dropped, judge)
     return frame, table
+
+
+def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
+    """Write a judging store as the canonical judgments table (``.parquet`` or ``.jsonl``, atomically).
+
+    Parameters
+    ----------
+    store : Path
+        The store file (opened read-only: a file that is not a store is refused and never written to).
+    output : Path
+        The table to write.
+    only_ok : bool
+        Leave out games stored as failed (by default they are kept with ``outcome`` empty and their ``error``).
+
+    Returns
+    -------
+    dict
+        ``rows`` (written), ``failed`` (failed games in the store), ``failed_exported``, ``output``.
+    """
+    from judgewise.judges.store import JudgmentStore, export_frame, write_export
+
+    with JudgmentStore.open_readonly(store) as st:
+        stored = st.frame()
+    frame = export_frame(stored, only_ok=only_ok)
+    failed = int((stored["status"] == "failed").sum())
+    write_export(frame, output)
+    return {"rows": len(frame), "failed": failed, "failed_exported": 0 if only_ok else failed, "output": str(output)}
