@@ -13,6 +13,11 @@ from rich.logging import RichHandler
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
 
+try:  # typer >= 0.2x vendors click; its usage errors derive from TyperException
+    from typer import TyperException as UsageError
+except ImportError:  # older typer on plain click
+    from click import ClickException as UsageError
+
 # Each module defines ``register(app)``; order is the order of ``judgewise --help``.
 COMMAND_MODULES = (
     "judgewise.cli.rank_cmd",      # rank, agree
@@ -52,12 +57,29 @@ def main(argv: list[str] | None = None) -> None:
     if verbose:
         args.remove("--verbose")
     _setup_logging(verbose)
-    app = build_app()
+    command = typer.main.get_command(build_app())
     try:
-        app(args=args, prog_name="judgewise")  # standalone: usage errors exit 2 with click's message
+        code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
     except JudgewiseError as exc:
         say(err_console, str(exc), label="error:", style="bold red")  # user text in exc: never read as markup
         sys.exit(exc.exit_code)
+    except UsageError as exc:  # a usage error: one line, as for every other bad input
+        if str(exc).strip():  # no arguments at all: the help was printed, nothing to add
+            say(err_console, _usage_line(exc), label="error:", style="bold red")
+        sys.exit(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        sys.exit(130)
+    if isinstance(code, int) and code:
+        sys.exit(code)
+
+
+def _usage_line(exc: Exception) -> str:
+    """Click's usage message on one line, naming the command and where to read its options."""
+    message = " ".join(exc.format_message().split()) if hasattr(exc, "format_message") else str(exc)
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None:
+        return message
+    return f"{ctx.command_path}: {message} (see `{ctx.command_path} --help`)"
 
 if __name__ == "__main__":
     main()
