@@ -130,6 +130,31 @@ def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.
     return pools
 
 
+def wilcoxon_pools(path: Path | None = None, *, anchor: str | None = None, distribution: str | None = None,
+                   effect: float = 0.05, width: float = 0.01) -> list[np.ndarray]:
+    """Paired-difference pools for :func:`judgewise.analysis.power.wilcoxon_power` (Anchor App. C): one from a
+    ``"value:prob,..."`` distribution, or :func:`edge_pools_of_file` of a judgments file.
+
+    Raises
+    ------
+    ConfigError
+        An edge window outside [0, 0.5], a malformed distribution, or neither a distribution nor a file.
+    """
+    from judgewise.analysis.power import check_edge_window, distribution_from_probabilities
+
+    check_edge_window(effect, width)
+    if distribution:
+        try:
+            values, probs = zip(*[(float(v), float(p)) for v, p in
+                                  (x.split(":") for x in distribution.split(",") if x.strip())])
+        except ValueError:
+            raise ConfigError(f"--distribution must be value:prob pairs, got {distribution!r}") from None
+        return [distribution_from_probabilities(values, probs)]
+    if path is None:
+        raise ConfigError("give --distribution or a judgments PATH (with --anchor)")
+    return edge_pools_of_file(path, anchor, effect, width)
+
+
 @dataclass
 class AnchorReports:
     """Anchor reports of one judgments file and, for an all-pairs file, the pilot's recommendation."""

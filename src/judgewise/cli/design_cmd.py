@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from judgewise.cli.richtext import json_text, report_line, split_list
+from judgewise.cli.richtext import json_text, report_line
 from judgewise.errors import ConfigError
 
 def _floats(text: str, name: str) -> list[float]:
@@ -22,17 +22,6 @@ def _floats(text: str, name: str) -> list[float]:
 
 def _echo(obj, as_json: bool, text: str) -> None:
     typer.echo(json_text(obj) if as_json else text)
-
-
-def distribution_pool(text: str) -> np.ndarray:
-    """``--distribution 'value:prob,...'`` as a pool of paired differences."""
-    from judgewise.analysis.power import distribution_from_probabilities
-
-    try:
-        values, probs = zip(*[(float(v), float(p)) for v, p in (x.split(":") for x in split_list(text))])
-    except ValueError:
-        raise ConfigError(f"--distribution must be value:prob pairs, got {text!r}") from None
-    return distribution_from_probabilities(values, probs)
 
 
 def _register_power(app: typer.Typer) -> None:
@@ -70,16 +59,10 @@ def _register_power(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
-        from judgewise.analysis.design_studies import edge_pools_of_file
-        from judgewise.analysis.power import check_edge_window, wilcoxon_power
+        from judgewise.analysis.design_studies import wilcoxon_pools
+        from judgewise.analysis.power import wilcoxon_power
 
-        check_edge_window(effect, width)
-        if distribution:
-            pools = [distribution_pool(distribution)]
-        elif path is None:
-            raise ConfigError("give --distribution or a judgments PATH (with --anchor)")
-        else:
-            pools = edge_pools_of_file(path, anchor, effect, width)
+        pools = wilcoxon_pools(path, anchor=anchor, distribution=distribution, effect=effect, width=width)
         res = wilcoxon_power(pools, _floats(n_grid, "--n"), alpha, power, simulations,
                              np.random.default_rng(seed))
         text = "\n".join([f"Wilcoxon signed-rank (one-sided, pratt), {res.n_distributions} distribution(s), "

@@ -137,9 +137,7 @@ def _coef(c: dict | None) -> str:
     return f"{fmt_num(c['estimate'])} [{fmt_num(c['ci_low'])}, {fmt_num(c['ci_high'])}]"
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``diagnose`` and ``accuracy`` to the app."""
-
+def _register_diagnose(app: typer.Typer) -> None:
     @app.command("diagnose")
     def diagnose_command(
         judgments: Path = typer.Argument(..., help="Judgments in any supported format (an AlpacaEval results "
@@ -174,6 +172,8 @@ def register(app: typer.Typer) -> None:
         else:
             render_diagnosis(result, table.report, ci_level, _console())
 
+
+def _register_accuracy(app: typer.Typer) -> None:
     @app.command("accuracy")
     def accuracy_command(
         judgments: Path = typer.Argument(..., help="Pairwise judgments in any supported format."),
@@ -203,3 +203,9 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
         else:
             render_alignment(result, _console())
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``diagnose`` and ``accuracy`` to the app."""
+    _register_diagnose(app)
+    _register_accuracy(app)

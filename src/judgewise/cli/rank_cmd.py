@@ -78,9 +78,7 @@ def check_output_file(output: Path | None) -> None:
         raise InputError("cannot write: its directory does not exist", file=str(output))
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``rank`` and ``agree`` to the app."""
-
+def _register_rank(app: typer.Typer) -> None:
     @app.command("rank")
     def rank_command(
         path: Path = typer.Argument(..., help="Judgments: AlpacaEval results dir, Arena-Hard battles, JudgeBench "
@@ -123,6 +121,8 @@ def register(app: typer.Typer) -> None:
         else:
             render_table(ranking, records, table.report, Console(width=None if sys.stdout.isatty() else 120))
 
+
+def _register_agree(app: typer.Typer) -> None:
     @app.command("agree")
     def agree_command(
         a: Path = typer.Argument(..., help="A rank --json output or a {model: score} JSON file."),
@@ -142,3 +142,9 @@ def register(app: typer.Typer) -> None:
             say(console, f"{name:<17} {num(result[name], 4)}")
         say(console, f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
                      f"only in B: {result['only_in_b'] or '-'}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``rank`` and ``agree`` to the app."""
+    _register_rank(app)
+    _register_agree(app)

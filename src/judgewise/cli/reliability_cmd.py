@@ -151,9 +151,7 @@ def render_study(summary: dict) -> None:
         say(out, f"{m['metric']}: error {-100 * head['improvement_by_metric'][m['metric']]:+.1f}% vs random, "
                  f"macro win {m['macro']:.3f} [{m['macro_lo']:.3f}, {m['macro_hi']:.3f}], micro win "
                  f"{m['micro']:.3f} [{m['micro_lo']:.3f}, {m['micro_hi']:.3f}]")
-    others = [k for k in summary["win_rates"] if k != method]
-    for k in others:
-        o = summary["win_rates"][k]["overall"]
+    for k, o in ((k, v["overall"]) for k, v in summary["win_rates"].items() if k != method):
         say(out, f"{k} vs random: macro win {o['macro']:.3f}, micro win {o['micro']:.3f}")
     say(out, f"error reduction with per-cell median errors (robust to ICC's heavy tails at tiny budgets): "
              f"{100 * head['improvement_median_errors']:.1f}%")
