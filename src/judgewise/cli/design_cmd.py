@@ -72,75 +72,69 @@ def _register_power(app: typer.Typer) -> None:
         _echo(res.as_dict(), as_json, text)
 
 
-def _register_plan(app: typer.Typer) -> None:
-    @app.command("plan")
-    def plan_command(
-        n_models: int = typer.Option(..., "--models", help="Number of models to evaluate."),
-        natural_baseline: str = typer.Option(None, "--natural-baseline",
-                                             help="Name of a natural baseline model, if one exists."),
-        baseline_exists: bool = typer.Option(False, "--has-baseline", help="A natural baseline exists (unnamed)."),
-        full_ranking: bool = typer.Option(True, "--full-ranking/--pairs-only",
-                                          help="Leaderboard (rank all) or only pairs of interest."),
-        budget: int = typer.Option(None, "--budget", help="Judge-call budget."),
-        effect: float = typer.Option(0.05, "--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
-        alpha: float = typer.Option(0.05, "--alpha"),
-        power: float = typer.Option(0.8, "--power"),
-        as_json: bool = typer.Option(False, "--json"),
-    ) -> None:
-        """Recommend a design, anchor strategy, prompts and judge calls (Anchor Fig. 5 / §6)."""
-        from judgewise.analysis.planning import PlanInputs, plan
+def plan_command(
+    n_models: int = typer.Option(..., "--models", help="Number of models to evaluate."),
+    natural_baseline: str = typer.Option(None, "--natural-baseline",
+                                         help="Name of a natural baseline model, if one exists."),
+    baseline_exists: bool = typer.Option(False, "--has-baseline", help="A natural baseline exists (unnamed)."),
+    full_ranking: bool = typer.Option(True, "--full-ranking/--pairs-only",
+                                      help="Leaderboard (rank all) or only pairs of interest."),
+    budget: int = typer.Option(None, "--budget", help="Judge-call budget."),
+    effect: float = typer.Option(0.05, "--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
+    alpha: float = typer.Option(0.05, "--alpha"),
+    power: float = typer.Option(0.8, "--power"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Recommend a design, anchor strategy, prompts and judge calls (Anchor Fig. 5 / §6)."""
+    from judgewise.analysis.planning import PlanInputs, plan
 
-        baseline = natural_baseline if natural_baseline else ("" if baseline_exists else None)
-        result = plan(PlanInputs(n_models, baseline, full_ranking, budget, effect, alpha, power))
-        _echo(result.as_dict(), as_json, result.to_text())
+    baseline = natural_baseline if natural_baseline else ("" if baseline_exists else None)
+    result = plan(PlanInputs(n_models, baseline, full_ranking, budget, effect, alpha, power))
+    _echo(result.as_dict(), as_json, result.to_text())
 
 
-def _register_anchors(app: typer.Typer) -> None:
-    @app.command("anchors")
-    def anchors_command(
-        path: Path = typer.Argument(..., help="Judgments: anchor-based (report) or all-pairs pilot (recommend)."),
-        anchor: str = typer.Option(None, "--anchor", help="Anchor to report (default: detected)."),
-        pilot_prompts: int = typer.Option(10, "--pilot-prompts", help="Prompts sampled by the pilot (§5.3)."),
-        seed: int = typer.Option(0, "--seed"),
-        as_json: bool = typer.Option(False, "--json"),
-    ) -> None:
-        """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
-        from judgewise.analysis.design_studies import anchor_reports_of_file
+def anchors_command(
+    path: Path = typer.Argument(..., help="Judgments: anchor-based (report) or all-pairs pilot (recommend)."),
+    anchor: str = typer.Option(None, "--anchor", help="Anchor to report (default: detected)."),
+    pilot_prompts: int = typer.Option(10, "--pilot-prompts", help="Prompts sampled by the pilot (§5.3)."),
+    seed: int = typer.Option(0, "--seed"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
+    from judgewise.analysis.design_studies import anchor_reports_of_file
 
-        from judgewise.io.tables import ReadReport
+    from judgewise.io.tables import ReadReport
 
-        reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed)
-        _echo(reports.as_dict(), as_json, "\n".join(filter(None, [reports.to_text(), report_line(ReadReport(**reports.read))])))
+    reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed)
+    _echo(reports.as_dict(), as_json, "\n".join(filter(None, [reports.to_text(), report_line(ReadReport(**reports.read))])))
 
 
-def _register_simulate(app: typer.Typer) -> None:
-    @app.command("simulate")
-    def simulate_command(
-        designs: str = typer.Option("tournament,anchor,adaptive", "--designs",
-                                    help="Comma list of: tournament, anchor, quadratic, sampled, adaptive."),
-        n_model: str = typer.Option("20", "--n-model"),
-        prompts: str = typer.Option("100", "--prompts", help="|X| per trial (comma list ok)."),
-        p_judge: str = typer.Option("0.8", "--p-judge"),
-        trials: int = typer.Option(20, "--trials"),
-        seed: int = typer.Option(0, "--seed"),
-        executor: str = typer.Option("process", "--executor", help="serial | process | ray"),
-        workers: int = typer.Option(None, "--workers"),
-        address: str = typer.Option(None, "--address", help="Ray cluster address (ray.init(address=...))."),
-        as_json: bool = typer.Option(False, "--json"),
-    ) -> None:
-        """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
-        from judgewise.analysis.design_studies import sweep_points
-        from judgewise.analysis.sweeps import run_sweep, summarize
+def simulate_command(
+    designs: str = typer.Option("tournament,anchor,adaptive", "--designs",
+                                help="Comma list of: tournament, anchor, quadratic, sampled, adaptive."),
+    n_model: str = typer.Option("20", "--n-model"),
+    prompts: str = typer.Option("100", "--prompts", help="|X| per trial (comma list ok)."),
+    p_judge: str = typer.Option("0.8", "--p-judge"),
+    trials: int = typer.Option(20, "--trials"),
+    seed: int = typer.Option(0, "--seed"),
+    executor: str = typer.Option("process", "--executor", help="serial | process | ray"),
+    workers: int = typer.Option(None, "--workers"),
+    address: str = typer.Option(None, "--address", help="Ray cluster address (ray.init(address=...))."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
+    from judgewise.analysis.design_studies import sweep_points
+    from judgewise.analysis.sweeps import run_sweep, summarize
 
-        points = sweep_points(designs.split(","), [int(x) for x in _floats(n_model, "--n-model")],
-                              [int(x) for x in _floats(prompts, "--prompts")], _floats(p_judge, "--p-judge"))
-        table = summarize(run_sweep(points, trials, seed, executor, workers, address))
-        _echo(table.to_dict(orient="records"), as_json, table.to_string(index=False, float_format="%.3f"))
+    points = sweep_points(designs.split(","), [int(x) for x in _floats(n_model, "--n-model")],
+                          [int(x) for x in _floats(prompts, "--prompts")], _floats(p_judge, "--p-judge"))
+    table = summarize(run_sweep(points, trials, seed, executor, workers, address))
+    _echo(table.to_dict(orient="records"), as_json, table.to_string(index=False, float_format="%.3f"))
 
 
 def register(app: typer.Typer) -> None:
     """Add ``power``, ``plan``, ``anchors`` and ``simulate`` to the app."""
     _register_power(app)
-    _register_plan(app)
-    _register_anchors(app)
-    _register_simulate(app)
+    app.command("plan")(plan_command)
+    app.command("anchors")(anchors_command)
+    app.command("simulate")(simulate_command)

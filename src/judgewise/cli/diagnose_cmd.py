@@ -137,75 +137,71 @@ def _coef(c: dict | None) -> str:
     return f"{fmt_num(c['estimate'])} [{fmt_num(c['ci_low'])}, {fmt_num(c['ci_high'])}]"
 
 
-def _register_diagnose(app: typer.Typer) -> None:
-    @app.command("diagnose")
-    def diagnose_command(
-        judgments: Path = typer.Argument(..., help="Judgments in any supported format (an AlpacaEval results "
-                                                   "dir or JudgeBench outputs bring their texts)."),
-        responses: Path = typer.Option(None, "--responses", help="Responses table (prompt_id, model, text) "
-                                                                 "for length, markdown, echo and gaming."),
-        format: str = typer.Option(None, "--format", help="Force the judgments' format, or 'store' "
-                                                          "(default: detect)."),
-        style_control: bool = typer.Option(True, "--style-control/--no-style-control",
-                                           help="Fit style-controlled BT and compare rankings (needs texts)."),
-        bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds (over prompts) for intervals on "
-                                                             "the style and self-preference coefficients."),
-        family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for self-preference (repeatable; "
-                                                                "NAME is a model/judge name prefix)."),
-        judge: str = typer.Option(None, "--judge", help="Diagnose only this judge (the others' rows are counted "
-                                                        "as skipped); default: every judge, figures per judge."),
-        ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the sampled checks and the bootstrap."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-        skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
-    ) -> None:
-        """Bias figures per judge with intervals (position, swap consistency, length, markdown, label
-        agreement), echo, judge-gaming flags and warnings."""
-        from judgewise.pipeline.diagnosis import diagnose_path
+def diagnose_command(
+    judgments: Path = typer.Argument(..., help="Judgments in any supported format (an AlpacaEval results "
+                                               "dir or JudgeBench outputs bring their texts)."),
+    responses: Path = typer.Option(None, "--responses", help="Responses table (prompt_id, model, text) "
+                                                             "for length, markdown, echo and gaming."),
+    format: str = typer.Option(None, "--format", help="Force the judgments' format, or 'store' "
+                                                      "(default: detect)."),
+    style_control: bool = typer.Option(True, "--style-control/--no-style-control",
+                                       help="Fit style-controlled BT and compare rankings (needs texts)."),
+    bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds (over prompts) for intervals on "
+                                                         "the style and self-preference coefficients."),
+    family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for self-preference (repeatable; "
+                                                            "NAME is a model/judge name prefix)."),
+    judge: str = typer.Option(None, "--judge", help="Diagnose only this judge (the others' rows are counted "
+                                                    "as skipped); default: every judge, figures per judge."),
+    ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sampled checks and the bootstrap."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
+) -> None:
+    """Bias figures per judge with intervals (position, swap consistency, length, markdown, label
+    agreement), echo, judge-gaming flags and warnings."""
+    from judgewise.pipeline.diagnosis import diagnose_path
 
-        result, table = diagnose_path(judgments, responses, format=format, style_control=style_control,
-                                     ci_level=ci_level, seed=seed, skip_invalid=skip_invalid, bootstrap=bootstrap,
-                                     families=parse_families(family), judge=judge)
-        if as_json:
-            out = {**result.as_dict(), "read": table.report.as_dict()}
-            typer.echo(json.dumps(out, indent=2, default=str))
-        else:
-            render_diagnosis(result, table.report, ci_level, _console())
+    result, table = diagnose_path(judgments, responses, format=format, style_control=style_control,
+                                 ci_level=ci_level, seed=seed, skip_invalid=skip_invalid, bootstrap=bootstrap,
+                                 families=parse_families(family), judge=judge)
+    if as_json:
+        out = {**result.as_dict(), "read": table.report.as_dict()}
+        typer.echo(json.dumps(out, indent=2, default=str))
+    else:
+        render_diagnosis(result, table.report, ci_level, _console())
 
 
-def _register_accuracy(app: typer.Typer) -> None:
-    @app.command("accuracy")
-    def accuracy_command(
-        judgments: Path = typer.Argument(..., help="Pairwise judgments in any supported format."),
-        correctness: Path = typer.Option(..., "--correctness", help="Ground truth: table of prompt_id, model, "
-                                                                    "correct (1/0; empty = unparsed)."),
-        direct: Path = typer.Option(None, "--direct", help="Direct-judge grades: prompt_id, model, label "
-                                                           "(correct / incorrect / not_attempted)."),
-        methods: str = typer.Option("winrate,bt,elo,trueskill", "--methods", help="Aggregators to compare."),
-        bootstrap: int = typer.Option(100, "--bootstrap", help="Bootstrap rounds over prompts (0 = none)."),
-        min_parse_rate: float = typer.Option(None, "--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),
-        baseline: float = typer.Option(None, "--baseline", help="App. B filter 2: keep accuracy > this."),
-        min_gap: float = typer.Option(None, "--min-gap", help="App. B filter 3: minimum accuracy gap (0.01)."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of filter ties."),
-        ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-        format: str = typer.Option(None, "--format", help="Force the judgments' format (default: detect)."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    ) -> None:
-        """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
-        all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
-        from judgewise.pipeline.diagnosis import accuracy_of_files
+def accuracy_command(
+    judgments: Path = typer.Argument(..., help="Pairwise judgments in any supported format."),
+    correctness: Path = typer.Option(..., "--correctness", help="Ground truth: table of prompt_id, model, "
+                                                                "correct (1/0; empty = unparsed)."),
+    direct: Path = typer.Option(None, "--direct", help="Direct-judge grades: prompt_id, model, label "
+                                                       "(correct / incorrect / not_attempted)."),
+    methods: str = typer.Option("winrate,bt,elo,trueskill", "--methods", help="Aggregators to compare."),
+    bootstrap: int = typer.Option(100, "--bootstrap", help="Bootstrap rounds over prompts (0 = none)."),
+    min_parse_rate: float = typer.Option(None, "--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),
+    baseline: float = typer.Option(None, "--baseline", help="App. B filter 2: keep accuracy > this."),
+    min_gap: float = typer.Option(None, "--min-gap", help="App. B filter 3: minimum accuracy gap (0.01)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of filter ties."),
+    ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
+    format: str = typer.Option(None, "--format", help="Force the judgments' format (default: detect)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
+    all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
+    from judgewise.pipeline.diagnosis import accuracy_of_files
 
-        filters = {"min_parse_rate": min_parse_rate, "baseline": baseline, "min_gap": min_gap}
-        result, _ = accuracy_of_files(judgments, correctness, direct, methods=split_list(methods),
-                                      bootstrap=bootstrap, seed=seed, ci_level=ci_level, filters=filters,
-                                      format=format)
-        if as_json:
-            typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
-        else:
-            render_alignment(result, _console())
+    filters = {"min_parse_rate": min_parse_rate, "baseline": baseline, "min_gap": min_gap}
+    result, _ = accuracy_of_files(judgments, correctness, direct, methods=split_list(methods),
+                                  bootstrap=bootstrap, seed=seed, ci_level=ci_level, filters=filters,
+                                  format=format)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        render_alignment(result, _console())
 
 
 def register(app: typer.Typer) -> None:
     """Add ``diagnose`` and ``accuracy`` to the app."""
-    _register_diagnose(app)
-    _register_accuracy(app)
+    app.command("diagnose")(diagnose_command)
+    app.command("accuracy")(accuracy_command)

@@ -78,73 +78,69 @@ def check_output_file(output: Path | None) -> None:
         raise InputError("cannot write: its directory does not exist", file=str(output))
 
 
-def _register_rank(app: typer.Typer) -> None:
-    @app.command("rank")
-    def rank_command(
-        path: Path = typer.Argument(..., help="Judgments: AlpacaEval results dir, Arena-Hard battles, JudgeBench "
-                                              "outputs, a canonical JSONL/CSV/Parquet table, or a "
-                                              "judging store (SQLite file of judgewise judge)."),
-        format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
-        method: str = typer.Option("bt", "--method", help="winrate | bt | elo | trueskill"),
-        anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
-        style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),
-        bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds for intervals (0 = none)."),
-        bootstrap_unit: str = typer.Option("prompt", "--bootstrap-unit", help="Resample prompts or battles."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-        ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-        as_json: bool = typer.Option(False, "--json", help="Print a JSON list (one object per model)."),
-        output: Path = typer.Option(None, "--output", help="Also write the JSON list to this file (atomically)."),
-        skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
-        judge: str = typer.Option(None, "--judge", help="Rank only this judge's rows (the others are counted "
-                                                        "as skipped); needed when the input holds several judges."),
-        pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool the rows of several judges into one "
-                                                                      "ranking on purpose (said in the output)."),
-    ) -> None:
-        """Rank models from pairwise judgments (format detected; --format to force)."""
-        from judgewise.io.atomic import write_text_atomic
-        from judgewise.pipeline.ranking import rank_path
+def rank_command(
+    path: Path = typer.Argument(..., help="Judgments: AlpacaEval results dir, Arena-Hard battles, JudgeBench "
+                                          "outputs, a canonical JSONL/CSV/Parquet table, or a "
+                                          "judging store (SQLite file of judgewise judge)."),
+    format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
+    method: str = typer.Option("bt", "--method", help="winrate | bt | elo | trueskill"),
+    anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
+    style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),
+    bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds for intervals (0 = none)."),
+    bootstrap_unit: str = typer.Option("prompt", "--bootstrap-unit", help="Resample prompts or battles."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list (one object per model)."),
+    output: Path = typer.Option(None, "--output", help="Also write the JSON list to this file (atomically)."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
+    judge: str = typer.Option(None, "--judge", help="Rank only this judge's rows (the others are counted "
+                                                    "as skipped); needed when the input holds several judges."),
+    pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool the rows of several judges into one "
+                                                                  "ranking on purpose (said in the output)."),
+) -> None:
+    """Rank models from pairwise judgments (format detected; --format to force)."""
+    from judgewise.io.atomic import write_text_atomic
+    from judgewise.pipeline.ranking import rank_path
 
-        check_output_file(output)
-        ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
-                           bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed, ci_level=ci_level,
-                           skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
-        ranking, table = ranked.ranking, ranked.table
-        records = ranking.to_records()
-        text = json.dumps(records, indent=2)
-        if output is not None:
-            write_text_atomic(output, text + "\n")
-        if as_json:
-            typer.echo(text)
-            err = Console(stderr=True)
-            for line in [*info_lines(ranking)[1:], report_line(table.report)]:
-                say(err, line)
-        else:
-            render_table(ranking, records, table.report, Console(width=None if sys.stdout.isatty() else 120))
+    check_output_file(output)
+    ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
+                       bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed, ci_level=ci_level,
+                       skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
+    ranking, table = ranked.ranking, ranked.table
+    records = ranking.to_records()
+    text = json.dumps(records, indent=2)
+    if output is not None:
+        write_text_atomic(output, text + "\n")
+    if as_json:
+        typer.echo(text)
+        err = Console(stderr=True)
+        for line in [*info_lines(ranking)[1:], report_line(table.report)]:
+            say(err, line)
+    else:
+        render_table(ranking, records, table.report, Console(width=None if sys.stdout.isatty() else 120))
 
 
-def _register_agree(app: typer.Typer) -> None:
-    @app.command("agree")
-    def agree_command(
-        a: Path = typer.Argument(..., help="A rank --json output or a {model: score} JSON file."),
-        b: Path = typer.Argument(..., help="The other one."),
-        key: str = typer.Option(None, "--key", help="Read the {model: score} map under this key (both files)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
-    ) -> None:
-        """Agreement of two rankings over their common models: Kendall τ-b, Spearman ρ, Pearson r, distance."""
-        from judgewise.pipeline.ranking import agreement_of_files
+def agree_command(
+    a: Path = typer.Argument(..., help="A rank --json output or a {model: score} JSON file."),
+    b: Path = typer.Argument(..., help="The other one."),
+    key: str = typer.Option(None, "--key", help="Read the {model: score} map under this key (both files)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
+) -> None:
+    """Agreement of two rankings over their common models: Kendall τ-b, Spearman ρ, Pearson r, distance."""
+    from judgewise.pipeline.ranking import agreement_of_files
 
-        result = agreement_of_files(a, b, key=key)
-        if as_json:
-            typer.echo(json.dumps(result, indent=2))
-            return
-        console = Console()
-        for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance"):
-            say(console, f"{name:<17} {num(result[name], 4)}")
-        say(console, f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
-                     f"only in B: {result['only_in_b'] or '-'}")
+    result = agreement_of_files(a, b, key=key)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    console = Console()
+    for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance"):
+        say(console, f"{name:<17} {num(result[name], 4)}")
+    say(console, f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
+                 f"only in B: {result['only_in_b'] or '-'}")
 
 
 def register(app: typer.Typer) -> None:
     """Add ``rank`` and ``agree`` to the app."""
-    _register_rank(app)
-    _register_agree(app)
+    app.command("rank")(rank_command)
+    app.command("agree")(agree_command)
