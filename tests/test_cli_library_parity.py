@@ -168,6 +168,18 @@ def test_power_sign_cli_prints_the_library_sample_size(capsys):
     assert (printed["n_informative"], printed["n_total"]) == (direct.n_informative, direct.n_total)
 
 
+def test_power_wilcoxon_cli_prints_the_power_of_the_library_pools(capsys):
+    from judgewise.analysis.design_studies import wilcoxon_pools
+    from judgewise.analysis.power import wilcoxon_power
+
+    spec = "-1:0.2,0:0.5,1:0.3"
+    printed = json_here(capsys, "power", "wilcoxon", "--distribution", spec, "--n", "20,40", "--simulations", "60",
+                        "--seed", "2", "--json")
+    pools = wilcoxon_pools(distribution=spec)
+    direct = wilcoxon_power(pools, [20.0, 40.0], 0.05, 0.8, 60, np.random.default_rng(2))
+    _close(printed, direct.as_dict())
+
+
 def test_anchors_cli_prints_the_library_reports(tmp_path, capsys):
     from judgewise.analysis.anchors import report_from_judgments
     from judgewise.analysis.design_studies import anchor_reports_of_file
