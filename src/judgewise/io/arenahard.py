@@ -24,11 +24,11 @@ import pandas as pd
 
 from judgewise.io.canonical import checks_for, validate_table
 from judgewise.io.containers import json_list_records, jsonl_records
+from judgewise.io.schema import VERDICT5, verdict_outcome
 from judgewise.io.tables import ReadReport, Table
 from judgewise.io.validate import MISSING, Check, Validator, show, text_field
 
 WINNER_OUTCOME = {"modela": 1.0, "modelb": 0.0, "tie": 0.5, "tiebothbad": 0.5, "bothbad": 0.5}
-GAME_VERDICT = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
 DEFAULT_BASELINE = "gpt-4-0314"
 UNKNOWN_JUDGE = "unknown"
 
@@ -109,14 +109,14 @@ def _game_rows(record: dict, row: int, judge: str, v: Validator) -> list[dict]:
     out = []
     for k, game in enumerate(games):
         score = game.get("score") if isinstance(game, dict) else None
-        if not isinstance(score, str) or score not in GAME_VERDICT:  # a list or dict score is unhashable
-            v.reject(f"expected one of {', '.join(GAME_VERDICT)}, found {show(score)}", row=row,
+        if not isinstance(score, str) or score not in VERDICT5:  # a list or dict score is unhashable
+            v.reject(f"expected one of {', '.join(VERDICT5)}, found {show(score)}", row=row,
                      field=f"games[{k}].score")
             continue
         model_first = k % 2 == 1  # game 1: baseline is A; game 2: the model is A
-        verdict = GAME_VERDICT[score] * (1 if model_first else -1)
+        verdict = VERDICT5[score] * (1 if model_first else -1)
         out.append({"prompt_id": record.get("question_id"), "model_a": model, "model_b": baseline,
-                    "judge": record.get("judge", judge), "outcome": 0.5 + 0.5 * np.sign(verdict),
+                    "judge": record.get("judge", judge), "outcome": verdict_outcome(verdict),
                     "verdict": verdict, "first": model if model_first else baseline, "game": k + 1, "_row": row})
     return out
 

@@ -40,6 +40,7 @@ import pandas as pd
 
 from judgewise.errors import InputError
 from judgewise.io.containers import jsonl_records
+from judgewise.io.schema import VERDICT5_TOKEN, normalise_label, verdict5, verdict_outcome
 from judgewise.io.tables import ReadReport, Table
 from judgewise.io.validate import Validator
 
@@ -51,8 +52,7 @@ FIRST_SHOWN = {"original": "A", "swapped": "B"}
 LABELS = {"A>B": 1.0, "B>A": 0.0}
 FILE_PATTERN = re.compile(r"response_model-(?P<response_model>.+?)__judge_name-(?P<kind>.+?)"
                           r"__judge_model-(?P<judge>.+)\.jsonl$")
-VERDICT_RE = re.compile(r"\[\[\s*([AB])\s*(>>|>|=|<<|<)\s*([AB])\s*\]\]")
-OPERATOR_STRENGTH = {">>": 2, ">": 1, "=": 0, "<": -1, "<<": -2}
+VERDICT_RE = re.compile(VERDICT5_TOKEN)  # the labels and their values are judgewise.io.schema's
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -71,11 +71,11 @@ def parse_verdict(text: str) -> tuple[int, bool]:
     if not found:
         raise ValueError("no [[A>B]]-style verdict in the judge output")
     values = []
-    for left, op, right in found:
-        if left == right:
-            raise ValueError(f"verdict [[{left}{op}{right}]] compares a response with itself")
-        strength = OPERATOR_STRENGTH[op]
-        values.append(strength if left == "A" else -strength)
+    for label in found:
+        label = normalise_label(label)
+        if label[0] == label[-1]:
+            raise ValueError(f"verdict [[{label}]] compares a response with itself")
+        values.append(verdict5(label))
     return values[-1], len(set(values)) > 1
 
 
@@ -208,7 +208,7 @@ def _a_view(parsed: dict, order: str) -> dict:
                         else (parsed["score_first"], parsed["score_second"]))
     signal = verdict if np.isfinite(verdict) else score_a - score_b
     return {"verdict": float(verdict), "score_a": score_a, "score_b": score_b,
-            "outcome": float(0.5 + 0.5 * np.sign(signal))}
+            "outcome": verdict_outcome(signal)}
 
 
 def read_judgebench(path: str | Path, *, skip_invalid: bool = False) -> Table:

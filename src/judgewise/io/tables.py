@@ -1,6 +1,7 @@
 """Canonical table schemas (responses, judgments, scores) and the read report every reader returns.
 
-Canonical tables are pandas DataFrames with these columns (extra columns are kept):
+Canonical tables are pandas DataFrames with these columns (extra columns are kept; the names are defined in
+:mod:`judgewise.io.schema`):
 
 * **responses**: ``prompt_id, model, text`` (+ optional metadata, e.g. ``instruction``, ``n_tokens``).
 * **judgments** (pairwise): ``prompt_id, model_a, model_b, judge, outcome`` where ``outcome`` in [0, 1] is
@@ -19,16 +20,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-RESPONSES_REQUIRED = ("prompt_id", "model", "text")
-JUDGMENTS_REQUIRED = ("prompt_id", "model_a", "model_b", "judge", "outcome")
-JUDGMENTS_OPTIONAL = ("verdict", "first", "raw", "error", "judgment_id")
-SCORES_REQUIRED = ("item_id", "rater", "score")
-
-TABLE_KINDS = {
-    "responses": RESPONSES_REQUIRED,
-    "judgments": JUDGMENTS_REQUIRED,
-    "scores": SCORES_REQUIRED,
-}
+from judgewise.io.schema import (JUDGMENTS_OPTIONAL, JUDGMENTS_REQUIRED, RESPONSES_REQUIRED,  # noqa: F401
+                                 SCORES_REQUIRED, TABLE_KINDS)
 
 
 @dataclass

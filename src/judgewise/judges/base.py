@@ -70,7 +70,7 @@ class Verdict:
     """A parsed verdict from the view of the response shown first ("A").
 
     ``outcome`` in [0, 1] is A's result (1 win, 0.5 tie, 0 loss, fractional when soft); ``verdict5`` in
-    {-2..2} when the template has a 5-way scale; ``label`` the literal token (e.g. "A>>B", "1", "correct").
+    {-2..2} when the template has a 5-way scale; ``label`` the literal token (e.g. ``A>>B``, ``1``, ``correct``).
     """
 
     outcome: float | None

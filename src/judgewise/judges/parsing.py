@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from judgewise.errors import ConfigError
+from judgewise.io.schema import VERDICT5, VERDICT5_TOKEN, normalise_label, verdict_outcome
 from judgewise.judges.base import Verdict
 
 # Characters that surround a verdict token in a tokenizer's pieces ("▁a", " (a", "1)", "**2**").
@@ -104,30 +105,17 @@ def binary_parser(name: str, pattern: re.Pattern, keys: tuple[str, str], *, labe
                        normalise=normalise, token_values={first: 1.0, second: 0.0}, expected=expected)
 
 
-# --- Arena-Hard 5-way: [[A>>B]] … [[B>>A]] (Anchor §2: v ∈ {-2..2}, collapsed to {0, .5, 1} for win rate)
-
-_ARENA_VERDICT5 = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
-_ARENA_ALIASES = {"A<<B": "B>>A", "A<B": "B>A", "B<A": "A>B", "B<<A": "A>>B", "B=A": "A=B"}
-
-
-def _arena_normalise(raw: str) -> str:
-    label = re.sub(r"\s+", "", raw).upper()
-    return _ARENA_ALIASES.get(label, label)
-
-
-def _collapse5(v: int) -> float:
-    """Anchor §2 win-rate collapse of the 5-way verdict: wins 1, tie 0.5, losses 0."""
-    return 1.0 if v > 0 else 0.5 if v == 0 else 0.0
-
+# --- Arena-Hard 5-way: [[A>>B]] … [[B>>A]] (Anchor §2: v ∈ {-2..2}, collapsed to {0, .5, 1} for win rate; the
+# labels, aliases and collapse are judgewise.io.schema's)
 
 def arena_hard_5way() -> RegexParser:
     """Parser for Arena-Hard's ``[[A>>B]]``-style labels (last one wins; ``A<B`` spellings accepted)."""
     return RegexParser(
         name="arena_hard_5way",
-        pattern=re.compile(r"\[\[\s*([AB]\s*(?:>>|<<|>|<|=)\s*[AB])\s*\]\]", re.IGNORECASE),
-        verdicts={k: Verdict(outcome=_collapse5(v), verdict5=v, label=k) for k, v in _ARENA_VERDICT5.items()},
-        normalise=_arena_normalise,
-        expected="one of [[A>>B]], [[A>B]], [[A=B]], [[B>A]], [[B>>A]]",
+        pattern=re.compile(VERDICT5_TOKEN, re.IGNORECASE),
+        verdicts={k: Verdict(outcome=verdict_outcome(v), verdict5=v, label=k) for k, v in VERDICT5.items()},
+        normalise=normalise_label,
+        expected="one of " + ", ".join(f"[[{k}]]" for k in VERDICT5),
     )
 
 

@@ -36,12 +36,11 @@ from typing import Mapping
 import numpy as np
 
 from judgewise.errors import ConfigError, JudgeError
+from judgewise.io.schema import LABEL5
 from judgewise.judges.base import Comparison, Game, JudgeResult, Verdict
 
 ELO_SCALE = 400.0
 REMAINDERS = ("tie", "coin")
-# 5-way labels from the shown-first view, keyed by verdict in {-2..2} (A = shown first).
-LABELS5 = {2: "A>>B", 1: "A>B", 0: "A=B", -1: "B>A", -2: "B>>A"}
 
 
 def _unit_interval(name: str, value) -> np.ndarray:
@@ -188,7 +187,7 @@ class SimulatedJudge:
             q1, q2, self.p_judge, rng, remainder=self.remainder, strong_win=self.strong_win,
             tie_rate=self.tie_rate, position_bias=self.position_bias, length_bias=self.length_bias,
             longer=int(np.sign(len(text_first) - len(text_second))))
-        label = LABELS5[int(verdict)]
+        label = LABEL5[int(verdict)]  # A = shown first
         return JudgeResult(verdict=Verdict(outcome=float(outcome), verdict5=int(verdict), label=label),
                            raw=f"[[{label}]]")
 

@@ -8,9 +8,9 @@ per-prompt counts for the cluster bootstrap.
 Sample weights come from one of (multiplied together when both are given):
 
 * ``weight_column``: a per-row numeric column of the table (frequency weights: a weight of 3 counts as 3 rows);
-* ``weighting="arena_hard"``: Arena-Hard-Auto's 5-way weighting, where a strong verdict (``verdict`` = ±2, "A>>B")
-  counts as ``strong_weight`` = 3 games and every other verdict as one game (arena-hard-auto v0.1 ``show_result.py``
-  repeats a ">>" battle 3 times before fitting; a frequency weight of 3 is the same likelihood).
+* ``weighting="arena_hard"``: Arena-Hard-Auto's 5-way weighting, where a strong verdict (``verdict`` = ±2,
+  ``A>>B``) counts as ``strong_weight`` = 3 games and every other verdict as one game
+  (:func:`judgewise.io.schema.verdict_weight`, after arena-hard-auto v0.1 ``show_result.py``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-
-ARENA_HARD_STRONG_WEIGHT = 3.0
+from judgewise.io.schema import ARENA_HARD_STRONG_WEIGHT, verdict_weight
 
 
 @dataclass
@@ -123,7 +122,7 @@ def sample_weights(judgments: pd.DataFrame, weighting: str | None = None, weight
     _check_columns(judgments, ("verdict",))
     verdict = pd.to_numeric(judgments["verdict"], errors="coerce").to_numpy(np.float64)
     _check_values(verdict, "verdict", -2.0, 2.0)
-    return weight * np.where(np.abs(verdict) == 2, strong_weight, 1.0)
+    return weight * verdict_weight(verdict, strong_weight)
 
 
 def encode(judgments: pd.DataFrame, *, weighting: str | None = None, weight_column: str | None = None,
