@@ -16,6 +16,8 @@ import pandas as pd
 from scipy import stats
 
 from judgewise.errors import InputError
+from judgewise.io.schema import require_columns
+from judgewise.judges.runner import swap_agreement
 
 
 @dataclass
@@ -56,9 +58,7 @@ def proportion(values, level: float = 0.95) -> Proportion:
 
 
 def _require(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputError(f"{what} needs judgment columns {list(columns)}; missing {missing}", field=missing[0])
+    require_columns(frame, columns, what=f"the judgments table for {what}")  # the one check (io.schema)
 
 
 def _decided(frame: pd.DataFrame) -> pd.DataFrame:
@@ -115,10 +115,10 @@ def _decision(outcome) -> np.ndarray:
 
 
 def swap_consistency(frame: pd.DataFrame, level: float = 0.95) -> Proportion:
-    """Fraction of both-order pairs whose two decisions (win/tie/loss) agree once mapped to one view."""
-    pairs = swap_pairs(frame)
-    agree = _decision(pairs["lo_first"]) == _decision(pairs["hi_first"])
-    return proportion(agree.astype(float), level)
+    """Fraction of both-order pairs whose decisions (win/tie/loss) agree, with a Wilson interval; the agreement
+    itself is :func:`judgewise.judges.runner.swap_agreement` (the one definition)."""
+    _require(frame, ("prompt_id", "model_a", "model_b", "judge", "outcome"), "swap consistency")
+    return proportion(swap_agreement(_decided(frame)), level)
 
 
 def first_wins_both_orders(frame: pd.DataFrame, level: float = 0.95) -> Proportion:

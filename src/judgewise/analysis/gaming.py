@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.ratings.winrate import share_won
 
 # Patterns of text addressed to a judge rather than to the user (name → compiled regex).
 JUDGE_PATTERNS: dict[str, re.Pattern] = {
@@ -213,6 +214,6 @@ def _prompts_from(responses: pd.DataFrame) -> dict[str, str] | None:
 def win_rates_from(judgments: pd.DataFrame) -> dict[str, float]:
     """Share of judgments each model won (ties as half), over both sides of every judgment."""
     d = judgments[judgments["outcome"].notna()]
-    as_a = pd.DataFrame({"model": d["model_a"].astype(str), "won": d["outcome"].astype(float)})
-    as_b = pd.DataFrame({"model": d["model_b"].astype(str), "won": 1.0 - d["outcome"].astype(float)})
-    return pd.concat([as_a, as_b]).groupby("model")["won"].mean().to_dict()
+    ids, models = pd.factorize(pd.concat([d["model_a"].astype(str), d["model_b"].astype(str)]), sort=True)
+    rates = share_won(ids[:len(d)], ids[len(d):], d["outcome"].to_numpy(float), len(models))
+    return dict(zip(models, rates.tolist()))

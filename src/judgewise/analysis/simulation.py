@@ -20,6 +20,7 @@ from judgewise.errors import ConfigError
 from judgewise.judges.simulated import response_quality, verdict_fn
 from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
 from judgewise.ratings.bradley_terry import ARRAY_FIT_L2, fit_bt_arrays
+from judgewise.ratings.winrate import anchor_win_rates
 
 
 def bt_scores(run: DesignRun, l2: float = ARRAY_FIT_L2) -> np.ndarray:
@@ -30,16 +31,11 @@ def bt_scores(run: DesignRun, l2: float = ARRAY_FIT_L2) -> np.ndarray:
 def anchor_win_rate_scores(run: DesignRun, anchor: int) -> np.ndarray:
     """Win rate of each model against ``anchor`` (Arena-lite §4.2 baseline-mediated score; Anchor §2 Win-Rate).
 
-    The anchor itself gets 1 − the mean of the others' win rates (Anchor §2)."""
-    a, b, o = run.pairs.a, run.pairs.b, run.outcome
-    n = len(run.pairs.models)
-    other = np.where(b == anchor, a, b)
-    won = np.where(b == anchor, o, 1 - o)
-    vs = (a == anchor) | (b == anchor)
-    played = np.bincount(other[vs], minlength=n)
-    rate = np.bincount(other[vs], won[vs], minlength=n) / np.maximum(played, 1)
-    rate[anchor] = 1.0 - np.mean(np.delete(rate, anchor))
-    return rate
+    The anchor itself gets 1 − the mean of the others' win rates (Anchor §2); fractions in [0, 1], 0 for a model
+    never compared with the anchor. Computed by :func:`judgewise.ratings.winrate.anchor_win_rates`."""
+    rates = anchor_win_rates(run.pairs.a, run.pairs.b, run.outcome, len(run.pairs.models), anchor,
+                             anchor_score="complement")
+    return np.nan_to_num(rates / 100.0)
 
 
 @dataclass

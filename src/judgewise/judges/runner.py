@@ -139,7 +139,8 @@ def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
     """Per (prompt, model_a, model_b, judge): mean model_a outcome over the judged orders, games and
     failures, and whether the two orders agree on the winner (``consistent``; NA unless both judged)."""
     keys = ["prompt_id", "model_a", "model_b", "judge"]
-    df = judgments.assign(ok=judgments["status"].eq("ok") & judgments["outcome"].notna())
+    status_ok = judgments["status"].eq("ok") if "status" in judgments.columns else True
+    df = judgments.assign(ok=status_ok & judgments["outcome"].notna())
     ok = df[df["ok"]].assign(side=lambda d: np.sign(d["outcome"] - 0.5))  # winner: +1 model_a, 0 tie, -1 model_b
     agg = ok.groupby(keys).agg(outcome=("outcome", "mean"), n_judged=("outcome", "size"),
                                n_sides=("side", "nunique"))
@@ -152,12 +153,18 @@ def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns="n_sides")
 
 
+def swap_agreement(judgments: pd.DataFrame) -> np.ndarray:
+    """1.0 / 0.0 per comparison judged at least twice (both orders): whether its verdicts name the same winner
+    (or all tie) — the one definition of swap consistency (``analysis.bias.swap_consistency`` adds an interval)."""
+    if not len(judgments):
+        return np.zeros(0)
+    return average_orders(judgments)["consistent"].dropna().to_numpy(dtype=float)
+
+
 def swap_consistency(judgments: pd.DataFrame) -> float | None:
     """Share of comparisons judged in both orders whose two verdicts name the same winner (or both tie)."""
-    if not len(judgments):
-        return None
-    c = average_orders(judgments)["consistent"].dropna()
-    return float(c.mean()) if len(c) else None
+    agree = swap_agreement(judgments)
+    return float(agree.mean()) if len(agree) else None
 
 
 # -- the run ----------------------------------------------------------------------------------------

@@ -45,14 +45,56 @@ def detect_anchor(enc: EncodedJudgments) -> int:
     raise ConfigError(f"cannot detect the anchor: {found} in every judgment; pass anchor=<model> (CLI: --anchor)")
 
 
-def oriented_rows(enc: EncodedJudgments, anchor: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row index, model, outcome from that model's side) for each row between a non-anchor model and the anchor."""
-    vs_b = (enc.b == anchor) & (enc.a != anchor)
-    vs_a = (enc.a == anchor) & (enc.b != anchor)
+def oriented_arrays(a: np.ndarray, b: np.ndarray, outcome: np.ndarray,
+                    anchor: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row index, model, outcome from that model's side) for each row between a non-anchor model and the anchor
+    (``outcome`` is model ``a``'s)."""
+    vs_b = (b == anchor) & (a != anchor)
+    vs_a = (a == anchor) & (b != anchor)
     rows = np.concatenate([np.flatnonzero(vs_b), np.flatnonzero(vs_a)])
-    model = np.concatenate([enc.a[vs_b], enc.b[vs_a]])
-    outcome = np.concatenate([enc.outcome[vs_b], 1.0 - enc.outcome[vs_a]])
-    return rows, model, outcome
+    model = np.concatenate([a[vs_b], b[vs_a]])
+    oriented = np.concatenate([outcome[vs_b], 1.0 - outcome[vs_a]])
+    return rows, model, oriented
+
+
+def oriented_rows(enc: EncodedJudgments, anchor: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`oriented_arrays` of encoded judgments."""
+    return oriented_arrays(enc.a, enc.b, enc.outcome, anchor)
+
+
+def anchor_win_rates(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, n_models: int, anchor: int,
+                     anchor_score: str = "self", weight: np.ndarray | None = None) -> np.ndarray:
+    """Win rate (percent) of every model id against ``anchor`` from plain arrays, the anchor placed by
+    :func:`anchor_position`; NaN for a model never compared with the anchor. :func:`winrate` computes the same."""
+    rows, model, oriented = oriented_arrays(np.asarray(a), np.asarray(b), np.asarray(outcome, dtype=float), anchor)
+    w = np.ones(len(rows)) if weight is None else np.asarray(weight, dtype=float)[rows]
+    rates = win_rate_table(model, oriented, w, n_models)["win_rate"]
+    rates[anchor] = anchor_position(rates, anchor, anchor_score)
+    return rates
+
+
+def share_won(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, n_models: int) -> np.ndarray:
+    """Share (0–1) of its judgments each model id won, ties as half, over both sides of every judgment (NaN for a
+    model in none): the win rate of each model against all opponents pooled."""
+    a, b, outcome = np.asarray(a), np.asarray(b), np.asarray(outcome, dtype=float)
+    model = np.concatenate([a, b])
+    oriented = np.concatenate([outcome, 1.0 - outcome])
+    return win_rate_table(model, oriented, np.ones(len(model)), n_models)["win_rate"] / 100.0
+
+
+def pairwise_win_rates(a: np.ndarray, b: np.ndarray, outcome: np.ndarray,
+                       n_models: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rates, counts): mean outcome of row model against column model (ties 0.5) and games per pair; each
+    judgment counts for (a, b) with ``outcome`` and for (b, a) with ``1 - outcome``; NaN where a pair never met."""
+    a, b, y = np.asarray(a, dtype=int), np.asarray(b, dtype=int), np.asarray(outcome, dtype=float)
+    wins, counts = np.zeros((n_models, n_models)), np.zeros((n_models, n_models))
+    np.add.at(wins, (a, b), y)
+    np.add.at(wins, (b, a), 1.0 - y)
+    np.add.at(counts, (a, b), 1.0)
+    np.add.at(counts, (b, a), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where(counts > 0, wins / counts, np.nan)
+    return rates, counts
 
 
 def win_rate_table(model: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_models: int) -> dict:

@@ -1,9 +1,12 @@
-"""What the report and explorer display that no library function computes: head-to-head matrix, bracket rounds."""
+"""What the report and explorer display: the head-to-head matrix (``ratings.winrate.pairwise_win_rates``) and
+tournament bracket rounds."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from judgewise.ratings.winrate import pairwise_win_rates
 
 
 def win_matrix(judgments: pd.DataFrame, models: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -16,17 +19,8 @@ def win_matrix(judgments: pd.DataFrame, models: list[str]) -> tuple[np.ndarray, 
     a = judgments["model_a"].astype(str).map(index)
     b = judgments["model_b"].astype(str).map(index)
     keep = a.notna() & b.notna() & judgments["outcome"].notna()
-    a, b = a[keep].to_numpy(int), b[keep].to_numpy(int)
     y = judgments.loc[keep, "outcome"].to_numpy(float)
-    n = len(models)
-    wins, counts = np.zeros((n, n)), np.zeros((n, n))
-    np.add.at(wins, (a, b), y)
-    np.add.at(wins, (b, a), 1.0 - y)
-    np.add.at(counts, (a, b), 1.0)
-    np.add.at(counts, (b, a), 1.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rates = np.where(counts > 0, wins / counts, np.nan)
-    return rates, counts
+    return pairwise_win_rates(a[keep].to_numpy(int), b[keep].to_numpy(int), y, len(models))
 
 
 def tournament_rounds(judgments: pd.DataFrame, by_prompt: dict | None = None) -> np.ndarray | None:

@@ -1,0 +1,80 @@
+"""Each caller of a shared definition (win rate, swap consistency, percentile interval) equals the definition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgewise.ratings import winrate as wr
+
+
+def _games(seed=0, n=300, models=5):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, models, n)
+    b = (a + rng.integers(1, models, n)) % models
+    outcome = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], n)
+    return a, b, outcome
+
+
+def _frame(a, b, outcome, names="mnopq"):
+    return pd.DataFrame({"prompt_id": [f"p{i}" for i in range(len(a))], "model_a": [names[i] for i in a],
+                         "model_b": [names[i] for i in b], "judge": "j", "outcome": outcome})
+
+
+def test_simulator_anchor_win_rate_is_the_ratings_win_rate():
+    from types import SimpleNamespace
+
+    from judgewise.analysis.simulation import anchor_win_rate_scores
+
+    a, b, outcome = _games()
+    b = np.where(a == 0, b, 0)  # every row involves the anchor 0
+    run = SimpleNamespace(pairs=SimpleNamespace(a=a, b=b, models=list("mnopq")), outcome=outcome)
+    expected = wr.anchor_win_rates(a, b, outcome, 5, 0, anchor_score="complement") / 100.0
+    np.testing.assert_allclose(anchor_win_rate_scores(run, 0), expected)
+    # and the array definition is what rank(method="winrate") reports
+    from judgewise.ratings import rank
+
+    ranking = rank(_frame(a, b, outcome), "winrate", anchor="m", anchor_score="complement")
+    got = dict(zip(ranking.models, ranking.scores))
+    np.testing.assert_allclose([got[m] for m in "mnopq"], expected * 100.0)
+
+
+def test_gaming_win_shares_are_the_ratings_share_won():
+    from judgewise.analysis.gaming import win_rates_from
+
+    a, b, outcome = _games(1)
+    shares = win_rates_from(_frame(a, b, outcome))
+    expected = wr.share_won(a, b, outcome, 5)
+    assert shares == pytest.approx(dict(zip("mnopq", expected)))
+    # by hand for one model: its outcomes from both sides
+    won = np.concatenate([outcome[a == 2], 1 - outcome[b == 2]])
+    assert shares["o"] == pytest.approx(won.mean())
+
+
+def test_report_head_to_head_matrix_is_the_ratings_pairwise_win_rates():
+    from judgewise.report.tables import win_matrix
+
+    a, b, outcome = _games(2)
+    rates, counts = win_matrix(_frame(a, b, outcome), list("mnopq"))
+    exp_rates, exp_counts = wr.pairwise_win_rates(a, b, outcome, 5)
+    np.testing.assert_allclose(rates, exp_rates)
+    np.testing.assert_allclose(counts, exp_counts)
+    both = (a == 1) & (b == 3)
+    back = (a == 3) & (b == 1)
+    assert rates[1, 3] == pytest.approx(np.concatenate([outcome[both], 1 - outcome[back]]).mean())
+
+
+def test_diagnosis_swap_consistency_is_the_runners_definition():
+    from judgewise.analysis import bias
+    from judgewise.judges.runner import swap_agreement, swap_consistency
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for p in range(60):
+        for first in ("x", "y"):
+            rows.append({"prompt_id": f"p{p}", "model_a": "x", "model_b": "y", "judge": "j", "first": first,
+                         "outcome": float(rng.choice([0.0, 0.5, 1.0])), "status": "ok"})
+    frame = pd.DataFrame(rows)
+    assert bias.swap_consistency(frame).estimate == pytest.approx(swap_consistency(frame))
+    assert bias.swap_consistency(frame).n == len(swap_agreement(frame)) == 60
