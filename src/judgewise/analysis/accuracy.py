@@ -22,17 +22,12 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.schema import require_columns
 from judgewise.ratings.bootstrap import rng_from_seed
 
 DIRECT_LABELS = ("correct", "incorrect", "not_attempted")
 SUBSETS = ("all", "discriminative", "non-discriminative")
 FIGURES = ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance")
-
-
-def _require(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputError(f"{what} needs columns {list(columns)}; missing {missing}", field=missing[0])
 
 
 def _as_correct(values: pd.Series) -> pd.Series:
@@ -51,7 +46,7 @@ def _as_correct(values: pd.Series) -> pd.Series:
 
 def ground_truth_accuracy(correctness: pd.DataFrame) -> pd.DataFrame:
     """Per model: ``n``, ``parsed``, ``parse_rate``, ``correct``, ``accuracy`` = correct / n (CLB §3.1.1)."""
-    _require(correctness, ("prompt_id", "model", "correct"), "ground-truth correctness")
+    require_columns(correctness, ("prompt_id", "model", "correct"), what="ground-truth correctness table")
     c = correctness.assign(model=correctness["model"].astype(str), value=_as_correct(correctness["correct"]))
     g = c.groupby("model")["value"]
     out = pd.DataFrame({"n": g.size(), "parsed": g.count(), "correct": g.sum()})
@@ -63,7 +58,7 @@ def ground_truth_accuracy(correctness: pd.DataFrame) -> pd.DataFrame:
 def direct_accuracy(direct: pd.DataFrame) -> pd.DataFrame:
     """Per model direct-judge counts and ``accuracy`` = correct / attempted (CLB §3.2.2, "correct given
     attempted"); rows without a verdict are counted as ``no_verdict``."""
-    _require(direct, ("prompt_id", "model", "label"), "direct-judge grades")
+    require_columns(direct, ("prompt_id", "model", "label"), what="direct-judge grades table")
     label = direct["label"].astype("string").str.strip().str.lower().str.replace(r"[ \-]", "_", regex=True)
     bad = label.notna() & ~label.isin(DIRECT_LABELS) & (label != "")
     if bad.any():

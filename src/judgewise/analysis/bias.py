@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgewise.errors import InputError
 from judgewise.io.schema import require_columns
 from judgewise.judges.runner import swap_agreement
 

@@ -23,7 +23,8 @@ import pandas as pd
 from judgewise.analysis.reliability import get_metric
 from judgewise.analysis.selection import check_budget, get_strategy, inter_model
 from judgewise.errors import ConfigError, InputError
-from judgewise.ratings.bootstrap import rng_from_seed
+from judgewise.io.schema import SCORES_REQUIRED, require_columns
+from judgewise.ratings.bootstrap import percentile_interval, rng_from_seed
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +101,7 @@ def pool_from_scores(scores: pd.DataFrame, human: pd.DataFrame | None = None, *,
 
 
 def _validated(frame: pd.DataFrame, source: str) -> pd.DataFrame:
-    missing = [c for c in ("item_id", "rater", "score") if c not in frame.columns]
-    if missing:
-        raise InputError(f"missing column(s) {missing}; a scores table has item_id, rater, score", file=source)
+    require_columns(frame, SCORES_REQUIRED, file=source, what="scores table")
     out = frame[["item_id", "rater", "score"]].copy()
     out["item_id"], out["rater"] = out["item_id"].astype(str), out["rater"].astype(str)
     numeric = pd.to_numeric(out["score"], errors="coerce")
@@ -323,7 +322,7 @@ def _bootstrap_wins(err_m, err_r, ctx, tri):
 
 
 def _ci(name: str, draws: np.ndarray, level: float) -> dict:
-    lo, hi = np.nanquantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    lo, hi = percentile_interval(draws, level)
     return {f"{name}_lo": float(lo), f"{name}_hi": float(hi)}
 
 

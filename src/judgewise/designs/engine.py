@@ -16,6 +16,7 @@ import pandas as pd
 
 from judgewise.designs.base import VerdictFn
 from judgewise.errors import InputError
+from judgewise.io.schema import RESPONSES_REQUIRED, require_columns
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import Pool
 from judgewise.judges.rounds import EngineVerdicts
@@ -23,9 +24,7 @@ from judgewise.judges.rounds import EngineVerdicts
 
 def response_lookup(responses: pd.DataFrame) -> dict[tuple[str, str], str]:
     """(prompt_id, model) → response text from a canonical responses table (``io.tables``)."""
-    missing = [c for c in ("prompt_id", "model", "text") if c not in responses.columns]
-    if missing:
-        raise InputError(f"responses table lacks column(s) {missing}", field=missing[0])
+    require_columns(responses, RESPONSES_REQUIRED, what="responses table")
     keys = zip(responses["prompt_id"].astype(str), responses["model"].astype(str))
     return dict(zip(keys, responses["text"].astype(str)))
 

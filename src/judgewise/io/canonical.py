@@ -21,7 +21,8 @@ import pandas as pd
 
 from judgewise.errors import InputError
 from judgewise.io.containers import CONTAINERS, read_dataframe
-from judgewise.io.tables import TABLE_KINDS, ReadReport, Table
+from judgewise.io.schema import TABLE_KINDS, missing_columns, require_columns
+from judgewise.io.tables import ReadReport, Table
 from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, given, missing_text,
                                    name_text, not_a_name, not_text, number_field, show, text_field, unmark_absent)
 
@@ -112,11 +113,9 @@ def _drop_failed_judgments(frame: pd.DataFrame, rows: np.ndarray, v: Validator) 
 
 def _require_columns(frame: pd.DataFrame, kind: str, tabular: bool, v: Validator) -> pd.DataFrame:
     """A table with a header must have every required column; record rows lacking a field fail per row."""
-    missing = [col for col in TABLE_KINDS[kind] if col not in frame.columns]
-    if missing and tabular:
-        raise v.error(f"the header lacks required column(s) {missing}: expected the {kind} columns "
-                      f"{list(TABLE_KINDS[kind])}, found {list(map(str, frame.columns))}", field=missing[0])
-    for col in missing:
+    if tabular:
+        require_columns(frame, TABLE_KINDS[kind], file=v.file, what=f"the {kind} header")
+    for col in missing_columns(frame.columns, TABLE_KINDS[kind]):
         frame[col] = MISSING
     return frame
 

@@ -12,7 +12,8 @@ import math
 import pandas as pd
 
 from judgewise.errors import InputError
-from judgewise.io.tables import JUDGMENTS_REQUIRED, Table
+from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns
+from judgewise.io.tables import Table
 from judgewise.judges.base import Game, JudgeResult, Verdict
 
 
@@ -45,9 +46,7 @@ class ReplayJudge:
     def __init__(self, judgments: Table | pd.DataFrame, *, judge: str | None = None, source: str = "table"):
         frame = judgments.frame if isinstance(judgments, Table) else judgments
         source = judgments.report.source if isinstance(judgments, Table) else source
-        missing = [c for c in JUDGMENTS_REQUIRED if c not in frame.columns]
-        if missing:
-            raise InputError(f"judgments table lacks column(s) {missing}", file=source, field=missing[0])
+        require_columns(frame, JUDGMENTS_REQUIRED, file=source, what="judgments table")
         judges = sorted(frame["judge"].astype(str).unique())
         if judge is None and len(judges) > 1:
             raise InputError(f"table holds {len(judges)} judges {judges[:5]}: choose one with judge=",

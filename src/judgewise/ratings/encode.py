@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.io.schema import ARENA_HARD_STRONG_WEIGHT, verdict_weight
+from judgewise.io.schema import ARENA_HARD_STRONG_WEIGHT, require_columns, verdict_weight
 
 
 @dataclass
@@ -90,13 +90,6 @@ def _model_codes(model_a: pd.Series, model_b: pd.Series) -> tuple[np.ndarray, np
     return codes[:n].astype(np.int64), codes[n:].astype(np.int64), [str(x) for x in names]
 
 
-def _check_columns(judgments: pd.DataFrame, needed: tuple[str, ...]) -> None:
-    missing = [c for c in needed if c not in judgments.columns]
-    if missing:
-        raise InputError(f"judgments table lacks column(s) {missing}; found {list(judgments.columns)}",
-                         field=missing[0])
-
-
 def _check_values(values: np.ndarray, name: str, low: float, high: float | None) -> None:
     bad = ~np.isfinite(values) | (values < low) | ((values > high) if high is not None else False)
     if bad.any():
@@ -111,7 +104,7 @@ def sample_weights(judgments: pd.DataFrame, weighting: str | None = None, weight
     """Per-row frequency weights from ``weight_column`` and/or a named ``weighting`` (see module docstring)."""
     weight = np.ones(len(judgments), dtype=np.float64)
     if weight_column is not None:
-        _check_columns(judgments, (weight_column,))
+        require_columns(judgments, (weight_column,), what="judgments table")
         w = pd.to_numeric(judgments[weight_column], errors="coerce").to_numpy(np.float64)
         _check_values(w, weight_column, 0.0, None)
         weight *= w
@@ -119,7 +112,7 @@ def sample_weights(judgments: pd.DataFrame, weighting: str | None = None, weight
         return weight
     if weighting != "arena_hard":
         raise ConfigError(f'unknown weighting "{weighting}" (known: arena_hard)')
-    _check_columns(judgments, ("verdict",))
+    require_columns(judgments, ("verdict",), what="judgments table (arena_hard weighting)")
     verdict = pd.to_numeric(judgments["verdict"], errors="coerce").to_numpy(np.float64)
     _check_values(verdict, "verdict", -2.0, 2.0)
     return weight * verdict_weight(verdict, strong_weight)
@@ -128,7 +121,7 @@ def sample_weights(judgments: pd.DataFrame, weighting: str | None = None, weight
 def encode(judgments: pd.DataFrame, *, weighting: str | None = None, weight_column: str | None = None,
            strong_weight: float = ARENA_HARD_STRONG_WEIGHT) -> EncodedJudgments:
     """Encode a canonical judgments DataFrame (``io.tables``) to integer arrays, validating outcome and weights."""
-    _check_columns(judgments, ("model_a", "model_b", "outcome"))
+    require_columns(judgments, ("model_a", "model_b", "outcome"), what="judgments table")
     if len(judgments) == 0:
         raise InputError("judgments table has no rows; nothing to rate")
     for column in ("model_a", "model_b"):

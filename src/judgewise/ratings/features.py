@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.io.schema import RESPONSES_REQUIRED, require_columns
 
 STYLE_FEATURES = ("length", "headers", "lists", "bold")
 _CODE = re.compile(r"```.*?```", re.DOTALL)
@@ -39,9 +40,7 @@ def style_counts(text: str) -> tuple[int, int, int]:
 
 def response_style(responses: pd.DataFrame) -> pd.DataFrame:
     """Per (prompt_id, model): length, headers, lists, bold counts (module docstring)."""
-    missing = [c for c in ("prompt_id", "model", "text") if c not in responses.columns]
-    if missing:
-        raise InputError(f"responses table lacks column(s) {missing}", field=missing[0])
+    require_columns(responses, RESPONSES_REQUIRED, what="responses table")
     text = responses["text"].fillna("").astype(str)
     counts = np.array([style_counts(t) for t in text], dtype=float).reshape(-1, 3)
     if "n_tokens" in responses.columns:

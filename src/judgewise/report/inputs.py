@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import InputError
-from judgewise.io.tables import JUDGMENTS_REQUIRED, ReadReport, Table
+from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns
+from judgewise.io.tables import ReadReport, Table
 from judgewise.pipeline.inputs import is_store  # one definition, shared with the CLI
 
 log = logging.getLogger(__name__)
@@ -86,9 +87,7 @@ def _load_one(item, format: str | None) -> RunData:
 def _from_table(table: Table) -> RunData:
     if table.kind != "judgments":
         raise InputError(f"expected a judgments table, found a {table.kind} table", file=table.report.source)
-    missing = [c for c in JUDGMENTS_REQUIRED if c not in table.frame.columns]
-    if missing:
-        raise InputError(f"judgments table lacks columns {missing}", file=table.report.source)
+    require_columns(table.frame, JUDGMENTS_REQUIRED, file=table.report.source, what="judgments table")
     responses = table.extras.get("responses")
     if isinstance(responses, Table):
         responses = responses.frame
