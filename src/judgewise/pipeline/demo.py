@@ -109,8 +109,10 @@ def judge_job(comparisons, store_path: Path, *, threads: int = 1, progress=None)
 
 
 def _judged(judgments: pd.DataFrame) -> pd.DataFrame:
-    """The games of a run with a verdict (stored ok, with an outcome); failed games are left out."""
-    return judgments[judgments["status"].eq("ok") & judgments["outcome"].notna()]
+    """The games of a run with a verdict: :func:`judgewise.io.schema.usable_mask` (failed games left out)."""
+    from judgewise.io.schema import usable_mask
+
+    return judgments[usable_mask(judgments)]
 
 
 def rank_job(run, *, bootstrap: int = 1000, seed: int = 0):

@@ -102,8 +102,8 @@ def read_judgments_or_store(path: Path, *, format: str | None = None, skip_inval
 
 
 def usable_judgments(frame: pd.DataFrame) -> pd.DataFrame:
-    """The judgments to rate: failed games (``error`` set and no outcome: a failed judge call, JudgeBench's
-    unparseable outputs) left out. The readers' reports already count them as skipped.
+    """The judgments to rate: failed games left out by the package's one rule
+    (:func:`judgewise.io.schema.usable_games`). The readers' reports already count them as skipped.
 
     Parameters
     ----------
@@ -115,12 +115,9 @@ def usable_judgments(frame: pd.DataFrame) -> pd.DataFrame:
     DataFrame
         ``frame`` itself when nothing failed, else a copy without the failed rows (index reset).
     """
-    from judgewise.io.validate import missing_text
+    from judgewise.io.schema import usable_games
 
-    if "error" not in frame.columns:
-        return frame
-    failed = frame["outcome"].isna().to_numpy() & ~missing_text(frame["error"])
-    return frame[~failed].reset_index(drop=True) if failed.any() else frame
+    return usable_games(frame).frame
 
 
 def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = False, judge: str | None = None,
