@@ -78,3 +78,26 @@ def test_diagnosis_swap_consistency_is_the_runners_definition():
     frame = pd.DataFrame(rows)
     assert bias.swap_consistency(frame).estimate == pytest.approx(swap_consistency(frame))
     assert bias.swap_consistency(frame).n == len(swap_agreement(frame)) == 60
+
+
+def test_every_reported_bootstrap_interval_is_the_percentile_interval():
+    from judgewise.analysis.echo_intervention import echo_contrast
+    from judgewise.ratings.bootstrap import percentile_interval, summarise
+
+    reps = np.random.default_rng(4).normal(size=(500, 3))
+    low, high = percentile_interval(reps, 0.9)
+    np.testing.assert_allclose(low, np.quantile(reps, 0.05, axis=0))
+    np.testing.assert_allclose(high, np.quantile(reps, 0.95, axis=0))
+    res = summarise(reps, 0.9, "prompt")
+    np.testing.assert_allclose(res.ci_low, low) and np.testing.assert_allclose(res.ci_high, high)
+    assert all(np.isnan(percentile_interval([], 0.95)))
+    # echo's paired interval: the same draws through percentile_interval
+    from judgewise.analysis.echo_intervention import CONDITIONS, SEPARATOR
+
+    frame = pd.DataFrame([{"prompt_id": f"p{i}{SEPARATOR}{c}", "model_a": "x", "model_b": "y", "judge": "j",
+                           "outcome": float((i * 7 + k) % 3) / 2}
+                          for i in range(30) for k, c in enumerate(CONDITIONS)])
+    res = echo_contrast(frame, bootstrap=200, level=0.8, seed=5)
+    diff = res.per_base["echo_b"].to_numpy() - res.per_base["echo_a"].to_numpy()
+    draws = diff[np.random.default_rng(5).integers(0, len(diff), size=(200, len(diff)))].mean(axis=1)
+    assert (res.ci_low, res.ci_high) == pytest.approx(tuple(percentile_interval(draws, 0.8)))

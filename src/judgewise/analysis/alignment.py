@@ -28,7 +28,7 @@ from judgewise.analysis.accuracy import (
 from judgewise.analysis.gaming import win_rates_from
 from judgewise.errors import InputError, JudgewiseError
 from judgewise.ratings.agreement import agreement
-from judgewise.ratings.bootstrap import check_bootstrap
+from judgewise.ratings.bootstrap import check_bootstrap, percentile_interval
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +212,6 @@ def _intervals(reps: np.ndarray | None, level: float) -> dict[str, float]:
     for k, name in enumerate(FIGURES):
         values = reps[:, k] if reps is not None and len(reps) else np.array([])
         values = values[np.isfinite(values)]
-        lo, hi = (np.quantile(values, [(1 - level) / 2, (1 + level) / 2]) if len(values)
-                  else (np.nan, np.nan))
+        lo, hi = percentile_interval(values, level)
         out[f"{name}_low"], out[f"{name}_high"] = float(lo), float(hi)
     return out

@@ -18,7 +18,7 @@ from judgewise.analysis import bias
 from judgewise.analysis.bias import Proportion
 from judgewise.analysis.echo import EchoWins, echo_flags, echo_win_correlation
 from judgewise.analysis.gaming import GamingReport, detect_gaming, win_rates_from
-from judgewise.ratings.bootstrap import check_bootstrap, rng_from_seed
+from judgewise.ratings.bootstrap import check_bootstrap, percentile_interval, rng_from_seed
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,7 @@ def coefficient_intervals(fit, frame: pd.DataFrame, rounds: int, level: float, s
     for k, v in point.items():
         r = np.asarray(reps[k], dtype=float)
         r = r[np.isfinite(r)]
-        lo, hi = np.quantile(r, [(1 - level) / 2, (1 + level) / 2]) if len(r) else (np.nan, np.nan)
+        lo, hi = percentile_interval(r, level)
         out[k] = {"estimate": float(v), "ci_low": _num(lo), "ci_high": _num(hi), "rounds": int(len(r))}
     return {"coefficients": out, "failed_replicates": failed}
 

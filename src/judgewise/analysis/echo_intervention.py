@@ -17,6 +17,7 @@ import pandas as pd
 from judgewise.analysis.bias import Proportion, proportion
 from judgewise.analysis.echo import ANSWER_MARKERS, detect_echo
 from judgewise.judges.base import Comparison
+from judgewise.ratings.bootstrap import percentile_interval
 
 CONDITIONS = ("original", "echo_a", "echo_b")
 SEPARATOR = "::"  # prompt_id of a condition's comparison = base prompt_id + SEPARATOR + condition
@@ -90,7 +91,7 @@ def echo_contrast(judgments: pd.DataFrame, *, bootstrap: int = 2000, level: floa
         return EchoIntervention(p_a, float("nan"), float("nan"), float("nan"), 0, per_base)
     rng = np.random.default_rng(seed)
     reps = diff[rng.integers(0, len(diff), size=(bootstrap, len(diff)))].mean(axis=1)
-    low, high = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    low, high = percentile_interval(reps, level)
     return EchoIntervention(p_a, float(diff.mean()), float(low), float(high), len(diff), per_base)
 
 

@@ -170,10 +170,25 @@ def bootstrap(data: RatingData, result: MethodResult, rounds: int, *, unit: str 
     return summarise(reps, ci_level, unit)
 
 
-def summarise(reps: np.ndarray, ci_level: float, unit: str) -> BootstrapResult:
-    """Percentile interval at ``ci_level`` and median of each column of the replicates (NaNs ignored)."""
-    tail = 100.0 * (1.0 - ci_level) / 2.0
-    with warnings.catch_warnings():  # a model with no finite replicate gets NaN bounds, reported as such
+def percentile_interval(replicates, level: float, axis: int = 0):
+    """Percentile bootstrap interval at ``level``: the (1 − level)/2 and (1 + level)/2 quantiles of the replicates
+    along ``axis`` (NaNs ignored; NaN bounds where there is no replicate). The one definition every bootstrap in
+    judgewise reports."""
+    reps = np.asarray(replicates, dtype=float)
+    if reps.size == 0:
+        return float("nan"), float("nan")
+    tail = 100.0 * (1.0 - level) / 2.0
+    with warnings.catch_warnings():  # a column with no finite replicate gets NaN bounds, reported as such
         warnings.simplefilter("ignore", RuntimeWarning)
-        low, med, high = np.nanpercentile(reps, [tail, 50.0, 100.0 - tail], axis=0)
+        low, high = np.nanpercentile(reps, [tail, 100.0 - tail], axis=axis)
+    return low, high
+
+
+def summarise(reps: np.ndarray, ci_level: float, unit: str) -> BootstrapResult:
+    """Percentile interval at ``ci_level`` (:func:`percentile_interval`) and median of each column of the
+    replicates (NaNs ignored)."""
+    low, high = percentile_interval(reps, ci_level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        med = np.nanpercentile(reps, 50.0, axis=0)
     return BootstrapResult(reps, low, high, med, ci_level, unit)
