@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judgewise.io.schema import require_columns
+from judgewise.io.schema import require_columns, usable_mask
 from judgewise.judges.runner import swap_agreement
 
 
@@ -61,11 +61,8 @@ def _require(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
 
 
 def _decided(frame: pd.DataFrame) -> pd.DataFrame:
-    """Judgments with a usable outcome (rows with an error or no outcome are not verdicts)."""
-    ok = frame["outcome"].notna()
-    if "error" in frame.columns:
-        ok &= frame["error"].isna() | (frame["error"].astype(str) == "")
-    return frame[ok]
+    """Judgments with a usable outcome (:func:`judgewise.io.schema.usable_mask`, the one rule)."""
+    return frame[usable_mask(frame)]
 
 
 def first_shown_outcome(frame: pd.DataFrame) -> np.ndarray:

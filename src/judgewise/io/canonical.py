@@ -21,12 +21,12 @@ import pandas as pd
 
 from judgewise.errors import InputError
 from judgewise.io.containers import CONTAINERS, read_dataframe
-from judgewise.io.schema import TABLE_KINDS, missing_columns, require_columns
+from judgewise.io.schema import TABLE_KINDS, VERDICT5, failed_mask, missing_columns, require_columns
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, given, missing_text,
+from judgewise.io.validate import (MISSING, Check, Validator, as_number, duplicate_field, given,
                                    name_text, not_a_name, not_text, number_field, show, text_field, unmark_absent)
 
-VERDICTS = (-2, -1, 0, 1, 2)
+VERDICTS = tuple(sorted(VERDICT5.values()))  # -2..2
 TEXT_COLUMNS = {
     "judgments": ("prompt_id", "model_a", "model_b", "judge"),
     "responses": ("prompt_id", "model"),
@@ -104,7 +104,7 @@ def _drop_failed_judgments(frame: pd.DataFrame, rows: np.ndarray, v: Validator) 
     error as reason, whether or not ``skip_invalid`` is set (they are recorded failures, not malformed rows)."""
     if "error" not in frame.columns or "outcome" not in frame.columns:
         return frame, rows
-    failed = ~missing_text(frame["error"]) & np.isnan(as_number(frame["outcome"]))
+    failed = failed_mask(frame)  # the one rule (io.schema)
     for i in np.flatnonzero(failed):
         v.report.skip(str(v.error(f"judge call failed ({show(frame['error'].iloc[i])}); not rated",
                                   row=int(rows[i]), field="error")))

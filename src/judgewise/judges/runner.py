@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import BudgetExceeded, ConfigError, JudgeError
+from judgewise.io.schema import usable_mask
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend
@@ -139,8 +140,7 @@ def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
     """Per (prompt, model_a, model_b, judge): mean model_a outcome over the judged orders, games and
     failures, and whether the two orders agree on the winner (``consistent``; NA unless both judged)."""
     keys = ["prompt_id", "model_a", "model_b", "judge"]
-    status_ok = judgments["status"].eq("ok") if "status" in judgments.columns else True
-    df = judgments.assign(ok=status_ok & judgments["outcome"].notna())
+    df = judgments.assign(ok=usable_mask(judgments))  # io.schema's one rule
     ok = df[df["ok"]].assign(side=lambda d: np.sign(d["outcome"] - 0.5))  # winner: +1 model_a, 0 tie, -1 model_b
     agg = ok.groupby(keys).agg(outcome=("outcome", "mean"), n_judged=("outcome", "size"),
                                n_sides=("side", "nunique"))

@@ -38,6 +38,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
+from judgewise.io.schema import failed_mask, failure_reasons
 from judgewise.judges.base import scrub
 
 log = logging.getLogger(__name__)
@@ -370,7 +371,7 @@ def _totals(df: pd.DataFrame) -> dict:
     return {
         "games": int(len(df)),
         "ok": int((df["status"] == "ok").sum()),
-        "failed": int((df["status"] == "failed").sum()),
+        "failed": int(failed_mask(df).sum()),
         "calls": int(df["n_calls"].sum()),
         "tokens_in": int(df["tokens_in"].sum()),
         "tokens_out": int(df["tokens_out"].sum()),
@@ -381,15 +382,13 @@ def _totals(df: pd.DataFrame) -> dict:
 def store_stats(df: pd.DataFrame, *, path: str = "", in_flight: int = 0) -> dict:
     """The summary ``judgewise store stats`` prints, computed from a store frame."""
     both_sides = pd.concat([df.assign(model=df["model_a"]), df.assign(model=df["model_b"])], ignore_index=True)
-    failed = df[df["status"] == "failed"]
     return {
         "store": path,
         **_totals(df),
         "in_flight_claims": int(in_flight),
         "by_judge": {str(j): _totals(g) for j, g in df.groupby("judge")},
         "by_model": {str(m): _totals(g) for m, g in both_sides.groupby("model")},
-        "failure_reasons": {str(k): int(v) for k, v in
-                            failed["error"].fillna("").str.slice(0, 80).value_counts().head(10).items()},
+        "failure_reasons": failure_reasons(df),
     }
 
 
@@ -400,7 +399,7 @@ def export_frame(df: pd.DataFrame, *, only_ok: bool = False) -> pd.DataFrame:
     ``outcome`` empty and their ``error`` unless ``only_ok``.
     """
     if only_ok:
-        df = df[df["status"] == "ok"]
+        df = df[~failed_mask(df)]
     out = df.rename(columns={"verdict5": "verdict", "key": "judgment_id"})
     head = ["prompt_id", "model_a", "model_b", "judge", "outcome", "verdict", "first", "raw", "error", "judgment_id"]
     out = out[head + [c for c in out.columns if c not in head]].reset_index(drop=True)

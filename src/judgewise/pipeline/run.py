@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import JudgeError
+from judgewise.io.schema import failed_mask
 from judgewise.judges.estimate import Estimate, estimate_run
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.runner import run_judging
@@ -79,7 +80,7 @@ def first_failure(judgments: pd.DataFrame | None) -> str:
     """The first failed game's reason, on one short line."""
     if judgments is None or not len(judgments) or "error" not in judgments.columns:
         return "no reason stored"
-    reasons = judgments.loc[judgments["status"] == "failed", "error"].dropna().astype(str)
+    reasons = judgments.loc[failed_mask(judgments), "error"].dropna().astype(str)
     text = " ".join(reasons.iloc[0].split()) if len(reasons) else "no reason stored"
     return text if len(text) <= 160 else text[:157] + "..."
 

@@ -9,8 +9,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from judgewise.errors import ConfigError
+from judgewise.errors import ConfigError, RatingError
 from judgewise.io.provenance import select_judge
+from judgewise.io.schema import usable_games
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
 from judgewise.ratings.bootstrap import check_bootstrap, rng_from_seed
 from judgewise.ratings.bradley_terry import bradley_terry
@@ -74,11 +75,19 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
     with a ConfigError listing them: pass ``judge=`` to rate one judge's rows (``info["judge_rows_dropped"]`` counts
     the others) or ``pool_judges=True`` to pool them on purpose. ``self_preference=True`` (BT) models the judges
     (a judge-vs-model family feature), so it pools them by design.
+
+    Failed games (``io.schema.failed_mask``: a store frame's ``status`` "failed", or an ``error`` without an
+    outcome, as ``judgewise store export`` writes them) are not rated: they are dropped here and counted in
+    ``info["failed_games_skipped"]``, their reasons in ``info["failed_game_reasons"]``.
     """
     judgments, dropped = select_judge(judgments, judge, pool_judges or bool(opts.get("self_preference")))
+    judgments, n_failed, reasons = usable_games(judgments)
+    if n_failed and not len(judgments):
+        raise RatingError(f"nothing to rate: all {n_failed} games failed (reasons: {reasons})")
     ranking = _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
                     dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight), opts)
     ranking.info["judge_rows_dropped"] = dropped
+    ranking.info.update(failed_games_skipped=n_failed, failed_game_reasons=reasons)
     return ranking
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError
+from judgewise.io.schema import usable_mask
 from judgewise.report.inputs import RunData
 
 log = logging.getLogger(__name__)
@@ -70,9 +71,10 @@ class ReportContext:
 
     @cached_property
     def valid(self) -> pd.DataFrame:
-        """Judgments with an outcome (failed calls keep their rows in ``run.judgments`` and are counted)."""
+        """The usable judgments (:func:`judgewise.io.schema.usable_mask`); failed calls keep their rows in
+        ``run.judgments`` and are counted."""
         df = self.run.judgments
-        return df[df["outcome"].notna()].reset_index(drop=True)
+        return df[usable_mask(df)].reset_index(drop=True)
 
     @cached_property
     def models(self) -> list[str]:

@@ -51,9 +51,7 @@ def _slot(section: Section, status: str, note: str) -> None:
 
 def summary_section(ctx: ReportContext, s: Section) -> None:
     run, df = ctx.run, ctx.run.judgments
-    n_failed = int(df["outcome"].isna().sum())
-    if "error" in df.columns:
-        n_failed = int((df["outcome"].isna() | df["error"].notna() & (df["error"].astype(str) != "")).sum())
+    n_failed = len(df) - len(ctx.valid)  # not usable (io.schema's one rule)
     s.source = "judgewise.io.read_any / judging store export"
     s.facts = [
         ("Source", ", ".join(run.sources)),
