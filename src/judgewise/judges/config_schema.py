@@ -303,6 +303,16 @@ class BudgetSection(_Section):
     max_cost: Money | None = None
 
 
+class TargetSection(_Section):
+    """``target:`` (``judgewise evaluate``): when to stop; see :mod:`judgewise.pipeline.targets`."""
+
+    kendall_tau: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False,
+                                        description="a number in (0, 1), e.g. 0.9")] = None
+    separated: Annotated[float, Field(gt=0.5, lt=1, allow_inf_nan=False,
+                                      description="a probability in (0.5, 1), e.g. 0.95")] = None
+    margin: Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False, description="Elo points in (0, 1000]")] = None
+
+
 def _design_mapping(value):
     if isinstance(value, str):
         return {"name": value}
@@ -327,6 +337,7 @@ class RunSchema(_Section):
     budget: BudgetSection = None
     retry_failed: bool = None
     output: PathText | None = None
+    target: TargetSection = None  # judgewise evaluate only
 
 
 # -- backends ------------------------------------------------------------------------------------------

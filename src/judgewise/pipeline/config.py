@@ -52,6 +52,7 @@ from judgewise.ratings.bradley_terry import fit_bt_arrays
 #: options the pipeline gives any design that takes them and was not given them: the adaptive design's rating
 #: fit is ratings' array BT fit (designs come before ratings, so they cannot import it themselves)
 DESIGN_DEFAULTS: dict[str, Any] = {"fit": fit_bt_arrays}
+AUTO_DESIGN = "auto"  # design: auto — judgewise evaluate chooses the design (pipeline.evaluate.choose_design)
 
 
 @dataclass
@@ -72,6 +73,7 @@ class RunConfig:
     retry_failed: bool = False
     output: str | None = None
     source: str = "<dict>"
+    target: dict = field(default_factory=dict)  # judgewise evaluate: when to stop (pipeline.targets)
 
     def rate_limits(self) -> RateLimits:
         return RateLimits(rpm=self.limits.get("rpm"), tpm=self.limits.get("tpm"))
@@ -110,7 +112,8 @@ def load_config(source: str | Path | dict) -> RunConfig:
         orders=data.get("orders", "both"), seed=data.get("seed", 0),
         store=str(_resolve(data["store"], base) if "store" in data else Path.cwd() / DEFAULT_STORE),
         limits=dict(data.get("limits", {})), budget=dict(data.get("budget", {})),
-        retry_failed=data.get("retry_failed", False), output=_resolve(data.get("output"), base), source=name)
+        retry_failed=data.get("retry_failed", False), output=_resolve(data.get("output"), base), source=name,
+        target=dict(data.get("target") or {}))
 
 
 def load_with_overrides(source: str | Path | dict, *, store: str | None = None, output: str | None = None,
@@ -164,6 +167,8 @@ def check_design(design: dict, source: str) -> dict:
     """The design's name is registered and its options are ones it takes, of the right types; then the design is
     built once, so its own checks (tie_break, budget, ...) fail naming the config file before anything is read."""
     name = design.get("name", "all_pairs")
+    if name == AUTO_DESIGN and len(design) == 1:  # judgewise evaluate chooses it (pipeline.evaluate)
+        return design
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{source}: design.name = {show_value(name)}: must be a design name, e.g. all_pairs")
     if name not in DESIGNS:
