@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.io.containers import json_list_records
+from judgewise.io.schema import detect_anchor
 from judgewise.io.tables import ReadReport, Table
 from judgewise.io.validate import (MISSING, Check, Validator, duplicate_field, missing_text, name_text, not_text,
                                    number_field, text_field)
@@ -152,7 +153,7 @@ def read_alpacaeval(path: str | Path, *, skip_invalid: bool = False, kind: str |
     frame = pd.concat(parts, ignore_index=True)
     results_dir = files[0][2].parent.parent.parent
     responses = _responses(frame, results_dir, skip_invalid)
-    anchors = pd.unique(frame["model_b"])
+    anchor = detect_anchor(frame["model_a"], frame["model_b"], prefer_b=True)  # generator_1 is the reference
     frame = frame.drop(columns=["_anchor_text", "instruction"])
     report.rows_used = len(frame)
     if not len(frame):
@@ -160,6 +161,6 @@ def read_alpacaeval(path: str | Path, *, skip_invalid: bool = False, kind: str |
     table = Table("judgments", frame, report)
     if responses is not None:
         table.extras["responses"] = responses
-    if len(anchors) == 1:
-        table.extras["anchor"] = str(anchors[0])
+    if anchor is not None:
+        table.extras["anchor"] = str(anchor)
     return table

@@ -154,6 +154,15 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def anchor_candidates(model_a, model_b) -> list:
+    """Every model taking part in every row (hash counts, fast for millions of rows of names or integer ids)."""
+    a, b = pd.Series(np.asarray(model_a)), pd.Series(np.asarray(model_b))
+    if not len(a):
+        return []
+    counts = pd.concat([a, b[b.to_numpy() != a.to_numpy()]], ignore_index=True).value_counts(sort=False)
+    return [_plain(m) for m in counts.index[counts.to_numpy() == len(a)]]
+
+
 def detect_anchor(model_a, model_b, *, prefer_b: bool = False):
     """The anchor of an anchor design: the one model taking part in every row (Anchor §2: every model is compared
     with one anchor). ``None`` when no model or several models do (an all-pairs table, or only two models).
@@ -161,11 +170,7 @@ def detect_anchor(model_a, model_b, *, prefer_b: bool = False):
     ``prefer_b``: in formats whose ``model_b`` is the reference by construction (AlpacaEval's ``generator_1``,
     Arena-Hard's baseline), a two-model table's anchor is the model that is always ``model_b``.
     """
-    a, b = np.asarray(model_a, dtype=object), np.asarray(model_b, dtype=object)
-    if not len(a):
-        return None
-    models, counts = np.unique(np.concatenate([a, b[b != a]]), return_counts=True)
-    in_all = list(models[counts == len(a)])
-    if prefer_b and len(in_all) == 2 and len(set(b)) == 1:
-        in_all = [b[0]]
-    return _plain(in_all[0]) if len(in_all) == 1 else None
+    in_all = anchor_candidates(model_a, model_b)
+    if prefer_b and len(in_all) == 2 and len(b := pd.unique(pd.Series(np.asarray(model_b)))) == 1:
+        in_all = [_plain(b[0])]
+    return in_all[0] if len(in_all) == 1 else None

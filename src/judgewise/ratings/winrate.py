@@ -26,6 +26,7 @@ import numpy as np
 from scipy import sparse
 
 from judgewise.errors import ConfigError, RatingError
+from judgewise.io import schema
 from judgewise.ratings.encode import EncodedJudgments
 from judgewise.ratings.method import MethodResult, RatingData, StatsForm
 
@@ -35,12 +36,12 @@ ANCHOR_SCORES = ("self", "complement")
 
 
 def detect_anchor(enc: EncodedJudgments) -> int:
-    """Id of the one model that takes part in every row; ConfigError asking for ``anchor`` otherwise."""
-    present = np.bincount(enc.a, minlength=enc.n_models) + np.bincount(enc.b[enc.a != enc.b],
-                                                                        minlength=enc.n_models)
-    candidates = np.flatnonzero(present == enc.n_rows)
-    if len(candidates) == 1:
-        return int(candidates[0])
+    """Id of the one model that takes part in every row (:func:`judgewise.io.schema.detect_anchor`, the one
+    definition); ConfigError asking for ``anchor`` otherwise."""
+    anchor = schema.detect_anchor(enc.a, enc.b)
+    if anchor is not None:
+        return int(anchor)
+    candidates = schema.anchor_candidates(enc.a, enc.b)
     found = "no model is" if len(candidates) == 0 else f"{len(candidates)} models are"
     raise ConfigError(f"cannot detect the anchor: {found} in every judgment; pass anchor=<model> (CLI: --anchor)")
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError
-from judgewise.io.schema import usable_mask
+from judgewise.io.schema import detect_anchor, usable_mask
 from judgewise.report.inputs import RunData
 
 log = logging.getLogger(__name__)
@@ -83,11 +83,8 @@ class ReportContext:
     @cached_property
     def anchor(self) -> str | None:
         """The model present in every judgment (an anchor design), if exactly one is."""
-        df = self.valid
-        if df.empty:
-            return None
-        in_all = [m for m in self.models if ((df["model_a"] == m) | (df["model_b"] == m)).all()]
-        return in_all[0] if len(in_all) == 1 and len(self.models) > 2 else None
+        anchor = detect_anchor(self.valid["model_a"].astype(str), self.valid["model_b"].astype(str))
+        return None if anchor is None else str(anchor)
 
     @cached_property
     def design(self) -> str:
