@@ -19,7 +19,6 @@ import judgewise
 LAYERS = ["base", "io", "judges", "designs", "ratings", "analysis", "pipeline", "report", "cli"]
 BASE_MODULES = {"errors", "registry"}  # top-level modules every layer may use
 FACADE = "judgewise"
-KNOWN_CYCLE = {"judgewise.report.inputs", "judgewise.report.store_adapter"}  # issue 10's report/store work
 
 
 def find_modules(root: Path, package: str = "judgewise") -> dict[str, Path]:
@@ -143,16 +142,8 @@ def test_no_module_imports_a_later_layer():
     assert upward_imports(MODULES) == []
 
 
-def test_no_import_cycle_apart_from_the_known_report_one():
-    cycles = [sorted(c) for c in import_cycles(MODULES) if c != KNOWN_CYCLE]
-    assert cycles == []
-
-
-@pytest.mark.xfail(strict=True, reason="known cycle report/inputs.py <-> report/store_adapter.py, owned by the "
-                                       "report/store work of issue 10; when it is gone, delete KNOWN_CYCLE and this "
-                                       "marker")
-def test_no_import_cycle_in_report():
-    assert KNOWN_CYCLE not in import_cycles(MODULES)
+def test_no_import_cycle():
+    assert [sorted(c) for c in import_cycles(MODULES)] == []
 
 
 def test_the_checker_sees_function_level_upward_imports_and_cycles(tmp_path):

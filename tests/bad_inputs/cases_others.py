@@ -9,7 +9,6 @@ from pathlib import Path
 from tests.bad_inputs.inputs import (Case, deep_json, foreign_sqlite, judgments, jsonl, responses, store, write)
 
 REPORT = "templates/report/explorer"
-STORE = "engine/store (judges/*.py)"
 CONFIG = "run config (judges/config.py, cli/judge_cmd.py)"
 PROVENANCE = "judge provenance + Rich escaping (cli/*_cmd.py, cli/app.py)"
 JUDGED = jsonl(judgments())
@@ -47,7 +46,7 @@ def _busy_port(root: Path) -> list:
 _HELD: list = []
 
 
-def _store_cmd(name: str, sub: str, make, *args, names=(), owner=STORE) -> Case:
+def _store_cmd(name: str, sub: str, make, *args, names=(), owner=None) -> Case:
     def build(root: Path) -> list:
         return ["store", sub, make(root), *[root / a[5:] if isinstance(a, str) and a.startswith("ROOT:") else a
                                             for a in args]]
@@ -87,10 +86,10 @@ REPORT_CASES = [
                                         "--bootstrap", "0"],
          {"j.jsonl": JUDGED, "r.jsonl": jsonl(responses()) + "{broken\n"}, ("r.jsonl", "row 13")),
     case("report_source_foreign_sqlite", ["report", "ROOT:other.sqlite", "-o", "ROOT:r.html"], {},
-         ("other.sqlite",), owner=REPORT),
+         ("other.sqlite",)),
 ]
 REPORT_CASES[-1] = Case(REPORT_CASES[-1].name, lambda root: ["report", foreign_sqlite(root), "-o", root / "r.html"],
-                        ("other.sqlite",), REPORT)
+                        ("other.sqlite",))
 
 SERVE_CASES = [
     case("serve_source_missing", ["serve", "ROOT:nope.jsonl", "--port", "0"], {}, ("nope.jsonl",)),
@@ -130,7 +129,7 @@ STORE_CASES = [
 ]
 STORE_CASES[8] = Case("store_export_output_is_a_directory",
                       lambda root: ["store", "export", store(root), "-o", _dir_at("out.jsonl")(root)],
-                      ("out.jsonl",), STORE)
+                      ("out.jsonl",))
 
 RUN = """responses: r.jsonl
 judge: {backend: simulated, ratings: {alpha: 900, beta: 1000, gamma: 1100}}
@@ -172,15 +171,13 @@ JUDGE_CASES = [
           names=("colour",)),
     judge("judge_responses_missing", RUN.replace("r.jsonl", "ROOT/nope.jsonl"), names=("nope.jsonl",)),
     judge("judge_store_not_sqlite", RUN, "--store", "ROOT:notes.sqlite", files={"notes.sqlite": "hello\n"},
-          names=("notes.sqlite",), owner=STORE),
+          names=("notes.sqlite",), owner=None),
     judge("judge_max_calls_negative", RUN, "--max-calls", "-1", names=("--max-calls",)),
     judge("judge_concurrency_option_zero", RUN, "--concurrency", "0", names=("--concurrency",)),
     judge("judge_template_runs_code", RUN.replace("{backend: simulated, ratings: {alpha: 900, beta: 1000, gamma: 1100}}",
                                                   "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, "
                                                   "template: ROOT/evil.j2}"),
-          files={"evil.j2": EVIL_TEMPLATE}, names=("evil.j2",),
-          owner="run config (cli/judge_cmd.py): judge --dry-run creates the store file before the template "
-                "fails"),
+          files={"evil.j2": EVIL_TEMPLATE}, names=("evil.j2",), owner=None),
 ]
 
 PROVENANCE_CASES = [

@@ -162,7 +162,8 @@ class JudgmentStore:
     @classmethod
     def open_readonly(cls, path: str | os.PathLike, *, busy_timeout_s: float = 60.0) -> "JudgmentStore":
         """Open an existing store for reading only (``mode=ro``): export, stats, reports. Raises
-        :class:`InputError` naming the file when it is missing or not a judgewise store; never writes to it."""
+        :class:`InputError` naming the file when it is missing or not a judgewise store; never writes to it, and
+        leaves no -wal/-shm files beside it (a file no writer has open is read as immutable)."""
         path = Path(path)
         if path.is_dir():
             raise InputError(f"a directory, not a store file; {READ_HINT}", file=str(path))
@@ -172,7 +173,25 @@ class JudgmentStore:
             raise InputError(f"empty, not a judgewise store; {READ_HINT}", file=str(path))
         self = cls.__new__(cls)
         self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, _owner_id()
-        self._db = _connect_readonly(path, busy_timeout_s)
+        in_use = Path(f"{path}-wal").exists()  # a writer has it open: read through the WAL (as check_store_file)
+        self._db = _connect_readonly(path, busy_timeout_s, immutable=not in_use)
+        return self
+
+    @classmethod
+    def open_for_planning(cls, path: str | os.PathLike, *, busy_timeout_s: float = 60.0) -> "JudgmentStore":
+        """What a dry run reads: the store at ``path`` read-only when there is one, else an empty store in memory,
+        so that planning never creates or changes a file. Refuses what the writer would refuse (a directory, a
+        file that is not a judgewise store)."""
+        path = Path(path)
+        if path.is_dir():
+            raise ConfigError(f"store path {path} is a directory; name a file, e.g. {path / DEFAULT_STORE}")
+        if check_store_file(path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is not None:
+            return cls.open_readonly(path, busy_timeout_s=busy_timeout_s)
+        self = cls.__new__(cls)
+        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, _owner_id()
+        self._db = sqlite3.connect(":memory:", isolation_level=None)
+        for statement in filter(str.strip, _SCHEMA.split(";")):
+            self._db.execute(statement)
         return self
 
     # -- transactions -------------------------------------------------------------------------------
@@ -211,6 +230,10 @@ class JudgmentStore:
                                    self._db, params=keys[i:i + 500]) for i in range(0, len(keys), 500)]
         parts = [p for p in parts if len(p)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(GAME_COLUMNS))
+
+    def meta(self) -> dict[str, str]:
+        """The store's ``meta`` table (schema version, run facts such as the design) as name → value."""
+        return dict(self._db.execute("SELECT name, value FROM meta").fetchall())
 
     def count(self, status: str | None = None) -> int:
         if status is None:

@@ -105,7 +105,8 @@ def run_job(job: Job, *, dry_run: bool = False, on_plan: Callable[[Estimate | Ro
     if job.skipped:
         log.warning("%d comparisons could not be built and are not judged (first: %s)", len(job.skipped),
                     "; ".join(job.skipped[:3]))
-    with JudgmentStore(cfg.store) as store:
+    opener = JudgmentStore.open_for_planning if dry_run else JudgmentStore  # a dry run creates no file
+    with opener(cfg.store) as store:
         run = _run_rounds if job.multi_round else _run_single_shot
         outcome = run(job, store, dry_run=dry_run, on_plan=on_plan or (lambda plan: None),
                       with_progress=with_progress or _no_progress)

@@ -96,10 +96,32 @@ def _from_table(table: Table) -> RunData:
 
 
 def _from_store(path: Path) -> RunData:
-    """Export a judging store to canonical tables through the store's own export (judges/store.py)."""
-    from judgewise.report import store_adapter
+    """RunData from a judging store read through :meth:`JudgmentStore.open_readonly` (never written, no -wal/-shm
+    left): the store's export (failed games kept) and its run facts."""
+    from judgewise.judges.store import JudgmentStore, export_frame, store_stats
 
-    return store_adapter.load_store(path)
+    with JudgmentStore.open_readonly(path) as store:
+        games, meta = store.frame(), store.meta()
+    report = ReadReport(str(path), "store", rows_read=len(games), rows_used=len(games))
+    return RunData(judgments=export_frame(games), sources=[str(path)], read_reports=[report],
+                   store_summary=_store_summary(store_stats(games, path=str(path)), games, meta), store_path=path)
+
+
+def _store_summary(stats: dict, games: pd.DataFrame, meta: dict) -> dict:
+    """The run-summary facts (label → value): calls, games, tokens, cost, judge and wall time, failure reasons."""
+    labels = {"calls": "Calls", "games": "Games", "ok": "Judged", "failed": "Failed", "tokens_in": "Tokens in",
+              "tokens_out": "Tokens out", "cost": "Cost"}
+    out = {label: stats[key] for key, label in labels.items()}
+    if len(games):
+        out["Judge time (s, summed call latency)"] = round(float(games["latency_s"].sum()), 3)
+        out["Wall time (s, first to last stored call)"] = round(float(games["created_at"].max()
+                                                                      - games["created_at"].min()), 3)
+        out["Templates"] = ", ".join(sorted(games["template"].dropna().astype(str).unique())) or "—"
+    if stats.get("failure_reasons"):
+        out["Failure reasons"] = "; ".join(f"{k or '(no message)'} ×{v}" for k, v in stats["failure_reasons"].items())
+    if meta.get("design"):
+        out["design"] = meta["design"]
+    return out
 
 
 def _fill_prompts(run: RunData) -> None:
