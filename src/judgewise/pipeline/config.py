@@ -74,6 +74,7 @@ class RunConfig:
     output: str | None = None
     source: str = "<dict>"
     target: dict = field(default_factory=dict)  # judgewise evaluate: when to stop (pipeline.targets)
+    design_given: bool = True  # False: no design: key (judge runs all_pairs; evaluate chooses, as for auto)
 
     def rate_limits(self) -> RateLimits:
         return RateLimits(rpm=self.limits.get("rpm"), tpm=self.limits.get("tpm"))
@@ -113,7 +114,7 @@ def load_config(source: str | Path | dict) -> RunConfig:
         store=str(_resolve(data["store"], base) if "store" in data else Path.cwd() / DEFAULT_STORE),
         limits=dict(data.get("limits", {})), budget=dict(data.get("budget", {})),
         retry_failed=data.get("retry_failed", False), output=_resolve(data.get("output"), base), source=name,
-        target=dict(data.get("target") or {}))
+        target=dict(data.get("target") or {}), design_given="design" in data)
 
 
 def load_with_overrides(source: str | Path | dict, *, store: str | None = None, output: str | None = None,
