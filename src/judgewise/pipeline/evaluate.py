@@ -1,0 +1,193 @@
+"""``judgewise evaluate`` as a library call: judge in rounds until the ranking is trustworthy, then rank with trust.
+
+``evaluate(config)`` takes the run config of ``judgewise judge`` (:mod:`judgewise.pipeline.config`) plus two
+optional keys: ``target:`` (:mod:`judgewise.pipeline.targets`: ``{kendall_tau: 0.9}`` or ``{separated: 0.95,
+margin: 10}``) and ``design: auto`` (the default here; :func:`choose_design` says why it chose what it chose).
+Every round (:mod:`judgewise.pipeline.rounds`) judges a batch through the durable store, refits the ridge BT
+(``l2`` = :data:`~judgewise.pipeline.targets.DEFAULT_L2`, reported) and checks the target; ``budget:`` always
+bounds it. The result says what stopped it: ``target``, ``budget`` or ``exhausted`` (the design had nothing left
+to ask). The final ranking is :func:`judgewise.ratings.rank` (BT, same ridge, prompt-cluster bootstrap) on the
+games judged, with a trust block (:func:`trust_block`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from judgewise.analysis.planning import PlanInputs, plan
+from judgewise.designs import is_single_shot
+from judgewise.errors import ConfigError
+from judgewise.judges.pairs import Pool
+from judgewise.judges.rounds import EngineVerdicts
+from judgewise.judges.store import JudgmentStore
+from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
+from judgewise.pipeline.job import Job, build_job, load_pool
+from judgewise.pipeline.rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
+from judgewise.pipeline.targets import DEFAULT_L2, Target, parse_target
+from judgewise.ratings import Ranking, rank
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BOOTSTRAP = 1000
+JSON_FIELDS = ("model", "score", "ci_low", "ci_high", "rank", "n")
+
+
+@dataclass
+class EvaluateResult:
+    """What an evaluation found: the ranking, how many calls, why it stopped, the design and the trust block."""
+
+    ranking: Ranking
+    calls: int                 # games judged in this evaluation (one judge call each; stored earlier or now)
+    paid_calls: int            # judge calls this run paid for (0 on a rerun of a finished evaluation)
+    stopped: str               # "target" | "budget" | "exhausted"
+    design: str
+    design_options: dict
+    reasons: list[str]
+    target: Target
+    expected_tau: float | None
+    l2: float
+    trust: dict
+    judgments: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    summary: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """The ``--json`` form: ranking (model, score, ci_low, ci_high, rank, n), calls, stopped, design, trust."""
+        records = [{k: rec[k] for k in JSON_FIELDS} for rec in self.ranking.to_records()]
+        return {"ranking": records, "calls": int(self.calls), "stopped": self.stopped, "design": self.design,
+                "trust": self.trust}
+
+
+def choose_design(n_models: int, n_prompts: int, max_calls: int | None, orders: str = "both") -> tuple[dict, list[str]]:
+    """``design: auto``: Anchor Fig. 5 through :func:`judgewise.analysis.planning.plan`, then the choice that can
+    stop at a target. ≤ 3 models: all pairs (plan's rule), judged in prompt chunks. A leaderboard (≥ 4 models):
+    plan recommends a pilot-chosen mediocre anchor at a fixed size; with a target to stop at, the adaptive design
+    spends each round on the pairs whose order is least certain and stops as soon as the target is reached.
+    Returns the design mapping and the reasons."""
+    per = 2 if orders == "both" else 1
+    all_pairs = n_prompts * n_models * (n_models - 1) // 2
+    advice = plan(PlanInputs(n_models=n_models, budget=max_calls))
+    if advice.design == "quadratic":
+        return {"name": "all_pairs"}, [advice.reasons[0], "judged in prompt chunks, refitting after each and "
+                                       "stopping at the target"]
+    budget = min(all_pairs, max_calls // per) if max_calls else all_pairs
+    reasons = [f"{n_models} models, a full ranking: plan recommends {advice.design} "
+               f"({advice.judge_calls:,} calls + {advice.pilot_calls:,} pilot at a fixed size; `judgewise plan`)",
+               "with a target to stop at, adaptive (Arena-lite-style sequential design) spends each round on the "
+               "pairs whose order is least certain and stops when the target is reached",
+               f"adaptive budget: {budget:,} comparisons ({budget * per:,} calls, orders {orders}) of "
+               f"{all_pairs:,} possible"]
+    return {"name": "adaptive", "budget": max(budget, 1)}, reasons + advice.warnings
+
+
+def _resolved_config(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
+    """The config with ``design: auto`` (also the default when no design is given) replaced by the choice."""
+    if cfg.design_given and cfg.design.get("name", "all_pairs") != AUTO_DESIGN:
+        return cfg, [f"design {cfg.design['name']}: given in {cfg.source}"]
+    pool = load_pool(cfg)
+    design, reasons = choose_design(len(pool.models), len(pool.prompt_ids), cfg.budget.get("max_calls"),
+                                    cfg.orders)
+    return dataclasses.replace(cfg, design=design), reasons
+
+
+def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[EvaluateProgress], None] | None = None,
+             bootstrap: int = DEFAULT_BOOTSTRAP, l2: float = DEFAULT_L2) -> EvaluateResult:
+    """Run an evaluation (module docstring). ``progress`` gets an :class:`EvaluateProgress` after every game.
+    Raises ConfigError for a bad config, JudgeError when the backend refuses calls (what finished is stored;
+    rerun to continue), RatingError when the games judged cannot rank every model (a budget too small)."""
+    cfg = config if isinstance(config, RunConfig) else load_config(config)
+    target = parse_target(cfg.target, cfg.source)
+    if not l2 > 0:
+        raise ConfigError(f"l2 must be > 0 (the ridge that keeps BT finite on separated data), got {l2}")
+    cfg, reasons = _resolved_config(cfg)
+    job = build_job(cfg, allow_rounds=True)
+    name, options = design_spec(cfg.design)
+    seed = int(options.pop("seed", cfg.seed))
+    with JudgmentStore(cfg.store) as store:
+        rounds, stopped, detail = _run_rounds(job, store, target, l2, progress, seed)
+    judgments = rounds.engine.judgments()
+    if not len(judgments):
+        raise ConfigError(f"{cfg.source}: evaluate judged no game (stopped: {stopped}); raise budget.max_calls")
+    ranking = rank(judgments, "bt", bootstrap=bootstrap, seed=seed, l2=l2)
+    summary = {**rounds.engine.summary(), "design": name}
+    trust = trust_block(judgments, job, rounds, stopped, detail, target, l2, name, cfg.design)
+    public_options = {k: v for k, v in options.items() if k != "fit"}
+    return EvaluateResult(ranking, rounds.state.games, rounds.state.paid, stopped, name, public_options, reasons,
+                          target, rounds.state.expected_tau, l2, trust, judgments, summary)
+
+
+def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int):
+    """Run the design against :class:`TargetRounds`; returns (rounds, stop reason, the design's own detail)."""
+    cfg = job.config
+    design = build_design(cfg.design)
+    rng = np.random.default_rng(seed)
+    single = is_single_shot(cfg.design["name"])
+    pairs = design.pairs(job.models, job.pool.prompt_ids, rng) if single else None
+    pool = Pool(job.pool.responses, job.pool.texts, list(pairs.models if single else job.models),
+                job.pool.prompt_ids)
+    per = 2 if cfg.orders == "both" else 1
+    possible = per * (len(pairs) if single else design.n_calls(len(job.models), len(job.pool.prompt_ids)))
+    max_calls, max_cost = cfg.budget.get("max_calls"), cfg.budget.get("max_cost")
+    options = {k: v for k, v in cfg.run_options().items() if k != "budget"}
+    rounds = TargetRounds(EngineVerdicts(pool, job.judge, store, options), target, l2,
+                          max_games=float("inf") if max_calls is None else max_calls, max_cost=max_cost,
+                          total=int(min(possible, max_calls or possible)), progress=progress)
+    detail = None
+    try:
+        if single:
+            run_in_chunks(pairs, rounds, rng)
+        else:
+            detail = design.run(job.models, job.pool.prompt_ids, rounds, rng).info.get("stopped")
+        stopped = "exhausted"
+    except StopRounds as stop:
+        stopped = stop.reason
+    if rounds.state.expected_tau is None and rounds.arrays:
+        rounds.state.expected_tau = _expected_tau(rounds)
+    return rounds, stopped, detail
+
+
+def _expected_tau(rounds: TargetRounds) -> float:
+    from judgewise.pipeline.targets import expected_kendall_tau
+
+    return expected_kendall_tau(*rounds.fit())
+
+
+def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped: str, detail, target: Target,
+                l2: float, design: str, design_options: dict) -> dict:
+    """How far to trust the ranking: what stopped the run, calls used against all pairs in both orders, the
+    judge's swap consistency and position bias (where both orders / the shown order exist), the anchor's
+    informativeness for an anchor design."""
+    from judgewise.analysis.bias import position_bias, swap_consistency
+
+    n, prompts = len(rounds.index), len(job.pool.prompt_ids)
+    all_pairs_calls = 2 * prompts * n * (n - 1) // 2
+    ok = judgments[judgments["status"] == "ok"] if "status" in judgments.columns else judgments
+    swap = swap_consistency(ok).as_dict() if len(ok) else None
+    position = position_bias(ok).as_dict() if len(ok) and "first" in ok.columns else None
+    out = {"stopped": stopped, "design_stop": detail, "target": target.as_dict(),
+           "target_meaning": target.describe(), "expected_kendall_tau": rounds.state.expected_tau,
+           "calls": rounds.state.games, "paid_calls_this_run": rounds.state.paid,
+           "all_pairs_both_orders_calls": all_pairs_calls,
+           "share_of_all_pairs": rounds.state.games / all_pairs_calls if all_pairs_calls else None,
+           "failed": rounds.state.failed, "cost": round(rounds.state.cost, 6), "rounds": rounds.rounds,
+           "bt_l2": l2, "swap_consistency": swap if swap and swap["n"] else None,
+           "position_bias_first_shown_wins": position if position and position["n"] else None}
+    if design == "anchor":
+        out["anchor_informativeness"] = _anchor_informativeness(ok, design_options)
+    return out
+
+
+def _anchor_informativeness(judgments: pd.DataFrame, design_options: dict) -> dict:
+    """Anchor §4.3 informativeness of each anchor the design used, on the games judged."""
+    from judgewise.analysis.anchor_selection import report_from_judgments
+
+    anchors = [design_options["anchor"]] if design_options.get("anchor") else []
+    anchors += [a for a in ([design_options["anchors"]] if isinstance(design_options.get("anchors"), str)
+                            else design_options.get("anchors") or []) if a not in anchors]
+    return {a: report_from_judgments(judgments, a).informativeness for a in anchors}

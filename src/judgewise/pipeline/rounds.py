@@ -1,0 +1,135 @@
+"""The rounds of ``judgewise evaluate``: judge a batch, refit Bradley–Terry, check the target and the budget.
+
+:class:`TargetRounds` is a design verdict callback (:data:`judgewise.designs.VerdictFn`) around the judging
+engine (:class:`judgewise.judges.rounds.EngineVerdicts`: the durable store, retries, limits, answer orders).
+After each batch it refits the ridge BT on every game judged so far (one row per game, both orders counted)
+and raises :class:`StopRounds` when the target is reached (``"target"``) or the next batch would pass
+``budget.max_calls`` / ``budget.max_cost`` (``"budget"``). The budget counts every game of the evaluation,
+already stored or paid now, so a rerun replays exactly the same rounds from the store and stops at the same
+place, paying nothing twice. A single-shot design is fed to it in prompt chunks (:func:`run_in_chunks`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from judgewise.errors import BudgetExceeded
+from judgewise.io.schema import usable_mask
+from judgewise.judges.limits import Budget
+from judgewise.judges.rounds import EngineVerdicts
+from judgewise.pipeline.targets import Target, target_reached
+from judgewise.ratings.bradley_terry import fit_bt_arrays
+
+CHUNKS = 30  # a single-shot design is judged in about this many prompt chunks
+
+
+class StopRounds(Exception):
+    """Raised inside a design's run to end it: ``reason`` is ``"target"`` or ``"budget"``."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class EvaluateProgress:
+    """What an evaluate progress callback receives after every game."""
+
+    games: int          # games of the evaluation so far (stored earlier or judged now)
+    total: int          # the cap: budget.max_calls, or every game the design could ask for
+    paid: int = 0       # judge calls paid by this run
+    failed: int = 0     # failed games so far
+    cost: float = 0.0   # dollars of the evaluation's games
+    expected_tau: float | None = None
+
+
+@dataclass
+class TargetRounds:
+    """The verdict callback of an evaluate run (module docstring)."""
+
+    engine: EngineVerdicts
+    target: Target
+    l2: float
+    max_games: float = float("inf")
+    max_cost: float | None = None
+    total: int = 0
+    progress: Callable[[EvaluateProgress], None] | None = None
+    state: EvaluateProgress = field(default_factory=lambda: EvaluateProgress(0, 0))
+    rounds: int = 0
+    arrays: list = field(default_factory=list)  # (a ids, b ids, outcomes) per round, one row per usable game
+
+    def __post_init__(self) -> None:
+        self.state.total = self.total
+        self.index = {m: k for k, m in enumerate(self.engine.pool.models)}
+        self.per_comparison = 2 if self.engine.run_options.get("orders", "both") == "both" else 1
+
+    def __call__(self, prompt: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        room = int(min(len(prompt), (self.max_games - self.state.games) // self.per_comparison))
+        if room <= 0 or (self.max_cost is not None and self.state.cost >= self.max_cost):
+            raise StopRounds("budget")
+        out = self._judge(prompt[:room], a[:room], b[:room])
+        if room < len(prompt):
+            raise StopRounds("budget")
+        reached, self.state.expected_tau = target_reached(self.target, *self.fit())
+        self._show()
+        if reached:
+            raise StopRounds("target")
+        return out
+
+    def _judge(self, prompt, a, b) -> np.ndarray:
+        base = self.state.games
+        budget = Budget(max_cost=max(self.max_cost - self.state.cost, 0.0)) if self.max_cost is not None else Budget()
+        self.engine.run_options.update(budget=budget, progress=lambda p: self._show(base + p.done + p.cached))
+        try:
+            out = self.engine(prompt, a, b)
+        except BudgetExceeded as exc:  # the cost cap mid-batch: what finished is stored and counted
+            self.engine.results.append(exc.result)
+            self._absorb(exc.result.judgments, exc.result.calls_made)
+            raise StopRounds("budget") from None
+        self._absorb(self.engine.results[-1].judgments, self.engine.results[-1].calls_made)
+        return out
+
+    def _absorb(self, judgments: pd.DataFrame, paid: int) -> None:
+        self.rounds += 1
+        s = self.state
+        s.games += len(judgments)
+        s.paid += int(paid)
+        if not len(judgments):
+            return
+        s.failed += int((judgments["status"] == "failed").sum()) if "status" in judgments.columns else 0
+        s.cost += float(judgments["cost"].fillna(0).sum()) if "cost" in judgments.columns else 0.0
+        ok = judgments[usable_mask(judgments)]
+        self.arrays.append((ok["model_a"].map(self.index).to_numpy(int), ok["model_b"].map(self.index).to_numpy(int),
+                            ok["outcome"].to_numpy(float)))
+
+    def fit(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ridge BT fit (θ̂ natural scale, covariance) on every usable game so far."""
+        if not self.arrays:
+            n = len(self.index)
+            return np.zeros(n), np.eye(n) / self.l2
+        a, b, o = (np.concatenate(parts) for parts in zip(*self.arrays))
+        return fit_bt_arrays(a, b, o, len(self.index), l2=self.l2)
+
+    def _show(self, games: int | None = None) -> None:
+        if self.progress is not None:
+            shown = self.state if games is None else EvaluateProgress(**{**self.state.__dict__, "games": games})
+            self.progress(shown)
+
+
+def run_in_chunks(pairs, rounds: TargetRounds, rng: np.random.Generator, chunks: int = CHUNKS) -> None:
+    """Feed a single-shot design's comparisons (:class:`judgewise.designs.Pairs`) to ``rounds`` in chunks of
+    prompts, the prompts in a seeded random order (so stopping early does not favour low prompt ids)."""
+    n_prompts = len(pairs.prompt_ids)
+    position = np.empty(n_prompts, dtype=int)
+    position[rng.permutation(n_prompts)] = np.arange(n_prompts)
+    size = max(1, -(-n_prompts // chunks))
+    chunk = position[pairs.prompt] // size
+    for c in range(int(chunk.max()) + 1 if len(chunk) else 0):
+        take = np.flatnonzero(chunk == c)
+        take = take[np.argsort(position[pairs.prompt[take]], kind="stable")]
+        if len(take):
+            rounds(pairs.prompt[take], pairs.a[take], pairs.b[take])
