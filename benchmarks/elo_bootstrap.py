@@ -23,7 +23,7 @@ from judgewise.ratings.bootstrap import row_multiplicities
 from judgewise.ratings.elo import online_elo_reference, online_elo_replicates
 from judgewise.ratings.encode import encode
 from judgewise.ratings.method import RatingData
-from judgewise.ratings.rank import rank
+from judgewise.ratings.ranking import rank
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "arenahard" / "battles.jsonl"
 

@@ -181,7 +181,7 @@ def test_power_wilcoxon_cli_prints_the_power_of_the_library_pools(capsys):
 
 
 def test_anchors_cli_prints_the_library_reports(tmp_path, capsys):
-    from judgewise.analysis.anchors import report_from_judgments
+    from judgewise.analysis.anchor_selection import report_from_judgments
     from judgewise.analysis.design_studies import anchor_reports_of_file
     from tests.bad_inputs.inputs import anchored
 

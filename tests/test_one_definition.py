@@ -53,7 +53,7 @@ def test_gaming_win_shares_are_the_ratings_share_won():
 
 
 def test_report_head_to_head_matrix_is_the_ratings_pairwise_win_rates():
-    from judgewise.report.tables import win_matrix
+    from judgewise.report.head_to_head import win_matrix
 
     a, b, outcome = _games(2)
     rates, counts = win_matrix(_frame(a, b, outcome), list("mnopq"))

@@ -145,7 +145,7 @@ def test_report_marks_sections_without_data_as_slots(small_run):
 
 def test_report_head_to_head_matrix_is_complementary(small_run):
     from judgewise.io import read_judgments
-    from judgewise.report.tables import win_matrix
+    from judgewise.report.head_to_head import win_matrix
 
     df = read_judgments(small_run[0]).frame
     models = sorted(set(df.model_a) | set(df.model_b))
@@ -274,7 +274,7 @@ def test_report_diagnostics_come_from_diagnose(small_run):
 
 
 def test_report_anchor_and_power_sections_use_the_anchor_study(tmp_path):
-    from judgewise.analysis.anchors import report_from_judgments
+    from judgewise.analysis.anchor_selection import report_from_judgments
     from judgewise.analysis.power import sign_test_sample_size
     from judgewise.io import read_judgments
 
@@ -293,8 +293,8 @@ def test_report_anchor_and_power_sections_use_the_anchor_study(tmp_path):
 
 
 def test_report_inverted_u_is_anchor_quality_against_the_given_gold(small_run, tmp_path):
-    from judgewise.analysis.anchor_study import anchor_quality
-    from judgewise.analysis.anchors import QuadraticData
+    from judgewise.analysis.anchor_experiments import anchor_quality
+    from judgewise.analysis.anchor_selection import QuadraticData
     from judgewise.io import read_judgments
 
     df = read_judgments(small_run[0]).frame

@@ -48,7 +48,7 @@ def test_failed_games_and_self_comparisons_are_left_out_of_the_counts():
 
 
 def test_the_simulator_and_the_anchor_study_fit_with_the_array_fit():
-    from judgewise.analysis.anchors import QuadraticData
+    from judgewise.analysis.anchor_selection import QuadraticData
     from judgewise.analysis.simulation import bt_scores
     from judgewise.designs import make_design
     from judgewise.judges.simulated import response_quality, verdict_fn

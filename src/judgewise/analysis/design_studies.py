@@ -91,7 +91,7 @@ def edge_pools(frame: pd.DataFrame, anchor: str, effect: float = 0.05, width: fl
     list of ndarray
         One array of finite per-prompt differences per pair kept (possibly empty).
     """
-    from judgewise.analysis.anchors import verdict_matrix
+    from judgewise.analysis.anchor_selection import verdict_matrix
     from judgewise.analysis.power import check_edge_window, discordant_win_rate
 
     check_edge_window(effect, width)
@@ -117,7 +117,7 @@ def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.
     ConfigError
         No anchor found, or no pair with an edge in the interval.
     """
-    from judgewise.analysis.anchors import likely_anchors
+    from judgewise.analysis.anchor_selection import likely_anchors
     from judgewise.io import read_any
 
     frame = read_any(path).frame
@@ -201,8 +201,8 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
         ``source, read`` (the read report as a dict), ``anchors`` (one report per anchor) and, for a pilot,
         ``pilot`` (``n_prompts, recommended, reason, candidates``).
     """
-    from judgewise.analysis.anchor_study import pilot
-    from judgewise.analysis.anchors import QuadraticData, likely_anchors, report_from_judgments
+    from judgewise.analysis.anchor_experiments import pilot
+    from judgewise.analysis.anchor_selection import QuadraticData, likely_anchors, report_from_judgments
     from judgewise.io import read_judgments
     from judgewise.ratings.bootstrap import rng_from_seed
 

@@ -21,17 +21,17 @@ from judgewise.report.model import Figure, NotApplicable, Section, TableBlock, f
 
 
 def anchors_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis import anchors
+    from judgewise.analysis import anchor_selection
 
-    s.source = "judgewise.analysis.anchors (informativeness, win_count_histogram, anchor_report; Anchor §4.2–4.3)"
+    s.source = "judgewise.analysis.anchor_selection (informativeness, win_count_histogram, anchor_report; Anchor §4.2–4.3)"
     if ctx.anchor:
-        reports = [ctx.memo(("anchor", ctx.anchor), lambda: anchors.report_from_judgments(ctx.valid, ctx.anchor))]
+        reports = [ctx.memo(("anchor", ctx.anchor), lambda: anchor_selection.report_from_judgments(ctx.valid, ctx.anchor))]
         s.paragraphs.append(f"Every model was compared with the anchor {ctx.anchor}. A comparison is informative for "
                             "a pair of models when their verdicts against the anchor differ (Anchor §4.3).")
     else:
         qd = _quadratic(ctx)
         order = [m for m in ctx.order if m in qd.models]
-        reports = [anchors.anchor_report(m, qd.anchor_verdicts(qd.models.index(m))) for m in order]
+        reports = [anchor_selection.anchor_report(m, qd.anchor_verdicts(qd.models.index(m))) for m in order]
         s.paragraphs.append("No single anchor in this run: every model is evaluated as a candidate anchor on the "
                             "all-pairs judgments (leaderboard order). Mid-ranked anchors are usually the most "
                             "informative (Anchor §4.1, §5.3).")
@@ -51,13 +51,13 @@ def anchors_section(ctx: ReportContext, s: Section) -> None:
 
 def _quadratic(ctx: ReportContext):
     """The run's all-pairs outcome tensor, built once for the anchors and inverted-U sections."""
-    from judgewise.analysis.anchors import QuadraticData
+    from judgewise.analysis.anchor_selection import QuadraticData
 
     return ctx.memo("quadratic", lambda: QuadraticData(ctx.valid))
 
 
 def inverted_u_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis.anchor_study import anchor_quality
+    from judgewise.analysis.anchor_experiments import anchor_quality
 
     if ctx.anchor:
         raise NotApplicable(f"anchor quality needs all-pairs judgments (every model against every other); this run "
@@ -73,7 +73,7 @@ def inverted_u_section(ctx: ReportContext, s: Section) -> None:
             raise InputError(f"the gold ranking lacks models of this run: {missing[:10]}", file=str(ctx.options.gold))
         gold, label = np.array([by_model[m] for m in qd.models]), f"the gold ranking in {ctx.options.gold}"
     table = anchor_quality(qd, gold)
-    s.source = "judgewise.analysis.anchor_study.anchor_quality (Anchor §2 Eq. 1, §4.1)"
+    s.source = "judgewise.analysis.anchor_experiments.anchor_quality (Anchor §2 Eq. 1, §4.1)"
     s.paragraphs.append(f"For every model used as the only anchor: Kendall τ between the anchor-based ranking and "
                         f"{label}, against the anchor's rank in that ranking. Mid-ranked anchors usually give the best "
                         "rankings (an inverted U).")
@@ -120,7 +120,7 @@ def _tie_rate(ctx: ReportContext) -> tuple[float, str]:
     """The share of comparisons that carry no signal for the sign test: 1 − I against the anchor for an anchor
     design (Anchor §4.3), else the share of tied direct comparisons."""
     if ctx.anchor:
-        from judgewise.analysis.anchors import report_from_judgments
+        from judgewise.analysis.anchor_selection import report_from_judgments
 
         r = ctx.memo(("anchor", ctx.anchor), lambda: report_from_judgments(ctx.valid, ctx.anchor))
         return r.wasted_share, f"1 − informativeness of anchor {ctx.anchor}"

@@ -99,7 +99,7 @@ class ReportContext:
             return "anchor"
         if self._every_pair_on_every_prompt():
             return "all pairs"
-        from judgewise.report.tables import tournament_rounds
+        from judgewise.report.head_to_head import tournament_rounds
 
         return "tournament" if tournament_rounds(self.run.judgments) is not None else "pairs"
 

@@ -26,7 +26,7 @@ from judgewise.report import charts
 from judgewise.report.explorer_data import ExplorerData, bracket, group_comparisons, match_view, paginate
 from judgewise.report.model import fmt_num
 from judgewise.report.render import asset, environment
-from judgewise.report.tables import win_matrix
+from judgewise.report.head_to_head import win_matrix
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from judgewise.report.context import ReportContext, ReportOptions
 from judgewise.report.inputs import RunData
-from judgewise.report.tables import tournament_rounds
+from judgewise.report.head_to_head import tournament_rounds
 
 MATCH_COLUMNS = ("prompt_id", "model_a", "model_b", "judge", "outcome", "verdict", "label", "first", "raw",
                  "error", "round", "soft")
@@ -67,7 +67,7 @@ class ExplorerData:
 
     @cached_property
     def rounds(self) -> np.ndarray | None:
-        """Bracket round of every game (see :func:`judgewise.report.tables.tournament_rounds`)."""
+        """Bracket round of every game (see :func:`judgewise.report.head_to_head.tournament_rounds`)."""
         return tournament_rounds(self.matches, self.by_prompt)
 
     @property

@@ -124,11 +124,11 @@ def _nan(x):
 # --- head-to-head ------------------------------------------------------------------------------------------
 
 def head_to_head_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.report.tables import win_matrix
+    from judgewise.report.head_to_head import win_matrix
 
     order = ctx.order
     rates, counts = win_matrix(ctx.valid, order)
-    s.source = "judgewise.report.tables.win_matrix (mean outcome of the row model, ties = 0.5)"
+    s.source = "judgewise.report.head_to_head.win_matrix (mean outcome of the row model, ties = 0.5)"
     s.figures.append(Figure("head_to_head", "Head-to-head: row model's mean outcome against the column model "
                             "(blue = row wins, red = row loses, grey = never met; numbers are %)",
                             charts.heatmap(order, rates, counts)))

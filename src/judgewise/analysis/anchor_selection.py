@@ -1,4 +1,4 @@
-"""The anchor study (Anchor §2, §4.1–4.3, §5.1, §5.3, App. E): how much an anchor's comparisons tell apart.
+"""Anchor selection (Anchor §2, §4.1–4.3, §5.1, §5.3, App. E): how much an anchor's comparisons tell apart.
 
 Verdicts against an anchor form a (prompts × models) matrix ``V`` from each *model's* view (v > 0: the model
 beat the anchor), NaN where a comparison is missing. Collapsed verdicts are sign(v) ∈ {−1, 0, 1}; 5-way

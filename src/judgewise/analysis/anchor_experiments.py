@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgewise.analysis.anchors import QuadraticData, informativeness
+from judgewise.analysis.anchor_selection import QuadraticData, informativeness
 from judgewise.analysis.planning import PILOT_PROMPTS
 from judgewise.errors import ConfigError
 from judgewise.ratings.agreement import kendall_tau_b

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from judgewise.analysis.anchor_study import (anchor_quality, multi_anchor_scores, number_of_anchors_experiment,
+from judgewise.analysis.anchor_experiments import (anchor_quality, multi_anchor_scores, number_of_anchors_experiment,
                                              pilot, sample_size_experiment)
-from judgewise.analysis.anchors import (QuadraticData, anchor_report, informativeness, report_from_judgments,
+from judgewise.analysis.anchor_selection import (QuadraticData, anchor_report, informativeness, report_from_judgments,
                                         verdict_matrix, win_count_histogram)
 from judgewise.designs import make_design
 from judgewise.judges.simulated import response_quality, verdict_fn
