@@ -23,7 +23,7 @@ _PUBLIC = {
     "read_judgments": "judgewise.io", "read_responses": "judgewise.io", "read_scores": "judgewise.io",
     "read_any": "judgewise.io", "register_format": "judgewise.io", "Table": "judgewise.io",
     "rank": "judgewise.ratings", "Ranking": "judgewise.ratings", "RATING_METHODS": "judgewise.ratings",
-    "load_config": "judgewise.pipeline", "build_job": "judgewise.pipeline",
+    "load_config": "judgewise.pipeline", "build_job": "judgewise.pipeline", "evaluate": "judgewise.pipeline",
     "run_judging": "judgewise.judges.runner", "JudgmentStore": "judgewise.judges.store",
     "JudgewiseError": "judgewise.errors", "InputError": "judgewise.errors", "ConfigError": "judgewise.errors",
     "RatingError": "judgewise.errors", "JudgeError": "judgewise.errors",

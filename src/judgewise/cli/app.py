@@ -21,6 +21,7 @@ except ImportError:  # older typer on plain click
 # Each module defines ``register(app)``; order is the order of ``judgewise --help``.
 COMMAND_MODULES = (
     "judgewise.cli.rank_cmd",      # rank, agree
+    "judgewise.cli.evaluate_cmd",  # evaluate
     "judgewise.cli.judge_cmd",     # judge, store export/stats
     "judgewise.cli.design_cmd",    # power, plan, simulate, anchors
     "judgewise.cli.reliability_cmd",  # select, reliability, study

@@ -13,6 +13,7 @@ _PUBLIC = {
     "load_with_overrides": "config",
     "Job": "job", "build_job": "job", "load_pool": "job",
     "JudgeOutcome": "run", "RoundsPlan": "run", "run_config": "run", "run_job": "run",
+    "evaluate": "evaluate", "EvaluateResult": "evaluate", "choose_design": "evaluate",
 }
 
 __all__ = sorted(_PUBLIC)
