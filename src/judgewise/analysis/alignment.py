@@ -27,6 +27,7 @@ from judgewise.analysis.accuracy import (
 )
 from judgewise.analysis.gaming import win_rates_from
 from judgewise.errors import InputError, JudgewiseError
+from judgewise.io.schema import usable_mask
 from judgewise.ratings.agreement import agreement
 from judgewise.ratings.bootstrap import check_bootstrap, percentile_interval
 
@@ -150,7 +151,7 @@ def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direc
     full_acc = ground_truth_accuracy(correctness)
     filt = filter_models(full_acc, seed=seed, **(filters or {}))
     models = filt.kept
-    judged = judgments[judgments["outcome"].notna()]
+    judged = judgments[usable_mask(judgments)]
     _check_common_models(judged, full_acc.index)
     j = _restrict(judged, models, ("model_a", "model_b"))
     c = _restrict(correctness, models, ("model",))

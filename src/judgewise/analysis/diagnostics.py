@@ -18,6 +18,7 @@ from judgewise.analysis import bias
 from judgewise.analysis.bias import Proportion
 from judgewise.analysis.echo import EchoWins, echo_flags, echo_win_correlation
 from judgewise.analysis.gaming import GamingReport, detect_gaming, win_rates_from
+from judgewise.io.schema import usable_mask
 from judgewise.ratings.bootstrap import check_bootstrap, percentile_interval, rng_from_seed
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ def with_truth(frame: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
 def judge_bias(frame: pd.DataFrame, judge: str, responses: pd.DataFrame | None = None,
                truth_col: str | None = None, level: float = 0.95) -> JudgeBias:
     """Every figure :mod:`bias` can compute for one judge's judgments."""
-    errors = int(frame["outcome"].isna().sum())
+    errors = int((~usable_mask(frame)).sum())  # failed or without an outcome (io.schema)
     out = JudgeBias(judge, int(len(frame)), errors)
     if _has_both_orders(frame):
         out.position = bias.position_bias(frame, level)
@@ -219,7 +220,7 @@ def style_effects(judgments: pd.DataFrame, responses: pd.DataFrame, *, families:
         return {"self_preference": info["self_preference"]}
 
     per_judge = {}
-    for judge, frame in judgments[judgments["outcome"].notna()].groupby(judgments["judge"].astype(str)):
+    for judge, frame in judgments[usable_mask(judgments)].groupby(judgments["judge"].astype(str)):
         try:
             entry = coefficient_intervals(style_fit, frame, bootstrap, level, seed)
             entry["ranking_agreement"] = _plain_vs_styled(frame, responses)
@@ -227,7 +228,7 @@ def style_effects(judgments: pd.DataFrame, responses: pd.DataFrame, *, families:
             entry = {"skipped": str(exc)}
         per_judge[judge] = entry
     try:
-        self_pref = coefficient_intervals(self_fit, judgments[judgments["outcome"].notna()], bootstrap, level, seed)
+        self_pref = coefficient_intervals(self_fit, judgments[usable_mask(judgments)], bootstrap, level, seed)
     except JudgewiseError as exc:
         self_pref = {"skipped": str(exc)}
     return {"per_judge": per_judge, "self_preference": self_pref, "bootstrap": bootstrap, "level": level}

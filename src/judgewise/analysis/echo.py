@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from judgewise.analysis.bias import Proportion, proportion
+from judgewise.io.schema import usable_mask
 
 # Statements that give the final answer; the first match ends the answer (name → regex).
 _TO_SENTENCE_END = r"(?:[^\n.!?]|\.(?=\d))*[.!?]?"
@@ -205,7 +206,7 @@ def echo_win_correlation(judgments: pd.DataFrame, flagged: pd.DataFrame) -> Echo
     """Correlate echo with judge preference (CLB App. F): ``flagged`` is :func:`echo_flags` output."""
     echo = flagged["echo"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)  # NA: no LLM verdict
     lookup = dict(zip(zip(flagged["prompt_id"].astype(str), flagged["model"].astype(str)), echo))
-    d = judgments[judgments["outcome"].notna()]
+    d = judgments[usable_mask(judgments)]
     pid = d["prompt_id"].astype(str)
     ea = np.array([lookup.get(k, np.nan) for k in zip(pid, d["model_a"].astype(str))], dtype=float)
     eb = np.array([lookup.get(k, np.nan) for k in zip(pid, d["model_b"].astype(str))], dtype=float)

@@ -16,6 +16,7 @@ import pandas as pd
 
 from judgewise.analysis.bias import Proportion, proportion
 from judgewise.analysis.echo import ANSWER_MARKERS, detect_echo
+from judgewise.io.schema import usable_mask
 from judgewise.judges.base import Comparison
 from judgewise.ratings.bootstrap import percentile_interval
 
@@ -79,7 +80,7 @@ def echo_contrast(judgments: pd.DataFrame, *, bootstrap: int = 2000, level: floa
     Outcomes are averaged over the judged orders per (base comparison, condition); the interval resamples
     base comparisons (paired: a base keeps its three conditions together).
     """
-    ok = judgments[judgments["outcome"].notna()]
+    ok = judgments[usable_mask(judgments)]
     parts = ok["prompt_id"].astype(str).str.rsplit(SEPARATOR, n=1, expand=True)
     frame = ok.assign(base=parts[0] + "|" + ok["model_a"].astype(str) + "|" + ok["model_b"].astype(str),
                       condition=parts[1])

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.io.schema import usable_mask
 from judgewise.ratings.winrate import share_won
 
 # Patterns of text addressed to a judge rather than to the user (name → compiled regex).
@@ -213,7 +214,7 @@ def _prompts_from(responses: pd.DataFrame) -> dict[str, str] | None:
 
 def win_rates_from(judgments: pd.DataFrame) -> dict[str, float]:
     """Share of judgments each model won (ties as half), over both sides of every judgment."""
-    d = judgments[judgments["outcome"].notna()]
+    d = judgments[usable_mask(judgments)]
     ids, models = pd.factorize(pd.concat([d["model_a"].astype(str), d["model_b"].astype(str)]), sort=True)
     rates = share_won(ids[:len(d)], ids[len(d):], d["outcome"].to_numpy(float), len(models))
     return dict(zip(models, rates.tolist()))
