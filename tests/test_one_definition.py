@@ -101,3 +101,29 @@ def test_every_reported_bootstrap_interval_is_the_percentile_interval():
     diff = res.per_base["echo_b"].to_numpy() - res.per_base["echo_a"].to_numpy()
     draws = diff[np.random.default_rng(5).integers(0, len(diff), size=(200, len(diff)))].mean(axis=1)
     assert (res.ci_low, res.ci_high) == pytest.approx(tuple(percentile_interval(draws, 0.8)))
+
+
+@pytest.mark.parametrize("where, name", [
+    ("judgewise.ratings.ranking", "RATING_METHODS"), ("judgewise.pipeline.backends", "JUDGE_BUILDERS"),
+    ("judgewise.judges.parsing", "PARSERS"), ("judgewise.analysis.selection", "STRATEGIES"),
+    ("judgewise.analysis.sweeps", "TRUTHS"), ("judgewise.analysis.sweeps", "EXECUTORS"),
+    ("judgewise.io.judgebench", "JUDGMENT_PARSERS"), ("judgewise.designs.registry", "DESIGNS")])
+def test_registries_are_one_mechanism_and_extend_like_a_dict(where, name):
+    import importlib
+
+    from judgewise.errors import ConfigError
+    from judgewise.registry import Registry
+
+    reg = getattr(importlib.import_module(where), name)
+    assert isinstance(reg, Registry)
+    first = next(iter(reg))
+    entry = reg[first]
+    reg["zz_user_entry"] = entry  # user code written for the old dicts keeps working
+    try:
+        assert "zz_user_entry" in reg and reg.get("zz_user_entry") is entry and reg["zz_user_entry"] is entry
+        assert reg.get("no such entry", None) is None and ["x"] not in reg
+        with pytest.raises(ConfigError, match="no such entry"):
+            reg["no such entry"]
+    finally:
+        del reg["zz_user_entry"]
+    assert "zz_user_entry" not in reg

@@ -2,7 +2,9 @@
 
 Nothing registers itself as a side effect of being imported: the package that owns a registry fills it from
 one table in one place, and users add their own with :meth:`Registry.register`. Looking up an unknown name is
-a :class:`~judgewise.errors.ConfigError` that lists the known names.
+a :class:`~judgewise.errors.ConfigError` that lists the known names. For code written against the plain dicts the
+registries used to be, ``REG[name]``, ``REG[name] = entry`` (register or replace), ``del REG[name]``,
+``REG.get(name, default)`` and ``REG.setdefault(name, entry)`` work as on a dict.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Generic, Iterator, Mapping, TypeVar
 from judgewise.errors import ConfigError
 
 T = TypeVar("T")
+_MISSING = object()
 
 
 class Registry(Generic[T]):
@@ -37,12 +40,28 @@ class Registry(Generic[T]):
         self.get(name)
         return self._entries.pop(name)
 
-    def get(self, name: str) -> T:
-        """The entry registered as ``name``; an unknown name is a ConfigError listing the known ones."""
+    def get(self, name: str, default=_MISSING) -> T:
+        """The entry registered as ``name``; an unknown name is ``default`` when given, else a ConfigError listing
+        the known ones."""
         try:
             return self._entries[name]
         except (KeyError, TypeError):
+            if default is not _MISSING:
+                return default
             raise ConfigError(f"unknown {self.kind} {name!r}; known: {self.names()}") from None
+
+    def setdefault(self, name: str, entry: T) -> T:
+        """The entry registered as ``name``, registering ``entry`` there first when there is none."""
+        return self._entries[name] if name in self else self.register(name, entry)
+
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
+
+    def __setitem__(self, name: str, entry: T) -> None:
+        self.register(name, entry, replace=True)
+
+    def __delitem__(self, name: str) -> None:
+        self.unregister(name)
 
     def names(self) -> list[str]:
         """The registered names, sorted."""
@@ -52,7 +71,10 @@ class Registry(Generic[T]):
         return sorted(self._entries.items())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        try:
+            return name in self._entries
+        except TypeError:  # an unhashable name (a list from YAML) is not registered
+            return False
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

@@ -22,6 +22,7 @@ import numpy as np
 
 from judgewise.analysis.reliability import ReliabilityMetric, mean_squares
 from judgewise.errors import ConfigError, InputError
+from judgewise.registry import Registry
 
 
 def check_budget(n_items: int, budget: int) -> None:
@@ -217,7 +218,7 @@ def _require_others(others: np.ndarray, method: str) -> None:
 
 
 # name → factory(**options). Users add their own strategies here.
-STRATEGIES: dict[str, Callable[..., RandomSelection]] = {
+STRATEGIES: Registry[Callable[..., RandomSelection]] = Registry("selection method", {
     "random": RandomSelection,
     "stratified": StratifiedSelection,
     "bias-correction": BiasCorrection,
@@ -225,7 +226,7 @@ STRATEGIES: dict[str, Callable[..., RandomSelection]] = {
     "metric-match-avg-labels": lambda **kw: MetricMatch(name="metric-match-avg-labels",
                                                         aggregation="metric-of-mean", **kw),
     "variance-match": VarianceMatch,
-}
+})
 
 
 def get_strategy(name: str, **options) -> RandomSelection:

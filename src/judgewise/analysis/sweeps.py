@@ -19,6 +19,7 @@ import pandas as pd
 
 from judgewise.analysis.simulation import TrialSpec, run_trial
 from judgewise.errors import ConfigError
+from judgewise.registry import Registry
 from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
 from judgewise.ratings.bootstrap import rng_from_seed
 
@@ -33,7 +34,7 @@ def even_truth(n: int, rng: np.random.Generator, span: float = 500.0) -> np.ndar
     return 1000.0 + span - (span / n) * np.arange(n)
 
 
-TRUTHS: dict[str, Callable[..., np.ndarray]] = {"uniform": uniform_truth, "even": even_truth}
+TRUTHS: Registry[Callable[..., np.ndarray]] = Registry("truth", {"uniform": uniform_truth, "even": even_truth})
 
 
 @dataclass
@@ -116,7 +117,7 @@ def _ray(tasks, workers, address):
             ray.shutdown()
 
 
-EXECUTORS: dict[str, Callable] = {"serial": _serial, "process": _process, "ray": _ray}
+EXECUTORS: Registry[Callable] = Registry("executor", {"serial": _serial, "process": _process, "ray": _ray})
 
 
 MAX_MODELS, MAX_PROMPTS, MAX_CELLS = 1_000, 100_000, 10_000_000  # a sweep point runs in memory, in minutes

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.registry import Registry
 from judgewise.io.containers import jsonl_records
 from judgewise.io.schema import VERDICT5_TOKEN, normalise_label, verdict5, verdict_outcome
 from judgewise.io.tables import ReadReport, Table
@@ -102,10 +103,10 @@ def _parse_reward_model(judgment: dict) -> dict:
             "conflicting": False}
 
 
-JUDGMENT_PARSERS: dict[str, Callable[[dict], dict]] = {
+JUDGMENT_PARSERS: Registry[Callable[[dict], dict]] = Registry("JudgeBench judge kind", {
     "arena_hard": _parse_arena_hard,
     "reward_model": _parse_reward_model,
-}
+})
 
 
 # ---------------------------------------------------------------------------------------------------------------

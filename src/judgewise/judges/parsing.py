@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from judgewise.errors import ConfigError
+from judgewise.registry import Registry
 from judgewise.io.schema import VERDICT5, VERDICT5_TOKEN, normalise_label, verdict_outcome
 from judgewise.judges.base import Verdict
 
@@ -172,21 +173,20 @@ def likert(scale: int = 5) -> RegexParser:
     )
 
 
-PARSERS: dict[str, Callable[..., RegexParser]] = {
+PARSERS: Registry[Callable[..., RegexParser]] = Registry("verdict parser", {
     "arena_hard_5way": arena_hard_5way,
     "llmbar_binary": llmbar_binary,
     "clb_confidence": clb_confidence,
     "direct_correctness": direct_correctness,
     "likert": likert,
-}
+})
 
 
 def make_parser(name: str, **options) -> RegexParser:
     """Build the parser registered as ``name``; template metadata options it takes (e.g. ``scale``) are
     passed on, others ignored."""
-    try:
-        factory = PARSERS[name]
-    except KeyError:
-        raise ConfigError(f"unknown verdict parser {name!r}; known: {', '.join(sorted(PARSERS))}") from None
+    if name not in PARSERS:
+        raise ConfigError(f"unknown verdict parser {name!r}; known: {', '.join(sorted(PARSERS))}")
+    factory = PARSERS[name]
     accepted = inspect.signature(factory).parameters
     return factory(**{k: v for k, v in options.items() if k in accepted})

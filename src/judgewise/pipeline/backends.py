@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from judgewise.errors import ConfigError
+from judgewise.registry import Registry
 from judgewise.judges.base import Judge
 from judgewise.judges.config_schema import ENDPOINT_KEYS, backend_of
 
@@ -58,8 +59,8 @@ def _replay_judge(cfg: dict) -> Judge:
     return ReplayJudge(read_judgments(cfg["judgments"]), judge=cfg.get("recorded_judge"))
 
 
-JUDGE_BUILDERS: dict[str, Callable[[dict], Judge]] = {
-    "openai": _openai_judge, "local": _local_judge, "simulated": _simulated_judge, "replay": _replay_judge}
+JUDGE_BUILDERS: Registry[Callable[[dict], Judge]] = Registry("judge backend", {
+    "openai": _openai_judge, "local": _local_judge, "simulated": _simulated_judge, "replay": _replay_judge})
 
 
 def build_judge(cfg: dict) -> Judge:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, RatingError
+from judgewise.registry import Registry
 from judgewise.io.provenance import select_judge
 from judgewise.io.schema import usable_games
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
@@ -30,20 +31,19 @@ log = logging.getLogger(__name__)
 RatingMethod = Callable[..., MethodResult]
 
 #: name → method(data: RatingData, **options) -> MethodResult. Add your own: ``RATING_METHODS["mine"] = fn``.
-RATING_METHODS: dict[str, RatingMethod] = {
+RATING_METHODS: Registry[RatingMethod] = Registry("rating method", {
     "winrate": winrate,
     "bt": bradley_terry,
     "elo": elo,
     "trueskill": trueskill_rating,
     "lc_winrate": lc_winrate,
-}
+})
 
 
 def _method(name: str) -> RatingMethod:
-    try:
-        return RATING_METHODS[name]
-    except KeyError:
-        raise ConfigError(f'unknown rating method "{name}" (known: {", ".join(RATING_METHODS)})') from None
+    if name not in RATING_METHODS:
+        raise ConfigError(f'unknown rating method "{name}" (known: {", ".join(RATING_METHODS)})')
+    return RATING_METHODS[name]
 
 
 def _call(fn: RatingMethod, name: str, data: RatingData, opts: dict) -> MethodResult:
