@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from judgewise.io.schema import failed_mask
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import build_comparisons
 from judgewise.judges.runner import RunResult, run_judging, swap_consistency
@@ -60,6 +61,7 @@ class EngineVerdicts:
         table = self.judgments()
         status = table["status"] if len(table) else pd.Series(dtype=str)
         out.update(rounds=len(self.results), ok_total=int((status == "ok").sum()),
-                   failed_total=int((status == "failed").sum()), skipped_comparisons=len(self.skipped),
+                   failed_total=int(failed_mask(table).sum()) if len(table) else 0,
+                   skipped_comparisons=len(self.skipped),
                    swap_consistency=swap_consistency(table) if len(table) else None, stopped=None)
         return out

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import BudgetExceeded, ConfigError, JudgeError
-from judgewise.io.schema import usable_mask
+from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend
@@ -131,7 +131,8 @@ class RunResult:
                 "failed": self.failed, "cached": self.cached, "calls_made": self.calls_made,
                 "retries": self.retries, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "cost": round(self.cost, 6), "elapsed_s": round(self.elapsed_s, 3),
-                "ok_total": int((status == "ok").sum()), "failed_total": int((status == "failed").sum()),
+                "ok_total": int((status == "ok").sum()),
+                "failed_total": int(failed_mask(self.judgments).sum()) if len(self.judgments) else 0,
                 "swap_consistency": self.swap_consistency, "stopped": self.stopped, "duplicates": self.duplicates,
                 "maybe_charged_timeouts": self.maybe_charged_timeouts, "reused_answers": self.reused_answers}
 

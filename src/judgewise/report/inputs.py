@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import InputError
-from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns
+from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns, usable_mask
 from judgewise.io.tables import ReadReport, Table
 from judgewise.pipeline.inputs import is_store  # one definition, shared with the CLI
 
@@ -64,7 +64,7 @@ def _check_not_empty(run: RunData) -> None:
     if run.judgments.empty:
         raise InputError("holds no judgments: nothing to report (judge first, or give the judgments file)",
                          file=where)
-    if run.judgments["outcome"].isna().all():
+    if not usable_mask(run.judgments).any():
         raise InputError(f"none of its {len(run.judgments):,} judgments has a verdict (all failed): nothing to rank; "
                          "`judgewise store stats` shows why they failed", file=where)
 
