@@ -144,7 +144,9 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int)
             run_in_chunks(pairs, rounds, rng)
         else:
             detail = design.run(job.models, job.pool.prompt_ids, rounds, rng).info.get("stopped")
-        stopped = "exhausted"
+        n, prompts = len(job.models), len(job.pool.prompt_ids)
+        capped = not single and design.n_calls(n, prompts) < prompts * n * (n - 1) // 2
+        stopped = "budget" if detail == "budget" and capped else "exhausted"  # the design's own budget: a cap
     except StopRounds as stop:
         stopped = stop.reason
     if rounds.state.expected_tau is None and rounds.arrays:

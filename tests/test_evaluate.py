@@ -1,0 +1,147 @@
+"""Issue 12: ``judgewise evaluate`` / ``judgewise.evaluate`` — rounds through the real engine (simulated judge,
+SQLite store), stops at the target or the budget, reruns pay nothing, the CLI's one-line errors and JSON shape."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy.stats import kendalltau
+
+import judgewise
+from judgewise.errors import ConfigError
+from judgewise.pipeline.targets import adjacent_separation, expected_kendall_tau, parse_target
+from tests.conftest import cli_json, run_cli
+
+
+def _responses(n_models: int, n_prompts: int) -> pd.DataFrame:
+    rows = [(f"p{p:03d}", f"m{i}", f"answer of m{i} to {p}", f"question {p}")
+            for p in range(n_prompts) for i in range(n_models)]
+    return pd.DataFrame(rows, columns=["prompt_id", "model", "text", "instruction"])
+
+
+def _config(tmp_path, n_models=8, n_prompts=100, gap=60.0, **extra) -> dict:
+    ratings = {f"m{i}": 1000.0 + gap * i for i in range(n_models)}
+    return {"responses": _responses(n_models, n_prompts), "orders": "one", "store": str(tmp_path / "store.sqlite"),
+            "judge": {"backend": "simulated", "ratings": ratings, "p_judge": 0.8, "position_bias": 0.2},
+            "target": {"kendall_tau": 0.9}, **extra}
+
+
+def _realised_tau(result, n_models: int) -> float:
+    scores = dict(zip(result.ranking.models, result.ranking.scores))
+    return kendalltau([scores[f"m{i}"] for i in range(n_models)], np.arange(n_models)).statistic
+
+
+def test_evaluate_stops_by_itself_on_the_kendall_tau_target_and_ranks_close_to_the_truth(tmp_path):
+    result = judgewise.evaluate(_config(tmp_path), bootstrap=100)
+    assert result.stopped == "target" and result.design == "adaptive"
+    assert result.expected_tau >= 0.9
+    assert result.calls < 8 * 7 // 2 * 100  # far fewer than all pairs on all prompts
+    assert _realised_tau(result, 8) >= 0.6  # loose: one seed of a noisy judge
+    assert result.trust["bt_l2"] > 0 and result.trust["calls"] == result.calls
+    assert any("plan" in reason for reason in result.reasons)  # design: auto says why
+
+
+def test_a_rerun_of_a_finished_evaluate_makes_zero_calls_and_gives_the_same_ranking(tmp_path):
+    first = judgewise.evaluate(_config(tmp_path), bootstrap=50)
+    again = judgewise.evaluate(_config(tmp_path), bootstrap=50)
+    assert first.paid_calls == first.calls > 0
+    assert again.paid_calls == 0 and again.calls == first.calls and again.stopped == first.stopped
+    assert again.ranking.models == first.ranking.models
+    np.testing.assert_allclose(again.ranking.scores, first.ranking.scores)
+
+
+def test_the_budget_stops_an_evaluate_and_says_budget(tmp_path):
+    result = judgewise.evaluate(_config(tmp_path, budget={"max_calls": 40}, target={"kendall_tau": 0.99}),
+                                bootstrap=0)
+    assert result.stopped == "budget" and 0 < result.calls <= 40
+
+
+def test_a_single_shot_design_is_judged_in_prompt_chunks_and_stops_at_the_target(tmp_path):
+    cfg = _config(tmp_path, n_models=4, gap=150.0, design={"name": "all_pairs"}, orders="both")
+    result = judgewise.evaluate(cfg, bootstrap=0)
+    assert result.stopped == "target" and result.design == "all_pairs"
+    assert 0 < result.calls < 2 * 6 * 100 and result.calls % 2 == 0  # both orders of whole comparisons
+    assert result.trust["swap_consistency"]["n"] > 0  # both orders exist, so swap consistency is reported
+
+
+def test_without_a_target_a_single_shot_design_runs_to_exhaustion(tmp_path):
+    cfg = _config(tmp_path, n_models=3, n_prompts=10, design={"name": "quadratic"})
+    del cfg["target"]
+    result = judgewise.evaluate(cfg, bootstrap=0)
+    assert result.stopped == "exhausted" and result.calls == 3 * 10
+
+
+def test_design_auto_with_three_models_compares_all_pairs_and_says_why(tmp_path):
+    result = judgewise.evaluate(_config(tmp_path, n_models=3, n_prompts=30, gap=200.0), bootstrap=0)
+    assert result.design == "all_pairs" and "all pairs" in result.reasons[0]
+
+
+def test_the_separated_target_stops_when_adjacent_pairs_are_separated(tmp_path):
+    cfg = _config(tmp_path, n_models=4, gap=250.0, target={"separated": 0.9})
+    result = judgewise.evaluate(cfg, bootstrap=0)
+    assert result.stopped == "target"
+    assert result.ranking.models[int(np.argmax(result.ranking.scores))] == "m3"
+
+
+def test_expected_kendall_tau_is_one_when_certain_and_zero_when_the_fit_knows_nothing():
+    theta = np.array([3.0, 2.0, 1.0, 0.0])
+    assert expected_kendall_tau(theta, np.eye(4) * 1e-8) == pytest.approx(1.0)
+    assert expected_kendall_tau(np.zeros(4), np.eye(4)) == pytest.approx(0.0)
+    tied = adjacent_separation(np.zeros(2), np.eye(2) * 1e-6, 0.95, 10.0)
+    assert tied.tolist() == [2]  # tied within ±10 Elo
+
+
+@pytest.mark.parametrize("target, words", [({"kendal_tau": 0.9}, "did you mean 'kendall_tau'"),
+                                           ({"kendall_tau": 1.5}, "target.kendall_tau = 1.5"),
+                                           ({"separated": 0.3}, "target.separated = 0.3"),
+                                           ("tau", "target")])
+def test_bad_target_keys_are_one_line_errors(tmp_path, target, words):
+    cfg = _yaml_config(tmp_path, target=target)
+    res = run_cli("evaluate", "-c", cfg, "--json", cwd=tmp_path, timeout=120)
+    assert res.returncode != 0 and res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], res.stderr
+
+
+def test_parse_target_refuses_a_margin_without_separated_and_an_empty_target():
+    with pytest.raises(ConfigError, match="margin"):
+        parse_target({"kendall_tau": 0.9, "margin": 5})
+    with pytest.raises(ConfigError, match="names no target"):
+        parse_target({"margin": None})
+
+
+def _yaml_config(tmp_path, **extra):
+    _responses(6, 40).to_json(tmp_path / "responses.jsonl", orient="records", lines=True)
+    cfg = {"responses": "responses.jsonl", "store": "store.sqlite", "orders": "one",
+           "judge": {"backend": "simulated", "ratings": {f"m{i}": 1000 + 80 * i for i in range(6)}},
+           "target": {"kendall_tau": 0.85}, **extra}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return path
+
+
+def test_evaluate_json_has_the_documented_shape_and_a_rerun_pays_nothing(tmp_path):
+    cfg = _yaml_config(tmp_path)
+    out = cli_json("evaluate", "-c", cfg, "--json", "--bootstrap", "100", cwd=tmp_path, timeout=300)
+    assert set(out) == {"ranking", "calls", "stopped", "design", "trust"}
+    assert [set(r) for r in out["ranking"]] == [{"model", "score", "ci_low", "ci_high", "rank", "n"}] * 6
+    assert out["stopped"] == "target" and out["design"] == "adaptive" and out["calls"] > 0
+    assert out["trust"]["paid_calls_this_run"] == out["calls"]
+    again = cli_json("evaluate", "-c", cfg, "--json", "--bootstrap", "100", cwd=tmp_path, timeout=300)
+    assert again["trust"]["paid_calls_this_run"] == 0 and again["ranking"] == out["ranking"]
+
+
+def test_evaluate_prints_the_ranking_and_the_trust_block_and_writes_the_report(tmp_path):
+    cfg = _yaml_config(tmp_path)
+    res = run_cli("evaluate", "-c", cfg, "--bootstrap", "50", "--report", tmp_path / "out.html", cwd=tmp_path,
+                  timeout=300)
+    assert res.returncode == 0, res.stderr
+    for words in ("design adaptive:", "95% CI", "stopped: target", "posterior-expected Kendall τ",
+                  "for all pairs in both orders", "position bias"):
+        assert words in res.stdout, res.stdout
+    assert (tmp_path / "out.html").stat().st_size > 1000
+    assert "evaluating" not in res.stderr  # no progress bar when stderr is not a terminal
