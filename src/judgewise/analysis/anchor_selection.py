@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.schema import require_columns
 from judgewise.ratings.agreement import kendall_tau_b
 from judgewise.ratings.bradley_terry import fit_bt_arrays
 from judgewise.ratings.encode import encode
@@ -84,8 +85,7 @@ def verdict_matrix(judgments: pd.DataFrame, anchor: str, column: str = "outcome"
     ``column="outcome"`` gives outcome − ½ (so sign() is the collapsed verdict); ``"verdict"`` the 5-way
     verdict. Rows not involving the anchor are ignored; several judgments of one (prompt, model) — both answer
     orders, repeated games — are averaged. Returns (matrix, prompt ids, model names)."""
-    if column not in judgments.columns:
-        raise InputError(f"judgments have no {column!r} column", field=column)
+    require_columns(judgments, (column,), what="judgments table")
     sub = judgments[(judgments["model_a"] == anchor) | (judgments["model_b"] == anchor)]
     if sub.empty:
         models = sorted(set(judgments["model_a"]) | set(judgments["model_b"]))

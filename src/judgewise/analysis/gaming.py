@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from judgewise.errors import InputError
-from judgewise.io.schema import usable_mask
+from judgewise.io.schema import RESPONSES_REQUIRED, require_columns, usable_mask
 from judgewise.ratings.winrate import share_won
 
 # Patterns of text addressed to a judge rather than to the user (name → compiled regex).
@@ -174,10 +173,7 @@ def detect_gaming(responses: pd.DataFrame, prompts: dict[str, str] | None = None
     without answering". A model is flagged by a check when its share reaches the check's threshold. Shares
     are measured on at most ``max_outputs`` outputs per model (a seeded sample).
     """
-    for col in ("prompt_id", "model", "text"):
-        if col not in responses.columns:
-            raise InputError(f"gaming detection needs a responses table with prompt_id, model, text; "
-                             f'missing "{col}"', field=col)
+    require_columns(responses, RESPONSES_REQUIRED, what="responses table (gaming detection)")
     checks = checks or CHECKS
     thresholds = {**THRESHOLDS, **(thresholds or {})}
     prompts = prompts if prompts is not None else _prompts_from(responses)

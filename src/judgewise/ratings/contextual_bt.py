@@ -16,6 +16,7 @@ from scipy import optimize
 from scipy.special import expit
 
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.schema import require_columns
 from judgewise.ratings.encode import EncodedJudgments
 from judgewise.ratings.features import STYLE_FEATURES, self_preference, style_differences
 from judgewise.ratings.method import MethodResult
@@ -33,9 +34,8 @@ def contextual_features(judgments: pd.DataFrame, responses: pd.DataFrame | None,
     if self_pref:
         blocks.append(self_preference(judgments, families)[:, None])
         names.append("self_preference")
+    require_columns(judgments, tuple(columns), what="judgments table (contextual BT feature columns)")
     for column in columns:
-        if column not in judgments.columns:
-            raise InputError(f'feature column "{column}" is not in the judgments table', field=column)
         values = pd.to_numeric(judgments[column], errors="coerce").to_numpy(float)
         if not np.isfinite(values).all():
             i = int(np.flatnonzero(~np.isfinite(values))[0])

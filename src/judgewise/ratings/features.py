@@ -95,8 +95,7 @@ def family_of(name: str, families: dict[str, str] | None = None) -> str:
 
 def self_preference(judgments: pd.DataFrame, families: dict[str, str] | None = None) -> np.ndarray:
     """+1 / −1 / 0 per row: only model_a / only model_b / neither-or-both from the judge's family."""
-    if "judge" not in judgments.columns:
-        raise InputError("self-preference needs a judge column", field="judge")
+    require_columns(judgments, ("judge",), what="judgments table (self-preference)")
     def fam(series: pd.Series) -> np.ndarray:  # one family_of call per distinct name, not per row
         names = series.astype(str)
         return names.map({v: family_of(v, families) for v in names.unique()}).to_numpy(dtype=object)
