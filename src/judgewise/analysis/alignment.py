@@ -29,7 +29,7 @@ from judgewise.analysis.gaming import win_rates_from
 from judgewise.errors import InputError, JudgewiseError
 from judgewise.io.schema import usable_mask
 from judgewise.ratings.agreement import agreement
-from judgewise.ratings.bootstrap import check_bootstrap, percentile_interval
+from judgewise.ratings.bootstrap import check_bootstrap, draw_units, percentile_interval
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ def _bootstrap(j, c, d, kinds, methods, subsets, skipped, rounds, rng) -> dict[t
     groups = [_groups(t, prompts) if t is not None else None for t in (j, c, d)]
     out: dict[tuple[str, str], list] = {}
     for _ in range(rounds):
-        draw = rng.integers(0, len(prompts), size=len(prompts))
+        draw = draw_units(rng, len(prompts))
         jj, cc, dd = (None if g is None else t.iloc[_rows(g, draw)] for g, t in zip(groups, (j, c, d)))
         kk = kinds[_rows(groups[0], draw)]
         acc = ground_truth_accuracy(cc)["accuracy"]

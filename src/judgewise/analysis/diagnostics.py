@@ -19,7 +19,7 @@ from judgewise.analysis.bias import Proportion
 from judgewise.analysis.echo import EchoWins, echo_flags, echo_win_correlation
 from judgewise.analysis.gaming import GamingReport, detect_gaming, win_rates_from
 from judgewise.io.schema import usable_mask
-from judgewise.ratings.bootstrap import check_bootstrap, percentile_interval, rng_from_seed
+from judgewise.ratings.bootstrap import check_bootstrap, draw_units, percentile_interval, rng_from_seed
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def diagnose(judgments: pd.DataFrame, responses: pd.DataFrame | None = None, *, 
 def _prompt_resample(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """One bootstrap replicate: prompts drawn with replacement, each bringing all its judgments."""
     groups = list(frame.groupby(frame["prompt_id"].astype(str)).indices.values())
-    draw = rng.integers(0, len(groups), size=len(groups))
+    draw = draw_units(rng, len(groups))
     return frame.iloc[np.concatenate([groups[k] for k in draw])]
 
 

@@ -18,7 +18,7 @@ from judgewise.analysis.bias import Proportion, proportion
 from judgewise.analysis.echo import ANSWER_MARKERS, detect_echo
 from judgewise.io.schema import usable_mask
 from judgewise.judges.base import Comparison
-from judgewise.ratings.bootstrap import percentile_interval
+from judgewise.ratings.bootstrap import draw_units, percentile_interval
 
 CONDITIONS = ("original", "echo_a", "echo_b")
 SEPARATOR = "::"  # prompt_id of a condition's comparison = base prompt_id + SEPARATOR + condition
@@ -91,7 +91,7 @@ def echo_contrast(judgments: pd.DataFrame, *, bootstrap: int = 2000, level: floa
     if not len(diff):
         return EchoIntervention(p_a, float("nan"), float("nan"), float("nan"), 0, per_base)
     rng = np.random.default_rng(seed)
-    reps = diff[rng.integers(0, len(diff), size=(bootstrap, len(diff)))].mean(axis=1)
+    reps = diff[draw_units(rng, len(diff), bootstrap)].mean(axis=1)
     low, high = percentile_interval(reps, level)
     return EchoIntervention(p_a, float(diff.mean()), float(low), float(high), len(diff), per_base)
 

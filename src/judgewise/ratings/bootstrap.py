@@ -170,6 +170,13 @@ def bootstrap(data: RatingData, result: MethodResult, rounds: int, *, unit: str 
     return summarise(reps, ci_level, unit)
 
 
+def draw_units(rng: np.random.Generator, n_units: int, rounds: int | None = None) -> np.ndarray:
+    """Indices of ``n_units`` units drawn with replacement (one replicate; ``rounds`` × ``n_units`` with
+    ``rounds``): the resampling of bootstraps that refit on the drawn rows (prompts, comparisons) rather than on
+    counts (:func:`multinomial`)."""
+    return rng.integers(0, n_units, size=n_units if rounds is None else (rounds, n_units))
+
+
 def percentile_interval(replicates, level: float, axis: int = 0):
     """Percentile bootstrap interval at ``level``: the (1 − level)/2 and (1 + level)/2 quantiles of the replicates
     along ``axis`` (NaNs ignored; NaN bounds where there is no replicate). The one definition every bootstrap in
