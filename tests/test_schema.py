@@ -103,7 +103,10 @@ def _missing_column_errors():
     from judgewise.io.canonical import from_dataframe
     from judgewise.judges.replay import ReplayJudge
     from judgewise.ratings.encode import encode
-    from judgewise.ratings.features import response_style
+    from judgewise.analysis.anchor_selection import verdict_matrix
+    from judgewise.analysis.gaming import detect_gaming
+    from judgewise.ratings import rank
+    from judgewise.ratings.features import response_style, self_preference
 
     no_outcome = JUDGMENTS.drop(columns="outcome")
     return {
@@ -115,6 +118,10 @@ def _missing_column_errors():
         "bias": lambda: bias.position_bias(JUDGMENTS),
         "accuracy": lambda: accuracy.ground_truth_accuracy(pd.DataFrame({"prompt_id": ["p1"], "model": ["a"]})),
         "study": lambda: pool_from_scores(pd.DataFrame({"item_id": ["i"], "rater": ["r"]})),
+        "gaming": lambda: detect_gaming(RESPONSES.drop(columns="text")),
+        "anchor selection": lambda: verdict_matrix(JUDGMENTS, "b", column="verdict"),
+        "self-preference": lambda: self_preference(JUDGMENTS.drop(columns="judge")),
+        "contextual BT": lambda: rank(JUDGMENTS, "bt", feature_columns=["length"]),
     }
 
 
