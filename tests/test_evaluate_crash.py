@@ -1,0 +1,57 @@
+"""Issue 12: an ``evaluate`` killed with SIGKILL mid-run resumes from the store — no call paid twice, the same
+final ranking as an uninterrupted rerun — and a rerun of the finished evaluate makes zero calls."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+from tests.conftest import cli_json
+from tests.fault_server import FaultServer
+from tests.judge_support import write_config
+
+
+def _wait_for(predicate, timeout_s: float, what: str) -> None:
+    end = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def _stored_calls(path) -> int:
+    with sqlite3.connect(path, timeout=30) as db:
+        return db.execute("SELECT COALESCE(SUM(n_calls), 0) FROM games").fetchone()[0]
+
+
+def test_a_sigkilled_evaluate_resumes_without_paying_any_call_twice(tmp_path):
+    models = ["m1", "m2", "m3", "m4"]
+    with FaultServer(latency_s=0.02, seed=5) as srv:
+        config = write_config(tmp_path, srv.url, n_prompts=30, models=models, design="auto",
+                              target={"kendall_tau": 0.99}, budget={"max_calls": 160}, limits={"concurrency": 4})
+        args = ["evaluate", "-c", str(config), "--json", "--bootstrap", "50"]
+        proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", *args], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            _wait_for(lambda: srv.total_successes() >= 40, 120, "40 successful calls")
+            srv.freeze()  # new requests are held unanswered: the killed process has calls in flight
+            _wait_for(lambda: _stored_calls(tmp_path / "store.sqlite") == srv.total_successes(), 30, "answers stored")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == -signal.SIGKILL
+        paid_before = srv.total_successes()
+        srv.thaw()
+        resumed = cli_json(*args, cwd=tmp_path, timeout=300)
+        again = cli_json(*args, cwd=tmp_path, timeout=300)
+        successes = dict(srv.successes)
+    assert paid_before < 160 and resumed["stopped"] == "budget" and resumed["calls"] <= 160
+    assert set(successes.values()) == {1}  # no successful call repeated across the kill and the reruns
+    assert resumed["trust"]["paid_calls_this_run"] == resumed["calls"] - paid_before  # stored games not repaid
+    assert again["trust"]["paid_calls_this_run"] == 0 and again["calls"] == resumed["calls"]
+    assert again["ranking"] == resumed["ranking"]
