@@ -24,6 +24,7 @@ import pandas as pd
 from judgewise.analysis.planning import PlanInputs, plan
 from judgewise.designs import is_single_shot
 from judgewise.errors import ConfigError
+from judgewise.io.schema import usable_mask
 from judgewise.judges.pairs import Pool
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.store import JudgmentStore
@@ -177,7 +178,7 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
 
     n, prompts = len(rounds.index), len(job.pool.prompt_ids)
     all_pairs_calls = 2 * prompts * n * (n - 1) // 2
-    ok = judgments[judgments["status"] == "ok"] if "status" in judgments.columns else judgments
+    ok = judgments[usable_mask(judgments)]  # io.schema's one rule
     swap = swap_consistency(ok).as_dict() if len(ok) else None
     position = position_bias(ok).as_dict() if len(ok) and "first" in ok.columns else None
     out = {"stopped": stopped, "design_stop": detail, "target": target.as_dict(),

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import BudgetExceeded
-from judgewise.io.schema import usable_mask
+from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.limits import Budget
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.pipeline.targets import Target, target_reached
@@ -100,7 +100,7 @@ class TargetRounds:
         s.paid += int(paid)
         if not len(judgments):
             return
-        s.failed += int((judgments["status"] == "failed").sum()) if "status" in judgments.columns else 0
+        s.failed += int(failed_mask(judgments).sum())
         s.cost += float(judgments["cost"].fillna(0).sum()) if "cost" in judgments.columns else 0.0
         ok = judgments[usable_mask(judgments)]
         self.arrays.append((ok["model_a"].map(self.index).to_numpy(int), ok["model_b"].map(self.index).to_numpy(int),

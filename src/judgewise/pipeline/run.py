@@ -15,13 +15,13 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from judgewise.errors import JudgeError
+from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import failed_mask
 from judgewise.judges.estimate import Estimate, estimate_run
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.runner import run_judging
 from judgewise.judges.store import JudgmentStore, write_export
-from judgewise.pipeline.config import RunConfig, build_design, design_spec, load_config
+from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
 from judgewise.pipeline.job import Job, build_job
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,11 @@ def run_config(config: RunConfig | dict | str | Path, *, dry_run: bool = False,
                with_progress: ProgressRunner | None = None) -> JudgeOutcome:
     """Build the job a run config describes and run it (:func:`run_job`)."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if cfg.design.get("name") == AUTO_DESIGN:
+        raise ConfigError(f"{cfg.source}: design: auto is chosen by `judgewise evaluate`; `judgewise judge` needs a "
+                          "design name, e.g. all_pairs, adaptive, tournament")
+    if cfg.target:
+        log.warning("target: is read by `judgewise evaluate` (stop at a ranking quality); judge runs the whole design")
     return run_job(build_job(cfg, allow_rounds=True), dry_run=dry_run, on_plan=on_plan, with_progress=with_progress)
 
 
