@@ -107,14 +107,18 @@ def test_every_reported_bootstrap_interval_is_the_percentile_interval():
     ("judgewise.ratings.ranking", "RATING_METHODS"), ("judgewise.pipeline.backends", "JUDGE_BUILDERS"),
     ("judgewise.judges.parsing", "PARSERS"), ("judgewise.analysis.selection", "STRATEGIES"),
     ("judgewise.analysis.sweeps", "TRUTHS"), ("judgewise.analysis.sweeps", "EXECUTORS"),
-    ("judgewise.io.judgebench", "JUDGMENT_PARSERS"), ("judgewise.designs.registry", "DESIGNS")])
+    ("judgewise.io.judgebench", "JUDGMENT_PARSERS"), ("judgewise.designs.registry", "DESIGNS"),
+    ("judgewise.judges.templates", "TEMPLATES")])
 def test_registries_are_one_mechanism_and_extend_like_a_dict(where, name):
     import importlib
 
     from judgewise.errors import ConfigError
     from judgewise.registry import Registry
 
-    reg = getattr(importlib.import_module(where), name)
+    module = importlib.import_module(where)
+    reg = getattr(module, name)
+    if name == "TEMPLATES":
+        module.available_templates()  # built-in templates are loaded on first use
     assert isinstance(reg, Registry)
     first = next(iter(reg))
     entry = reg[first]

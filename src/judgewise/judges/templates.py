@@ -37,6 +37,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.judges.parsing import RegexParser, make_parser
+from judgewise.registry import Registry
 
 KINDS = ("pairwise", "pointwise")
 _HEADER = re.compile(r"\A\s*\{#-?\s*judgewise-template\s*\n(?P<meta>.*?)-?#\}", re.DOTALL)
@@ -221,7 +222,7 @@ def load_template_file(path: str | Path) -> JudgeTemplate:
     return parse_template(source, str(path))
 
 
-TEMPLATES: dict[str, JudgeTemplate] = {}
+TEMPLATES: Registry[JudgeTemplate] = Registry("judge template")  # built-ins loaded on first use
 
 
 def _load_builtins() -> None:
