@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.io.schema import failed_mask
 from judgewise.io.tables import Table
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -172,6 +173,6 @@ def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
     with JudgmentStore.open_readonly(store) as st:
         stored = st.frame()
     frame = export_frame(stored, only_ok=only_ok)
-    failed = int((stored["status"] == "failed").sum())
+    failed = int(failed_mask(stored).sum())
     write_export(frame, output)
     return {"rows": len(frame), "failed": failed, "failed_exported": 0 if only_ok else failed, "output": str(output)}
