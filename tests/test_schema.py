@@ -241,3 +241,13 @@ def test_report_anchor_and_usable_games_are_schema_s(tmp_path):
         assert ctx.anchor == schema.detect_anchor(ctx.valid["model_a"], ctx.valid["model_b"])
         assert len(ctx.valid) == int(schema.usable_mask(judgments).sum())
     assert ctx.anchor == "ref"
+
+
+def test_likely_anchors_of_a_multi_anchor_file_are_schema_candidates_at_half_the_rows():
+    from judgewise.analysis.anchor_selection import likely_anchors
+
+    two_anchors = pd.DataFrame({"model_a": ["x", "y", "z", "x", "y", "z"],
+                                "model_b": ["r1", "r1", "r1", "r2", "r2", "r2"]})
+    assert likely_anchors(two_anchors) == ["r1", "r2"] == schema.anchor_candidates(
+        two_anchors["model_a"], two_anchors["model_b"], min_share=0.5)
+    assert schema.detect_anchor(two_anchors["model_a"], two_anchors["model_b"]) is None

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.io.schema import require_columns
+from judgewise.io.schema import anchor_candidates, require_columns
 from judgewise.ratings.agreement import kendall_tau_b
 from judgewise.ratings.bradley_terry import fit_bt_arrays
 from judgewise.ratings.encode import encode
@@ -112,9 +112,9 @@ def report_from_judgments(judgments: pd.DataFrame, anchor: str) -> AnchorReport:
 def likely_anchors(judgments: pd.DataFrame) -> list[str]:
     """Models taking part in at least half of all rows — the anchor(s) of an anchor-based file (an all-pairs
     file of more than 3 models has none)."""
-    counts = pd.concat([judgments["model_a"], judgments["model_b"]]).value_counts()
-    n_models = len(counts)
-    return [str(m) for m, c in counts.items() if c >= 0.5 * len(judgments) and n_models > 2]
+    n_models = len(pd.unique(pd.concat([judgments["model_a"], judgments["model_b"]])))
+    found = anchor_candidates(judgments["model_a"], judgments["model_b"], min_share=0.5)  # io.schema
+    return [str(m) for m in found] if n_models > 2 else []
 
 
 class QuadraticData:

@@ -154,13 +154,14 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def anchor_candidates(model_a, model_b) -> list:
-    """Every model taking part in every row (hash counts, fast for millions of rows of names or integer ids)."""
+def anchor_candidates(model_a, model_b, min_share: float = 1.0) -> list:
+    """The models taking part in at least ``min_share`` of the rows (default: every row), most present first
+    (hash counts, fast for millions of rows of names or integer ids)."""
     a, b = pd.Series(np.asarray(model_a)), pd.Series(np.asarray(model_b))
     if not len(a):
         return []
-    counts = pd.concat([a, b[b.to_numpy() != a.to_numpy()]], ignore_index=True).value_counts(sort=False)
-    return [_plain(m) for m in counts.index[counts.to_numpy() == len(a)]]
+    counts = pd.concat([a, b[b.to_numpy() != a.to_numpy()]], ignore_index=True).value_counts()
+    return [_plain(m) for m in counts.index[counts.to_numpy() >= min_share * len(a)]]
 
 
 def detect_anchor(model_a, model_b, *, prefer_b: bool = False):
