@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judgewise.io.schema import usable_mask
 from judgewise.ratings.winrate import pairwise_win_rates
 
 
@@ -18,7 +19,7 @@ def win_matrix(judgments: pd.DataFrame, models: list[str]) -> tuple[np.ndarray, 
     index = {m: i for i, m in enumerate(models)}
     a = judgments["model_a"].astype(str).map(index)
     b = judgments["model_b"].astype(str).map(index)
-    keep = a.notna() & b.notna() & judgments["outcome"].notna()
+    keep = a.notna() & b.notna() & usable_mask(judgments)  # io.schema's one rule
     y = judgments.loc[keep, "outcome"].to_numpy(float)
     return pairwise_win_rates(a[keep].to_numpy(int), b[keep].to_numpy(int), y, len(models))
 
