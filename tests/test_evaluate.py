@@ -145,3 +145,19 @@ def test_evaluate_prints_the_ranking_and_the_trust_block_and_writes_the_report(t
         assert words in res.stdout, res.stdout
     assert (tmp_path / "out.html").stat().st_size > 1000
     assert "evaluating" not in res.stderr  # no progress bar when stderr is not a terminal
+
+
+@pytest.mark.slow
+@pytest.mark.local
+def test_the_embedded_judge_runs_evaluate_end_to_end_offline(tmp_path):
+    """Plumbing only: the 270M judge's verdicts mean nothing (it picks the first-shown answer)."""
+    pytest.importorskip("llama_cpp", reason="embedded judge extra not installed: pip install 'judgewise[local]'")
+    from tests.conftest import REPO
+
+    cfg = {"responses": str(REPO / "examples" / "alpacaeval"), "models": ["claude-2", "alpaca-7b", "falcon-7b-instruct"],
+           "max_prompts": 2, "judge": {"backend": "local"}, "store": str(tmp_path / "local.sqlite"),
+           "target": {"kendall_tau": 0.9}}
+    result = judgewise.evaluate(cfg, bootstrap=20)
+    assert result.design == "all_pairs" and result.stopped in ("target", "exhausted")
+    assert result.calls == result.paid_calls == 2 * 3 * 2 and len(result.ranking.models) == 3
+    assert result.trust["position_bias_first_shown_wins"]["n"] > 0
