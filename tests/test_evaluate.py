@@ -75,6 +75,13 @@ def test_without_a_target_a_single_shot_design_runs_to_exhaustion(tmp_path):
     assert result.stopped == "exhausted" and result.calls == 3 * 10
 
 
+def test_an_anchor_design_reports_the_anchors_informativeness(tmp_path):
+    result = judgewise.evaluate(_config(tmp_path, n_prompts=40, design={"name": "anchor", "anchor": "m3"}),
+                                bootstrap=0)
+    assert result.design == "anchor" and result.calls <= 7 * 40
+    assert 0 < result.trust["anchor_informativeness"]["m3"] < 1
+
+
 def test_design_auto_with_three_models_compares_all_pairs_and_says_why(tmp_path):
     result = judgewise.evaluate(_config(tmp_path, n_models=3, n_prompts=30, gap=200.0), bootstrap=0)
     assert result.design == "all_pairs" and "all pairs" in result.reasons[0]
