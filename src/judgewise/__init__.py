@@ -8,7 +8,8 @@ The public API, importable from the package top (loaded on first use, so ``impor
     ranking.to_frame()                                     # model, score, ci_low, ci_high, rank, n, ...
 
 Readers: ``read_judgments``, ``read_responses``, ``read_scores``, ``read_any``, ``register_format``.
-Ratings: ``rank``, ``Ranking``, ``RATING_METHODS``. Judging: ``load_config``, ``build_job``, ``run_judging``,
+Ratings: ``rank``, ``Ranking``, ``RATING_METHODS``. The main job: ``evaluate("run.yaml")`` (judge in rounds until the
+ranking reaches ``target:``, then rank with a trust block). Judging: ``load_config``, ``build_job``, ``run_judging``,
 ``JudgmentStore``. Errors: ``JudgewiseError``, ``InputError``, ``ConfigError``, ``RatingError``, ``JudgeError``.
 """
 
