@@ -4,7 +4,8 @@
 engine (:class:`judgewise.judges.rounds.EngineVerdicts`: the durable store, retries, limits, answer orders).
 After each batch it refits the ridge BT on every game judged so far (one row per game, both orders counted)
 and raises :class:`StopRounds` when the target is reached (``"target"``) or the next batch would pass
-``budget.max_calls`` / ``budget.max_cost`` (``"budget"``). The budget counts every game of the evaluation,
+``budget.max_calls`` / ``budget.max_cost`` (``"budget"``; before any cost is known, the first batch may pass
+``max_cost`` by its own cost, as ``judge`` may). The budget counts every game of the evaluation,
 already stored or paid now, so a rerun replays exactly the same rounds from the store and stops at the same
 place, paying nothing twice. A single-shot design is fed to it in prompt chunks (:func:`run_in_chunks`).
 """
@@ -83,7 +84,9 @@ class TargetRounds:
     def _judge(self, prompt, a, b) -> np.ndarray:
         base = self.state.games
         budget = Budget(max_cost=max(self.max_cost - self.state.cost, 0.0)) if self.max_cost is not None else Budget()
-        self.engine.run_options.update(budget=budget, progress=lambda p: self._show(base + p.done + p.cached))
+        per_game = self.state.cost / self.state.games if self.state.games else 0.0  # the cap's estimate in flight
+        self.engine.run_options.update(budget=budget, est_cost_per_game=per_game,
+                                       progress=lambda p: self._show(base + p.done + p.cached))
         try:
             out = self.engine(prompt, a, b)
         except BudgetExceeded as exc:  # the cost cap mid-batch: what finished is stored and counted
