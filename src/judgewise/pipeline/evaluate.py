@@ -27,7 +27,7 @@ from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.pairs import Pool
 from judgewise.judges.rounds import EngineVerdicts
-from judgewise.judges.store import JudgmentStore
+from judgewise.judges.store import JudgmentStore, write_export
 from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
 from judgewise.pipeline.job import Job, build_job, load_pool
 from judgewise.pipeline.rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
@@ -115,6 +115,8 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     judgments = rounds.engine.judgments()
     if not len(judgments):
         raise ConfigError(f"{cfg.source}: evaluate judged no game (stopped: {stopped}); raise budget.max_calls")
+    if cfg.output:
+        write_export(judgments, cfg.output)
     ranking = rank(judgments, "bt", bootstrap=bootstrap, seed=seed, l2=l2)
     summary = _summary(rounds, name)
     trust = trust_block(judgments, job, rounds, stopped, detail, target, l2, name, cfg.design)
@@ -150,7 +152,7 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int)
         stopped = "budget" if detail == "budget" and capped else "exhausted"  # the design's own budget: a cap
     except StopRounds as stop:
         stopped = stop.reason
-    if rounds.state.expected_tau is None and rounds.arrays:
+    if rounds.arrays:  # at the stop, on every game (a budget stop may have cut the last round short)
         rounds.state.expected_tau = _expected_tau(rounds)
     return rounds, stopped, detail
 
