@@ -1,5 +1,5 @@
 """Bad inputs of the commands whose fixes live in other areas: report, serve, store, judge (run config), Rich
-markup and judge provenance. Each case names its owner; it is xfail until that area's fix lands."""
+markup and judge provenance. Each case names the area that holds its fix."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ error line are allowed).
 
 Cases live in ``cases_*.py`` (each a :class:`~tests.bad_inputs.inputs.Case`). They run concurrently (a thread
 pool; each case its own process forked from a preloaded server, see :mod:`.forkrun`), once per module; each
-parametrised test then checks one case's outcome (``-k`` runs only the selected cases). Cases whose fix is
-owned by another area are xfail (not strict) until it lands. ``JUDGEWISE_CORPUS_TALLY=FILE`` writes each case's
+parametrised test then checks one case's outcome (``-k`` runs only the selected cases). Every case must pass:
+``owner`` only records which area holds the fix. ``JUDGEWISE_CORPUS_TALLY=FILE`` writes each case's
 class (clean, traceback, silent, messy, timeout) to FILE as JSON.
 """
 
@@ -100,8 +100,7 @@ def outcomes(request, tmp_path_factory):
 
 def _params():
     for case in CASES:
-        marks = [pytest.mark.xfail(strict=False, reason=f"owned by {case.owner}, in progress")] if case.owner else []
-        yield pytest.param(case, id=case.name, marks=marks)
+        yield pytest.param(case, id=case.name)
 
 
 @pytest.mark.parametrize("case", list(_params()))
