@@ -181,3 +181,26 @@ def test_rank_output_that_is_a_directory_is_one_error_line_and_nothing_is_writte
     assert res.stderr.strip() == f"error: {target}: is a directory: --output expects a file name (e.g. ranking.json)"
     assert res.stdout == "" and list(target.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "pairs.jsonl"]  # no temporary file left either
+
+
+def _separated_jsonl(path: Path) -> Path:
+    """top wins every game; mid and low split theirs: the BT MLE does not exist."""
+    rows = [("top", "mid", 1.0), ("mid", "top", 0.0), ("top", "low", 1.0), ("mid", "low", 1.0), ("low", "mid", 1.0)]
+    pd.DataFrame([{"prompt_id": f"p{i}", "model_a": a, "model_b": b, "judge": "j", "outcome": o}
+                  for i, (a, b, o) in enumerate(rows * 3)]).to_json(path, orient="records", lines=True)
+    return path
+
+
+def test_rank_and_report_fit_separated_data_with_the_reported_weak_prior_and_l2_0_refuses(tmp_path):
+    data = _separated_jsonl(tmp_path / "sep.jsonl")
+    res = run_cli("rank", data, "--method", "bt")
+    assert res.returncode == 0, res.stderr
+    assert "BT: data separated" in res.stdout and "l2=0.01" in res.stdout and "--l2 0" in res.stdout
+    records = cli_json("rank", data, "--json")
+    assert records[0]["model"] == "top"
+    refused = run_cli("rank", data, "--l2", "0")
+    assert refused.returncode != 0 and "MLE is infinite" in refused.stderr + refused.stdout
+    explicit = cli_json("rank", data, "--l2", "0.5", "--json")
+    assert explicit[0]["score"] < records[0]["score"]  # a stronger ridge shrinks the separated model more
+    report = run_cli("report", data, "-o", tmp_path / "r.html", "--bootstrap", "20")
+    assert report.returncode == 0, report.stderr

@@ -42,9 +42,24 @@ def test_bt_rejects_a_disconnected_comparison_graph_naming_its_components():
 def test_bt_reports_an_infinite_mle_and_fits_it_with_l2():
     data = table([("a", "b", 1.0), ("a", "b", 1.0), ("b", "c", 0.5), ("c", "b", 0.0)])
     with pytest.raises(RatingError, match="MLE is infinite.*l2"):
-        rank(data, "bt")
+        rank(data, "bt", l2=0)
     scores = by_model(rank(data, "bt", l2=0.1))
     assert scores["a"] > scores["b"] and np.isfinite(list(scores.values())).all()
+
+
+def test_bt_on_separated_data_fits_the_weak_default_prior_and_says_so():
+    data = table([("a", "b", 1.0), ("a", "b", 1.0), ("b", "c", 0.5), ("c", "b", 0.0)])
+    ranking = rank(data, "bt")
+    assert ranking.info["l2"] == 0.01 and "{a}" in ranking.info["separated"]
+    assert by_model(ranking) == pytest.approx(by_model(rank(data, "bt", l2=0.01)))
+    assert by_model(ranking)["a"] > by_model(ranking)["b"]
+
+
+def test_bt_default_is_the_unpenalised_mle_when_it_exists():
+    data = table([("a", "b", 1.0), ("b", "a", 1.0), ("a", "b", 1.0), ("b", "c", 1.0), ("c", "b", 1.0)])
+    ranking = rank(data, "bt")
+    assert ranking.info["l2"] == 0.0 and ranking.info["separated"] is None
+    assert by_model(ranking) == pytest.approx(by_model(rank(data, "bt", l2=0)), abs=1e-9)
 
 
 def test_bt_on_an_anchor_only_star_design_equals_logit_of_win_rates():

@@ -63,6 +63,10 @@ def info_lines(ranking) -> list[str]:
         units = ranking.info.get("coefficient_units", "")
         lines.append("style coefficients" + (f" ({units})" if units else "") + ": "
                      + ", ".join(f"{name} {value:+.3f}" for name, value in coefficients.items()))
+    if ranking.info.get("separated"):
+        lines.append(f"BT: data separated ({ranking.info['separated']}), so the MLE does not exist; fitted with "
+                     f"l2={ranking.info['l2']:g} (a weak N(0, {ranking.info['l2'] ** -0.5:g}²) prior on log-odds); "
+                     f"pass --l2 0 to refuse instead")
     if ranking.info.get("pooled_judges"):
         lines.append(ranking.info["pooled_judges"])
     return lines
@@ -97,6 +101,9 @@ def rank_command(
                                                     "as skipped); needed when the input holds several judges."),
     pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool the rows of several judges into one "
                                                                   "ranking on purpose (said in the output)."),
+    l2: float = typer.Option(None, "--l2", help="BT ridge ½·l2·‖θ‖². Default: the exact MLE, or l2=0.01 (a weak "
+                                                "prior, reported) only when the data are separated; 0 refuses "
+                                                "separated data."),
 ) -> None:
     """Rank models from pairwise judgments (format detected; --format to force)."""
     from judgewise.io.atomic import write_text_atomic
@@ -105,7 +112,7 @@ def rank_command(
     check_output_file(output)
     ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
                        bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed, ci_level=ci_level,
-                       skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
+                       skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges, l2=l2)
     ranking, table = ranked.ranking, ranked.table
     records = ranking.to_records()
     text = json.dumps(records, indent=2)

@@ -55,7 +55,7 @@ def note_unused(ranking, report: ReadReport) -> None:
 def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anchor: str | None = None,
               style_control: bool = False, bootstrap: int = 0, bootstrap_unit: str = "prompt", seed: int = 0,
               ci_level: float = 0.95, skip_invalid: bool = False, judge: str | None = None,
-              pool_judges: bool = False) -> RankedFile:
+              pool_judges: bool = False, l2: float | None = None) -> RankedFile:
     """Read ``path`` (any format or a judging store) and rank its models with :func:`judgewise.ratings.rank`.
 
     Parameters
@@ -72,6 +72,8 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
         Style-controlled BT; needs the responses' texts, which the input must carry.
     bootstrap, bootstrap_unit, seed, ci_level
         Interval settings (0 rounds: no intervals).
+    l2 : float, optional
+        The method's ridge (BT: default None = the MLE, a weak prior only on separated data; 0 = refuse those).
 
     Returns
     -------
@@ -102,7 +104,8 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
         anchor = table.extras.get("anchor")
     ranking = rank(frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
                    seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
-                   responses=responses.frame if responses is not None else None)
+                   responses=responses.frame if responses is not None else None,
+                   **({"l2": l2} if l2 is not None else {}))
     note_unused(ranking, table.report)
     if pool_judges:
         from judgewise.io.provenance import pooled_line

@@ -11,6 +11,16 @@ Existence: without l2 the MLE is finite iff the comparison graph is connected an
 win-share and some loss-share against the rest in every cut (the directed "beat" graph is strongly connected,
 Zermelo/Ford). We raise :class:`RatingError` naming the models when it is not (choice: a clear error rather than a
 per-component fit; scores from separate components are not comparable). ``l2 > 0`` always has a finite optimum.
+
+Separation (default ``l2=None``): when the graph is connected but the MLE does not exist (a model won, or lost, every
+comparison across some cut — e.g. the top model won every game), :func:`bradley_terry` does not fail: it fits with
+the weak ridge ``SEPARATION_L2`` = 0.01, i.e. a N(0, 10²) prior on each θ (prior sd 10 log-odds ≈ 1,737 Elo, the
+same ridge as the array fit of ``evaluate``), the posterior mode. It reports that in ``info["separated"]`` (the
+groups) and ``info["l2"]``. The ridge is applied *only* when the MLE does not exist, so every ranking whose MLE
+exists is the exact, unpenalised MLE (AlpacaEval / Arena-Hard matches unchanged). Choice: a separated model's
+strength is only bounded below by the data, so any finite score is the prior's; a prior this weak changes nothing
+else and says so, rather than failing a leaderboard. ``l2=0`` refuses instead (RatingError); ``l2 > 0`` always
+fits with that ridge.
 """
 
 from __future__ import annotations
@@ -51,6 +61,15 @@ def _beat_components(pc: PairCounts) -> tuple[int, np.ndarray]:
     return components(rows, cols, pc.n_models, directed=True)
 
 
+SEPARATION_L2 = 1e-2  # ridge used by default only when the MLE does not exist (prior sd 10 log-odds; module doc)
+
+
+def separation(pc: PairCounts, models: list[str]) -> str | None:
+    """None when the BT MLE exists on connected counts; else the groups that never lost/won across (described)."""
+    n, groups = _beat_components(pc)
+    return describe_components(groups, n, models) if n > 1 else None
+
+
 def check_identifiable(pc: PairCounts, models: list[str], l2: float = 0.0) -> None:
     """Raise RatingError when the comparison graph is disconnected (the one check of ``ratings.graph``), or
     (l2 = 0) when the MLE is infinite."""
@@ -58,12 +77,25 @@ def check_identifiable(pc: PairCounts, models: list[str], l2: float = 0.0) -> No
     require_connected(pc.lo[keep], pc.hi[keep], models)
     if l2 > 0:
         return
-    n, groups = _beat_components(pc)
-    if n > 1:
+    groups = separation(pc, models)
+    if groups is not None:
         raise RatingError(f"the Bradley–Terry MLE is infinite: some models won (or lost) every comparison "
-                          f"against the rest (groups that never lost/won across: "
-                          f"{describe_components(groups, n, models)}). Pass l2 > 0 (e.g. l2=1e-3) for a "
-                          f"regularised fit.")
+                          f"against the rest (groups that never lost/won across: {groups}). Pass l2 > 0 "
+                          f"(e.g. --l2 0.01), or leave l2 unset for the default weak prior.")
+
+
+def choose_l2(pc: PairCounts, models: list[str], l2: float | None) -> tuple[float, str | None]:
+    """(ridge to fit with, separated groups or None): ``l2`` as given (checked), or by default (None) 0 where the
+    MLE exists and :data:`SEPARATION_L2` where it does not (module docstring)."""
+    if l2 is not None:
+        check_identifiable(pc, models, l2)
+        return l2, None
+    check_identifiable(pc, models, 1.0)  # connectivity only
+    groups = separation(pc, models)
+    if groups is None:
+        return 0.0, None
+    log.info("Bradley–Terry: data separated (%s); fitted with l2=%g (a weak prior)", groups, SEPARATION_L2)
+    return SEPARATION_L2, groups
 
 
 def fit_lbfgs(pc: PairCounts, l2: float = 0.0, theta0: np.ndarray | None = None, tol: float = 1e-10) -> np.ndarray:
@@ -239,7 +271,7 @@ def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale)
     return form
 
 
-def bradley_terry(data, *, l2: float = 0.0, scale: str = "elo", anchor_rating: float = ELO_CENTRE,
+def bradley_terry(data, *, l2: float | None = None, scale: str = "elo", anchor_rating: float = ELO_CENTRE,
                   style_control: bool = False, self_preference: bool = False, families: dict | None = None,
                   feature_columns: tuple | list = ()):
     """Bradley–Terry ratings (module docstring): scores on the Elo scale (default) or natural log-odds scale.
@@ -248,14 +280,16 @@ def bradley_terry(data, *, l2: float = 0.0, scale: str = "elo", anchor_rating: f
     ratings average 1000. ``extra`` holds ``theta`` (natural, mean 0) and ``elo``. With ``style_control``,
     ``self_preference`` (judge families: ``families``) or ``feature_columns`` the contextual BT of
     ``ratings.contextual_bt`` is fitted instead and its coefficients are reported in ``info``.
+    ``l2``: None (default) = the MLE, or the weak prior ``SEPARATION_L2`` when the data are separated
+    (``info["separated"]``); 0 = the MLE or a RatingError; > 0 = that ridge (module docstring).
     """
     if scale not in SCALES:
         raise ConfigError(f'scale must be one of {SCALES}, got "{scale}"')
-    if l2 < 0:
+    if l2 is not None and not l2 >= 0:
         raise ConfigError(f"l2 must be >= 0, got {l2}")
     enc = data.enc
     pc = pair_counts(data.cats)
-    check_identifiable(pc, enc.models, l2)
+    l2, separated = choose_l2(pc, enc.models, l2)
     anchor = enc.model_id(data.anchor) if data.anchor is not None else None
 
     def to_scale(t: np.ndarray) -> np.ndarray:
@@ -271,7 +305,7 @@ def bradley_terry(data, *, l2: float = 0.0, scale: str = "elo", anchor_rating: f
                               stats=_bt_stats_form(data, pc, theta, l2, to_scale))
     result.extra["elo"] = elo_scale(result.extra["theta"], anchor, anchor_rating)
     self_rows = int(np.sum(enc.a == enc.b))
-    result.info.update({"l2": l2, "scale": scale, "n_pairs": pc.n_pairs, "n_categories": data.cats.n_categories,
+    result.info.update({"l2": l2, "separated": separated, "scale": scale, "n_pairs": pc.n_pairs, "n_categories": data.cats.n_categories,
                         "rows_used": enc.n_rows - self_rows, "rows_not_used": self_rows, "anchor": data.anchor,
                         "anchor_rating": anchor_rating if anchor is not None else None})
     return result
