@@ -57,11 +57,22 @@ def summary_lines(summary: dict, output: str | None) -> list[str]:
     if s.get("design"):  # a multi-round design
         stopped = (s.get("design_info") or {}).get("stopped")
         lines.append(f"design {s['design']}: {s.get('rounds', 0)} rounds" + (f", stopped: {stopped}" if stopped else ""))
+        lines += placement_lines(s.get("design_info") or {})
     if s.get("swap_consistency") is not None:
         lines.append(f"swap consistency (both orders name the same winner): {s['swap_consistency']:.1%}")
     if output:
         lines.append(f"judgments written to {output}")
     return lines
+
+
+def placement_lines(info: dict) -> list[str]:
+    """Where an insertion design placed the new model (empty for other designs)."""
+    if not info.get("new_model") or "rank" not in info:
+        return []
+    how = (f"{info['win_rate']:.1%} against the anchor {info['anchor']}, Elo {info['elo']:,.0f}"
+           if info.get("anchor") else f"{info.get('n_probes', 0)} binary-search probes"
+           + (", tied at the last probe" if info.get("tie") else ""))
+    return [f"placement: {info['new_model']} enters the leaderboard at rank {info['rank']} ({how})"]
 
 
 def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,

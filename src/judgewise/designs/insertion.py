@@ -24,6 +24,15 @@ def _pool(leaderboard: Sequence[str], new_model: str, models: Sequence[str] | No
     return pool
 
 
+def _run_ids(pool: Sequence[str], models: Sequence[str] | None) -> tuple[list[str], np.ndarray]:
+    """The run's model list (``models`` in the caller's order, whatever it is) and, for each pool entry
+    (leaderboard best first, then the new model), its index in that list: the verdict callback and the returned
+    pairs index the caller's ``models``, never the leaderboard order."""
+    names = list(models) if models is not None else list(pool)
+    where = {m: i for i, m in enumerate(names)}
+    return names, np.array([where[m] for m in pool], dtype=int)
+
+
 @dataclass
 class BinarySearchInsertion:
     """Arena-lite Alg. 2: binary search over the leaderboard (best first) with ⌊|X| / ⌊log2 |L|⌋⌋ matches per
@@ -52,12 +61,12 @@ class BinarySearchInsertion:
         return min((n_comparisons + 1) * n_matches, 2 * n_prompts)
 
     def run(self, models, prompt_ids, verdicts: VerdictFn, rng: np.random.Generator) -> DesignRun:
-        pool = _pool(self.leaderboard, self.new_model, models)
+        names, ids = _run_ids(_pool(self.leaderboard, self.new_model, models), models)
         _, n_matches = self._sizes(len(prompt_ids))
         order = rng.permutation(len(prompt_ids))
         queue, used = np.concatenate([order, order]), 0
-        new = len(pool) - 1
-        pairs, outcomes, probes = Pairs.empty(prompt_ids, pool), [], []
+        new = ids[-1]
+        pairs, outcomes, probes = Pairs.empty(prompt_ids, names), [], []
         low, high, tie = 0, len(self.leaderboard) - 1, False
         while low <= high:
             mid = (low + high) // 2
@@ -66,7 +75,7 @@ class BinarySearchInsertion:
                 break
             prompt = queue[used:used + n_matches]
             used += n_matches
-            a, b = np.full(n_matches, new), np.full(n_matches, mid)
+            a, b = np.full(n_matches, new), np.full(n_matches, ids[mid])
             out = call_verdicts(verdicts, prompt, a, b)
             pairs, wins = pairs.extend(prompt, a, b), float(np.nansum(out))
             outcomes.append(out)
@@ -77,7 +86,8 @@ class BinarySearchInsertion:
                 low = mid + 1
         position = mid if tie else low
         return DesignRun(self.name, pairs, np.concatenate(outcomes) if outcomes else np.zeros(0),
-                         {"position": int(position), "rank": int(position) + 1, "tie": tie, "probes": probes})
+                         {"position": int(position), "rank": int(position) + 1, "tie": tie, "probes": probes,
+                          "new_model": self.new_model, "n_probes": len(probes)})
 
 
 @dataclass
@@ -107,14 +117,16 @@ class AnchorInsertion:
         anchor = self._anchor()
         board = sorted(self.ratings, key=self.ratings.get, reverse=True)
         pool = _pool(board, self.new_model, models)
+        names, ids = _run_ids(pool, models)
         n = len(prompt_ids)
-        a, b = np.full(n, len(pool) - 1), np.full(n, pool.index(anchor))
+        a, b = np.full(n, ids[-1]), np.full(n, ids[pool.index(anchor)])
         out = call_verdicts(verdicts, np.arange(n), a, b)
         win_rate = float(np.nanmean(out))
         elo = np.array([self.ratings[m] for m in board], dtype=float)
         expected = 1.0 / (1.0 + 10.0 ** ((self.ratings[anchor] - elo) / ELO_SCALE))
         position = int(np.sum(expected > win_rate))
         clipped = min(max(win_rate, 1e-3), 1 - 1e-3)
-        return DesignRun(self.name, Pairs(list(prompt_ids), pool, np.arange(n), a, b), out, {
+        return DesignRun(self.name, Pairs(list(prompt_ids), names, np.arange(n), a, b), out, {
             "position": position, "rank": position + 1, "anchor": anchor, "win_rate": win_rate,
+            "new_model": self.new_model,
             "elo": float(self.ratings[anchor] + ELO_SCALE * math.log10(clipped / (1 - clipped)))})
