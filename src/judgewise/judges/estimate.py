@@ -68,10 +68,18 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
     done = store.statuses(keyed)
     new = [g for k, g in keyed.items() if k not in done or (retry_failed and done[k] == "failed")]
     calls = len(new) if getattr(judge, "backend", None) is not None else 0
-    history = _history(store, identity)
+    tokens_in = sum(_prompt_tokens(judge, g) for g in new) if calls else 0
+    return _costed(judge, store, len(comparisons), len(keyed), len(keyed) - len(new), calls, tokens_in,
+                   concurrency, limits, expected_tokens_out, expected_latency_s)
+
+
+def _costed(judge: Judge, store: JudgmentStore, comparisons: int, games: int, cached: int, calls: int,
+            tokens_in: int, concurrency: int, limits: RateLimits | None, expected_tokens_out: int | None,
+            expected_latency_s: float) -> Estimate:
+    """The estimate of ``calls`` calls reading ``tokens_in`` prompt tokens: output tokens, cost and time."""
+    history = _history(store, dict(judge.identity))
     cap = getattr(judge, "max_tokens", None) or 512
     out_per_call, latency, n_hist = history or (expected_tokens_out or min(cap, 512), expected_latency_s, 0)
-    tokens_in = sum(_prompt_tokens(judge, g) for g in new) if calls else 0
     tokens_out = int(out_per_call * calls)
     prices = getattr(getattr(judge, "backend", None), "prices", None)
     cost = prices.cost(tokens_in, tokens_out) if prices is not None else 0.0
@@ -81,5 +89,18 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
                   + ([(tokens_in + tokens_out) / limits.tpm * 60] if limits.tpm else []))
     basis = (f"output tokens and latency from {n_hist} stored games of this judge" if history else
              f"assuming {out_per_call} output tokens and {latency:g}s per call")
-    return Estimate(comparisons=len(comparisons), games=len(keyed), cached=len(keyed) - len(new), calls=calls,
+    return Estimate(comparisons=comparisons, games=games, cached=cached, calls=calls,
                     tokens_in=tokens_in, tokens_out=tokens_out, cost=cost, seconds=seconds, basis=basis)
+
+
+def estimate_upper_bound(sample: list[Comparison], comparisons: int, games: int, judge: Judge,
+                         store: JudgmentStore, *, concurrency: int = 8, limits: RateLimits | None = None,
+                         expected_tokens_out: int | None = None, expected_latency_s: float = 3.0) -> Estimate:
+    """Upper bound for a multi-round design that asks at most ``comparisons`` comparisons (``games`` games): every
+    game counted as a new call (games already stored are not subtracted: the rounds are not known before the
+    answers), prompt tokens per game the mean over ``sample`` (representative comparisons of the pool)."""
+    played = plan_games(sample, orders="one")
+    per_game = sum(_prompt_tokens(judge, g) for g in played) / max(1, len(played))
+    calls = games if getattr(judge, "backend", None) is not None else 0
+    return _costed(judge, store, comparisons, games, 0, calls, int(per_game * calls), concurrency, limits,
+                   expected_tokens_out, expected_latency_s)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import failed_mask
-from judgewise.judges.estimate import Estimate, estimate_run
+from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.runner import run_judging
 from judgewise.judges.store import JudgmentStore, write_export
@@ -39,14 +39,21 @@ class RoundsPlan:
     games: int
     n_prompts: int
     n_models: int
+    estimate: Estimate | None = None  # calls, tokens, cost and time of at most ``games`` new games
 
     def as_dict(self) -> dict:
-        return {"design": self.design, "comparisons": self.comparisons, "games": self.games}
+        bound = {} if self.estimate is None else {**self.estimate.as_dict(), "upper_bound": True}
+        return {**bound, "design": self.design, "comparisons": self.comparisons, "games": self.games}
 
     def line(self) -> str:
-        return (f"dry run: design {self.design} asks for about {self.comparisons} comparisons ({self.games} games) "
-                f"over {self.n_prompts} prompts and {self.n_models} models, in rounds; stored games are not paid "
+        text = (f"dry run: design {self.design} asks for at most {self.comparisons} comparisons ({self.games} games)"
+                f" over {self.n_prompts} prompts and {self.n_models} models, in rounds; stored games are not paid "
                 "again")
+        e = self.estimate
+        if e is not None:
+            text += (f"; upper bound (the design's budget, every game new): {e.calls} calls, ~{e.tokens_in:,} "
+                     f"tokens in, ~{e.tokens_out:,} out, ~${e.cost:.4f}, ~{e.seconds:.0f}s ({e.basis})")
+        return text
 
 
 @dataclass
@@ -146,7 +153,8 @@ def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_
     seed = options.get("seed", cfg.seed)
     design = build_design(cfg.design)
     n = design.n_calls(len(job.models), job.n_prompts)
-    plan = RoundsPlan(name, n, n * (2 if cfg.orders == "both" else 1), job.n_prompts, len(job.models))
+    games = n * (2 if cfg.orders == "both" else 1)
+    plan = RoundsPlan(name, n, games, job.n_prompts, len(job.models), _rounds_estimate(job, store, n, games))
     on_plan(plan)
     if dry_run:
         return JudgeOutcome(plan)
@@ -155,3 +163,17 @@ def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_
     info = {k: v for k, v in run.info.items() if isinstance(v, (int, float, str, bool, type(None)))}
     summary = {**verdicts.summary(), "design": name, "design_info": info}
     return JudgeOutcome(plan, summary, verdicts.judgments(), verdicts.skipped)
+
+
+def _rounds_estimate(job: Job, store: JudgmentStore, comparisons: int, games: int) -> Estimate:
+    """The upper-bound estimate of a multi-round design (:func:`judgewise.judges.estimate.estimate_upper_bound`),
+    prompt tokens measured on one comparison per prompt (up to 200 prompts, models in turn)."""
+    from judgewise.judges.pairs import build_comparisons
+
+    cfg, opts, pool = job.config, job.config.run_options(), job.pool
+    m = len(pool.models)
+    triples = [(p, pool.models[i % m], pool.models[(i + 1) % m]) for i, p in enumerate(pool.prompt_ids[:200])]
+    sample = build_comparisons(pool.responses, triples, pool.texts).comparisons
+    return estimate_upper_bound(sample, comparisons, games, job.judge, store, concurrency=opts["concurrency"],
+                                limits=opts["limits"], expected_tokens_out=cfg.judge.get("expected_tokens_out"),
+                                expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)))
