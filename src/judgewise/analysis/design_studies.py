@@ -191,7 +191,7 @@ class AnchorReports:
 
 
 def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts: int = 10,
-                           seed: int = 0) -> AnchorReports:
+                           seed: int = 0, rated: tuple | None = None) -> AnchorReports:
     """Anchor reports (informativeness, histogram, waste; Anchor §4) of a judgments file, and a pilot
     recommendation (§5.3) when the file holds all pairs and no anchor.
 
@@ -200,6 +200,9 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
     AnchorReports
         ``source, read`` (the read report as a dict), ``anchors`` (one report per anchor) and, for a pilot,
         ``pilot`` (``n_prompts, recommended, reason, candidates``).
+
+    ``rated``: (frame, table) already read, e.g. from a judging store by the pipeline's one reader
+    (``judgewise.pipeline.inputs.read_rated``); default: read ``path`` with :func:`judgewise.io.read_judgments`.
     """
     from judgewise.analysis.anchor_experiments import pilot
     from judgewise.analysis.anchor_selection import QuadraticData, likely_anchors, report_from_judgments
@@ -209,8 +212,10 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
     rng = rng_from_seed(seed)
     if pilot_prompts < 1:
         raise ConfigError(f"--pilot-prompts must be ≥ 1, got {pilot_prompts}")
-    table = read_judgments(path)
-    frame = table.frame
+    if rated is None:
+        table = read_judgments(path)
+        rated = (table.frame, table)
+    frame, table = rated
     anchors = [anchor] if anchor else likely_anchors(frame)
     out = AnchorReports(str(path), table.report.as_dict(), [report_from_judgments(frame, a).as_dict() for a in anchors])
     if not anchor and not anchors:

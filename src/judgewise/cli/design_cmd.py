@@ -73,7 +73,9 @@ def _register_power(app: typer.Typer) -> None:
 
 
 def plan_command(
-    n_models: int = typer.Option(..., "--models", help="Number of models to evaluate."),
+    path: Path = typer.Argument(None, help="Judgments already made (any format or a judging store): the number "
+                                           "of models and a measured anchor informativeness come from them."),
+    n_models: int = typer.Option(None, "--models", help="Number of models to evaluate (default: from PATH)."),
     natural_baseline: str = typer.Option(None, "--natural-baseline",
                                          help="Name of a natural baseline model, if one exists."),
     baseline_exists: bool = typer.Option(False, "--has-baseline", help="A natural baseline exists (unnamed)."),
@@ -83,14 +85,33 @@ def plan_command(
     effect: float = typer.Option(0.05, "--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
     alpha: float = typer.Option(0.05, "--alpha"),
     power: float = typer.Option(0.8, "--power"),
+    informativeness: float = typer.Option(None, "--informativeness", help="Measured anchor informativeness "
+                                          "(share of informative anchor comparisons, §4.3; default: from PATH, "
+                                          "else the papers' mean 0.54)."),
+    write: Path = typer.Option(None, "--write", help="Write the run config (judge / evaluate) this plan implies."),
+    responses: str = typer.Option("responses.jsonl", "--responses", help="responses: of the written config."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Recommend a design, anchor strategy, prompts and judge calls (Anchor Fig. 5 / §6)."""
     from judgewise.analysis.planning import PlanInputs, plan
+    from judgewise.pipeline.plan_config import measure, plan_run_config, write_run_config
 
+    measured = measure(path) if path is not None else None
+    n_models = n_models or (measured.n_models if measured else None)
+    if not n_models:
+        raise ConfigError("plan needs --models N or judgments to count them in (PATH)")
+    if informativeness is None and measured is not None:
+        informativeness = measured.informativeness
     baseline = natural_baseline if natural_baseline else ("" if baseline_exists else None)
-    result = plan(PlanInputs(n_models, baseline, full_ranking, budget, effect, alpha, power))
-    _echo(result.as_dict(), as_json, result.to_text())
+    extra = {} if informativeness is None else {"anchor_informativeness": informativeness}
+    result = plan(PlanInputs(n_models, baseline, full_ranking, budget, effect, alpha, power, **extra))
+    lines, obj = ([measured.line()], {**result.as_dict(), "measured": vars(measured)}) if measured else \
+        ([], result.as_dict())
+    if write is not None:
+        cfg = plan_run_config(result, responses=responses, anchor=measured.anchor if measured else None)
+        obj["written"] = str(write_run_config(write, cfg))
+        lines.append(f"run config written: {obj['written']} (design {cfg['design']['name']})")
+    _echo(obj, as_json, "\n".join([result.to_text(), *lines]))
 
 
 def anchors_command(
@@ -102,10 +123,10 @@ def anchors_command(
 ) -> None:
     """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
     from judgewise.analysis.design_studies import anchor_reports_of_file
-
     from judgewise.io.tables import ReadReport
+    from judgewise.pipeline.inputs import read_rated
 
-    reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed)
+    reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed, rated=read_rated(path))
     _echo(reports.as_dict(), as_json, "\n".join(filter(None, [reports.to_text(), report_line(ReadReport(**reports.read))])))
 
 
