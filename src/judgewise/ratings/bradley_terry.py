@@ -94,7 +94,7 @@ def choose_l2(pc: PairCounts, models: list[str], l2: float | None) -> tuple[floa
     groups = separation(pc, models)
     if groups is None:
         return 0.0, None
-    log.info("Bradley–Terry: data separated (%s); fitted with l2=%g (a weak prior)", groups, SEPARATION_L2)
+    log.debug("Bradley–Terry: data separated (%s); fitted with l2=%g (a weak prior)", groups, SEPARATION_L2)
     return SEPARATION_L2, groups
 
 
