@@ -41,3 +41,19 @@ def test_insertion_judges_the_same_pairs_and_places_the_same_when_models_are_shu
     assert in_order == shuffled and all("new" in pair for pair in in_order)
     assert info_a["rank"] == info_b["rank"] == 3  # between claude-2/gpt-3.5 (above) and qwen (below)
     assert "placement: new enters the leaderboard at rank 3" in text
+
+
+def test_insertion_without_a_leaderboard_takes_its_order_from_the_stored_ranking_not_from_models(tmp_path):
+    folder = tmp_path / "w"
+    folder.mkdir()
+    write_responses(folder, 24, BOARD + ["new"])
+    judge = {"backend": "simulated", "ratings": RATINGS, "p_judge": 1.0, "seed": 1}
+    shuffled = ["falcon", "qwen", "claude-2", "alpaca", "gpt-3.5"]
+    base = {"responses": "responses.jsonl", "store": "s.sqlite", "orders": "one", "judge": judge}
+    (folder / "board.yaml").write_text(yaml.safe_dump({**base, "models": shuffled, "design": "all_pairs"}))
+    assert run_cli("judge", "--config", "board.yaml", "--no-progress", cwd=folder).returncode == 0
+    (folder / "insert.yaml").write_text(yaml.safe_dump({**base, "models": ["new", *shuffled], "output": "o.jsonl",
+                                                         "design": {"name": "insert-binary", "new_model": "new"}}))
+    res = run_cli("judge", "--config", "insert.yaml", "--no-progress", cwd=folder)
+    assert res.returncode == 0, res.stderr
+    assert "placement: new enters the leaderboard at rank 3" in res.stdout
