@@ -204,3 +204,4 @@ def test_rank_and_report_fit_separated_data_with_the_reported_weak_prior_and_l2_
     assert explicit[0]["score"] < records[0]["score"]  # a stronger ridge shrinks the separated model more
     report = run_cli("report", data, "-o", tmp_path / "r.html", "--bootstrap", "20")
     assert report.returncode == 0, report.stderr
+    assert run_cli("report", data, "-o", tmp_path / "r2.html", "--l2", "0.5").returncode == 0

@@ -30,6 +30,8 @@ def register(app: typer.Typer) -> None:
         title: str = typer.Option("judgewise report", "--title"),
         judge: str = typer.Option(None, "--judge", help="Report only this judge's rows (the rest counted as skipped)."),
         pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool several judges into one leaderboard."),
+        l2: float = typer.Option(None, "--l2", help="BT ridge (default: the MLE, or l2=0.01, a weak prior, only "
+                                                    "on separated data; 0 refuses separated data)."),
     ) -> None:
         """Write a one-file offline HTML report (or Markdown + figures) of a run."""
         from judgewise.report import write_report
@@ -38,7 +40,8 @@ def register(app: typer.Typer) -> None:
         srcs = [str(s) for s in sources]
         path = write_report(srcs, output, format=format, gold=gold, study=study, method=method,
                             bootstrap=bootstrap, seed=seed, title=title, command=command,
-                            input_format=input_format, responses=responses, judge=judge, pool_judges=pool_judges)
+                            input_format=input_format, responses=responses, judge=judge, pool_judges=pool_judges,
+                            l2=l2)
         typer.echo(f"report written: {path} ({path.stat().st_size / 1024:.0f} KB)")
 
     @app.command("serve")

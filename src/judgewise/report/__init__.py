@@ -48,7 +48,7 @@ def choose_judge(run, options) -> None:
 def write_report(sources, output, *, format: str = "html", gold=None, study=None, method: str = "auto",
                  bootstrap: int = 200, seed: int = 0, title: str = "judgewise report",
                  command: str | None = None, input_format: str | None = None, responses=None,
-                 judge: str | None = None, pool_judges: bool = False) -> Path:
+                 judge: str | None = None, pool_judges: bool = False, l2: float | None = None) -> Path:
     """Write the report for ``sources`` (path(s) anything ``judgewise.io`` reads, a judging store, or a
     judgments DataFrame/Table) to ``output``; returns the path of the written HTML or Markdown file.
 
@@ -57,6 +57,7 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     ``command`` is the command line shown under "Reproduce" (default: this process's arguments);
     ``responses`` adds model outputs (path or DataFrame ``prompt_id, model, text``) to a run without them.
     ``judge`` keeps one judge's rows; ``pool_judges`` pools several; a run mixing judges needs one of them.
+    ``l2``: the BT ridge (default: the MLE, or a weak prior only on separated data; ``ratings.bradley_terry``).
     """
     from judgewise.io.atomic import write_text_atomic
     from judgewise.report.context import ReportOptions
@@ -65,7 +66,7 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     if format not in FORMATS:
         raise ConfigError(f"unknown report format {format!r}: expected one of {', '.join(FORMATS)}")
     options = ReportOptions(method=method, bootstrap=bootstrap, seed=seed, title=title, command=command,
-                            gold=Path(gold) if gold else None, judge=judge, pool_judges=pool_judges,
+                            gold=Path(gold) if gold else None, judge=judge, pool_judges=pool_judges, l2=l2,
                             study=Path(study) if isinstance(study, (str, Path)) else study)
     target = output_target(Path(output), format)
     _check_side_inputs(options)

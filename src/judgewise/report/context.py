@@ -35,6 +35,7 @@ class ReportOptions:
     extra_facts: dict = field(default_factory=dict)
     judge: str | None = None  # keep only this judge's rows (io.provenance.select_judge)
     pool_judges: bool = False  # pool several judges on purpose (otherwise a mixed run is refused)
+    l2: float | None = None  # BT ridge (None: the MLE, a weak prior only on separated data; ratings.bradley_terry)
 
     def __post_init__(self) -> None:
         self.check()
@@ -126,6 +127,8 @@ class ReportContext:
                   "pool_judges": self.options.pool_judges}
         if self.method == "winrate" and self.anchor:
             kwargs["anchor"] = self.anchor
+        if self.method == "bt" and self.options.l2 is not None:
+            kwargs["l2"] = self.options.l2
         return rank(self.valid, **kwargs)
 
     @cached_property
