@@ -61,7 +61,8 @@ def _beat_components(pc: PairCounts) -> tuple[int, np.ndarray]:
     return components(rows, cols, pc.n_models, directed=True)
 
 
-SEPARATION_L2 = 1e-2  # ridge used by default only when the MLE does not exist (prior sd 10 log-odds; module doc)
+WEAK_PRIOR_L2 = 1e-2  # the one weak ridge: N(0, 10²) prior on each log-odds score (module docstring)
+SEPARATION_L2 = WEAK_PRIOR_L2  # used by default only when the MLE does not exist
 
 
 def separation(pc: PairCounts, models: list[str]) -> str | None:
@@ -197,7 +198,7 @@ def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np
     return theta, ~active
 
 
-ARRAY_FIT_L2 = 1e-2  # default ridge of the array fit (prior sd 10 log-odds): finite on sparse or separated data
+ARRAY_FIT_L2 = WEAK_PRIOR_L2  # default ridge of the array fit: finite on sparse or separated data
 
 
 def pair_counts_from_arrays(a, b, outcome, n_models: int) -> PairCounts:
