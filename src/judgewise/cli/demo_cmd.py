@@ -22,32 +22,6 @@ if TYPE_CHECKING:
     from judgewise.pipeline.demo import DemoRun
 
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)  # tables unsqueezed when piped
-REAL_JUDGE_HINT = """\
-To judge with a real model, write run.yaml and run `judgewise judge --config run.yaml`:
-  responses: examples/alpacaeval
-  models: [claude-2, gpt-3.5-turbo-1106, alpaca-7b, falcon-7b-instruct]
-  max_prompts: 50
-  judge: {model: gpt-4o-mini, base_url: https://api.openai.com/v1, api_key_env: OPENAI_API_KEY,
-          template: arena_hard_5way}
-  design: {name: all_pairs}
-(any OpenAI-compatible server works: vLLM, SGLang, llama.cpp's server, Ollama, a LiteLLM proxy — set base_url)"""
-
-
-def write_demo_report(demo: DemoRun) -> list[Path]:
-    """Write the HTML reports of the demo into ``demo.out_dir``: the AlpacaEval slice (``report.html``) and,
-    when the tiny job was judged, its store (``judged-report.html``); returns their paths."""
-    from judgewise.report import write_report
-
-    demo.out_dir.mkdir(parents=True, exist_ok=True)
-    slice_report = demo.out_dir / "report.html"
-    paths = [write_report(demo.slice_path, slice_report,
-                          command=f"judgewise report {demo.slice_path} -o {slice_report}")]
-    if demo.store_path is not None:
-        judged_report = demo.out_dir / "judged-report.html"
-        paths.append(write_report(demo.store_path, judged_report, responses=demo.slice_path,
-                                  command=f"judgewise report {demo.store_path} --responses {demo.slice_path} "
-                                          f"-o {judged_report}"))
-    return paths
 
 
 def _print_leaderboard(title: str, ranking, report) -> None:
@@ -58,9 +32,9 @@ def _print_leaderboard(title: str, ranking, report) -> None:
 
 
 def _print_job(demo: DemoRun) -> None:
-    from judgewise.cli.judge_cmd import summary_lines
     from judgewise.io.tables import ReadReport
-    from judgewise.pipeline.demo import first_shown_win_rate
+    from judgewise.pipeline.demo import REAL_JUDGE_HINT, first_shown_win_rate
+    from judgewise.pipeline.text import summary_lines
 
     summary = demo.run.summary()
     out.rule("2 · a tiny real job judged offline by the embedded judge (Gemma 3 270M)")
@@ -88,6 +62,7 @@ def run_demo(*, slice_path: Path | None, out_dir: Path, judge: bool, threads: in
     what it made."""
     from judgewise.cli.judge_cmd import run_with_progress
     from judgewise.pipeline.demo import DEMO_MODELS, DemoRun, find_slice, judge_job, pick_job, rank_job, rank_slice
+    from judgewise.report.demo_reports import write_demo_report
 
     start = time.perf_counter()
     demo = DemoRun(slice_path=find_slice(slice_path), out_dir=out_dir)

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table as RichTable
 
-from judgewise.cli.richtext import add_row, fmt_num, report_line, say, split_list
-from judgewise.errors import ConfigError
+from judgewise.cli.richtext import fmt_num, print_table, report_line, say, split_list
+from judgewise.pipeline.text import pair_counts_line, parse_families
 
 
 def _console() -> Console:
@@ -25,31 +24,17 @@ def _console() -> Console:
     return console if console.is_terminal else Console(width=max(console.width, 160))
 
 
-def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
-    """``["gpt=openai", "o1=openai"]`` → ``{"gpt": "openai", "o1": "openai"}`` (name prefixes → family)."""
-    if not pairs:
-        return None
-    out = {}
-    for pair in pairs:
-        name, sep, family = pair.partition("=")
-        if not sep or not name.strip() or not family.strip():
-            raise ConfigError(f'--family expects NAME=FAMILY (e.g. "gpt=openai"), got "{pair}"')
-        out[name.strip()] = family.strip()
-    return out
-
-
 def render_diagnosis(result, report, level: float, console: Console) -> None:
     """The figures as one rich table (judge, figure, estimate, interval, n), then flags and warnings."""
-    table = RichTable(title="judgewise diagnose · judge bias figures", title_justify="left")
-    for name, justify in (("judge", "left"), ("figure", "left"), ("estimate", "right"),
-                          (f"{level * 100:g}% CI (Wilson)", "right"), ("n", "right")):
-        table.add_column(name, justify=justify)
+    rows = []
     for jb in result.judges:
         for i, (name, p) in enumerate(jb.figures().items()):
-            add_row(table, jb.judge if i == 0 else "", name, fmt_num(p.estimate),
-                    f"[{fmt_num(p.ci_low)}, {fmt_num(p.ci_high)}]", f"{p.n:,}")
-        table.add_section()
-    console.print(table)
+            rows.append([jb.judge if i == 0 else "", name, fmt_num(p.estimate),
+                         f"[{fmt_num(p.ci_low)}, {fmt_num(p.ci_high)}]", f"{p.n:,}"])
+        rows.append(None)  # a section per judge
+    columns = [("judge", "left"), ("figure", "left"), ("estimate", "right"),
+               (f"{level * 100:g}% CI (Wilson)", "right"), ("n", "right")]
+    print_table(console, "judgewise diagnose · judge bias figures", columns, rows)
     if result.style is not None:
         render_style(result.style, console)
     if result.echo is not None:
@@ -73,31 +58,23 @@ def _ci(row: dict, name: str) -> str:
 def render_alignment(result, console: Console) -> None:
     """The comparison table, then per-model accuracy, the filter report and what was skipped."""
     level = result.settings["level"]
-    table = RichTable(title=f"judgewise accuracy · rankings vs ground-truth accuracy "
-                            f"({level * 100:g}% bootstrap CI over prompts, {result.settings['bootstrap']} rounds)",
-                      title_justify="left")
-    for name in ("source", "pairs", "judgments", "Kendall τ", "Spearman ρ", "Pearson r", "Kendall distance"):
-        table.add_column(name, justify="left" if name in ("source", "pairs") else "right")
-    for row in result.table.to_dict(orient="records"):
-        add_row(table, row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),
-                _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance"))
-    console.print(table)
-    acc = RichTable(title="accuracy per model (ground truth; direct judge = correct / attempted)",
-                    title_justify="left")
-    for name in ("model", "accuracy", "parse rate", "direct judge", "BT score", "kept"):
-        acc.add_column(name, justify="left" if name == "model" else "right")
+    title = (f"judgewise accuracy · rankings vs ground-truth accuracy "
+             f"({level * 100:g}% bootstrap CI over prompts, {result.settings['bootstrap']} rounds)")
+    names = ("source", "pairs", "judgments", "Kendall τ", "Spearman ρ", "Pearson r", "Kendall distance")
+    print_table(console, title, [(n, "left" if n in ("source", "pairs") else "right") for n in names],
+                [[row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),
+                  _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance")]
+                 for row in result.table.to_dict(orient="records")])
     bt = result.scores.get(("bt", "all"))
     direct = result.direct["accuracy"] if result.direct is not None else None
-    for model, row in result.accuracy.sort_values("accuracy", ascending=False).iterrows():
-        add_row(acc, model, fmt_num(row["accuracy"]), fmt_num(row["parse_rate"]),
-                fmt_num(direct.get(model)) if direct is not None else "—",
-                fmt_num(bt.get(model), 1) if bt is not None else "—", "yes" if row["kept"] else "no")
-    console.print(acc)
-    say(console, f"pairs: {result.pair_counts['discriminative']:,} discriminative (exactly one correct), "
-                 f"{result.pair_counts['non-discriminative']:,} non-discriminative, "
-                 f"{result.pair_counts['unknown']:,} without correctness; left out: "
-                 f"{result.pair_counts['no_outcome']:,} without an outcome, "
-                 f"{result.pair_counts['filtered_models']:,} with a filtered model")
+    rows = [[model, fmt_num(row["accuracy"]), fmt_num(row["parse_rate"]),
+             fmt_num(direct.get(model)) if direct is not None else "—",
+             fmt_num(bt.get(model), 1) if bt is not None else "—", "yes" if row["kept"] else "no"]
+            for model, row in result.accuracy.sort_values("accuracy", ascending=False).iterrows()]
+    names = ("model", "accuracy", "parse rate", "direct judge", "BT score", "kept")
+    print_table(console, "accuracy per model (ground truth; direct judge = correct / attempted)",
+                [(n, "left" if n == "model" else "right") for n in names], rows)
+    say(console, pair_counts_line(result.pair_counts))
     for d in result.filter.dropped:
         say(console, f"filtered ({d['step']}): {d['model']} — {d['reason']}")
     for method, why in result.skipped.items():
@@ -106,20 +83,17 @@ def render_alignment(result, console: Console) -> None:
 
 def render_style(style: dict, console: Console) -> None:
     """Style-control coefficients per judge (with intervals when bootstrapped) and self-preference."""
-    table = RichTable(title="style control · BT coefficients (log-odds of winning per SD of the a−b difference)",
-                      title_justify="left")
     features = ("length", "headers", "lists", "bold")
-    for name in ("judge", *features, "τ plain vs styled"):
-        table.add_column(name, justify="left" if name == "judge" else "right")
+    rows = []
     for judge, entry in style["per_judge"].items():
         if "skipped" in entry:
-            add_row(table, judge, *["—"] * len(features), "—")
+            rows.append([judge, *["—"] * len(features), "—"])
             continue
-        coefs = entry["coefficients"]
         agree = entry.get("ranking_agreement")
-        add_row(table, judge, *[_coef(coefs.get(f)) for f in features],
-                fmt_num(agree["kendall_tau_b"]) if agree else "— (< 3 models)")
-    console.print(table)
+        rows.append([judge, *[_coef(entry["coefficients"].get(f)) for f in features],
+                     fmt_num(agree["kendall_tau_b"]) if agree else "— (< 3 models)"])
+    print_table(console, "style control · BT coefficients (log-odds of winning per SD of the a−b difference)",
+                [(n, "left" if n == "judge" else "right") for n in ("judge", *features, "τ plain vs styled")], rows)
     sp = style["self_preference"]
     if "skipped" in sp:
         say(console, f"self-preference: not estimable — {sp['skipped']}")

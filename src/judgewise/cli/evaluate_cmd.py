@@ -13,9 +13,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table as RichTable
 
-from judgewise.cli.richtext import add_row, fmt_num, json_text, plain, say
+from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, quiet_http_logs, say
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -38,50 +37,35 @@ def _progress_bar(total: int):
     return bar, update
 
 
-def _ranking_table(result) -> RichTable:
+def _print_ranking(result) -> None:
+    """The ranking with its intervals and CI-aware ranks, one table."""
     level = f"{result.ranking.ci_level * 100:g}%"
-    table = RichTable(title=plain(f"judgewise evaluate · design {result.design} · Bradley–Terry (Elo scale)"),
-                      title_justify="left")
-    for name, justify in (("rank", "right"), ("model", "left"), ("score", "right"), (f"{level} CI", "right"),
-                          ("n", "right")):
-        table.add_column(name, justify=justify, no_wrap=True)
+    rows = []
     for rec in result.ranking.to_records():
         ci = "—" if rec["ci_low"] is None else f"[{fmt_num(rec['ci_low'], 1, grouping=True)}, " \
                                                f"{fmt_num(rec['ci_high'], 1, grouping=True)}]"
-        add_row(table, str(rec["rank"]), rec["model"], fmt_num(rec["score"], 1, grouping=True), ci, f"{rec['n']:,}")
-    return table
+        rows.append([str(rec["rank"]), rec["model"], fmt_num(rec["score"], 1, grouping=True), ci, f"{rec['n']:,}"])
+    print_table(out, plain(f"judgewise evaluate · design {result.design} · Bradley–Terry (Elo scale)"),
+                [("rank", "right"), ("model", "left"), ("score", "right"), (f"{level} CI", "right"), ("n", "right")],
+                rows, no_wrap=True)
 
 
-def trust_lines(result) -> list[str]:
-    """The trust block as lines of text."""
-    t = result.trust
-    tau = "—" if t["expected_kendall_tau"] is None else f"{t['expected_kendall_tau']:.3f}"
-    lines = [f"stopped: {result.stopped} (target: {t['target_meaning']}"
-             + (f"; the design's own stop: {t['design_stop']}" if t.get("design_stop") else "") + ")",
-             f"posterior-expected Kendall τ at the stop: {tau} (exact under the Laplace approximation of the ridge "
-             f"BT fit, l2 = {t['bt_l2']:g}; it assumes the judge's verdicts follow BT, not that the judge is right)",
-             f"calls: {t['calls']:,} of {t['all_pairs_both_orders_calls']:,} for all pairs in both orders "
-             f"({t['share_of_all_pairs']:.1%}); paid by this run: {t['paid_calls_this_run']:,}; failed: "
-             f"{t['failed']:,}; cost ${t['cost']:.4f}; {t['rounds']} rounds"]
-    for key, what in (("swap_consistency", "swap consistency (both orders name the same winner)"),
-                      ("position_bias_first_shown_wins", "position bias: P(first shown wins)")):
-        p = t.get(key)
-        if p:
-            lines.append(f"{what}: {p['estimate']:.1%} [{p['ci_low']:.1%}, {p['ci_high']:.1%}] over {p['n']:,}")
-    for anchor, value in (t.get("anchor_informativeness") or {}).items():
-        lines.append(f"anchor {anchor}: informativeness {value:.2f} (Anchor §4.3)")
-    return lines
-
-
-def run_evaluate(config: Path, *, store: str | None, max_calls: int | None, max_cost: float | None,
-                 concurrency: int | None, bootstrap: int, progress: bool | None, as_json: bool,
-                 report: Path | None) -> None:
-    """The body of ``judgewise evaluate``: load the config with the overrides, evaluate, print."""
-    from judgewise.cli.judge_cmd import _quiet_http_logs
+def evaluate_command(
+    config: Path = typer.Option(..., "--config", "-c", help="Run config (YAML): judge's keys + target:."),
+    store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
+    max_calls: int = typer.Option(None, "--max-calls", help="Budget: at most this many judge calls."),
+    max_cost: float = typer.Option(None, "--max-cost", help="Budget: at most this many dollars."),
+    concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap rounds for the intervals."),
+    progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    report: Path = typer.Option(None, "--report", help="Write the HTML report of the games judged.")) -> None:
+    """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block."""
     from judgewise.pipeline import load_with_overrides
     from judgewise.pipeline.evaluate import evaluate
+    from judgewise.pipeline.text import trust_lines
 
-    _quiet_http_logs()
+    quiet_http_logs()
     cfg = load_with_overrides(config, store=store, max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
     show = (progress if progress is not None else err.is_terminal) and not as_json
     if show:
@@ -100,7 +84,7 @@ def run_evaluate(config: Path, *, store: str | None, max_calls: int | None, max_
         return
     for reason in result.reasons:
         say(out, f"design {result.design}: {reason}")
-    out.print(_ranking_table(result))
+    _print_ranking(result)
     boot = result.ranking.info.get("bootstrap") or {}
     say(out, f"95% intervals: percentile bootstrap, {boot.get('rounds', 0)} rounds over prompts (seed "
              f"{boot.get('seed', cfg.seed)}); rank = 1 + models whose lower bound exceeds this upper bound")
@@ -110,18 +94,4 @@ def run_evaluate(config: Path, *, store: str | None, max_calls: int | None, max_
 
 def register(app: typer.Typer) -> None:
     """Add ``evaluate`` to the app."""
-
-    @app.command("evaluate")
-    def evaluate_command(
-            config: Path = typer.Option(..., "--config", "-c", help="Run config (YAML): judge's keys + target:."),
-            store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
-            max_calls: int = typer.Option(None, "--max-calls", help="Budget: at most this many judge calls."),
-            max_cost: float = typer.Option(None, "--max-cost", help="Budget: at most this many dollars."),
-            concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
-            bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap rounds for the intervals."),
-            progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
-            as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
-            report: Path = typer.Option(None, "--report", help="Write the HTML report of the games judged.")) -> None:
-        """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block."""
-        run_evaluate(config, store=store, max_calls=max_calls, max_cost=max_cost, concurrency=concurrency,
-                     bootstrap=bootstrap, progress=progress, as_json=as_json, report=report)
+    app.command("evaluate")(evaluate_command)

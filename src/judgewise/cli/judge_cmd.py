@@ -8,22 +8,17 @@ stored as failed are judged again only with ``--retry-failed``.
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from judgewise.cli.richtext import quiet_http_logs, say
+from judgewise.pipeline.text import store_stats_lines, summary_lines
+
 err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
-
-
-def _quiet_http_logs() -> None:
-    """httpx logs one INFO line per request; keep it for --verbose (DEBUG) only."""
-    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-        for name in ("httpx", "httpx2"):  # openai >= 3 ships its own copy as httpx2
-            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _progress_bar(total: int):
@@ -41,40 +36,6 @@ def _progress_bar(total: int):
     return bar, update
 
 
-def summary_lines(summary: dict, output: str | None) -> list[str]:
-    s = summary
-    lines = [f"{s['games']} games from {s['comparisons']} comparisons: {s['judged']} judged, {s['failed']} failed, "
-             f"{s['cached']} already stored (no call); {s['calls_made']} calls, {s['retries']} retries, "
-             f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
-             f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
-             + ("" if not s["failed_total"] else " (rerun with --retry-failed to judge failed games again)")]
-    if s.get("maybe_charged_timeouts"):
-        lines.append(f"{s['maybe_charged_timeouts']} calls timed out after being sent (may have been charged; "
-                     "their answers never arrived)")
-    if s.get("duplicates"):
-        lines.append(f"{s['duplicates']} planned games repeated an earlier one (same prompt, pair and order): "
-                     "judged once")
-    if s.get("design"):  # a multi-round design
-        stopped = (s.get("design_info") or {}).get("stopped")
-        lines.append(f"design {s['design']}: {s.get('rounds', 0)} rounds" + (f", stopped: {stopped}" if stopped else ""))
-        lines += placement_lines(s.get("design_info") or {})
-    if s.get("swap_consistency") is not None:
-        lines.append(f"swap consistency (both orders name the same winner): {s['swap_consistency']:.1%}")
-    if output:
-        lines.append(f"judgments written to {output}")
-    return lines
-
-
-def placement_lines(info: dict) -> list[str]:
-    """Where an insertion design placed the new model (empty for other designs)."""
-    if not info.get("new_model") or "rank" not in info:
-        return []
-    how = (f"{info['win_rate']:.1%} against the anchor {info['anchor']}, Elo {info['elo']:,.0f}"
-           if info.get("anchor") else f"{info.get('n_probes', 0)} binary-search probes"
-           + (", tied at the last probe" if info.get("tie") else ""))
-    return [f"placement: {info['new_model']} enters the leaderboard at rank {info['rank']} ({how})"]
-
-
 def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,
               max_calls: int | None, max_cost: float | None, concurrency: int | None, progress: bool | None,
               as_json: bool) -> None:
@@ -82,21 +43,21 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
     (:func:`judgewise.pipeline.run_config`), print the plan and the summary."""
     from judgewise.pipeline import RoundsPlan, load_with_overrides, run_config
 
-    _quiet_http_logs()
+    quiet_http_logs()
     cfg = load_with_overrides(config, store=store, output=output, retry_failed=retry_failed, max_calls=max_calls,
                               max_cost=max_cost, concurrency=concurrency)
-
-    def show_plan(plan) -> None:  # before any call
-        err.print(plan.line(), highlight=False, markup=False)
-
-    outcome = run_config(cfg, dry_run=dry_run, on_plan=show_plan,
+    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err, plan.line()),  # before any call
                          with_progress=lambda total, run: run_with_progress(progress, total, run))
     if outcome.dry_run:
         if as_json:
             extra = {} if isinstance(outcome.plan, RoundsPlan) else {"skipped_comparisons": len(outcome.skipped)}
             print(json.dumps({"dry_run": outcome.plan.as_dict(), **extra}))
         return
-    _print_summary(outcome.summary, as_json)
+    if as_json:
+        print(json.dumps(outcome.summary, default=str))
+    else:
+        for line in summary_lines(outcome.summary, outcome.summary.get("output")):
+            out.print(line, markup=False)
     outcome.check()
 
 
@@ -108,14 +69,6 @@ def run_with_progress(progress: bool | None, total: int, run):
     bar, update = _progress_bar(total)
     with bar:
         return run(update)
-
-
-def _print_summary(summary: dict, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(summary, default=str))
-        return
-    for line in summary_lines(summary, summary.get("output")):
-        out.print(line, markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -163,11 +116,5 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(s))
             return
-        out.print(f"{s['store']}: {s['games']} games, {s['ok']} ok, {s['failed']} failed, {s['calls']} calls, "
-                  f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}", markup=False)
-        for judge_name, t in s["by_judge"].items():
-            out.print(f"  judge {judge_name}: {t['ok']} ok, {t['failed']} failed, ${t['cost']:.4f}", markup=False)
-        for model, t in s["by_model"].items():
-            out.print(f"  model {model}: {t['games']} games, {t['ok']} ok, {t['failed']} failed", markup=False)
-        for reason, n in s["failure_reasons"].items():
-            out.print(f"  failed x{n}: {reason}", markup=False)
+        for line in store_stats_lines(s):
+            out.print(line, markup=False)

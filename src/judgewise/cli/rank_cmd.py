@@ -14,10 +14,9 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table as RichTable
 
-from judgewise.cli.richtext import add_row, fmt_num, plain, report_line, say
-from judgewise.errors import InputError
+from judgewise.cli.richtext import fmt_num, plain, print_table, report_line, say
+from judgewise.pipeline.text import ranking_info_lines
 
 SHOWN_EXTRAS = ("se", "n_wins", "n_draws", "mu", "sigma")
 
@@ -29,57 +28,19 @@ def num(value, digits: int = 2) -> str:
 
 def render_table(ranking, records: list[dict], report, console: Console) -> None:
     """The leaderboard as a rich table with the CI level in its header and the read report below."""
-    level = f"{ranking.ci_level * 100:g}%"
-    table = RichTable(title=plain(f"judgewise rank · method {ranking.method}"), title_justify="left")
-    table.add_column("rank", justify="right")
-    table.add_column("model", no_wrap=True, min_width=max((len(r["model"]) for r in records), default=5))
-    table.add_column("score", justify="right")
-    table.add_column(f"{level} CI", justify="right", no_wrap=True)
     extras = [k for k in SHOWN_EXTRAS if records and k in records[0]]
-    for key in extras:
-        table.add_column(key, justify="right")
-    table.add_column("n", justify="right")
+    model_width = max((len(r["model"]) for r in records), default=5)
+    columns = [("rank", "right"), ("model", "left", {"no_wrap": True, "min_width": model_width}), ("score", "right"),
+               (f"{ranking.ci_level * 100:g}% CI", "right", {"no_wrap": True}), *[(k, "right") for k in extras],
+               ("n", "right")]
+    rows = []
     for rec in records:
         ci = "—" if rec["ci_low"] is None else f"[{num(rec['ci_low'])}, {num(rec['ci_high'])}]"
         cells = [str(rec["rank"]), rec["model"], num(rec["score"]), ci]
-        cells += [num(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"]
-        add_row(table, *cells)
-    console.print(table)
-    for line in [*info_lines(ranking), report_line(report)]:
+        rows.append(cells + [num(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"])
+    print_table(console, plain(f"judgewise rank · method {ranking.method}"), columns, rows)
+    for line in [*ranking_info_lines(ranking), report_line(report)]:
         say(console, line)
-
-
-def info_lines(ranking) -> list[str]:
-    """How the intervals were made and, for style control, the fitted coefficients."""
-    level = f"{ranking.ci_level * 100:g}%"
-    boot = ranking.info.get("bootstrap")
-    if boot:
-        lines = [f"{level} intervals: percentile bootstrap, {boot['rounds']} rounds over {boot['unit']}s "
-                 f"(seed {boot['seed']}); rank = 1 + models whose lower bound exceeds this upper bound"]
-    else:
-        lines = ["no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks)"]
-    coefficients = ranking.info.get("coefficients")
-    if coefficients:
-        units = ranking.info.get("coefficient_units", "")
-        lines.append("style coefficients" + (f" ({units})" if units else "") + ": "
-                     + ", ".join(f"{name} {value:+.3f}" for name, value in coefficients.items()))
-    if ranking.info.get("separated"):
-        lines.append(f"BT: data separated ({ranking.info['separated']}), so the MLE does not exist; fitted with "
-                     f"l2={ranking.info['l2']:g} (a weak N(0, {ranking.info['l2'] ** -0.5:g}²) prior on log-odds); "
-                     f"pass --l2 0 to refuse instead")
-    if ranking.info.get("pooled_judges"):
-        lines.append(ranking.info["pooled_judges"])
-    return lines
-
-
-def check_output_file(output: Path | None) -> None:
-    """Fail before any work when ``--output`` cannot be a file: a directory, or in a folder that does not exist."""
-    if output is None:
-        return
-    if output.is_dir():
-        raise InputError("is a directory: --output expects a file name (e.g. ranking.json)", file=str(output))
-    if not output.parent.is_dir():
-        raise InputError("cannot write: its directory does not exist", file=str(output))
 
 
 def rank_command(
@@ -106,7 +67,7 @@ def rank_command(
                                                 "separated data."),
 ) -> None:
     """Rank models from pairwise judgments (format detected; --format to force)."""
-    from judgewise.io.atomic import write_text_atomic
+    from judgewise.io.atomic import check_output_file, write_text_atomic
     from judgewise.pipeline.ranking import rank_path
 
     check_output_file(output)
@@ -121,7 +82,7 @@ def rank_command(
     if as_json:
         typer.echo(text)
         err = Console(stderr=True)
-        for line in [*info_lines(ranking)[1:], report_line(table.report)]:
+        for line in [*ranking_info_lines(ranking)[1:], report_line(table.report)]:
             say(err, line)
     else:
         render_table(ranking, records, table.report, Console(width=None if sys.stdout.isatty() else 120))

@@ -16,26 +16,12 @@ from pathlib import Path
 import pandas as pd
 import typer
 from rich.console import Console
-from rich.table import Table as RichTable
 
-from judgewise.cli.richtext import add_row, fmt_num, json_text, plain, say, split_list
-from judgewise.errors import ConfigError
+from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, say, split_list
+from judgewise.pipeline.text import parse_budgets, study_lines
 
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)  # tables unsqueezed when piped
 err = Console(stderr=True, soft_wrap=True)
-
-
-def parse_budgets(text: str) -> list[int]:
-    """``5:50:5`` (start:stop:step, stop included) or ``10,20,50``."""
-    try:
-        if ":" in text:
-            start, stop, step = (int(v) for v in text.split(":"))
-            if step <= 0:
-                raise ValueError
-            return list(range(start, stop + 1, step))
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise ConfigError(f"--budgets {text!r}: expected start:stop:step (e.g. 5:50:5) or a list (10,20,50)") from None
 
 
 def _emit_json(data, output: Path | None) -> None:
@@ -132,35 +118,18 @@ def study_cmd(
 
 def render_study(summary: dict) -> None:
     """Per target × metric table, per metric win rates, and the headline next to the paper's figures."""
-    per_target = pd.DataFrame(summary["per_target"])
     pops = {(p["target"], p["metric"]): p["population"] for p in summary["population"]}
-    head = summary["headline"]
-    method = head["method"]
-    table = RichTable(title=plain(f"{method} vs random, per target judge and metric (mean over budgets)"),
-                      title_justify="left")
-    for col in ("target", "metric", "population", "err random", f"err {method}", "Δ err", "macro win",
-                "micro win", "savings"):
-        table.add_column(plain(col), justify="left" if col in ("target", "metric") else "right")
-    for r in per_target.itertuples(index=False):
-        add_row(table, r.target, r.metric, fmt_num(pops[(r.target, r.metric)]), fmt_num(r.error_random),
-                fmt_num(r.error_method), f"{-100 * r.improvement:+.1f}%", fmt_num(r.macro_win, 2),
-                fmt_num(r.micro_win, 2), f"{100 * r.savings:.1f}%" if not math.isnan(r.savings) else "—")
-    out.print(table)
-    wins = summary["win_rates"][method]
-    for m in wins["by_metric"]:
-        say(out, f"{m['metric']}: error {-100 * head['improvement_by_metric'][m['metric']]:+.1f}% vs random, "
-                 f"macro win {m['macro']:.3f} [{m['macro_lo']:.3f}, {m['macro_hi']:.3f}], micro win "
-                 f"{m['micro']:.3f} [{m['micro_lo']:.3f}, {m['micro_hi']:.3f}]")
-    for k, o in ((k, v["overall"]) for k, v in summary["win_rates"].items() if k != method):
-        say(out, f"{k} vs random: macro win {o['macro']:.3f}, micro win {o['micro']:.3f}")
-    say(out, f"error reduction with per-cell median errors (robust to ICC's heavy tails at tiny budgets): "
-             f"{100 * head['improvement_median_errors']:.1f}%")
-    def paper(text: str) -> str:  # the Metric Match paper's figure, shown next to Metric Match's only
-        return f" (paper {text})" if method == "metric-match" else ""
-
-    say(out, f"{method} vs random: error {-100 * head['improvement']:+.1f}%{paper('−18.7%')}, macro win rate "
-             f"{head['macro']:.3f} [{head['macro_lo']:.3f}, {head['macro_hi']:.3f}]{paper('0.838')}, micro "
-             f"{head['micro']:.3f}{paper('0.538')}, annotation savings {100 * head['savings']:.1f}%{paper('32.5%')}")
+    method = summary["headline"]["method"]
+    columns = [(plain(col), "left" if col in ("target", "metric") else "right")
+               for col in ("target", "metric", "population", "err random", f"err {method}", "Δ err", "macro win",
+                           "micro win", "savings")]
+    rows = [[r.target, r.metric, fmt_num(pops[(r.target, r.metric)]), fmt_num(r.error_random),
+             fmt_num(r.error_method), f"{-100 * r.improvement:+.1f}%", fmt_num(r.macro_win, 2),
+             fmt_num(r.micro_win, 2), f"{100 * r.savings:.1f}%" if not math.isnan(r.savings) else "—"]
+            for r in pd.DataFrame(summary["per_target"]).itertuples(index=False)]
+    print_table(out, plain(f"{method} vs random, per target judge and metric (mean over budgets)"), columns, rows)
+    for line in study_lines(summary):
+        say(out, line)
 
 
 def register(app: typer.Typer) -> None:

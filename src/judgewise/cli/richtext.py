@@ -3,12 +3,14 @@
 Rich parses ``[...]`` in a plain ``str`` as markup: a model ``llama[v1]`` prints as ``llama``, ``A[/]`` raises a
 ``MarkupError`` and a file ``data[red].jsonl`` is shown as ``data.jsonl``. Every command prints through these
 helpers, which wrap strings in :class:`rich.text.Text` (shown exactly as given) and apply styles only to our
-own fixed labels. :func:`fmt_num` is the one number format of every command's tables and lines.
+own fixed labels. :func:`fmt_num` is the one number format of every command's tables and lines, and
+:func:`print_table` the one way a command prints a table.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 
 import numpy as np
@@ -22,9 +24,25 @@ def plain(value) -> Text:
     return value if isinstance(value, Text) else Text(str(value))
 
 
-def add_row(table: Table, *cells) -> None:
-    """Add a table row whose cells are shown exactly as written."""
-    table.add_row(*(plain(c) for c in cells))
+def print_table(console: Console, title, columns, rows, **column_options) -> None:
+    """Print a table titled ``title`` (left-justified): ``columns`` as ``(name, justify)`` or ``(name, justify,
+    {options})``, ``rows`` as cell lists shown exactly as written (a ``None`` row starts a new section)."""
+    table = Table(title=title, title_justify="left")
+    for name, justify, *options in columns:
+        table.add_column(name, justify=justify, **column_options, **(options[0] if options else {}))
+    for cells in rows:
+        if cells is None:
+            table.add_section()
+        else:
+            table.add_row(*(plain(c) for c in cells))
+    console.print(table)
+
+
+def quiet_http_logs() -> None:
+    """httpx logs one INFO line per request; keep it for --verbose (DEBUG) only."""
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        for name in ("httpx", "httpx2"):  # openai >= 3 ships its own copy as httpx2
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def say(console: Console, line, *, label: str | None = None, style: str | None = None) -> None:

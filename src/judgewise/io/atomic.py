@@ -74,3 +74,13 @@ def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> P
             fh.flush()
             os.fsync(fh.fileno())
     return Path(path)
+
+
+def check_output_file(output: Path | None) -> None:
+    """Fail before any work when ``--output`` cannot be a file: a directory, or in a folder that does not exist."""
+    if output is None:
+        return
+    if output.is_dir():
+        raise InputError("is a directory: --output expects a file name (e.g. ranking.json)", file=str(output))
+    if not output.parent.is_dir():
+        raise InputError("cannot write: its directory does not exist", file=str(output))

@@ -15,6 +15,16 @@ import pandas as pd
 from judgewise.errors import ConfigError
 
 DEMO_MODELS = ("claude-2", "gpt-3.5-turbo-1106", "alpaca-7b", "falcon-7b-instruct")
+#: what the demo shows last: how to judge the same slice with a real model
+REAL_JUDGE_HINT = """\
+To judge with a real model, write run.yaml and run `judgewise judge --config run.yaml`:
+  responses: examples/alpacaeval
+  models: [claude-2, gpt-3.5-turbo-1106, alpaca-7b, falcon-7b-instruct]
+  max_prompts: 50
+  judge: {model: gpt-4o-mini, base_url: https://api.openai.com/v1, api_key_env: OPENAI_API_KEY,
+          template: arena_hard_5way}
+  design: {name: all_pairs}
+(any OpenAI-compatible server works: vLLM, SGLang, llama.cpp's server, Ollama, a LiteLLM proxy — set base_url)"""
 
 
 @dataclass

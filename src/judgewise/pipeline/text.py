@@ -1,0 +1,158 @@
+"""Result objects as lines of plain text, and option strings parsed: what the commands print, without printing.
+
+Each function reads one result (a run summary, an evaluation, a ranking, a store's stats, a study summary) and
+returns the lines a command shows; the CLI prints them and a notebook user can too. The parsers turn the
+command line's compact option strings (``5:50:5``, ``gpt=openai``) into values, raising ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+from judgewise.errors import ConfigError
+
+
+def summary_lines(summary: dict, output: str | None) -> list[str]:
+    """A judging run's summary (:meth:`RunResult.summary`): games, calls, cost, failures, design, placement."""
+    s = summary
+    lines = [f"{s['games']} games from {s['comparisons']} comparisons: {s['judged']} judged, {s['failed']} failed, "
+             f"{s['cached']} already stored (no call); {s['calls_made']} calls, {s['retries']} retries, "
+             f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
+             f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
+             + ("" if not s["failed_total"] else " (rerun with --retry-failed to judge failed games again)")]
+    if s.get("maybe_charged_timeouts"):
+        lines.append(f"{s['maybe_charged_timeouts']} calls timed out after being sent (may have been charged; "
+                     "their answers never arrived)")
+    if s.get("duplicates"):
+        lines.append(f"{s['duplicates']} planned games repeated an earlier one (same prompt, pair and order): "
+                     "judged once")
+    if s.get("design"):  # a multi-round design
+        stopped = (s.get("design_info") or {}).get("stopped")
+        lines.append(f"design {s['design']}: {s.get('rounds', 0)} rounds"
+                     + (f", stopped: {stopped}" if stopped else ""))
+        lines += placement_lines(s.get("design_info") or {})
+    if s.get("swap_consistency") is not None:
+        lines.append(f"swap consistency (both orders name the same winner): {s['swap_consistency']:.1%}")
+    if output:
+        lines.append(f"judgments written to {output}")
+    return lines
+
+
+def placement_lines(info: dict) -> list[str]:
+    """Where an insertion design placed the new model (empty for other designs)."""
+    if not info.get("new_model") or "rank" not in info:
+        return []
+    how = (f"{info['win_rate']:.1%} against the anchor {info['anchor']}, Elo {info['elo']:,.0f}"
+           if info.get("anchor") else f"{info.get('n_probes', 0)} binary-search probes"
+           + (", tied at the last probe" if info.get("tie") else ""))
+    return [f"placement: {info['new_model']} enters the leaderboard at rank {info['rank']} ({how})"]
+
+
+def trust_lines(result) -> list[str]:
+    """An :class:`~judgewise.pipeline.evaluate.EvaluateResult`'s trust block: the stop, expected τ, calls, biases."""
+    t = result.trust
+    tau = "—" if t["expected_kendall_tau"] is None else f"{t['expected_kendall_tau']:.3f}"
+    lines = [f"stopped: {result.stopped} (target: {t['target_meaning']}"
+             + (f"; the design's own stop: {t['design_stop']}" if t.get("design_stop") else "") + ")",
+             f"posterior-expected Kendall τ at the stop: {tau} (exact under the Laplace approximation of the ridge "
+             f"BT fit, l2 = {t['bt_l2']:g}; it assumes the judge's verdicts follow BT, not that the judge is right)",
+             f"calls: {t['calls']:,} of {t['all_pairs_both_orders_calls']:,} for all pairs in both orders "
+             f"({t['share_of_all_pairs']:.1%}); paid by this run: {t['paid_calls_this_run']:,}; failed: "
+             f"{t['failed']:,}; cost ${t['cost']:.4f}; {t['rounds']} rounds"]
+    for key, what in (("swap_consistency", "swap consistency (both orders name the same winner)"),
+                      ("position_bias_first_shown_wins", "position bias: P(first shown wins)")):
+        p = t.get(key)
+        if p:
+            lines.append(f"{what}: {p['estimate']:.1%} [{p['ci_low']:.1%}, {p['ci_high']:.1%}] over {p['n']:,}")
+    for anchor, value in (t.get("anchor_informativeness") or {}).items():
+        lines.append(f"anchor {anchor}: informativeness {value:.2f} (Anchor §4.3)")
+    return lines
+
+
+def ranking_info_lines(ranking) -> list[str]:
+    """How a ranking's intervals were made and, for style control, the fitted coefficients; BT separation; pooling."""
+    level = f"{ranking.ci_level * 100:g}%"
+    boot = ranking.info.get("bootstrap")
+    if boot:
+        lines = [f"{level} intervals: percentile bootstrap, {boot['rounds']} rounds over {boot['unit']}s "
+                 f"(seed {boot['seed']}); rank = 1 + models whose lower bound exceeds this upper bound"]
+    else:
+        lines = ["no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks)"]
+    coefficients = ranking.info.get("coefficients")
+    if coefficients:
+        units = ranking.info.get("coefficient_units", "")
+        lines.append("style coefficients" + (f" ({units})" if units else "") + ": "
+                     + ", ".join(f"{name} {value:+.3f}" for name, value in coefficients.items()))
+    if ranking.info.get("separated"):
+        lines.append(f"BT: data separated ({ranking.info['separated']}), so the MLE does not exist; fitted with "
+                     f"l2={ranking.info['l2']:g} (a weak N(0, {ranking.info['l2'] ** -0.5:g}²) prior on log-odds); "
+                     f"pass --l2 0 to refuse instead")
+    if ranking.info.get("pooled_judges"):
+        lines.append(ranking.info["pooled_judges"])
+    return lines
+
+
+def store_stats_lines(s: dict) -> list[str]:
+    """A store's :meth:`JudgmentStore.stats`: totals, then per judge, per model and per failure reason."""
+    lines = [f"{s['store']}: {s['games']} games, {s['ok']} ok, {s['failed']} failed, {s['calls']} calls, "
+             f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}"]
+    lines += [f"  judge {name}: {t['ok']} ok, {t['failed']} failed, ${t['cost']:.4f}"
+              for name, t in s["by_judge"].items()]
+    lines += [f"  model {model}: {t['games']} games, {t['ok']} ok, {t['failed']} failed"
+              for model, t in s["by_model"].items()]
+    return lines + [f"  failed x{n}: {reason}" for reason, n in s["failure_reasons"].items()]
+
+
+def study_lines(summary: dict) -> list[str]:
+    """A human-validation study's win rates per metric, the other methods, and the headline next to the paper's."""
+    head = summary["headline"]
+    method = head["method"]
+    lines = [f"{m['metric']}: error {-100 * head['improvement_by_metric'][m['metric']]:+.1f}% vs random, "
+             f"macro win {m['macro']:.3f} [{m['macro_lo']:.3f}, {m['macro_hi']:.3f}], micro win "
+             f"{m['micro']:.3f} [{m['micro_lo']:.3f}, {m['micro_hi']:.3f}]"
+             for m in summary["win_rates"][method]["by_metric"]]
+    lines += [f"{k} vs random: macro win {v['overall']['macro']:.3f}, micro win {v['overall']['micro']:.3f}"
+              for k, v in summary["win_rates"].items() if k != method]
+    lines.append(f"error reduction with per-cell median errors (robust to ICC's heavy tails at tiny budgets): "
+                 f"{100 * head['improvement_median_errors']:.1f}%")
+
+    def paper(text: str) -> str:  # the Metric Match paper's figure, shown next to Metric Match's only
+        return f" (paper {text})" if method == "metric-match" else ""
+
+    lines.append(f"{method} vs random: error {-100 * head['improvement']:+.1f}%{paper('−18.7%')}, macro win rate "
+                 f"{head['macro']:.3f} [{head['macro_lo']:.3f}, {head['macro_hi']:.3f}]{paper('0.838')}, micro "
+                 f"{head['micro']:.3f}{paper('0.538')}, "
+                 f"annotation savings {100 * head['savings']:.1f}%{paper('32.5%')}")
+    return lines
+
+
+def pair_counts_line(counts: dict) -> str:
+    """An accuracy study's pairs: discriminative or not, and why the others were left out (Correct-looks-better §5)."""
+    return (f"pairs: {counts['discriminative']:,} discriminative (exactly one correct), "
+            f"{counts['non-discriminative']:,} non-discriminative, {counts['unknown']:,} without correctness; "
+            f"left out: {counts['no_outcome']:,} without an outcome, "
+            f"{counts['filtered_models']:,} with a filtered model")
+
+
+def parse_budgets(text: str) -> list[int]:
+    """``5:50:5`` (start:stop:step, stop included) or ``10,20,50``."""
+    try:
+        if ":" in text:
+            start, stop, step = (int(v) for v in text.split(":"))
+            if step <= 0:
+                raise ValueError
+            return list(range(start, stop + 1, step))
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ConfigError(f"--budgets {text!r}: expected start:stop:step (e.g. 5:50:5) or a list (10,20,50)") from None
+
+
+def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
+    """``["gpt=openai", "o1=openai"]`` → ``{"gpt": "openai", "o1": "openai"}`` (name prefixes → family)."""
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs:
+        name, sep, family = pair.partition("=")
+        if not sep or not name.strip() or not family.strip():
+            raise ConfigError(f'--family expects NAME=FAMILY (e.g. "gpt=openai"), got "{pair}"')
+        out[name.strip()] = family.strip()
+    return out
