@@ -167,19 +167,7 @@ def _make_handler(server: FaultServer):
             return not _peer_closed(self.connection)
 
         def _send(self, status: int, body: dict, headers: dict | None = None) -> bool:
-            data = json.dumps(body).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-                self.wfile.flush()
-                return True
-            except OSError:
-                return False
+            return self._send_raw(status, "application/json", json.dumps(body).encode(), headers)
 
         def _error(self, status: int, message: str, headers: dict | None = None) -> None:
             if server.reflect_auth:  # a leaky proxy echoing the credentials it received
@@ -224,11 +212,13 @@ def _make_handler(server: FaultServer):
                 text = f"(you sent Authorization: {self.headers.get('Authorization')}) {text}"
             self._reply(body, messages, text)
 
-        def _send_raw(self, status: int, content_type: str, data: bytes) -> bool:
+        def _send_raw(self, status: int, content_type: str, data: bytes, headers: dict | None = None) -> bool:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
                 self.wfile.flush()

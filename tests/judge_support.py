@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
 from pathlib import Path
 
 import yaml
@@ -49,3 +51,18 @@ def write_config(folder: Path, url: str, *, n_prompts: int, models: list[str], s
     path = folder / "run.yaml"
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     return path
+
+
+def wait_for(predicate, timeout_s: float, what: str, poll_s: float = 0.05) -> None:
+    """Poll ``predicate`` until it holds; an AssertionError naming ``what`` after ``timeout_s``."""
+    end = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(poll_s)
+
+
+def stored_calls(path) -> int:
+    """Calls the store at ``path`` says were paid (sum of n_calls over games)."""
+    with sqlite3.connect(path, timeout=30) as db:
+        return db.execute("SELECT COALESCE(SUM(n_calls), 0) FROM games").fetchone()[0]

@@ -4,27 +4,12 @@ final ranking as an uninterrupted rerun — and a rerun of the finished evaluate
 from __future__ import annotations
 
 import signal
-import sqlite3
 import subprocess
 import sys
-import time
 
 from tests.conftest import cli_json
 from tests.fault_server import FaultServer
-from tests.judge_support import write_config
-
-
-def _wait_for(predicate, timeout_s: float, what: str) -> None:
-    end = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def _stored_calls(path) -> int:
-    with sqlite3.connect(path, timeout=30) as db:
-        return db.execute("SELECT COALESCE(SUM(n_calls), 0) FROM games").fetchone()[0]
+from tests.judge_support import stored_calls, wait_for, write_config
 
 
 def test_a_sigkilled_evaluate_resumes_without_paying_any_call_twice(tmp_path):
@@ -36,9 +21,9 @@ def test_a_sigkilled_evaluate_resumes_without_paying_any_call_twice(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", *args], cwd=tmp_path,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            _wait_for(lambda: srv.total_successes() >= 40, 120, "40 successful calls")
+            wait_for(lambda: srv.total_successes() >= 40, 120, "40 successful calls")
             srv.freeze()  # new requests are held unanswered: the killed process has calls in flight
-            _wait_for(lambda: _stored_calls(tmp_path / "store.sqlite") == srv.total_successes(), 30, "answers stored")
+            wait_for(lambda: stored_calls(tmp_path / "store.sqlite") == srv.total_successes(), 30, "answers stored")
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
         finally:

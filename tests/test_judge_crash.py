@@ -8,24 +8,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import run_cli
 from tests.fault_server import FaultServer
-from tests.judge_support import write_config
-
-
-def _wait_for(predicate, timeout_s: float, what: str) -> None:
-    end = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def _stored_calls(path) -> int:
-    with sqlite3.connect(path, timeout=30) as db:
-        return db.execute("SELECT COALESCE(SUM(n_calls), 0) FROM games").fetchone()[0]
+from tests.judge_support import stored_calls, wait_for, write_config
 
 
 def test_sigkilled_run_restarts_and_pays_each_judgment_exactly_once(tmp_path):
@@ -36,10 +22,10 @@ def test_sigkilled_run_restarts_and_pays_each_judgment_exactly_once(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", "judge", "-c", str(config),
                                  "--no-progress"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            _wait_for(lambda: srv.total_successes() >= 60, 60, "60 successful calls")
+            wait_for(lambda: srv.total_successes() >= 60, 60, "60 successful calls")
             srv.freeze()  # new requests are held unanswered: the killed process will have calls in flight
-            _wait_for(lambda: _stored_calls(store) == srv.total_successes(), 30, "answers committed")
-            _wait_for(lambda: sum(srv.requests.values()) > sum(srv.events.values()), 10, "a held request")
+            wait_for(lambda: stored_calls(store) == srv.total_successes(), 30, "answers committed")
+            wait_for(lambda: sum(srv.requests.values()) > sum(srv.events.values()), 10, "a held request")
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
         finally:
@@ -80,7 +66,7 @@ def test_answers_received_before_a_sigkill_are_not_paid_again_by_the_restart(tmp
         proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", "judge", "-c", str(config),
                                  "--no-progress"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            _wait_for(lambda: srv.total_successes() == 8 and srv.events["timeout"] == 8, 60, "8 hung re-asks")
+            wait_for(lambda: srv.total_successes() == 8 and srv.events["timeout"] == 8, 60, "8 hung re-asks")
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
         finally:
