@@ -12,7 +12,6 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
 
 import judgewise
 

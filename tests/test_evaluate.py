@@ -3,7 +3,6 @@ SQLite store), stops at the target or the budget, reruns pay nothing, the CLI's 
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pandas as pd

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.bad_inputs.inputs import (Case, anchored, correctness, csv_text, deep_json, judgments, jsonl, responses,
+from tests.bad_inputs.inputs import (Case, anchored, correctness, deep_json, judgments, jsonl, responses,
                                      scores, with_row, write)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 from pathlib import Path
 
@@ -297,9 +296,10 @@ FILE_CASES = [
               "--bootstrap", "20", names=("disconnected",), file=False),
     rank_file("winrate_models_never_meet_anchor", "j.jsonl", jsonl(_disconnected()), "--method", "winrate",
               "--anchor", "a1", names=("a1",), file=False),
-    rank_file("bt_one_model_wins_everything", "j.jsonl",
+    rank_file("bt_one_model_wins_everything_and_l2_0_refuses_the_prior", "j.jsonl",
               jsonl([{**r, "outcome": 1.0 if r["model_a"] == "alpha" else r["outcome"]} for r in GOOD]),
-              names=("infinite",), file=False),
+              "--l2", "0", names=("infinite",), file=False),
+    rank_file("bt_l2_negative", "j.jsonl", jsonl(GOOD), "--l2", "-1", names=("l2",), file=False),
     rank_file("anchor_not_in_data", "j.jsonl", jsonl(anchored()), "--method", "winrate", "--anchor", "nobody",
               names=("nobody",), file=False),
     rank_file("method_unknown", "j.jsonl", jsonl(GOOD), "--method", "foo", names=("foo",), file=False),

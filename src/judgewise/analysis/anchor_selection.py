@@ -14,7 +14,6 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.schema import anchor_candidates, require_columns
-from judgewise.ratings.agreement import kendall_tau_b
 from judgewise.ratings.bradley_terry import fit_bt_arrays
 from judgewise.ratings.encode import encode
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.errors import InputError, JudgewiseError
+from judgewise.errors import InputError
 from judgewise.report import charts
 from judgewise.report.context import ReportContext
 from judgewise.report.model import Figure, NotApplicable, Section, TableBlock, fmt_num

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError
