@@ -150,9 +150,10 @@ LIBRARY_CASES = [  # the same checks, in-process (quicker)
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
     """Run every case's CLI call (two subprocesses at a time); name → (path, CompletedProcess)."""
+    roots = {case.name: tmp_path_factory.mktemp(case.name) for case in CASES}  # one thread: mktemp is not thread-safe
+
     def run(case: Case):
-        root = tmp_path_factory.mktemp(case.name)
-        path = case.make(root)
+        path = case.make(roots[case.name])
         return case.name, (path, run_cli("rank", path, "--json", *case.args, timeout=120))
 
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -80,14 +80,18 @@ def _run(case: Case, root: Path):
 @pytest.fixture(scope="module")
 def outcomes(request, tmp_path_factory):
     """Run every selected case once (WORKERS processes at a time); name → (result, before, after, seconds)."""
-    def one(case: Case):
-        return case.name, _run(case, tmp_path_factory.mktemp(case.name[:40]))
+    chosen = [c for c in CASES if c.name in {item.callspec.params["case"].name for item in request.session.items
+                                             if hasattr(item, "callspec") and "case" in item.callspec.params}]
+    # folders made here, one thread: pytest's tmp_path_factory is not thread-safe (concurrent mktemp calls raced
+    # to create the base folder and failed "is not a normalized and relative path")
+    folders = {c.name: tmp_path_factory.mktemp(c.name[:40]) for c in chosen}
 
-    selected = {item.callspec.params["case"].name for item in request.session.items
-                if hasattr(item, "callspec") and "case" in item.callspec.params}
+    def one(case: Case):
+        return case.name, _run(case, folders[case.name])
+
     try:
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            results = dict(pool.map(one, [c for c in CASES if c.name in selected]))
+            results = dict(pool.map(one, chosen))
     finally:
         for sock in _HELD:
             sock.close()
