@@ -3,13 +3,10 @@ final ranking as an uninterrupted rerun — and a rerun of the finished evaluate
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 
 from tests.conftest import cli_json
 from tests.fault_server import FaultServer
-from tests.judge_support import stored_calls, wait_for, write_config
+from tests.judge_support import sigkill_mid_run, write_config
 
 
 def test_a_sigkilled_evaluate_resumes_without_paying_any_call_twice(tmp_path):
@@ -18,18 +15,7 @@ def test_a_sigkilled_evaluate_resumes_without_paying_any_call_twice(tmp_path):
         config = write_config(tmp_path, srv.url, n_prompts=30, models=models, design="auto",
                               target={"kendall_tau": 0.99}, budget={"max_calls": 160}, limits={"concurrency": 4})
         args = ["evaluate", "-c", str(config), "--json", "--bootstrap", "50"]
-        proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", *args], cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            wait_for(lambda: srv.total_successes() >= 40, 120, "40 successful calls")
-            srv.freeze()  # new requests are held unanswered: the killed process has calls in flight
-            wait_for(lambda: stored_calls(tmp_path / "store.sqlite") == srv.total_successes(), 30, "answers stored")
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == -signal.SIGKILL
+        sigkill_mid_run(srv, args, tmp_path, tmp_path / "store.sqlite", after_successes=40, timeout_s=120)
         paid_before = srv.total_successes()
         srv.thaw()
         resumed = cli_json(*args, cwd=tmp_path, timeout=300)

@@ -11,7 +11,7 @@ import sys
 
 from tests.conftest import run_cli
 from tests.fault_server import FaultServer
-from tests.judge_support import stored_calls, wait_for, write_config
+from tests.judge_support import sigkill_mid_run, wait_for, write_config
 
 
 def test_sigkilled_run_restarts_and_pays_each_judgment_exactly_once(tmp_path):
@@ -19,19 +19,8 @@ def test_sigkilled_run_restarts_and_pays_each_judgment_exactly_once(tmp_path):
     with FaultServer(latency_s=0.02, rates={"429": 0.05, "500": 0.05}, seed=3) as srv:
         config = write_config(tmp_path, srv.url, n_prompts=40, models=models, limits={"concurrency": 4})
         store = tmp_path / "store.sqlite"
-        proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", "judge", "-c", str(config),
-                                 "--no-progress"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            wait_for(lambda: srv.total_successes() >= 60, 60, "60 successful calls")
-            srv.freeze()  # new requests are held unanswered: the killed process will have calls in flight
-            wait_for(lambda: stored_calls(store) == srv.total_successes(), 30, "answers committed")
-            wait_for(lambda: sum(srv.requests.values()) > sum(srv.events.values()), 10, "a held request")
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == -signal.SIGKILL
+        sigkill_mid_run(srv, ["judge", "-c", config, "--no-progress"], tmp_path, store, after_successes=60,
+                        timeout_s=60, with_held_request=True)
         with sqlite3.connect(store) as db:
             stored_before = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
             claims_left = db.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
