@@ -40,12 +40,6 @@ RATING_METHODS: Registry[RatingMethod] = Registry("rating method", {
 })
 
 
-def _method(name: str) -> RatingMethod:
-    if name not in RATING_METHODS:
-        raise ConfigError(f'unknown rating method "{name}" (known: {", ".join(RATING_METHODS)})')
-    return RATING_METHODS[name]
-
-
 def _call(fn: RatingMethod, name: str, data: RatingData, opts: dict) -> MethodResult:
     """Call a method, turning an unknown option into a ConfigError that lists the accepted ones."""
     params = inspect.signature(fn).parameters
@@ -93,7 +87,7 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
 
 def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
           weights: dict, opts: dict) -> Ranking:
-    fn = _method(method)
+    fn = RATING_METHODS.get(method)
     check_bootstrap(bootstrap or 0, seed)
     enc = encode(judgments, **weights)
     require_connected(enc.a, enc.b, enc.models)  # one check for every method (Elo/TrueSkill had none)
