@@ -23,6 +23,7 @@ WRITTEN = {
     "clb_confidence": lambda label: f"Answer: {label}",
     "direct_correctness": lambda label: f"Grade: {label}",
     "likert": lambda label: f"Rating: [[{label}]]",
+    "rating": lambda label: f"Rating: [[{label}]]",
 }
 
 

@@ -150,7 +150,8 @@ def accuracy_command(
     correctness: Path = typer.Option(..., "--correctness", help="Ground truth: table of prompt_id, model, "
                                                                 "correct (1/0; empty = unparsed)."),
     direct: Path = typer.Option(None, "--direct", help="Direct-judge grades: prompt_id, model, label "
-                                                       "(correct / incorrect / not_attempted)."),
+                                                       "(correct / incorrect / not_attempted), or the store of a "
+                                                       "judge.mode: single run with template direct_correctness."),
     methods: str = typer.Option("winrate,bt,elo,trueskill", "--methods", help="Aggregators to compare."),
     bootstrap: int = typer.Option(100, "--bootstrap", help="Bootstrap rounds over prompts (0 = none)."),
     min_parse_rate: float = typer.Option(None, "--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),

@@ -18,7 +18,7 @@ from rich.console import Console
 from judgewise.cli.richtext import fmt_num, plain, print_table, report_line, say
 from judgewise.pipeline.text import ranking_info_lines
 
-SHOWN_EXTRAS = ("se", "n_wins", "n_draws", "mu", "sigma")
+SHOWN_EXTRAS = ("se", "n_wins", "n_draws", "mu", "sigma", "turn_1", "turn_2")
 
 
 def num(value, digits: int = 2) -> str:
@@ -48,7 +48,8 @@ def rank_command(
                                           "outputs, a canonical JSONL/CSV/Parquet table, or a "
                                           "judging store (SQLite file of judgewise judge)."),
     format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
-    method: str = typer.Option("bt", "--method", help="winrate | bt | elo | trueskill"),
+    method: str = typer.Option("bt", "--method", help="winrate | bt | elo | trueskill; mean_score for pointwise "
+                                                      "grades (chosen by itself when the input holds only grades)"),
     anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
     style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),
     bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds for intervals (0 = none)."),

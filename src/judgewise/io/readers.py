@@ -6,6 +6,9 @@ Built-in formats, in detection order (see :mod:`judgewise.io.registry` to add yo
 ``alpacaeval``        AlpacaEval results directory or one annotations.json (judgments + responses)
 ``arenahard-battles`` Arena-Hard / Chatbot Arena battles ``{question_id, model_a, model_b, winner}`` (judgments)
 ``arenahard-games``   Arena-Hard ``model_judgment`` files with 5-way ``games`` (judgments)
+``mtbench``           MT-bench data folder: question.jsonl + model_answer/ (responses with turns; :mod:`.mtbench`)
+``mtbench-judgments`` MT-bench ``model_judgment/*_single.jsonl`` (grades) / ``*_pair.jsonl`` (judgments)
+``mtbench-answers``   FastChat ``model_answer/*.jsonl`` (responses with every turn in ``turns``)
 ``arenahard-answers`` Arena-Hard ``model_answer/*.jsonl`` (responses)
 ``judgebench``        JudgeBench judge outputs (judgments, or scores via ``read_scores``; :mod:`.judgebench`)
 ``jsonl``/``json``/``csv``/``parquet``  canonical tables; which table is inferred from the columns
@@ -20,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import InputError
-from judgewise.io import alpacaeval, arenahard
+from judgewise.io import alpacaeval, arenahard, mtbench
 from judgewise.io.canonical import from_dataframe, read_canonical
 from judgewise.io.registry import Probe, detect_format, get_format, register_format
 from judgewise.io.tables import Table
@@ -51,6 +54,12 @@ def _register_builtins() -> None:
                     description="Arena-Hard battles {question_id, model_a, model_b, winner}")
     register_format("arenahard-games", detect=arenahard.looks_like_games, read=arenahard.read_games,
                     description="Arena-Hard model_judgment files with 5-way games")
+    register_format("mtbench", detect=mtbench.looks_like_folder, read=mtbench.read_folder,
+                    description="MT-bench data folder (question.jsonl + model_answer/, FastChat llm_judge layout)")
+    register_format("mtbench-judgments", detect=mtbench.looks_like_judgments, read=mtbench.read_judgments,
+                    description="MT-bench model_judgment/*_single.jsonl (grades) or *_pair.jsonl (judgments)")
+    register_format("mtbench-answers", detect=mtbench.looks_like_answers, read=mtbench.read_answers,
+                    description="MT-bench / FastChat model_answer/*.jsonl with every turn (responses)")
     register_format("arenahard-answers", detect=arenahard.looks_like_answers, read=arenahard.read_answers,
                     description="Arena-Hard model_answer/*.jsonl (responses)")
     register_format("judgebench", detect=_looks_like_judgebench, read=_read_judgebench,
@@ -99,6 +108,11 @@ def read_judgments(source, format: str | None = None, skip_invalid: bool = False
 def read_responses(source, format: str | None = None, skip_invalid: bool = False) -> Table:
     """A canonical responses table (``prompt_id, model, text``); AlpacaEval dirs give their model outputs."""
     return _read_kind("responses", source, format, skip_invalid)
+
+
+def read_grades(source, format: str | None = None, skip_invalid: bool = False) -> Table:
+    """A pointwise grades table (``prompt_id, model, judge, score``; e.g. MT-bench ``*_single.jsonl``)."""
+    return _read_kind("grades", source, format, skip_invalid)
 
 
 def read_scores(source, format: str | None = None, skip_invalid: bool = False) -> Table:

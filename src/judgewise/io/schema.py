@@ -27,6 +27,9 @@ RESPONSES_REQUIRED = ("prompt_id", "model", "text")
 JUDGMENTS_REQUIRED = ("prompt_id", "model_a", "model_b", "judge", "outcome")
 JUDGMENTS_OPTIONAL = ("verdict", "first", "raw", "error", "judgment_id")
 SCORES_REQUIRED = ("item_id", "rater", "score")
+GRADES_REQUIRED = ("prompt_id", "model", "judge", "score")
+"""Pointwise grades (a judge's rating of one model's response, e.g. MT-bench's 1–10): ``score`` empty for a failed
+grade (``error`` set). Optional: ``turn`` (the turn graded), ``label``, ``template``, ``raw``, ``error``."""
 TABLE_KINDS = {"responses": RESPONSES_REQUIRED, "judgments": JUDGMENTS_REQUIRED, "scores": SCORES_REQUIRED}
 
 

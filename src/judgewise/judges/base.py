@@ -77,6 +77,7 @@ class Verdict:
     verdict5: int | None = None
     label: str | None = None
     soft: float | None = None  # P(A better) renormalised over verdict tokens from logprobs
+    score: float | None = None  # a pointwise rating (e.g. MT-bench's 1–10), when the parser reads one
 
 
 class RetryableCallError(Exception):

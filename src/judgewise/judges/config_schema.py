@@ -282,6 +282,7 @@ class JudgeSection(_Section):
     position_bias: Real = None
     length_bias: Real = None
     seed: Seed = None
+    mode: Literal["pairwise", "single"] = None  # single: pointwise grading (judges.pointwise); default from template
 
 
 class Limits(_Section):
@@ -325,6 +326,7 @@ class RunSchema(_Section):
     responses: PathOrTable
     judge: JudgeSection
     prompts: PathOrTable | None = None
+    references: PathOrTable | None = None  # reference answers (pointwise grading), e.g. MT-bench's gpt-4.jsonl
     models: Annotated[list[Name], Field(min_length=2, description="a list of at least 2 model names"),
                       AfterValidator(_distinct)] = None
     max_prompts: Annotated[int, Field(ge=1, description="an integer >= 1")] = None
@@ -345,8 +347,8 @@ ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_lo
 _ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
 BACKEND_KEYS: dict[str, set[str]] = {
     "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
-               "top_logprobs", "prices", "spread", "use_grammar", "max_tokens", *_ESTIMATES},
-    "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", *_ESTIMATES},
+               "top_logprobs", "prices", "spread", "use_grammar", "max_tokens", "mode", *_ESTIMATES},
+    "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", "mode", *_ESTIMATES},
     "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},
     "replay": {"backend", "name", "judgments", "recorded_judge"},
 }  # a backend added to JUDGE_BUILDERS by a user takes any key of the judge section
@@ -564,5 +566,7 @@ def validate_run_config(data, source: str, backends) -> dict:
         raise first_problem(exc, source) from None
     clean = checked.model_dump(exclude_unset=True)
     clean["responses"], clean["prompts"] = data["responses"], data.get("prompts")  # tables stay as given
+    if "references" in data:
+        clean["references"] = data["references"]
     check_backend(clean["judge"], backends, source)
     return clean

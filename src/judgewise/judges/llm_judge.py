@@ -14,6 +14,7 @@ from judgewise.judges.base import Backend, Completion, Game, JudgeResult, Retrya
 from judgewise.judges.templates import JudgeTemplate, get_template
 
 REASK_SEPARATOR = "\n\n--- re-asked for a verdict ---\n\n"
+NO_VERDICT_ERROR = "no well-formed verdict"  # how a stored failure of parsing (after the re-ask) begins
 
 
 class PromptTooLongError(Exception):
@@ -71,11 +72,13 @@ class LLMJudge:
         c = game.comparison
         return await self._ask(self.template.pairwise_messages(c.prompt, first, second, c.reference))
 
-    async def grade(self, instruction: str, response: str, reference: str | None = None) -> JudgeResult:
-        """Judge one response alone (pointwise templates: direct correctness, Likert)."""
+    async def grade(self, instruction: str, response: str, reference: str | None = None,
+                    **variables) -> JudgeResult:
+        """Judge one response alone (pointwise templates: MT-bench single, direct correctness, Likert); other
+        ``variables`` (e.g. ``turns`` of a conversation) are passed to the template."""
         if self.template.kind != "pointwise":
             raise ConfigError(f"template {self.template.name!r} is {self.template.kind}: use judge(game)")
-        return await self._ask(self.template.pointwise_messages(instruction, response, reference))
+        return await self._ask(self.template.pointwise_messages(instruction, response, reference, **variables))
 
     async def _ask(self, messages: list[dict]) -> JudgeResult:
         exchange = _Exchange(texts=[])
@@ -96,7 +99,7 @@ class LLMJudge:
                 raise  # nothing paid yet: the runner records the failure
             return exchange.result(None, error=f"re-ask for a verdict failed: {exc}")  # keeps the paid first call
         if verdict is None:
-            return exchange.result(None, error=f"no well-formed verdict ({self.template.parser.expected}) "
+            return exchange.result(None, error=f"{NO_VERDICT_ERROR} ({self.template.parser.expected}) "
                                                f"after {len(exchange.texts)} call(s)")
         return exchange.result(verdict)
 

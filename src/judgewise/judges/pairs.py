@@ -27,6 +27,7 @@ class Pool:
     texts: dict[str, str]
     models: list[str]
     prompt_ids: list[str]
+    turns: dict[str, list[str]] = field(default_factory=dict)  # prompt_id → user turns (multi-turn conversations)
 
 
 @dataclass
@@ -46,8 +47,27 @@ def prompt_texts(responses: pd.DataFrame, prompts: pd.DataFrame | None = None) -
         if col is not None:
             rows = frame[frame[col].map(lambda x: isinstance(x, str))]
             return dict(zip(rows["prompt_id"].astype(str), rows[col]))
+    first_turns = {p: t[0] for p, t in prompt_turns(responses, prompts).items()}
+    if first_turns:  # MT-bench questions: {question_id, turns}
+        return first_turns
     raise ConfigError("the judge needs each prompt's text: give `prompts:` (a table with prompt_id and one of "
                       f"{list(PROMPT_TEXT_COLUMNS)}) or responses with such a column")
+
+
+def prompt_turns(responses: pd.DataFrame, prompts: pd.DataFrame | None = None) -> dict[str, list[str]]:
+    """prompt_id → the user turns of a multi-turn prompt: a prompts table's ``turns`` column (MT-bench's
+    question.jsonl) or the responses' ``prompt_turns`` (an MT-bench folder read by ``io.mtbench``); empty if none."""
+    for frame, col in ((prompts, "turns"), (responses, "prompt_turns")):
+        if frame is None or col not in frame.columns:
+            continue
+        turns = {}
+        for p, value in zip(frame["prompt_id"].astype(str), frame[col]):
+            value = value.tolist() if hasattr(value, "tolist") else value
+            if isinstance(value, list) and value and all(isinstance(t, str) for t in value):
+                turns.setdefault(p, value)
+        if turns:
+            return turns
+    return {}
 
 
 def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: dict[str, str]) -> Built:

@@ -87,7 +87,7 @@ class RegexParser:
         if label is None:
             return None
         v = self.verdicts[label]
-        return Verdict(outcome=v.outcome, verdict5=v.verdict5, label=v.label)
+        return Verdict(outcome=v.outcome, verdict5=v.verdict5, label=v.label, score=v.score)
 
     def soft(self, top_logprobs: list[dict[str, float]] | None) -> float | None:
         """Soft outcome from logprobs (see :func:`soft_from_logprobs`); ``None`` when unavailable."""
@@ -167,10 +167,60 @@ def likert(scale: int = 5) -> RegexParser:
     return RegexParser(
         name=f"likert{scale}",
         pattern=re.compile(r"(?:\[\[\s*|\brating\b\s*[:=]?\s*\**)(\d+)(?:\s*\]\]|(?![0-9.]))", re.IGNORECASE),
-        verdicts={s: Verdict(outcome=values[s], label=s) for s in labels},
+        verdicts={s: Verdict(outcome=values[s], label=s, score=float(s)) for s in labels},
         token_values=values,
         expected=f'"Rating: [[k]]" with k an integer from 1 to {scale}',
     )
+
+
+@dataclass(frozen=True)
+class RatingParser:
+    """A numeric rating written ``[[k]]`` / ``Rating: [[k]]`` (MT-bench's single-answer format; decimals such as
+    ``[[7.5]]`` are read as FastChat reads them). The LAST rating in ``[low, high]`` is the verdict (package
+    convention; FastChat takes the first); ``score`` is the rating, ``outcome`` it rescaled to [0, 1]. A text with
+    no such rating, or only ratings outside the scale, has no verdict (the judge re-asks once, then the grade is
+    stored as failed and counted)."""
+
+    name: str
+    low: float
+    high: float
+    pattern: re.Pattern = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
+    token_values: Mapping[str, float] = field(default_factory=dict)
+    expected: str = ""
+
+    @property
+    def labels(self) -> list[str]:
+        return [str(k) for k in range(int(self.low), int(self.high) + 1)]
+
+    @property
+    def verdicts(self) -> dict[str, Verdict]:
+        """The whole-number ratings as labels → Verdicts (decimal ratings parse too)."""
+        return {k: Verdict(outcome=(float(k) - self.low) / (self.high - self.low), label=k, score=float(k))
+                for k in self.labels}
+
+    def parse(self, text: str | None) -> Verdict | None:
+        """The last in-scale ``[[k]]`` rating of ``text`` as a Verdict (``score`` = k), or ``None``."""
+        ratings = [float(m.group(1)) for m in self.pattern.finditer(text or "")]
+        ratings = [r for r in ratings if self.low <= r <= self.high]
+        if not ratings:
+            return None
+        score = ratings[-1]
+        label = f"{score:g}"
+        return Verdict(outcome=(score - self.low) / (self.high - self.low), label=label, score=score)
+
+    def soft(self, top_logprobs: list[dict[str, float]] | None) -> float | None:
+        """Expected rescaled rating from logprobs at the rating position (single-token ratings only)."""
+        return soft_from_logprobs(top_logprobs, self.token_values)
+
+
+def rating(low: int = 1, high: int = 10) -> RatingParser:
+    """Parser for MT-bench's single-answer grading: ``Rating: [[k]]`` with k in ``[low, high]`` (default 1–10)."""
+    low, high = int(low), int(high)
+    if high <= low:
+        raise ConfigError(f"rating parser: high must exceed low, found low={low}, high={high}")
+    values = {str(k): (k - low) / (high - low) for k in range(low, high + 1)}
+    return RatingParser(name=f"rating{low}-{high}", low=low, high=high, token_values=values,
+                        expected=f'"Rating: [[k]]" with k a number from {low} to {high}')
 
 
 PARSERS: Registry[Callable[..., RegexParser]] = Registry("verdict parser", {
@@ -179,6 +229,7 @@ PARSERS: Registry[Callable[..., RegexParser]] = Registry("verdict parser", {
     "clb_confidence": clb_confidence,
     "direct_correctness": direct_correctness,
     "likert": likert,
+    "rating": rating,
 })
 
 

@@ -157,7 +157,7 @@ def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
 def swap_agreement(judgments: pd.DataFrame) -> np.ndarray:
     """1.0 / 0.0 per comparison judged at least twice (both orders): whether its verdicts name the same winner
     (or all tie) — the one definition of swap consistency (``analysis.bias.swap_consistency`` adds an interval)."""
-    if not len(judgments):
+    if not len(judgments) or "model_b" not in judgments.columns:  # pointwise grades have no order to swap
         return np.zeros(0)
     return average_orders(judgments)["consistent"].dropna().to_numpy(dtype=float)
 
@@ -218,6 +218,7 @@ class _Run:
     tokens_out: int = 0
     stop: BaseException | None = None
     busy: list = field(default_factory=list)
+    record: Callable[[str, object, dict, JudgeResult], GameRecord] = None  # default: a game's record (_record)
 
     async def play(self, key: str, game: Game) -> None:
         claim = self.store.claim(key, retry_failed=self.retry_failed)
@@ -254,7 +255,7 @@ class _Run:
         self._stored(self.store_result(key, game, result))
 
     def store_result(self, key: str, game: Game, result: JudgeResult) -> GameRecord:
-        rec = _record(key, game, self.identity, result)
+        rec = (self.record or _record)(key, game, self.identity, result)
         self.store.record(rec)
         return rec
 
@@ -321,18 +322,34 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
                        progress: Callable[[Progress], None] | None = None,
                        poll_s: float = 0.5) -> RunResult:
     """Async form of :func:`run_judging` (same arguments)."""
-    own_store = not isinstance(store, JudgmentStore)
-    store = JudgmentStore(store) if own_store else store
-    t0 = time.perf_counter()
     comparisons = list(comparisons)
     games = plan_games(comparisons, orders=orders, seed=seed)
     identity = dict(judge.identity)
     keyed = dict((game_key(identity, g), g) for g in games)  # duplicates collapse to one game
+    return await arun_keyed(keyed, judge, store, n_items=len(comparisons), n_planned=len(games), seed=seed,
+                            concurrency=concurrency, limits=limits, timeout_s=timeout_s, retry=retry, budget=budget,
+                            retry_failed=retry_failed, est_cost_per_game=est_cost_per_game, progress=progress,
+                            poll_s=poll_s)
+
+
+async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n_items: int, n_planned: int,
+                     record: Callable | None = None, export: Callable = export_frame, seed: int = 0,
+                     concurrency: int = 8, limits: RateLimits | None = None, timeout_s: float = 120.0,
+                     retry: RetryPolicy | None = None, budget: Budget | None = None, retry_failed: bool = False,
+                     est_cost_per_game: float = 0.0, progress: Callable[[Progress], None] | None = None,
+                     poll_s: float = 0.5) -> RunResult:
+    """The engine under :func:`arun_judging` (and pointwise grading, ``judges.pointwise``): judge every subject of
+    ``keyed`` (store key → what ``judge.judge`` takes) not stored yet, storing each as ``record`` makes it (default:
+    a game's row), and return the run's rows as ``export`` makes them from the store."""
+    own_store = not isinstance(store, JudgmentStore)
+    store = JudgmentStore(store) if own_store else store
+    t0 = time.perf_counter()
+    identity = dict(judge.identity)
     done = store.statuses(keyed)
     todo = deque((k, g) for k, g in keyed.items()
                  if k not in done or (retry_failed and done[k] == "failed"))
     run = _Run(judge, store, identity, budget or Budget(), retry_failed, progress, est_cost_per_game,
-               state=Progress(total=len(todo), cached=len(keyed) - len(todo)))
+               state=Progress(total=len(todo), cached=len(keyed) - len(todo)), record=record)
     scheduled, original = _wrap_backend(judge, concurrency=concurrency, limits=limits, timeout_s=timeout_s,
                                         policy=retry, seed=seed)
     if scheduled is not None:
@@ -344,8 +361,7 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
             await asyncio.sleep(poll_s)
             todo, run.busy = deque(run.busy), []
             await run.drain(todo, concurrency)
-        result = _result(run, store, list(keyed), len(comparisons), len(games), scheduled,
-                         time.perf_counter() - t0)
+        result = _result(run, store, list(keyed), n_items, n_planned, scheduled, time.perf_counter() - t0, export)
     finally:
         beat.cancel()
         if scheduled is not None:
@@ -358,11 +374,11 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
     return result
 
 
-def _result(run: _Run, store, keys, n_comp, n_games, scheduled, elapsed) -> RunResult:
+def _result(run: _Run, store, keys, n_comp, n_games, scheduled, elapsed, export=export_frame) -> RunResult:
     s = run.state
     reused = scheduled.stats.reused_answers if scheduled is not None else 0
     return RunResult(
-        judgments=_in_order(export_frame(store.frame(keys)), keys), n_comparisons=n_comp, n_games=n_games,
+        judgments=_in_order(export(store.frame(keys)), keys), n_comparisons=n_comp, n_games=n_games,
         judged=run.judged,
         failed=s.failed, cached=s.cached, calls_made=max(0, s.calls - reused),
         retries=scheduled.stats.retries if scheduled is not None else 0,

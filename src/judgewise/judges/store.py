@@ -44,15 +44,20 @@ from judgewise.judges.base import scrub
 log = logging.getLogger(__name__)
 
 DEFAULT_STORE = "judgewise-store.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: pointwise grades (mode, score, turn); a version-1 store is migrated on opening to write
 SQLITE_HEADER = b"SQLite format 3\x00"
 STORE_TABLES = {"games", "claims", "meta"}  # what makes a SQLite file a judgewise store
 
 GAME_COLUMNS = (
     "key", "prompt_id", "model_a", "model_b", "first", "swapped", "judge", "template", "judge_identity",
     "status", "raw", "verdict5", "label", "outcome", "soft", "error",
-    "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at",
+    "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at", "mode", "score", "turn",
 )
+POINTWISE = "single"  # ``mode`` of a pointwise grade row (model_b is "" and ``score`` the rating); games: "pairwise"
+#: columns added after version 1 (name → its value in rows written before them), for migration and old stores read
+ADDED_COLUMNS = {"mode": "pairwise", "score": None, "turn": None}
+MIGRATIONS = {2: ("ALTER TABLE games ADD COLUMN mode TEXT NOT NULL DEFAULT 'pairwise'",
+                  "ALTER TABLE games ADD COLUMN score REAL", "ALTER TABLE games ADD COLUMN turn INTEGER")}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -64,7 +69,8 @@ CREATE TABLE IF NOT EXISTS games (
     raw TEXT, verdict5 INTEGER, label TEXT, outcome REAL, soft REAL, error TEXT,
     tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0,
     latency_s REAL NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0, n_calls INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    mode TEXT NOT NULL DEFAULT 'pairwise', score REAL, turn INTEGER
 );
 CREATE INDEX IF NOT EXISTS games_by_status ON games (status);
 CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
@@ -106,6 +112,9 @@ class GameRecord:
     cost: float = 0.0
     n_calls: int = 0
     created_at: float = 0.0
+    mode: str = "pairwise"
+    score: float | None = None  # pointwise grades: the rating
+    turn: int | None = None  # multi-turn conversations: the turn graded (1-based)
 
     def values(self) -> tuple:
         return tuple(getattr(self, c) for c in GAME_COLUMNS)
@@ -158,6 +167,7 @@ class JudgmentStore:
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 self._db.execute(statement)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            _migrate(self._db)
 
     @classmethod
     def open_readonly(cls, path: str | os.PathLike, *, busy_timeout_s: float = 60.0) -> "JudgmentStore":
@@ -222,7 +232,8 @@ class JudgmentStore:
 
     def frame(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
         """The stored games (all, or those with ``keys``) as a DataFrame with the store's columns."""
-        cols = ", ".join(GAME_COLUMNS)
+        cols = ", ".join(c if c in self._columns() else f"{_sql_literal(ADDED_COLUMNS[c])} AS {c}"
+                         for c in GAME_COLUMNS)  # a version-1 store read as it is
         if keys is None:
             return pd.read_sql_query(f"SELECT {cols} FROM games ORDER BY created_at, key", self._db)
         keys = list(keys)
@@ -230,6 +241,9 @@ class JudgmentStore:
                                    self._db, params=keys[i:i + 500]) for i in range(0, len(keys), 500)]
         parts = [p for p in parts if len(p)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(GAME_COLUMNS))
+
+    def _columns(self) -> set[str]:
+        return {row[1] for row in self._db.execute("PRAGMA table_info(games)")}
 
     def meta(self) -> dict[str, str]:
         """The store's ``meta`` table (schema version, run facts such as the design) as name → value."""
@@ -322,6 +336,25 @@ class JudgmentStore:
         return out
 
 
+def _sql_literal(value) -> str:
+    return "NULL" if value is None else "'" + str(value).replace("'", "''") + "'"
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a store of an older schema version to :data:`SCHEMA_VERSION` (inside the opening transaction): each
+    step's statements, then the version; rows written before keep their values (games are ``mode`` pairwise)."""
+    version = int(db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()[0])
+    have = {row[1] for row in db.execute("PRAGMA table_info(games)")}
+    for step in range(version + 1, SCHEMA_VERSION + 1):
+        for statement in MIGRATIONS.get(step, ()):
+            column = statement.split("ADD COLUMN ")[1].split()[0] if "ADD COLUMN" in statement else None
+            if column not in have:
+                db.execute(statement)
+    if version < SCHEMA_VERSION:
+        db.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
+        log.info("store migrated from schema version %d to %d", version, SCHEMA_VERSION)
+
+
 def _connect_readonly(path: Path, busy_timeout_s: float, *, immutable: bool = False) -> sqlite3.Connection:
     """A read-only connection. ``immutable`` also skips locking and the WAL index, so that not even the -wal/-shm
     files SQLite makes beside a WAL-mode file appear; only for a quick look at a file no one has open."""
@@ -404,7 +437,8 @@ def _totals(df: pd.DataFrame) -> dict:
 
 def store_stats(df: pd.DataFrame, *, path: str = "", in_flight: int = 0) -> dict:
     """The summary ``judgewise store stats`` prints, computed from a store frame."""
-    both_sides = pd.concat([df.assign(model=df["model_a"]), df.assign(model=df["model_b"])], ignore_index=True)
+    games = df[~grade_mask(df)]  # a pointwise grade has one model (model_b is "")
+    both_sides = pd.concat([df.assign(model=df["model_a"]), games.assign(model=games["model_b"])], ignore_index=True)
     return {
         "store": path,
         **_totals(df),
@@ -421,6 +455,7 @@ def export_frame(df: pd.DataFrame, *, only_ok: bool = False) -> pd.DataFrame:
     ``verdict`` is the 5-way verdict in model_a's view, ``judgment_id`` the store key; failed games keep
     ``outcome`` empty and their ``error`` unless ``only_ok``.
     """
+    df = df[~grade_mask(df)]  # pointwise grades: export_grades
     if only_ok:
         df = df[~failed_mask(df)]
     out = df.rename(columns={"verdict5": "verdict", "key": "judgment_id"})
@@ -428,6 +463,30 @@ def export_frame(df: pd.DataFrame, *, only_ok: bool = False) -> pd.DataFrame:
     out = out[head + [c for c in out.columns if c not in head]].reset_index(drop=True)
     out["swapped"] = out["swapped"].astype(bool)
     out["verdict"] = out["verdict"].astype("Int64")
+    return out
+
+
+def grade_mask(df: pd.DataFrame):
+    """Rows of a store frame that are pointwise grades (``mode`` single), not games."""
+    if "mode" not in df.columns:
+        return pd.Series(False, index=df.index).to_numpy()
+    return (df["mode"].astype("string") == POINTWISE).fillna(False).to_numpy(bool)
+
+
+GRADE_HEAD = ["prompt_id", "model", "judge", "score", "label", "turn", "raw", "error", "judgment_id"]
+
+
+def export_grades(df: pd.DataFrame, *, only_ok: bool = False) -> pd.DataFrame:
+    """The pointwise grades of a store frame as a grades table: ``prompt_id, model, judge, score, label, turn``
+    (``score`` the rating, empty for a failed grade or a ``not_attempted`` label), ``raw``, ``error``,
+    ``judgment_id`` (the store key), then the other store columns (``status``, ``template``, tokens, cost...)."""
+    df = df[grade_mask(df)]
+    if only_ok:
+        df = df[~failed_mask(df)]
+    out = df.rename(columns={"model_a": "model", "key": "judgment_id"})
+    out = out.drop(columns=["model_b", "first", "swapped", "verdict5", "outcome", "soft", "mode"])
+    out = out[GRADE_HEAD + [c for c in out.columns if c not in GRADE_HEAD]].reset_index(drop=True)
+    out["turn"] = out["turn"].astype("Int64")
     return out
 
 

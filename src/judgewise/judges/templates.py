@@ -137,9 +137,10 @@ class JudgeTemplate:
         """Messages showing ``first`` as response A and ``second`` as response B."""
         return self.messages(instruction=instruction, response_a=first, response_b=second, reference=reference)
 
-    def pointwise_messages(self, instruction: str, response: str, reference: str | None = None) -> list[dict]:
-        """Messages asking the judge about one response."""
-        return self.messages(instruction=instruction, response=response, reference=reference)
+    def pointwise_messages(self, instruction: str, response: str, reference: str | None = None,
+                           **variables) -> list[dict]:
+        """Messages asking the judge about one response (``variables``: e.g. ``turns`` of a conversation)."""
+        return self.messages(**variables, instruction=instruction, response=response, reference=reference)
 
     def reask(self) -> str:
         """The follow-up user message sent once when no verdict could be parsed."""

@@ -3,7 +3,8 @@
 Sections (only ``responses`` and ``judge`` are required)::
 
     responses: alpaca_results/          # anything judgewise.io reads (canonical table, AlpacaEval dir, ...)
-    prompts: questions.jsonl            # optional: prompt_id + prompt/instruction/question text
+    prompts: questions.jsonl            # optional: prompt_id + prompt/instruction/question text (or MT-bench turns)
+    references: reference_answer/gpt-4.jsonl  # optional (judge.mode single): reference answers, one per prompt
     models: [gpt-4o, llama-3-70b]       # optional subset (default: every model in responses)
     max_prompts: 50                     # optional: the first N prompt ids (sorted)
     judge:
@@ -12,6 +13,7 @@ Sections (only ``responses`` and ``judge`` are required)::
       base_url: https://api.openai.com/v1   # or base_urls: [...] for several endpoints
       api_key_env: OPENAI_API_KEY       # the NAME of the environment variable holding the key
       template: arena_hard_5way         # registered name or a .j2 file
+      mode: pairwise                    # or single: grade each answer alone (default: the template's kind)
       params: {temperature: 0}
       prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}
       # backend: simulated takes ratings: {model: elo}, p_judge, tie_rate, position_bias, length_bias, seed
@@ -62,6 +64,7 @@ class RunConfig:
     responses: str | pd.DataFrame
     judge: dict
     prompts: str | pd.DataFrame | None = None
+    references: str | pd.DataFrame | None = None  # reference answers for pointwise grading (judges.pointwise)
     models: list[str] | None = None
     max_prompts: int | None = None
     design: dict = field(default_factory=lambda: {"name": "all_pairs"})
@@ -109,6 +112,7 @@ def load_config(source: str | Path | dict) -> RunConfig:
         judge["template"] = str(_resolve(judge["template"], base))
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
+        references=_resolve(data.get("references"), base),
         judge=judge, models=data.get("models"), max_prompts=data.get("max_prompts"), design=dict(design),
         orders=data.get("orders", "both"), seed=data.get("seed", 0),
         store=str(_resolve(data["store"], base) if "store" in data else Path.cwd() / DEFAULT_STORE),

@@ -100,6 +100,20 @@ def read_plain_table(path: Path) -> pd.DataFrame:
     return frame
 
 
+def direct_grades(path: Path) -> pd.DataFrame:
+    """A direct judge's grades (``prompt_id, model, label``): a table file, or the judging store of a
+    ``judge.mode: single`` run with the ``direct_correctness`` template (its grades' labels)."""
+    from judgewise.pipeline.inputs import is_store, read_grades
+
+    if is_store(Path(path)):
+        table = read_grades(Path(path), only_grades=False)
+        if table is None:
+            raise InputError("the store holds no pointwise grades (judge it with judge.mode: single and template: "
+                             "direct_correctness)", file=str(path))
+        return table.frame
+    return read_plain_table(path)
+
+
 def _with_file(fn, path: Path, *args, **kw):
     """Call ``fn``; an InputError without a file gets ``path`` as its file."""
     try:
@@ -143,7 +157,7 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     table = read_judgments(judgments, format=format)
     corr = read_plain_table(correctness)
     _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
-    grades = read_plain_table(direct) if direct is not None else None
+    grades = direct_grades(direct) if direct is not None else None
     result = _with_file(accuracy_alignment, direct or correctness, table.frame, corr, grades, methods=list(methods),
                         bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters or {})
     return result, table

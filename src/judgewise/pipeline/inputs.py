@@ -73,6 +73,47 @@ def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
     return table
 
 
+GRADE_FORMATS = ("mtbench-judgments", "mtbench")
+
+
+def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = False,
+                only_grades: bool = True) -> Table | None:
+    """The pointwise grades ``path`` holds (a store written by ``judge.mode: single``, MT-bench ``*_single.jsonl``
+    files), or None when it holds none — or, with ``only_grades``, when a store holds pairwise games too.
+
+    Returns
+    -------
+    Table or None
+        ``kind == "grades"`` (``prompt_id, model, judge, score, turn``, ...); failed grades kept (no score, ``error``
+        set) and counted as skipped in the report.
+    """
+    from judgewise.io.registry import detect_format, get_format
+    from judgewise.io.tables import ReadReport
+
+    path = Path(path)
+    if format == "store" or (format is None and is_store(path)):
+        from judgewise.judges.store import JudgmentStore, export_grades, grade_mask
+
+        with JudgmentStore.open_readonly(path) as store:
+            stored = store.frame()
+        mask = grade_mask(stored)
+        if not mask.any() or (only_grades and not mask.all()):
+            return None
+        frame = export_grades(stored)
+        report = ReadReport(str(path), "store", rows_read=len(frame))
+        for reason in frame.loc[failed_mask(frame), "error"].astype(str):
+            report.skip(f"grade failed: {reason}")
+        report.rows_used = len(frame) - report.rows_skipped
+        return Table("grades", frame, report)
+    if format is not None and format not in GRADE_FORMATS:
+        return None
+    fmt = get_format(format) if format else detect_format(path)
+    if fmt.name not in GRADE_FORMATS:
+        return None
+    table = fmt.read(path, skip_invalid=skip_invalid, kind="grades")
+    return table if table.kind == "grades" else None
+
+
 def read_judgments_or_store(path: Path, *, format: str | None = None, skip_invalid: bool = False,
                             any_kind: bool = False) -> Table:
     """Read ``path`` as judgments: a judging store when it is one (or ``format == "store"``), else any format

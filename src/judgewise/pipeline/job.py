@@ -14,7 +14,7 @@ import pandas as pd
 from judgewise.designs import design_triples, is_single_shot
 from judgewise.errors import ConfigError, InputError
 from judgewise.judges.base import Comparison, Judge
-from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts
+from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts, prompt_turns
 from judgewise.pipeline.backends import build_judge
 from judgewise.pipeline.config import RunConfig, load_config
 
@@ -36,6 +36,7 @@ class Job:
     models: list[str]
     n_prompts: int
     pool: Pool | None = None
+    grades: list | None = None  # judge.mode single: the GradeItems to grade (judges.pointwise); comparisons empty
 
     @property
     def multi_round(self) -> bool:
@@ -89,7 +90,7 @@ def load_pool(cfg: RunConfig) -> Pool:
     unknown = sorted(set(models) - set(responses["model"]))
     if unknown:
         raise ConfigError(f"{cfg.source}: models {unknown} have no responses in {cfg.responses}")
-    if len(models) < 2:
+    if len(models) < (1 if judge_mode(cfg) == "single" else 2):
         where = "models:" if cfg.models else f"the responses in {_name(cfg.responses)}"
         raise ConfigError(f"{cfg.source}: nothing to judge: {where} name {len(models)} model(s) {models[:3]}; "
                           "a judge compares at least 2 models")
@@ -99,7 +100,50 @@ def load_pool(cfg: RunConfig) -> Pool:
         texts = prompt_texts(responses, prompts)
     except ConfigError as exc:
         raise ConfigError(f"{_name(cfg.prompts if cfg.prompts is not None else cfg.responses)}: {exc}") from None
-    return Pool(responses, texts, models, prompt_ids)
+    return Pool(responses, texts, models, prompt_ids, prompt_turns(responses, prompts))
+
+
+def judge_mode(cfg: RunConfig) -> str:
+    """``judge.mode`` when given, else "single" for a pointwise template and "pairwise" otherwise."""
+    if cfg.judge.get("mode"):
+        return cfg.judge["mode"]
+    template = cfg.judge.get("template")
+    if template is None or cfg.judge.get("backend") in ("simulated", "replay"):
+        return "pairwise"
+    from judgewise.judges.templates import get_template
+
+    return "single" if get_template(template).kind == "pointwise" else "pairwise"
+
+
+def _reference_turns(cfg: RunConfig) -> dict[str, list[str]]:
+    """prompt_id → reference answer turns from ``references:`` (FastChat's reference_answer file, or any responses
+    table of one model: prompt_id, model, text and perhaps turns)."""
+    if cfg.references is None:
+        return {}
+    frame = _read_responses(cfg.references)
+    models = sorted(frame["model"].astype(str).unique())
+    if len(models) > 1:
+        raise ConfigError(f"{cfg.source}: references: {_name(cfg.references)} holds answers of {len(models)} models "
+                          f"{models[:5]}; give one model's reference answers")
+    turns = frame["turns"] if "turns" in frame.columns else frame["text"].map(lambda t: [t])
+    return {str(p): [str(x) for x in t] for p, t in zip(frame["prompt_id"], turns)}
+
+
+def _grading_job(cfg: RunConfig, pool: Pool) -> Job:
+    """A pointwise grading job: every turn of every (prompt, model) conversation, references filled in."""
+    from judgewise.judges.pointwise import DEFAULT_TEMPLATE, PointwiseJudge, grade_items
+
+    if cfg.design_given and cfg.design.get("name") != "all_pairs":
+        raise ConfigError(f"{cfg.source}: design: chooses pairs to compare; judge.mode single grades every answer "
+                          "alone, so remove design:")
+    judge = PointwiseJudge(build_judge({"template": DEFAULT_TEMPLATE, **cfg.judge}))
+    questions = {**{p: [t] for p, t in pool.texts.items()}, **pool.turns}
+    built = grade_items(pool.responses, questions, _reference_turns(cfg), pool.models, pool.prompt_ids)
+    if not built.items:
+        why = f" (first: {built.skipped[0]})" if built.skipped else ""
+        raise ConfigError(f"{cfg.source}: nothing to grade: {len(pool.models)} models on {len(pool.prompt_ids)} "
+                          f"prompts give 0 answers to grade{why}")
+    return Job(cfg, [], judge, built.skipped, pool.models, len(pool.prompt_ids), pool, grades=built.items)
 
 
 def _check_design_models(cfg: RunConfig, pool: Pool) -> None:
@@ -118,6 +162,11 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
     ``allow_rounds`` and yields no comparisons up front."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     pool = load_pool(cfg)
+    if judge_mode(cfg) == "single":
+        return _grading_job(cfg, pool)
+    if cfg.references is not None:
+        raise ConfigError(f"{cfg.source}: references: are shown to a pointwise judge; set judge.mode: single "
+                          "(pairwise templates take no reference from the run config)")
     _check_design_models(cfg, pool)
     options = {k: v for k, v in cfg.design.items() if k != "name"}
     name = cfg.design.get("name", "all_pairs")

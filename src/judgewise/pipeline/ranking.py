@@ -91,9 +91,13 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
     >>> rank_path(Path("examples/alpacaeval"), "winrate").ranking.method  # doctest: +SKIP
     'winrate'
     """
-    from judgewise.pipeline.inputs import read_rated
+    from judgewise.pipeline.inputs import read_grades, read_rated
 
     check_rank_options(bootstrap, bootstrap_unit, ci_level)
+    grades = read_grades(path, format=format, skip_invalid=skip_invalid, only_grades=method != MEAN_SCORE)
+    if grades is not None or method == MEAN_SCORE:
+        return rank_grades(path, grades, method, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
+                           ci_level=ci_level, judge=judge, pool_judges=pool_judges)
     frame, table = read_rated(path, format=format, skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
     from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
     responses = table.extras.get("responses")
@@ -112,6 +116,30 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
 
         ranking.info["pooled_judges"] = pooled_line(frame)
     return RankedFile(ranking, table)
+
+
+MEAN_SCORE = "mean_score"  # pointwise grades' method (ratings.pointwise); not a pairwise RATING_METHODS entry
+
+
+def rank_grades(path: Path, grades: Table | None, method: str, *, bootstrap: int, bootstrap_unit: str, seed: int,
+                ci_level: float, judge: str | None, pool_judges: bool) -> RankedFile:
+    """Rank pointwise grades (a ``judge.mode: single`` store, MT-bench ``*_single.jsonl``) by mean score with
+    intervals over prompts (:func:`judgewise.ratings.pointwise.mean_scores`)."""
+    if grades is None:
+        raise InputError("--method mean_score ranks pointwise grades, and this input holds none (a store of "
+                         "judge.mode: single, or MT-bench model_judgment/*_single.jsonl)", file=str(path))
+    if method not in (MEAN_SCORE, "bt"):  # bt: rank's default, not a choice
+        raise ConfigError(f"{path} holds pointwise grades, ranked by --method mean_score (not {method})")
+    if bootstrap and bootstrap_unit != "prompt":
+        raise ConfigError("pointwise grades are bootstrapped over prompts: use --bootstrap-unit prompt")
+    from judgewise.ratings.pointwise import mean_scores
+
+    ranking = mean_scores(grades.frame, bootstrap=bootstrap, seed=seed, ci_level=ci_level, judge=judge,
+                          pool_judges=pool_judges)
+    from judgewise.io.provenance import note_dropped
+
+    note_dropped(grades.report, ranking.info["judge_rows_dropped"], judge)
+    return RankedFile(ranking, grades)
 
 
 def agreement_of_files(a: Path, b: Path, key: str | None = None) -> dict:

@@ -119,7 +119,7 @@ def run_job(job: Job, *, dry_run: bool = False, on_plan: Callable[[Estimate | Ro
                     "; ".join(job.skipped[:3]))
     opener = JudgmentStore.open_for_planning if dry_run else JudgmentStore  # a dry run creates no file
     with opener(cfg.store) as store:
-        run = _run_rounds if job.multi_round else _run_single_shot
+        run = _run_grading if job.grades is not None else _run_rounds if job.multi_round else _run_single_shot
         outcome = run(job, store, dry_run=dry_run, on_plan=on_plan or (lambda plan: None),
                       with_progress=with_progress or _no_progress)
         if outcome.summary is not None and cfg.output:
@@ -143,6 +143,21 @@ def _run_single_shot(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, 
                            lambda update: run_judging(job.comparisons, job.judge, store, progress=update, **opts))
     summary = {**result.summary(), "skipped_comparisons": len(job.skipped)}
     return JudgeOutcome(est, summary, result.judgments, job.skipped)
+
+
+def _run_grading(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
+    """Pointwise grading (judge.mode single, :mod:`judgewise.judges.pointwise`): every answer graded alone."""
+    from judgewise.judges.pointwise import grading_counts, plan_grading, run_grading
+
+    cfg = job.config
+    plan = plan_grading(job.grades, job.judge, store, retry_failed=cfg.retry_failed)
+    on_plan(plan)
+    if dry_run:
+        return JudgeOutcome(plan, skipped=job.skipped)
+    opts = cfg.run_options()
+    result = with_progress(plan.new, lambda update: run_grading(job.grades, job.judge, store, progress=update, **opts))
+    summary = {**result.summary(), **grading_counts(result.judgments), "skipped_turns": len(job.skipped)}
+    return JudgeOutcome(plan, summary, result.judgments, job.skipped)
 
 
 def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:

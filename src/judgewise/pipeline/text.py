@@ -13,6 +13,8 @@ from judgewise.errors import ConfigError
 def summary_lines(summary: dict, output: str | None) -> list[str]:
     """A judging run's summary (:meth:`RunResult.summary`): games, calls, cost, failures, design, placement."""
     s = summary
+    if s.get("mode") == "single":  # pointwise grading (judges.pointwise)
+        return grading_lines(s, output)
     lines = [f"{s['games']} games from {s['comparisons']} comparisons: {s['judged']} judged, {s['failed']} failed, "
              f"{s['cached']} already stored (no call); {s['calls_made']} calls, {s['retries']} retries, "
              f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
@@ -33,6 +35,23 @@ def summary_lines(summary: dict, output: str | None) -> list[str]:
         lines.append(f"swap consistency (both orders name the same winner): {s['swap_consistency']:.1%}")
     if output:
         lines.append(f"judgments written to {output}")
+    return lines
+
+
+def grading_lines(s: dict, output: str | None) -> list[str]:
+    """A pointwise grading run's summary: grades, parse failures, calls, cost, the mean score."""
+    mean = "—" if s.get("mean_score") is None else f"{s['mean_score']:.2f}"
+    lines = [f"{s['games']} grades: {s['judged']} graded, {s['failed']} failed ({s['no_rating']} with no parsable "
+             f"rating after a re-ask), {s['cached']} already stored (no call); {s['calls_made']} calls, "
+             f"{s['retries']} retries, {s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, "
+             f"{s['elapsed_s']:.1f}s",
+             f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
+             + ("" if not s["failed_total"] else " (rerun with --retry-failed to grade them again)")
+             + f"; mean score of the {s['scored']} scored grades: {mean}"]
+    if s.get("skipped_turns"):
+        lines.append(f"{s['skipped_turns']} conversations lack answer turns (those turns are not graded)")
+    if output:
+        lines.append(f"grades written to {output}")
     return lines
 
 

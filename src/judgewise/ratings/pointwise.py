@@ -1,0 +1,110 @@
+"""Rank models by their mean pointwise grade (MT-bench's score), with a cluster bootstrap over prompts.
+
+MT-bench's leaderboard (FastChat ``show_result.py``, single mode) is the mean of a model's 1–10 grades over every
+(question, turn), failed grades (score −1) left out; the per-turn means are shown beside it. :func:`mean_scores`
+computes the same from a grades table and adds what MT-bench does not give: percentile intervals from resampling
+whole prompts (both turns of a question travel together), all replicates in one sparse product over per-prompt
+sums (``ratings.bootstrap.multinomial`` counts, as for every other method).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from judgewise.errors import RatingError
+from judgewise.io.provenance import select_judge
+from judgewise.io.schema import GRADES_REQUIRED, failure_reasons, require_columns
+from judgewise.ratings.bootstrap import check_bootstrap, multinomial, rng_from_seed, summarise
+from judgewise.ratings.result import Ranking, ci_aware_rank
+
+METHOD = "mean_score"
+
+
+def _usable(grades: pd.DataFrame) -> tuple[pd.DataFrame, int, dict, int]:
+    """(rows with a score, failed grades, their reasons, ok grades without a score such as not_attempted)."""
+    score = pd.to_numeric(grades["score"], errors="coerce")
+    failed = score.isna().to_numpy() & _error_given(grades)
+    if "status" in grades.columns:
+        failed |= (grades["status"].astype("string") == "failed").fillna(False).to_numpy(bool)
+    reasons = failure_reasons(grades.assign(status=np.where(failed, "failed", "ok")))
+    unscored = int((score.isna().to_numpy() & ~failed).sum())
+    keep = score.notna().to_numpy() & ~failed
+    return grades[keep].assign(score=score[keep]).reset_index(drop=True), int(failed.sum()), reasons, unscored
+
+
+def _error_given(grades: pd.DataFrame) -> np.ndarray:
+    if "error" not in grades.columns:
+        return np.zeros(len(grades), dtype=bool)
+    text = grades["error"].astype("string").str.strip()
+    return (text.notna() & (text != "")).fillna(False).to_numpy(bool)
+
+
+def _sums(frame: pd.DataFrame, models: list[str]) -> tuple[sparse.csr_matrix, sparse.csr_matrix, list[str]]:
+    """Per (prompt, model): the sum of scores and the number of grades, as prompts × models sparse matrices."""
+    prompt_codes, prompts = pd.factorize(frame["prompt_id"].astype(str), sort=True)
+    model_codes = pd.Categorical(frame["model"].astype(str), categories=models).codes
+    shape = (len(prompts), len(models))
+    total = sparse.csr_matrix((frame["score"].to_numpy(float), (prompt_codes, model_codes)), shape=shape)
+    count = sparse.csr_matrix((np.ones(len(frame)), (prompt_codes, model_codes)), shape=shape)
+    return total, count, list(prompts)
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
+
+
+def _turn_means(frame: pd.DataFrame, models: list[str]) -> dict[str, np.ndarray]:
+    if "turn" not in frame.columns:
+        return {}
+    turns = pd.to_numeric(frame["turn"], errors="coerce")
+    if turns.nunique() < 2:
+        return {}
+    means = frame.assign(turn=turns).pivot_table(index="model", columns="turn", values="score", aggfunc="mean")
+    return {f"turn_{int(t)}": means[t].reindex(models).to_numpy(float) for t in sorted(means.columns)}
+
+
+def mean_scores(grades: pd.DataFrame, *, bootstrap: int = 0, seed: int | np.random.Generator = 0,
+                ci_level: float = 0.95, judge: str | None = None, pool_judges: bool = False) -> Ranking:
+    """Per model: the mean score over its scored grades (every prompt and turn), with percentile intervals from
+    ``bootstrap`` cluster-bootstrap replicates over prompts (0 = none), seeded by ``seed``.
+
+    ``grades`` is a grades table (``io.schema.GRADES_REQUIRED``: ``prompt_id, model, judge, score``; ``turn``
+    optional). Failed grades (an ``error`` and no score, or ``status`` failed) are left out and counted in
+    ``info["failed_grades_skipped"]``; ok grades without a score (a direct judge's ``not_attempted``) in
+    ``info["unscored_grades"]``. Several judges are refused unless ``judge`` picks one or ``pool_judges``.
+    ``extra`` holds ``turn_k`` means (multi-turn data) and ``median`` (with a bootstrap).
+    """
+    require_columns(grades, GRADES_REQUIRED, what="the grades table")
+    check_bootstrap(bootstrap, seed)
+    grades, dropped = select_judge(grades, judge, pool_judges)
+    frame, n_failed, reasons, unscored = _usable(grades)
+    if not len(frame):
+        raise RatingError(f"nothing to rank: none of the {len(grades)} grades has a score"
+                          + (f" ({n_failed} failed: {reasons})" if n_failed else ""))
+    models = sorted(frame["model"].astype(str).unique())
+    total, count, prompts = _sums(frame, models)
+    n = np.asarray(count.sum(axis=0)).ravel()
+    scores = np.asarray(total.sum(axis=0)).ravel() / n
+    low = high = np.full(len(models), np.nan)
+    extra = _turn_means(frame, models)
+    boot = None
+    if bootstrap:
+        draws = multinomial(rng_from_seed(seed), len(prompts), np.full(len(prompts), 1.0 / len(prompts)), bootstrap)
+        reps = _ratio(np.asarray((total.T @ draws.T).T), np.asarray((count.T @ draws.T).T))
+        result = summarise(reps, ci_level, "prompt")
+        low, high, extra["median"] = result.ci_low, result.ci_high, result.median
+        boot = {"rounds": bootstrap, "unit": "prompt", "seed": seed if isinstance(seed, int) else None,
+                "ci_level": ci_level, "interval": "percentile",
+                "failed_replicates": int(np.isnan(reps).any(axis=1).sum())}
+    info = {"method": METHOD, "rows": len(frame), "prompts": len(prompts), "failed_grades_skipped": n_failed,
+            "failed_grade_reasons": reasons, "unscored_grades": unscored, "judge_rows_dropped": dropped,
+            "bootstrap": boot, "ci_level": ci_level}
+    return Ranking(method=METHOD, models=models, scores=scores, ci_low=np.asarray(low, float),
+                   ci_high=np.asarray(high, float), rank=ci_aware_rank(scores, low, high), n=n.astype(int),
+                   ci_level=ci_level, extra=extra, info=info)
