@@ -255,6 +255,7 @@ def read_folder(path: str | Path, *, skip_invalid: bool = False, kind: str | Non
         return read_judgments(path / JUDGMENTS_DIR, skip_invalid=skip_invalid, kind=kind)
     questions = read_questions(path / QUESTIONS_FILE, skip_invalid=skip_invalid)
     table = read_answers(path / ANSWERS_DIR, skip_invalid=skip_invalid)
+    table.report.format = "mtbench"
     asked = questions.set_index("prompt_id")
     frame = table.frame
     table.frame = frame.assign(instruction=frame["prompt_id"].map(asked["prompt"]),
