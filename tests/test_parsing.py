@@ -24,6 +24,7 @@ WRITTEN = {
     "direct_correctness": lambda label: f"Grade: {label}",
     "likert": lambda label: f"Rating: [[{label}]]",
     "rating": lambda label: f"Rating: [[{label}]]",
+    "mtbench_pair": lambda label: f"[[{label}]]",
 }
 
 

@@ -215,3 +215,46 @@ def test_a_version_1_store_stays_readable_and_is_migrated_when_written(tmp_path)
     with JudgmentStore(path) as store:
         assert store.meta()["schema_version"] == str(SCHEMA_VERSION)
         assert store.frame().loc[0, "mode"] == "pairwise"
+
+
+def test_dry_run_plans_every_turn_and_writes_nothing(tmp_path):
+    _write_inputs(tmp_path)
+    config = {"responses": "model_answer", "prompts": "question.jsonl", "store": "store.sqlite",
+              "judge": {"backend": "openai", "model": MODEL, "base_url": "http://127.0.0.1:9/v1", "mode": "single"}}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
+    run = _cli(["judge", "--config", "run.yaml", "--dry-run", "--json"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    plan = json.loads(run.stdout)["dry_run"]
+    assert plan["grades"] == len(MODELS) * 4 * 2 and plan["new"] == plan["grades"] and plan["mode"] == "single"
+    assert not (tmp_path / "store.sqlite").exists()
+
+
+def test_a_pairwise_template_is_shown_the_prompts_reference(tmp_path):
+    """references: fill the {% if reference %} slot of pairwise templates too (first turn's reference)."""
+    from judgewise.pipeline.job import build_job
+
+    questions = _write_inputs(tmp_path)
+    job = build_job({"responses": str(tmp_path / "model_answer"), "prompts": str(tmp_path / "question.jsonl"),
+                     "references": str(MTBENCH / "reference_answer" / "gpt-4.jsonl"),
+                     "judge": {"backend": "openai", "model": MODEL, "base_url": "http://127.0.0.1:9/v1",
+                               "template": "mtbench_pair"}})
+    references = {json.loads(line)["question_id"]: json.loads(line)["choices"][0]["turns"][0]
+                  for line in (MTBENCH / "reference_answer" / "gpt-4.jsonl").read_text().splitlines() if line.strip()}
+    assert len(job.comparisons) == 3 * len(questions)
+    for c in job.comparisons:
+        assert c.reference == references.get(int(c.prompt_id))
+    assert any(c.reference for c in job.comparisons) and not all(c.reference for c in job.comparisons)
+
+
+def test_single_mode_with_a_pairwise_template_is_a_config_error(tmp_path):
+    _write_inputs(tmp_path)
+    config = {"responses": "model_answer", "prompts": "question.jsonl",
+              "judge": {"backend": "openai", "model": MODEL, "base_url": "http://127.0.0.1:9/v1", "mode": "single",
+                        "template": "arena_hard_5way"}}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
+    run = _cli(["judge", "--config", "run.yaml", "--dry-run"], tmp_path)
+    assert run.returncode != 0 and "pointwise template" in run.stderr and "arena_hard_5way" in run.stderr
+    bad = {**config, "judge": {**config["judge"], "mode": "pointwise", "template": "mtbench_single"}}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(bad))
+    run = _cli(["judge", "--config", "run.yaml", "--dry-run"], tmp_path)
+    assert run.returncode != 0 and "judge.mode" in run.stderr and "single" in run.stderr

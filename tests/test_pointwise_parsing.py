@@ -84,3 +84,19 @@ def test_mtbench_single_template_uses_the_rating_parser_and_a_grammar_of_ratings
     assert template.kind == "pointwise" and template.parser.name == "rating1-10"
     assert "Rating: [[k]]" in template.reask()
     assert '"10"' in template.grammar() and '"1"' in template.grammar()
+
+
+@pytest.mark.parametrize("name, reference, values", [
+    ("pair-v2", None, dict(question=Q1, answer_a=A1, answer_b=A2)),
+    ("pair-math-v1", R1, dict(question=Q1, answer_a=A1, answer_b=A2, ref_answer_1=R1)),
+])
+def test_mtbench_pair_renders_fastchats_pairwise_prompt(name, reference, values):
+    template = get_template("mtbench_pair")
+    assert template.pairwise_messages(Q1, A1, A2, reference) == _fastchat(name, **values)
+
+
+def test_mtbench_pair_verdicts_are_a_b_and_c_for_a_tie():
+    parser = make_parser("mtbench_pair")
+    assert [parser.parse(f"so [[{x}]]").outcome for x in "ABC"] == [1.0, 0.0, 0.5]
+    assert parser.parse('format: "[[A]]" ... my verdict: [[B]]').label == "B"
+    assert parser.parse("[[D]]") is None

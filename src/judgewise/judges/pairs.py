@@ -28,6 +28,7 @@ class Pool:
     models: list[str]
     prompt_ids: list[str]
     turns: dict[str, list[str]] = field(default_factory=dict)  # prompt_id → user turns (multi-turn conversations)
+    references: dict[str, str] = field(default_factory=dict)  # prompt_id → reference answer (run config references:)
 
 
 @dataclass
@@ -70,8 +71,11 @@ def prompt_turns(responses: pd.DataFrame, prompts: pd.DataFrame | None = None) -
     return {}
 
 
-def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: dict[str, str]) -> Built:
-    """Join (prompt_id, model_a, model_b) triples with response and prompt texts."""
+def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: dict[str, str],
+                      references: dict[str, str] | None = None) -> Built:
+    """Join (prompt_id, model_a, model_b) triples with response and prompt texts (and the prompt's reference answer,
+    which templates with a ``{% if reference %}`` slot show)."""
+    references = references or {}
     texts = {(str(p), str(m)): t for p, m, t in zip(responses["prompt_id"], responses["model"], responses["text"])}
     built = Built([])
     for p, a, b in triples:
@@ -81,5 +85,6 @@ def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: d
             built.skipped.append(f"prompt {p!r}, {a!r} vs {b!r}: {why}")
             continue
         built.comparisons.append(Comparison(prompt_id=p, prompt=prompts[p], model_a=a, model_b=b,
-                                            response_a=texts[(p, a)], response_b=texts[(p, b)]))
+                                            response_a=texts[(p, a)], response_b=texts[(p, b)],
+                                            reference=references.get(p)))
     return built

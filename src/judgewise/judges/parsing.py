@@ -173,6 +173,16 @@ def likert(scale: int = 5) -> RegexParser:
     )
 
 
+def mtbench_pair() -> RegexParser:
+    """Parser for MT-bench's pairwise verdict (FastChat pair-v2): ``[[A]]`` A better, ``[[B]]`` B better, ``[[C]]``
+    tie; the last one wins (FastChat checks A, then B, then C)."""
+    return RegexParser(
+        name="mtbench_pair", pattern=re.compile(r"\[\[\s*([ABC])\s*\]\]", re.IGNORECASE),
+        verdicts={"A": Verdict(outcome=1.0, label="A"), "B": Verdict(outcome=0.0, label="B"),
+                  "C": Verdict(outcome=0.5, label="C")},
+        normalise=str.upper, token_values={"a": 1.0, "b": 0.0, "c": 0.5}, expected='"[[A]]", "[[B]]" or "[[C]]"')
+
+
 @dataclass(frozen=True)
 class RatingParser:
     """A numeric rating written ``[[k]]`` / ``Rating: [[k]]`` (MT-bench's single-answer format; decimals such as
@@ -230,6 +240,7 @@ PARSERS: Registry[Callable[..., RegexParser]] = Registry("verdict parser", {
     "direct_correctness": direct_correctness,
     "likert": likert,
     "rating": rating,
+    "mtbench_pair": mtbench_pair,
 })
 
 

@@ -29,7 +29,7 @@ from judgewise.judges.pairs import Pool
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.store import JudgmentStore, write_export
 from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
-from judgewise.pipeline.job import Job, build_job, load_pool
+from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
 from judgewise.pipeline.rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
 from judgewise.pipeline.targets import DEFAULT_L2, Target, parse_target
 from judgewise.ratings import Ranking, rank
@@ -103,6 +103,9 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     Raises ConfigError for a bad config, JudgeError when the backend refuses calls (what finished is stored;
     rerun to continue), RatingError when the games judged cannot rank every model (a budget too small)."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if judge_mode(cfg) == "single":
+        raise ConfigError(f"{cfg.source}: judge.mode single grades every answer alone; evaluate stops pairwise "
+                          "judging at a ranking quality — grade with `judgewise judge` and rank the store")
     target = parse_target(cfg.target, cfg.source)
     if not l2 > 0:
         raise ConfigError(f"l2 must be > 0 (the ridge that keeps BT finite on separated data), got {l2}")
@@ -133,7 +136,7 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int)
     single = is_single_shot(cfg.design["name"])
     pairs = design.pairs(job.models, job.pool.prompt_ids, rng) if single else None
     pool = Pool(job.pool.responses, job.pool.texts, list(pairs.models if single else job.models),
-                job.pool.prompt_ids)
+                job.pool.prompt_ids, job.pool.turns, job.pool.references)
     per = 2 if cfg.orders == "both" else 1
     possible = per * (len(pairs) if single else design.n_calls(len(job.models), len(job.pool.prompt_ids)))
     max_calls, max_cost = cfg.budget.get("max_calls"), cfg.budget.get("max_cost")

@@ -164,16 +164,14 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
     pool = load_pool(cfg)
     if judge_mode(cfg) == "single":
         return _grading_job(cfg, pool)
-    if cfg.references is not None:
-        raise ConfigError(f"{cfg.source}: references: are shown to a pointwise judge; set judge.mode: single "
-                          "(pairwise templates take no reference from the run config)")
+    pool.references = {p: turns[0] for p, turns in _reference_turns(cfg).items()}  # the first turn's reference
     _check_design_models(cfg, pool)
     options = {k: v for k, v in cfg.design.items() if k != "name"}
     name = cfg.design.get("name", "all_pairs")
     if allow_rounds and not is_single_shot(name):
         return Job(cfg, [], build_judge(cfg.judge), [], pool.models, len(pool.prompt_ids), pool)
     triples = design_triples(name, pool.models, pool.prompt_ids, **options)  # seed: the design's own, default 0
-    built = build_comparisons(pool.responses, triples, pool.texts)
+    built = build_comparisons(pool.responses, triples, pool.texts, pool.references)
     if not built.comparisons:
         why = (f"all {len(built.skipped)} could not be built (first: {built.skipped[0]})" if built.skipped
                else "the design chose none")
