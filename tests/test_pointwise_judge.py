@@ -178,10 +178,23 @@ def test_direct_correctness_grades_are_the_accuracy_direct_judge(tmp_path):
         (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
         run = _cli(["judge", "--config", "run.yaml", "--json"], tmp_path)
     assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["mode"] == "single"
     acc = direct_accuracy(direct_grades(tmp_path / "store.sqlite"))
+    expected = {m: sum("right" in r["text"] for r in rows if r["model"] == m) / 6 for m in ("alpha", "beta")}
     for m in ("alpha", "beta"):
-        mine = [r for r in rows if r["model"] == m]
-        assert acc.loc[m, "accuracy"] == pytest.approx(sum("right" in r["text"] for r in mine) / len(mine))
+        assert acc.loc[m, "accuracy"] == pytest.approx(expected[m])
+    # and through the CLI, as CLB's direct judge beside pairwise judgments and the ground truth
+    pairs = [{"prompt_id": f"p{i}", "model_a": "alpha", "model_b": "beta", "judge": "j", "outcome": 1.0 if i % 2 else 0.0}
+             for i in range(6)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in pairs))
+    truth = [{"prompt_id": r["prompt_id"], "model": r["model"], "correct": int("right" in r["text"])} for r in rows]
+    (tmp_path / "truth.jsonl").write_text("".join(json.dumps(r) + "\n" for r in truth))
+    cli = _cli(["accuracy", "pairs.jsonl", "--correctness", "truth.jsonl", "--direct", "store.sqlite", "--json",
+                "--bootstrap", "0"], tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    direct = {d["model"]: d for d in json.loads(cli.stdout)["direct"]}
+    assert {m: direct[m]["accuracy"] for m in direct} == pytest.approx(expected)
+    assert all(direct[m]["attempted"] == 6 for m in direct)
 
 
 OLD_SCHEMA = """

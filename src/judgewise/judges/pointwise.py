@@ -173,7 +173,8 @@ class GradingPlan:
 
     def line(self) -> str:
         turns = f" ({self.max_turn} turns each at most)" if self.max_turn > 1 else ""
-        return (f"plan: {self.grades} single-answer grades of {self.n_models} models on {self.n_prompts} prompts"
+        models = f"{self.n_models} model{'s' if self.n_models != 1 else ''}"
+        return (f"plan: {self.grades} single-answer grades of {models} on {self.n_prompts} prompts"
                 f"{turns}; {self.cached} already stored; {self.new} to grade: {self.new}–{2 * self.new} calls "
                 "(a re-ask when no rating is found)")
 
