@@ -271,3 +271,17 @@ def test_single_mode_with_a_pairwise_template_is_a_config_error(tmp_path):
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(bad))
     run = _cli(["judge", "--config", "run.yaml", "--dry-run"], tmp_path)
     assert run.returncode != 0 and "judge.mode" in run.stderr and "single" in run.stderr
+
+
+def test_the_grades_output_and_a_store_export_rank_as_the_store_does(graded):
+    d = graded["dir"]
+    exported = _cli(["store", "export", "store.sqlite", "-o", "export.jsonl"], d)
+    assert exported.returncode == 0, exported.stderr
+    assert len((d / "export.jsonl").read_text().splitlines()) == 24
+    rankings = {}
+    for source in ("store.sqlite", "grades.jsonl", "export.jsonl"):
+        ranked = _cli(["rank", source, "--json"], d)
+        assert ranked.returncode == 0, ranked.stderr
+        rankings[source] = {r["model"]: (r["score"], r["n"]) for r in json.loads(ranked.stdout)}
+        assert "used 22, skipped 2" in ranked.stderr
+    assert rankings["store.sqlite"] == rankings["grades.jsonl"] == rankings["export.jsonl"]

@@ -10,6 +10,8 @@ The schemas are in :mod:`judgewise.io.tables`. Checks per table (each failure na
   rated: it is counted as skipped with its error, without needing ``skip_invalid``.
 * responses: ``prompt_id``, ``model`` non-empty; ``text`` a string; one response per (prompt_id, model).
 * scores: ``item_id``, ``rater`` non-empty; ``score`` a finite number.
+* grades (columns ``model`` and ``score``, no ``text``): ``prompt_id``, ``model``, ``judge`` non-empty; ``score`` a
+  finite number, or nothing on a row with an ``error`` (a failed grade, kept so that rankings count it).
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ TEXT_COLUMNS = {
     "judgments": ("prompt_id", "model_a", "model_b", "judge"),
     "responses": ("prompt_id", "model"),
     "scores": ("item_id", "rater"),
+    "grades": ("prompt_id", "model", "judge"),
 }
-NUMBER_COLUMNS = {"judgments": ("outcome",), "responses": (), "scores": ("score",)}
+NUMBER_COLUMNS = {"judgments": ("outcome",), "responses": (), "scores": ("score",), "grades": ("score",)}
 
 
 def infer_kind(columns, v: Validator) -> str:
@@ -40,6 +43,8 @@ def infer_kind(columns, v: Validator) -> str:
     cols = set(map(str, columns))
     if {"model_a", "model_b"} & cols or "outcome" in cols:
         return "judgments"
+    if {"model", "score"} <= cols and "text" not in cols:
+        return "grades"
     if "text" in cols or {"model", "prompt_id"} <= cols:
         return "responses"
     if {"item_id", "rater", "score"} & cols:
@@ -84,9 +89,20 @@ def checks_for(kind: str, columns) -> list[Check]:
             checks.append(duplicate_field("judgment_id"))
     elif kind == "responses":
         checks.append(Check("text", "a string (the response text)", lambda f: not_text(f["text"])))
+    elif kind == "grades":
+        checks.append(_grade_score_check())
     else:
         checks.append(_finite_check("score"))
     return checks
+
+
+def _grade_score_check() -> Check:
+    """A grade's score: a finite number, or nothing when the row records a failed grade (a text ``error``)."""
+    def bad(frame: pd.DataFrame) -> np.ndarray:
+        failed = ~not_text(frame["error"]) if "error" in frame.columns else np.zeros(len(frame), dtype=bool)
+        return ~np.isfinite(as_number(frame["score"])) & ~failed
+
+    return Check("score", "a finite number (the rating), or nothing with an error (a failed grade)", bad)
 
 
 def _pair_duplicates(frame: pd.DataFrame, rows: np.ndarray, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:

@@ -159,17 +159,16 @@ def _judge_parts(value) -> tuple[object, object]:
 
 def _single_rows(records: list[dict]) -> pd.DataFrame:
     judges = [_judge_parts(r.get("judge", MISSING)) for r in records]
-    score = as_number(pd.Series([r.get("score", MISSING) for r in records], dtype=object))
-    failed = score == NO_RATING
+    given = [r.get("score", MISSING) for r in records]
+    failed = as_number(pd.Series(given, dtype=object)) == NO_RATING
     return pd.DataFrame({
         "prompt_id": [r.get("question_id", MISSING) for r in records],
         "model": [r.get("model", MISSING) for r in records],
         "judge": [j for j, _ in judges], "judge_prompt": [t for _, t in judges],
-        "score": np.where(failed, np.nan, score), "label": [None] * len(records),
+        "score": [None if f else g for f, g in zip(failed, given)], "label": [None] * len(records),
         "turn": [r.get("turn", 1) for r in records],
         "raw": [r.get("judgment") for r in records],
         "error": np.where(failed, "no [[rating]] in the judgment (FastChat score -1)", None),
-        "_score_given": [r.get("score", MISSING) for r in records],
     })
 
 
@@ -177,17 +176,10 @@ def read_single(path: Path, v: Validator) -> pd.DataFrame:
     """One ``*_single.jsonl`` file's grades (see the module docstring); bad rows named by file, row and field."""
     records, rows = jsonl_records(path, v)
     frame = _single_rows(records)
-    score = Check("score", "a rating (a number; -1 = no rating found)",
-                  lambda f: ~np.isfinite(as_number(f["score"])) & f["error"].isna().to_numpy(),
-                  lambda f, i, r: show(f["_score_given"].iloc[i]))
     turn = Check("turn", "a turn number >= 1", lambda f: ~(as_number(f["turn"]) >= 1))
-    checks = [text_field("prompt_id", "question_id"), text_field("model", "model name"),
-              text_field("judge", "judge name"), score, turn]
-    frame, rows = v.apply(frame, rows, checks)
-    v.report.rows_used += len(frame)
-    return frame.drop(columns="_score_given").assign(
-        prompt_id=lambda f: f["prompt_id"].astype(str), model=lambda f: f["model"].astype(str).str.strip(),
-        judge=lambda f: f["judge"].astype(str), turn=lambda f: as_number(f["turn"]).astype(int))
+    frame, rows = v.apply(frame, rows, [turn])
+    frame = validate_table(frame, rows, "grades", False, v).frame  # the canonical grades checks (io.canonical)
+    return frame.assign(turn=as_number(frame["turn"]).astype(int))
 
 
 def _pair_rows(records: list[dict], rows: np.ndarray) -> pd.DataFrame:
@@ -239,8 +231,8 @@ def read_judgments(path: str | Path, *, skip_invalid: bool = False, kind: str | 
     frame = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else None
     if frame is None:
         raise Validator(str(path), report).error("no valid judgments found")
+    report.rows_used = len(frame)
     if want_pair:
-        report.rows_used = len(frame)
         return Table("judgments", frame, report)
     return Table("grades", frame[[*GRADES_REQUIRED, *[c for c in frame.columns if c not in GRADES_REQUIRED]]],
                  report)

@@ -30,7 +30,8 @@ SCORES_REQUIRED = ("item_id", "rater", "score")
 GRADES_REQUIRED = ("prompt_id", "model", "judge", "score")
 """Pointwise grades (a judge's rating of one model's response, e.g. MT-bench's 1–10): ``score`` empty for a failed
 grade (``error`` set). Optional: ``turn`` (the turn graded), ``label``, ``template``, ``raw``, ``error``."""
-TABLE_KINDS = {"responses": RESPONSES_REQUIRED, "judgments": JUDGMENTS_REQUIRED, "scores": SCORES_REQUIRED}
+TABLE_KINDS = {"responses": RESPONSES_REQUIRED, "judgments": JUDGMENTS_REQUIRED, "scores": SCORES_REQUIRED,
+               "grades": GRADES_REQUIRED}
 
 
 def missing_columns(columns, required) -> list[str]:

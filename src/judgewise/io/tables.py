@@ -9,6 +9,8 @@ Canonical tables are pandas DataFrames with these columns (extra columns are kep
   {-2,-1,0,1,2} (5-way, from A's view), ``first`` (the model shown first), ``raw``, ``error``,
   ``judgment_id`` (unique when present).
 * **scores** (pointwise): ``item_id, rater, score``.
+* **grades** (a pointwise judge's ratings): ``prompt_id, model, judge, score`` (+ optional ``turn``, ``label``,
+  ``raw``, ``error``: a failed grade has an error and no score).
 
 ``prompt_id``/``model*``/``judge``/``item_id``/``rater`` are strings; ``outcome``/``score`` floats.
 Hot paths never work on these string columns directly: they encode models to integer ids first.

@@ -60,7 +60,7 @@ def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
         When ``path`` is not an SQLite file or not a judgewise store (naming the file).
     """
     from judgewise.io.canonical import from_dataframe
-    from judgewise.judges.store import JudgmentStore, export_frame
+    from judgewise.judges.store import JudgmentStore, export_frame, grade_mask
 
     path = Path(path)
     if not is_store(path):  # --format store on something else
@@ -70,6 +70,12 @@ def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
         games = store.frame()
     table = from_dataframe(export_frame(games), kind="judgments", skip_invalid=skip_invalid, name=str(path))
     table.report.format = "store"
+    n_grades = int(grade_mask(games).sum())
+    if n_grades:  # pointwise grades beside the games: not judgments
+        table.report.rows_read += n_grades
+        table.report.rows_skipped += n_grades
+        table.report.skipped_reasons.insert(0, f"{n_grades:,} pointwise grades (judge.mode single) are not pairwise "
+                                               "judgments; rank them with --method mean_score")
     return table
 
 
@@ -87,10 +93,13 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
         ``kind == "grades"`` (``prompt_id, model, judge, score, turn``, ...); failed grades kept (no score, ``error``
         set) and counted as skipped in the report.
     """
-    from judgewise.io.registry import detect_format, get_format
+    from judgewise.io.readers import CANONICAL_SUFFIXES
+    from judgewise.io.registry import Probe, detect_format, get_format
     from judgewise.io.tables import ReadReport
 
     path = Path(path)
+    if format == "store" and not is_store(path):
+        return None  # read_store_table says what is wrong with it
     if format == "store" or (format is None and is_store(path)):
         from judgewise.judges.store import JudgmentStore, export_grades, grade_mask
 
@@ -100,18 +109,31 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
         if not mask.any() or (only_grades and not mask.all()):
             return None
         frame = export_grades(stored)
-        report = ReadReport(str(path), "store", rows_read=len(frame))
-        for reason in frame.loc[failed_mask(frame), "error"].astype(str):
-            report.skip(f"grade failed: {reason}")
-        report.rows_used = len(frame) - report.rows_skipped
-        return Table("grades", frame, report)
-    if format is not None and format not in GRADE_FORMATS:
-        return None
+        return _failed_grades_skipped(Table("grades", frame, ReadReport(str(path), "store", rows_read=len(frame),
+                                                                        rows_used=len(frame))))
     fmt = get_format(format) if format else detect_format(path)
-    if fmt.name not in GRADE_FORMATS:
+    canonical_grades = fmt.name in CANONICAL_SUFFIXES and _grade_columns(Probe(path).keys)
+    if fmt.name not in GRADE_FORMATS and not canonical_grades:
         return None
     table = fmt.read(path, skip_invalid=skip_invalid, kind="grades")
-    return table if table.kind == "grades" else None
+    return _failed_grades_skipped(table) if table.kind == "grades" else None
+
+
+def _failed_grades_skipped(table: Table) -> Table:
+    """Count the failed grades (an error and no score) as skipped in the table's report, with their reasons; they
+    stay in the frame so that the ranking counts them too."""
+    failed = table.frame[failed_mask(table.frame.assign(outcome=table.frame["score"]))]
+    for reason in failed["error"].astype(str):
+        table.report.skip(f"grade failed: {reason}")
+    table.report.rows_used = max(table.report.rows_used - len(failed), 0)
+    return table
+
+
+def _grade_columns(keys) -> bool:
+    """The columns of a canonical grades table (``judgewise judge`` output of a pointwise run), not judgments."""
+    from judgewise.io.schema import GRADES_REQUIRED
+
+    return set(GRADES_REQUIRED) <= set(keys) and not {"model_a", "model_b", "outcome", "text"} & set(keys)
 
 
 def read_judgments_or_store(path: Path, *, format: str | None = None, skip_invalid: bool = False,
@@ -209,11 +231,16 @@ def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
     dict
         ``rows`` (written), ``failed`` (failed games in the store), ``failed_exported``, ``output``.
     """
-    from judgewise.judges.store import JudgmentStore, export_frame, write_export
+    from judgewise.judges.store import JudgmentStore, export_frame, export_grades, grade_mask, write_export
 
     with JudgmentStore.open_readonly(store) as st:
         stored = st.frame()
-    frame = export_frame(stored, only_ok=only_ok)
+    grades = grade_mask(stored)
+    if grades.all() and len(stored):  # a store of pointwise grades (judge.mode: single)
+        frame = export_grades(stored, only_ok=only_ok)
+    else:
+        frame = export_frame(stored, only_ok=only_ok)
+        stored = stored[~grades]
     failed = int(failed_mask(stored).sum())
     write_export(frame, output)
     return {"rows": len(frame), "failed": failed, "failed_exported": 0 if only_ok else failed, "output": str(output)}
