@@ -69,11 +69,11 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
     new = [g for k, g in keyed.items() if k not in done or (retry_failed and done[k] == "failed")]
     calls = len(new) if getattr(judge, "backend", None) is not None else 0
     tokens_in = sum(_prompt_tokens(judge, g) for g in new) if calls else 0
-    return _costed(judge, store, len(comparisons), len(keyed), len(keyed) - len(new), calls, tokens_in,
+    return costed_estimate(judge, store, len(comparisons), len(keyed), len(keyed) - len(new), calls, tokens_in,
                    concurrency, limits, expected_tokens_out, expected_latency_s)
 
 
-def _costed(judge: Judge, store: JudgmentStore, comparisons: int, games: int, cached: int, calls: int,
+def costed_estimate(judge: Judge, store: JudgmentStore, comparisons: int, games: int, cached: int, calls: int,
             tokens_in: int, concurrency: int, limits: RateLimits | None, expected_tokens_out: int | None,
             expected_latency_s: float) -> Estimate:
     """The estimate of ``calls`` calls reading ``tokens_in`` prompt tokens: output tokens, cost and time."""
@@ -102,5 +102,5 @@ def estimate_upper_bound(sample: list[Comparison], comparisons: int, games: int,
     played = plan_games(sample, orders="one")
     per_game = sum(_prompt_tokens(judge, g) for g in played) / max(1, len(played))
     calls = games if getattr(judge, "backend", None) is not None else 0
-    return _costed(judge, store, comparisons, games, 0, calls, int(per_game * calls), concurrency, limits,
+    return costed_estimate(judge, store, comparisons, games, 0, calls, int(per_game * calls), concurrency, limits,
                    expected_tokens_out, expected_latency_s)

@@ -18,8 +18,10 @@ import pandas as pd
 
 from judgewise.errors import ConfigError
 from judgewise.judges.base import JudgeResult
+from judgewise.judges.estimate import Estimate, costed_estimate
 from judgewise.judges.llm_judge import NO_VERDICT_ERROR
 from judgewise.judges.runner import RunResult, arun_keyed, canonical_json, judge_name, template_name
+from judgewise.judges.scheduler import estimate_tokens
 from judgewise.judges.store import POINTWISE, GameRecord, JudgmentStore, export_grades
 
 DEFAULT_TEMPLATE = "mtbench_single"
@@ -155,39 +157,48 @@ def keyed_items(judge: PointwiseJudge, items: list[GradeItem]) -> dict[str, Grad
 
 @dataclass
 class GradingPlan:
-    """What a grading run will do: grades planned, already stored, and the calls it makes at most (one re-ask each)."""
+    """What a grading run will do: grades planned and already stored, and the estimate (calls, tokens, cost, time)
+    of the new ones (one call each; a re-ask adds one)."""
 
     grades: int
     cached: int
     n_prompts: int
     n_models: int
     max_turn: int
+    estimate: Estimate
 
     @property
     def new(self) -> int:
         return self.grades - self.cached
 
     def as_dict(self) -> dict:
+        e = self.estimate.as_dict()
         return {"mode": POINTWISE, "grades": self.grades, "cached": self.cached, "new": self.new,
-                "calls_at_least": self.new, "calls_at_most": 2 * self.new}
+                **{k: e[k] for k in ("calls", "tokens_in", "tokens_out", "cost", "seconds", "basis")}}
 
     def line(self) -> str:
-        turns = f" ({self.max_turn} turns each at most)" if self.max_turn > 1 else ""
+        e = self.estimate
         models = f"{self.n_models} model{'s' if self.n_models != 1 else ''}"
-        return (f"plan: {self.grades} single-answer grades of {models} on {self.n_prompts} prompts"
-                f"{turns}; {self.cached} already stored; {self.new} to grade: {self.new}–{2 * self.new} calls "
-                "(a re-ask when no rating is found)")
+        turns = f" ({self.max_turn} turns each at most)" if self.max_turn > 1 else ""
+        return (f"dry run: {e.calls} calls for {self.grades} single-answer grades of {models} on {self.n_prompts} "
+                f"prompts{turns} ({self.cached} already stored); ~{e.tokens_in:,} tokens in, ~{e.tokens_out:,} out; "
+                f"~${e.cost:.4f}; ~{e.seconds:.0f}s ({e.basis}); a grade without a rating is re-asked once")
 
 
 def plan_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStore, *,
-                 retry_failed: bool = False) -> GradingPlan:
-    """The plan of grading ``items`` into ``store`` (nothing is called)."""
+                 retry_failed: bool = False, concurrency: int = 8, limits=None, expected_tokens_out: int | None = None,
+                 expected_latency_s: float = 3.0) -> GradingPlan:
+    """The plan of grading ``items`` into ``store``: nothing is called; prompt tokens from rendering the template
+    for every new grade, output tokens and latency as :mod:`judgewise.judges.estimate` takes them."""
     keyed = keyed_items(judge, items)
     stored = store.statuses(keyed)
     done = ("ok",) if retry_failed else ("ok", "failed")
-    return GradingPlan(len(keyed), sum(1 for s in stored.values() if s in done),
-                       len({i.prompt_id for i in items}), len({i.model for i in items}),
-                       max((i.turn for i in items), default=0))
+    new = [item for key, item in keyed.items() if stored.get(key) not in done]
+    tokens_in = sum(estimate_tokens(judge.template.messages(**item.variables())) for item in new)
+    estimate = costed_estimate(judge, store, len(items), len(keyed), len(keyed) - len(new), len(new), tokens_in,
+                               concurrency, limits, expected_tokens_out, expected_latency_s)
+    return GradingPlan(len(keyed), len(keyed) - len(new), len({i.prompt_id for i in items}),
+                       len({i.model for i in items}), max((i.turn for i in items), default=0), estimate)
 
 
 def grading_counts(grades: pd.DataFrame) -> dict:

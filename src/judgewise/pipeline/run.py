@@ -150,11 +150,13 @@ def _run_grading(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with
     from judgewise.judges.pointwise import grading_counts, plan_grading, run_grading
 
     cfg = job.config
-    plan = plan_grading(job.grades, job.judge, store, retry_failed=cfg.retry_failed)
+    opts = cfg.run_options()
+    plan = plan_grading(job.grades, job.judge, store, retry_failed=cfg.retry_failed, concurrency=opts["concurrency"],
+                        limits=opts["limits"], expected_tokens_out=cfg.judge.get("expected_tokens_out"),
+                        expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)))
     on_plan(plan)
     if dry_run:
         return JudgeOutcome(plan, skipped=job.skipped)
-    opts = cfg.run_options()
     result = with_progress(plan.new, lambda update: run_grading(job.grades, job.judge, store, progress=update, **opts))
     summary = {**result.summary(), **grading_counts(result.judgments), "skipped_turns": len(job.skipped)}
     return JudgeOutcome(plan, summary, result.judgments, job.skipped)
