@@ -285,3 +285,44 @@ def test_the_grades_output_and_a_store_export_rank_as_the_store_does(graded):
         rankings[source] = {r["model"]: (r["score"], r["n"]) for r in json.loads(ranked.stdout)}
         assert "used 22, skipped 2" in ranked.stderr
     assert rankings["store.sqlite"] == rankings["grades.jsonl"] == rankings["export.jsonl"]
+
+
+def _pair_judge(seen: list):
+    """A scripted MT-bench pairwise judge: the answer with the higher last SCORE wins ([[A]]/[[B]]), equal is [[C]]."""
+    def answer(messages: list) -> str:
+        seen.append(messages)
+        user = next(m["content"] for m in messages if m["role"] == "user")
+        parts = user.split("Assistant B")
+        a, b = (re.findall(r"SCORE=(\w+)", part) for part in (parts[0], "Assistant B".join(parts[1:])))
+        score = [int(x[-1]) if x[-1].isdigit() else 0 for x in (a, b)]
+        return "[[C]]" if score[0] == score[1] else ("[[A]]" if score[0] > score[1] else "[[B]]")
+    return answer
+
+
+def test_pairwise_multi_turn_judges_every_turn_with_the_whole_conversations(tmp_path):
+    """turns: all — MT-bench's pair-v2 for turn 1 and pair-v2-multi-turn for turn 2; turn 1's games are the very
+    games a first-turn-only run stores (a later turns: first run makes no call)."""
+    questions = _write_inputs(tmp_path)
+    seen: list = []
+    with FaultServer(answer=_pair_judge(seen)) as server:
+        base = {"responses": "model_answer", "prompts": "question.jsonl", "store": "store.sqlite",
+                "models": ["alpha", "beta"],
+                "judge": {"backend": "openai", "model": MODEL, "base_url": server.url, "template": "mtbench_pair"},
+                "limits": {"concurrency": 4, "timeout_s": 10}}
+        (tmp_path / "run.yaml").write_text(yaml.safe_dump({**base, "turns": "all"}))
+        run = _cli(["judge", "--config", "run.yaml", "--json", "--output", "games.jsonl"], tmp_path)
+        assert run.returncode == 0, run.stderr
+        summary = json.loads(run.stdout)
+        assert summary["comparisons"] == 2 * len(questions) and summary["games"] == 4 * len(questions)
+        (tmp_path / "first.yaml").write_text(yaml.safe_dump({**base, "turns": "first"}))
+        again = _cli(["judge", "--config", "first.yaml", "--json"], tmp_path)
+        assert json.loads(again.stdout)["cached"] == 2 * len(questions) and json.loads(again.stdout)["calls_made"] == 0
+    games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    for g in games:
+        qid, turn = int(g["prompt_id"]), g["turn"] or 1
+        a, b = (_planted_score(m, qid, turn) or 0 for m in (g["model_a"], g["model_b"]))
+        assert g["outcome"] == (0.5 if a == b else float(a > b))  # the judged turn's answers decided it
+    multi = [next(m["content"] for m in msgs if m["role"] == "user") for msgs in seen]
+    multi = [u for u in multi if "Conversation with User" in u]
+    assert len(multi) == 2 * len(questions)  # turn 2, both orders
+    assert all(u.count("### User:") == 4 for u in multi)  # two turns for each assistant

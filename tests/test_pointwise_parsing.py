@@ -100,3 +100,13 @@ def test_mtbench_pair_verdicts_are_a_b_and_c_for_a_tie():
     assert [parser.parse(f"so [[{x}]]").outcome for x in "ABC"] == [1.0, 0.0, 0.5]
     assert parser.parse('format: "[[A]]" ... my verdict: [[B]]').label == "B"
     assert parser.parse("[[D]]") is None
+
+
+@pytest.mark.parametrize("name, refs", [("pair-v2-multi-turn", (None, None)), ("pair-math-v1-multi-turn", (R1, R2))])
+def test_mtbench_pair_renders_fastchats_multi_turn_prompts(name, refs):
+    turns = [{"question": Q1, "answer_a": A1, "answer_b": "B one", "reference": refs[0]},
+             {"question": Q2, "answer_a": A2, "answer_b": "B two", "reference": refs[1]}]
+    values = dict(question_1=Q1, question_2=Q2, answer_a_1=A1, answer_a_2=A2, answer_b_1="B one", answer_b_2="B two",
+                  ref_answer_1=R1, ref_answer_2=R2)
+    ours = get_template("mtbench_pair").pairwise_messages(Q2, A2, "B two", refs[1], turns=turns)
+    assert ours == _fastchat(name, **values)

@@ -49,6 +49,9 @@ class Comparison:
     response_a: str
     response_b: str
     reference: str | None = None  # optional reference answer some templates show
+    #: a multi-turn conversation: (question, answer_a, answer_b, reference) per turn up to the judged one, whose
+    #: question and answers are ``prompt``/``response_a``/``response_b`` (empty: a single-turn comparison)
+    turns: tuple = ()
 
 
 @dataclass
@@ -133,6 +136,15 @@ class Game:
         """(first response text, second response text) as the judge sees them."""
         c = self.comparison
         return (c.response_b, c.response_a) if self.swapped else (c.response_a, c.response_b)
+
+    def shown_turns(self) -> list[dict]:
+        """The conversation's turns as the judge sees them: ``{question, answer_a, answer_b, reference}``, answer_a
+        being the response shown first."""
+        out = []
+        for question, a, b, reference in self.comparison.turns:
+            first, second = (b, a) if self.swapped else (a, b)
+            out.append({"question": question, "answer_a": first, "answer_b": second, "reference": reference})
+        return out
 
 
 @dataclass

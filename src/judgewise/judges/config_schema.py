@@ -326,7 +326,8 @@ class RunSchema(_Section):
     responses: PathOrTable
     judge: JudgeSection
     prompts: PathOrTable | None = None
-    references: PathOrTable | None = None  # reference answers (pointwise grading), e.g. MT-bench's gpt-4.jsonl
+    references: PathOrTable | None = None  # reference answers (per turn), e.g. MT-bench's gpt-4.jsonl
+    turns: Literal["first", "all"] = None  # multi-turn prompts: judge every turn, or only the first
     models: Annotated[list[Name], Field(min_length=2, description="a list of at least 2 model names"),
                       AfterValidator(_distinct)] = None
     max_prompts: Annotated[int, Field(ge=1, description="an integer >= 1")] = None

@@ -44,7 +44,8 @@ def _prompt_tokens(judge: Judge, game: Game) -> int:
     c = game.comparison
     if template is not None and hasattr(template, "pairwise_messages"):
         first, second = game.shown
-        return estimate_tokens(template.pairwise_messages(c.prompt, first, second, c.reference))
+        turns = {"turns": game.shown_turns()} if c.turns else {}
+        return estimate_tokens(template.pairwise_messages(c.prompt, first, second, c.reference, **turns))
     return (len(c.prompt) + len(c.response_a) + len(c.response_b)) // 4 + 300
 
 

@@ -70,7 +70,8 @@ class LLMJudge:
                               "or a pairwise template to judge games")
         first, second = game.shown
         c = game.comparison
-        return await self._ask(self.template.pairwise_messages(c.prompt, first, second, c.reference))
+        turns = {"turns": game.shown_turns()} if c.turns else {}  # a multi-turn conversation
+        return await self._ask(self.template.pairwise_messages(c.prompt, first, second, c.reference, **turns))
 
     async def grade(self, instruction: str, response: str, reference: str | None = None,
                     **variables) -> JudgeResult:

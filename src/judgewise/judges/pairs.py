@@ -28,7 +28,8 @@ class Pool:
     models: list[str]
     prompt_ids: list[str]
     turns: dict[str, list[str]] = field(default_factory=dict)  # prompt_id → user turns (multi-turn conversations)
-    references: dict[str, str] = field(default_factory=dict)  # prompt_id → reference answer (run config references:)
+    references: dict[str, list[str]] = field(default_factory=dict)  # prompt_id → reference answer turns (references:)
+    every_turn: bool = False  # judge every turn of multi-turn prompts (run config turns: all), not only the first
 
 
 @dataclass
@@ -72,11 +73,18 @@ def prompt_turns(responses: pd.DataFrame, prompts: pd.DataFrame | None = None) -
 
 
 def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: dict[str, str],
-                      references: dict[str, str] | None = None) -> Built:
+                      references: dict[str, list[str]] | None = None,
+                      turns: dict[str, list[str]] | None = None) -> Built:
     """Join (prompt_id, model_a, model_b) triples with response and prompt texts (and the prompt's reference answer,
-    which templates with a ``{% if reference %}`` slot show)."""
+    which templates with a ``{% if reference %}`` slot show).
+
+    With ``turns`` (prompt_id → user turns, given when every turn is to be judged) a multi-turn prompt whose two
+    responses carry ``turns`` (their answers) becomes one comparison per turn: turn 1 as a single-turn comparison,
+    turn k with the conversation up to it (``Comparison.turns``); a turn one model did not answer is skipped.
+    """
     references = references or {}
     texts = {(str(p), str(m)): t for p, m, t in zip(responses["prompt_id"], responses["model"], responses["text"])}
+    answers = _answer_turns(responses) if turns else {}
     built = Built([])
     for p, a, b in triples:
         missing = [m for m in (a, b) if (p, m) not in texts]
@@ -84,7 +92,34 @@ def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: d
             why = f"no response from {missing}" if missing else "no prompt text"
             built.skipped.append(f"prompt {p!r}, {a!r} vs {b!r}: {why}")
             continue
+        refs = references.get(p) or []
+        refs = [refs] if isinstance(refs, str) else refs
         built.comparisons.append(Comparison(prompt_id=p, prompt=prompts[p], model_a=a, model_b=b,
                                             response_a=texts[(p, a)], response_b=texts[(p, b)],
-                                            reference=references.get(p)))
+                                            reference=refs[0] if refs else None))
+        asked = (turns or {}).get(p) or []
+        if len(asked) > 1:
+            built.comparisons += _later_turns(p, a, b, asked, answers, refs, built.skipped)
     return built
+
+
+def _answer_turns(responses: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
+    if "turns" not in responses.columns:
+        return {}
+    out = {}
+    for p, m, value in zip(responses["prompt_id"], responses["model"], responses["turns"]):
+        value = value.tolist() if hasattr(value, "tolist") else value
+        if isinstance(value, list):
+            out[(str(p), str(m))] = [str(v) for v in value]
+    return out
+
+
+def _later_turns(p: str, a: str, b: str, asked: list[str], answers: dict, refs: list, skipped: list) -> list:
+    """Comparisons of turns 2.. of one conversation, each carrying the turns up to it."""
+    ans_a, ans_b = answers.get((p, a), []), answers.get((p, b), [])
+    n = min(len(asked), len(ans_a), len(ans_b))
+    if n < len(asked):
+        skipped.append(f"prompt {p!r}, {a!r} vs {b!r}: turns {max(n, 1) + 1}..{len(asked)} not answered by both")
+    conversation = tuple((asked[i], ans_a[i], ans_b[i], refs[i] if i < len(refs) else None) for i in range(n))
+    return [Comparison(prompt_id=p, prompt=asked[t], model_a=a, model_b=b, response_a=ans_a[t], response_b=ans_b[t],
+                       reference=conversation[t][3], turns=conversation[:t + 1]) for t in range(1, n)]

@@ -74,10 +74,10 @@ def _turn_list(value, fallback) -> list | None:
 
 
 def grade_items(responses: pd.DataFrame, questions: dict[str, list[str]], references: dict[str, list[str]],
-                models: list[str], prompt_ids: list[str], *, last_turn_only: bool = False) -> BuiltGrades:
+                models: list[str], prompt_ids: list[str], *, first_turn_only: bool = False) -> BuiltGrades:
     """One item per (prompt, model, turn): ``questions`` maps prompt_id → user turns, ``references`` prompt_id →
     reference turns; a response's ``turns`` column (or its ``text``) gives its answers. A turn with no answer (or no
-    question) is not graded and is listed in ``skipped``. ``last_turn_only`` grades only each conversation's last
+    question) is not graded and is listed in ``skipped``. ``first_turn_only`` grades only each conversation's first
     turn."""
     wanted_models, wanted_prompts = set(models), set(prompt_ids)
     has_turns = "turns" in responses.columns
@@ -97,7 +97,7 @@ def grade_items(responses: pd.DataFrame, questions: dict[str, list[str]], refere
             built.skipped.append(f"prompt {p!r}, {m!r}: {len(answers)} answer turn(s) to {len(asked)} question turns; "
                                  f"turns {n + 1}..{len(asked)} not graded")
         turns = tuple(Turn(asked[t], answers[t], refs[t] if t < len(refs) else None) for t in range(n))
-        for t in range(n - 1 if last_turn_only else 0, n):
+        for t in range(min(n, 1) if first_turn_only else n):
             built.items.append(GradeItem(p, m, turns[:t + 1]))
     return built
 

@@ -40,7 +40,8 @@ class EngineVerdicts:
     def __call__(self, prompt: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         pool = self.pool
         triples = [(pool.prompt_ids[p], pool.models[i], pool.models[j]) for p, i, j in zip(prompt, a, b)]
-        built = build_comparisons(pool.responses, triples, pool.texts, pool.references)
+        built = build_comparisons(pool.responses, triples, pool.texts, pool.references,
+                                  pool.turns if pool.every_turn else None)
         self.skipped += built.skipped
         result = run_judging(built.comparisons, self.judge, self.store, **self.run_options)
         self.results.append(result)

@@ -74,6 +74,8 @@ def game_key(identity: dict, game: Game) -> str:
     payload = {"judge": identity, "prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
                "model_a": c.model_a, "model_b": c.model_b, "response_a": c.response_a,
                "response_b": c.response_b, "swapped": game.swapped}
+    if c.turns:  # a multi-turn conversation (single-turn keys are as they always were)
+        payload["turns"] = [list(t) for t in c.turns]
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
@@ -187,7 +189,7 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRe
         soft=view(v.soft if v else None, lambda x: 1.0 - x),
         error=None if ok else (result.error or "judge returned no verdict"),
         tokens_in=result.tokens_in, tokens_out=result.tokens_out, latency_s=result.latency_s,
-        cost=result.cost, n_calls=result.n_calls)
+        cost=result.cost, n_calls=result.n_calls, turn=len(c.turns) or None)
 
 
 @dataclass

@@ -133,9 +133,10 @@ class JudgeTemplate:
         return out
 
     def pairwise_messages(self, instruction: str, first: str, second: str,
-                          reference: str | None = None) -> list[dict]:
-        """Messages showing ``first`` as response A and ``second`` as response B."""
-        return self.messages(instruction=instruction, response_a=first, response_b=second, reference=reference)
+                          reference: str | None = None, **variables) -> list[dict]:
+        """Messages showing ``first`` as response A and ``second`` as response B (``variables``: e.g. ``turns``)."""
+        return self.messages(**variables, instruction=instruction, response_a=first, response_b=second,
+                             reference=reference)
 
     def pointwise_messages(self, instruction: str, response: str, reference: str | None = None,
                            **variables) -> list[dict]:

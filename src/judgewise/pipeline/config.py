@@ -4,7 +4,8 @@ Sections (only ``responses`` and ``judge`` are required)::
 
     responses: alpaca_results/          # anything judgewise.io reads (canonical table, AlpacaEval dir, ...)
     prompts: questions.jsonl            # optional: prompt_id + prompt/instruction/question text (or MT-bench turns)
-    references: reference_answer/gpt-4.jsonl  # optional (judge.mode single): reference answers, one per prompt
+    references: reference_answer/gpt-4.jsonl  # optional: reference answers (per turn), shown where templates take one
+    turns: all                          # multi-turn prompts: judge every turn (default for judge.mode single) or first
     models: [gpt-4o, llama-3-70b]       # optional subset (default: every model in responses)
     max_prompts: 50                     # optional: the first N prompt ids (sorted)
     judge:
@@ -64,7 +65,8 @@ class RunConfig:
     responses: str | pd.DataFrame
     judge: dict
     prompts: str | pd.DataFrame | None = None
-    references: str | pd.DataFrame | None = None  # reference answers for pointwise grading (judges.pointwise)
+    references: str | pd.DataFrame | None = None  # reference answers (per turn) for the templates that show one
+    turns: str | None = None  # "all" | "first": which turns of multi-turn prompts are judged (default: mode's)
     models: list[str] | None = None
     max_prompts: int | None = None
     design: dict = field(default_factory=lambda: {"name": "all_pairs"})
@@ -112,7 +114,7 @@ def load_config(source: str | Path | dict) -> RunConfig:
         judge["template"] = str(_resolve(judge["template"], base))
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
-        references=_resolve(data.get("references"), base),
+        references=_resolve(data.get("references"), base), turns=data.get("turns"),
         judge=judge, models=data.get("models"), max_prompts=data.get("max_prompts"), design=dict(design),
         orders=data.get("orders", "both"), seed=data.get("seed", 0),
         store=str(_resolve(data["store"], base) if "store" in data else Path.cwd() / DEFAULT_STORE),

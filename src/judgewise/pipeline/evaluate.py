@@ -136,7 +136,7 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int)
     single = is_single_shot(cfg.design["name"])
     pairs = design.pairs(job.models, job.pool.prompt_ids, rng) if single else None
     pool = Pool(job.pool.responses, job.pool.texts, list(pairs.models if single else job.models),
-                job.pool.prompt_ids, job.pool.turns, job.pool.references)
+                job.pool.prompt_ids, job.pool.turns, job.pool.references, job.pool.every_turn)
     per = 2 if cfg.orders == "both" else 1
     possible = per * (len(pairs) if single else design.n_calls(len(job.models), len(job.pool.prompt_ids)))
     max_calls, max_cost = cfg.budget.get("max_calls"), cfg.budget.get("max_cost")

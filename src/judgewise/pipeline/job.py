@@ -138,7 +138,8 @@ def _grading_job(cfg: RunConfig, pool: Pool) -> Job:
                           "alone, so remove design:")
     judge = PointwiseJudge(build_judge({"template": DEFAULT_TEMPLATE, **cfg.judge}))
     questions = {**{p: [t] for p, t in pool.texts.items()}, **pool.turns}
-    built = grade_items(pool.responses, questions, _reference_turns(cfg), pool.models, pool.prompt_ids)
+    built = grade_items(pool.responses, questions, _reference_turns(cfg), pool.models, pool.prompt_ids,
+                        first_turn_only=cfg.turns == "first")
     if not built.items:
         why = f" (first: {built.skipped[0]})" if built.skipped else ""
         raise ConfigError(f"{cfg.source}: nothing to grade: {len(pool.models)} models on {len(pool.prompt_ids)} "
@@ -164,14 +165,16 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
     pool = load_pool(cfg)
     if judge_mode(cfg) == "single":
         return _grading_job(cfg, pool)
-    pool.references = {p: turns[0] for p, turns in _reference_turns(cfg).items()}  # the first turn's reference
+    pool.references = _reference_turns(cfg)
+    pool.every_turn = cfg.turns == "all"
     _check_design_models(cfg, pool)
     options = {k: v for k, v in cfg.design.items() if k != "name"}
     name = cfg.design.get("name", "all_pairs")
     if allow_rounds and not is_single_shot(name):
         return Job(cfg, [], build_judge(cfg.judge), [], pool.models, len(pool.prompt_ids), pool)
     triples = design_triples(name, pool.models, pool.prompt_ids, **options)  # seed: the design's own, default 0
-    built = build_comparisons(pool.responses, triples, pool.texts, pool.references)
+    built = build_comparisons(pool.responses, triples, pool.texts, pool.references,
+                              pool.turns if pool.every_turn else None)
     if not built.comparisons:
         why = (f"all {len(built.skipped)} could not be built (first: {built.skipped[0]})" if built.skipped
                else "the design chose none")
