@@ -20,9 +20,7 @@ import yaml
 from tests.fault_server import FaultServer
 from tests.judge_support import MODEL
 
-MTBENCH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mtbench"
-if not MTBENCH.is_dir():
-    MTBENCH = Path("/work/shared/data/mtbench")
+MTBENCH = Path("/work/shared/data/mtbench")  # MT-bench's questions, GPT-4 reference answers (../shared/data)
 MODELS = ("alpha", "beta", "gamma")
 NO_RATING = "I cannot rate this answer."
 
