@@ -21,7 +21,11 @@ calls are counted at the cap in the mean (shown with ">=") and the count of such
 Tuning. The 28 judged models are split by their AlpacaEval win rate (100·mean(preference − 1) against the anchor, as\n``leaderboard.csv`` publishes it; text_davinci_003 has no row there), best first:
 ranks 1, 3, 5, … are half A, ranks 2, 4, 6, … half B (14 models each). The adaptive design's defaults
 (``judgewise/designs/adaptive.py``) were tuned on half A only; half B is data they were not tuned on. The last line
-is half B's.
+is half B's. What tuning on half A changed (20 seeds each, mean calls to τ ≥ 0.9): the global look-ahead now values
+a call by its effect on *all* pairs (``NEAR = 0``; was pairs within 3 ranks): 526 vs 614. Not adopted, though better
+on half A: rounds of n/2 calls (488; with all pairs 473) and ``lookahead: direct`` (507) — on the simulated
+``evaluate`` acceptance setup (``benchmarks/evaluate_simulated.py``) they stopped on the target with a mean realised
+τ below 0.9 over their first seeds.
 
 Run: ``.venv/bin/python benchmarks/designs_alpacaeval.py ../shared/data/alpacaeval [--seeds 20] [--prompts 805]
 [--step 50] [--max-calls 20000] [--halves A,B]``. ``--prompts N`` lets the designs draw from the first N prompts

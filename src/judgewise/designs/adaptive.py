@@ -21,8 +21,11 @@ the best gain per call) gets none; each pair gets at most ``per_pair`` calls a r
 round over n pairs measured better than piling it on the few best, which the estimates may yet move).
 ``spread="top"`` gives ``per_pair`` calls to each of the pairs with the best KG* rate max_m gain_m / m.
 In practice the calls go to near-adjacent models whose intervals overlap. With ``lookahead="global"``
-(default) a candidate pair is valued by what its calls remove from the variance of *every* near pair (within
-``NEAR`` ranks) through the BT covariance — a comparison with a third model also separates two neighbours —
+(default) a candidate pair is valued by what its calls remove from the variance of *every* pair (``NEAR = 0``;
+a positive ``NEAR`` keeps only pairs within that many ranks) through the BT covariance — a comparison with a third
+model also separates two neighbours, and the sum over all pairs is the expected number of discordant pairs, i.e.
+the expected Kendall τ a target reads (all pairs replaced "within 3 ranks" after the AlpacaEval benchmark,
+``benchmarks/designs_alpacaeval.py``, tuned on half of its models) —
 instead of only its own (``"direct"``). Rounds are small (``n_models`` calls by default), so the ratings are
 refitted often. An optional indifference zone δ (log-odds) values only mis-orders larger than δ:
 Φ(−(|μ| + δ)/σ).
@@ -48,7 +51,7 @@ FitFn = Callable[[np.ndarray, np.ndarray, np.ndarray, int], tuple[np.ndarray, np
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 LOOKAHEAD = 2.0 ** np.arange(9)  # 1..256 more calls
-NEAR = 3  # pairs within this many ranks make up the ranking error a call can reduce (global look-ahead)
+NEAR = 0  # global look-ahead: the pairs within this many ranks make up the ranking error a call can reduce; 0: all
 MIN_SHARE = 0.02  # hull segments worth less than this share of the best gain per call are not bought
 CANDIDATES = 60  # pairs, by their own KG* rate, whose effect on all near pairs is evaluated
 
@@ -220,8 +223,8 @@ class _State:
         return lo[pair], hi[pair]
 
     def allocate_global(self, theta, cov, batch: int, per_pair: int, zone: float) -> tuple[np.ndarray, np.ndarray]:
-        """Like :meth:`allocate`, but a candidate's value counts the variance it removes from *every* near pair
-        (within ``NEAR`` ranks) through the BT covariance: m calls on pair c with direction u cut pair e's
+        """Like :meth:`allocate`, but a candidate's value counts the variance it removes from *every* pair
+        (within ``NEAR`` ranks when NEAR > 0) through the BT covariance: m calls on pair c with direction u cut pair e's
         variance by m·f·(u_eᵀΣu)² / (1 + m·f·uᵀΣu) (rank-one Fisher update)."""
         lo, hi = self.lo, self.hi
         mu = theta[lo] - theta[hi]
@@ -234,7 +237,7 @@ class _State:
         cand = cand[np.isfinite(direct[cand])]
         rank = np.empty(self.n, dtype=int)
         rank[np.argsort(-theta)] = np.arange(self.n)
-        near = np.flatnonzero(np.abs(rank[lo] - rank[hi]) <= NEAR)
+        near = np.flatnonzero(np.abs(rank[lo] - rank[hi]) <= (NEAR or self.n))
         su = cov[:, lo[cand]] - cov[:, hi[cand]]                      # Σu per candidate (models × K)
         s = su[lo[cand], np.arange(len(cand))] - su[hi[cand], np.arange(len(cand))]
         w2 = (su[lo[near]] - su[hi[near]]) ** 2                        # (near × K)
