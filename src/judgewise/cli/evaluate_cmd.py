@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, quiet_http_logs, say
 
@@ -21,18 +21,21 @@ out = Console(highlight=False, soft_wrap=True)
 
 
 def _progress_bar(total: int):
-    """One rich bar over the whole evaluation: games/cap, rate, ETA to the cap, cost, failures, expected τ."""
+    """One rich bar over the whole evaluation: games/cap, rate, ETA to the τ target or the cap, whichever comes
+    first (the pipeline's EvaluateProgress.calls_to_stop at the paid-call rate), cost, failures, expected τ."""
     bar = Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]:.1f}/s"),
-                   TimeElapsedColumn(), TextColumn("ETA ≤"), TimeRemainingColumn(),
+                   TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                    TextColumn("${task.fields[cost]:.4f}"), TextColumn("[red]{task.fields[failed]} failed"),
                    TextColumn("E[τ] {task.fields[tau]}"), console=err, transient=False)
-    task = bar.add_task("evaluating", total=total, rate=0.0, cost=0.0, failed=0, tau="—")
+    task = bar.add_task("evaluating", total=total, rate=0.0, cost=0.0, failed=0, tau="—", eta="—")
 
     def update(p) -> None:
         elapsed = bar.tasks[0].elapsed or 1e-9
         tau = "—" if p.expected_tau is None else f"{p.expected_tau:.3f}"
-        bar.update(task, completed=p.games, total=p.total, rate=p.paid / elapsed, cost=p.cost, failed=p.failed,
-                   tau=tau)
+        rate = p.paid / elapsed
+        eta = "—" if p.calls_to_stop is None or rate <= 0 else f"{int(p.calls_to_stop / rate) // 60}:" \
+            f"{int(p.calls_to_stop / rate) % 60:02d}"  # to the τ target or the cap, first (pipeline's estimate)
+        bar.update(task, completed=p.games, total=p.total, rate=rate, cost=p.cost, failed=p.failed, tau=tau, eta=eta)
 
     return bar, update
 

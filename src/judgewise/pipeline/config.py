@@ -180,6 +180,8 @@ def check_design(design: dict, source: str) -> dict:
         raise ConfigError(f"{source}: design.name = {show_value(name)}: must be a design name, e.g. all_pairs")
     if name not in DESIGNS:
         raise ConfigError(f'{source}: design.name = "{name}": unknown design; known: {DESIGNS.names()}')
+    if pilots_anchor(design):  # judgewise evaluate's Anchor §5.3 pilot chooses it (pipeline.evaluate)
+        return _check_pilot(design, source)
     given = {k: v for k, v in design.items() if k != "name"}
     if given and "name" not in design:
         raise ConfigError(f"{source}: design.name: missing; a design with options names itself, e.g. "
@@ -200,4 +202,24 @@ def check_design(design: dict, source: str) -> dict:
         build_design(design)
     except ConfigError as exc:
         raise ConfigError(f"{source}: design {name}: {exc}") from None
+    return design
+
+
+AUTO_ANCHOR = "auto"  # design: {name: anchor, anchor: auto} — evaluate's pilot picks the anchor
+
+
+def pilots_anchor(design: dict) -> bool:
+    """``design: {name: anchor, anchor: auto}``: the anchor is chosen by ``judgewise evaluate``'s pilot."""
+    return design.get("name") == "anchor" and design.get("anchor") == AUTO_ANCHOR
+
+
+def _check_pilot(design: dict, source: str) -> dict:
+    unknown = sorted(set(design) - {"name", "anchor", "pilot_prompts", "seed"})
+    if unknown:
+        raise ConfigError(f"{source}: unknown option(s) {unknown} for design anchor with anchor: auto; it takes "
+                          "['anchor', 'pilot_prompts', 'seed']")
+    size = design.get("pilot_prompts", 1)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ConfigError(f"{source}: design.pilot_prompts = {show_value(size)}: must be a whole number ≥ 1 "
+                          "(prompts judged on all pairs by the anchor pilot)")
     return design

@@ -21,14 +21,16 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from judgewise.analysis.planning import PlanInputs, plan
+from judgewise.analysis.planning import PILOT_PROMPTS, PlanInputs, plan
 from judgewise.designs import is_single_shot
 from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
+from judgewise.designs.base import Pairs
 from judgewise.judges.pairs import Pool
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.store import JudgmentStore, write_export
-from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
+from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
+                                       pilots_anchor)
 from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
 from judgewise.pipeline.rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
 from judgewise.pipeline.targets import DEFAULT_L2, Target, parse_target
@@ -110,11 +112,20 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     if not l2 > 0:
         raise ConfigError(f"l2 must be > 0 (the ridge that keeps BT finite on separated data), got {l2}")
     cfg, reasons = _resolved_config(cfg)
-    job = build_job(cfg, allow_rounds=True)
-    name, options = design_spec(cfg.design)
-    seed = int(options.pop("seed", cfg.seed))
+    pilot_size = int(cfg.design.get("pilot_prompts", PILOT_PROMPTS)) if pilots_anchor(cfg.design) else 0
+    if pilot_size:  # the anchor is still to be chosen: read the pool and build the judge without it
+        job = dataclasses.replace(build_job(dataclasses.replace(cfg, design={"name": "adaptive"}),
+                                            allow_rounds=True), config=cfg)
+    else:
+        job = build_job(cfg, allow_rounds=True)
+    seed = int(design_spec(cfg.design)[1].get("seed", cfg.seed))
     with JudgmentStore(cfg.store) as store:
-        rounds, stopped, detail = _run_rounds(job, store, target, l2, progress, seed)
+        rounds, stopped, detail, pilot = _run_rounds(job, store, target, l2, progress, seed, pilot_size)
+    if pilot is not None:
+        cfg = dataclasses.replace(cfg, design=_piloted(cfg.design, pilot["anchor"]))
+        reasons = reasons + [pilot["reason"]]
+    name, options = design_spec(cfg.design)
+    options.pop("seed", None)
     judgments = rounds.engine.judgments()
     if not len(judgments):
         raise ConfigError(f"{cfg.source}: evaluate judged no game (stopped: {stopped}); raise budget.max_calls")
@@ -123,27 +134,52 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     ranking = rank(judgments, "bt", bootstrap=bootstrap, seed=seed, l2=l2)
     summary = _summary(rounds, name)
     trust = trust_block(judgments, job, rounds, stopped, detail, target, l2, name, cfg.design)
-    public_options = {k: v for k, v in options.items() if k != "fit"}
+    if pilot is not None:
+        trust["anchor_pilot"] = pilot
+    public_options = {k: v for k, v in options.items() if k not in ("fit", "pilot_prompts")}
     return EvaluateResult(ranking, rounds.state.games, rounds.state.paid, stopped, name, public_options, reasons,
                           target, rounds.state.expected_tau, l2, trust, judgments, summary)
 
 
-def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int):
-    """Run the design against :class:`TargetRounds`; returns (rounds, stop reason, the design's own detail)."""
+def _target_rounds(job: Job, store, target: Target, l2: float, progress, models: list[str],
+                   possible: int) -> TargetRounds:
+    """The verdict callback over ``models`` (the engine, the store, the budget and the target)."""
     cfg = job.config
-    design = build_design(cfg.design)
-    rng = np.random.default_rng(seed)
-    single = is_single_shot(cfg.design["name"])
-    pairs = design.pairs(job.models, job.pool.prompt_ids, rng) if single else None
-    pool = Pool(job.pool.responses, job.pool.texts, list(pairs.models if single else job.models),
-                job.pool.prompt_ids, job.pool.turns, job.pool.references, job.pool.every_turn)
-    per = 2 if cfg.orders == "both" else 1
-    possible = per * (len(pairs) if single else design.n_calls(len(job.models), len(job.pool.prompt_ids)))
+    pool = Pool(job.pool.responses, job.pool.texts, list(models), job.pool.prompt_ids, job.pool.turns,
+                job.pool.references, job.pool.every_turn)
     max_calls, max_cost = cfg.budget.get("max_calls"), cfg.budget.get("max_cost")
     options = {k: v for k, v in cfg.run_options().items() if k != "budget"}
-    rounds = TargetRounds(EngineVerdicts(pool, job.judge, store, options), target, l2,
-                          max_games=float("inf") if max_calls is None else max_calls, max_cost=max_cost,
-                          total=int(min(possible, max_calls or possible)), progress=progress)
+    return TargetRounds(EngineVerdicts(pool, job.judge, store, options), target, l2,
+                        max_games=float("inf") if max_calls is None else max_calls, max_cost=max_cost,
+                        total=int(min(possible, max_calls or possible)), progress=progress)
+
+
+def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int, pilot_size: int = 0):
+    """Run the design against :class:`TargetRounds` (after the anchor pilot when ``pilot_size``); returns
+    (rounds, stop reason, the design's own detail, the pilot's dict or None)."""
+    cfg = job.config
+    rng = np.random.default_rng(seed)
+    per = 2 if cfg.orders == "both" else 1
+    n, prompts = len(job.models), len(job.pool.prompt_ids)
+    rounds = pilot = pilot_prompts = None
+    if pilot_size:
+        k = min(pilot_size, prompts)
+        possible = per * (k * n * (n - 1) // 2 + (prompts - k) * (n - 1))
+        rounds = _target_rounds(job, store, target, l2, progress, job.models, possible)
+        try:
+            pilot, pilot_prompts = anchor_pilot(rounds, k, rng)
+        except StopRounds as stop:
+            return rounds, stop.reason, "pilot", None
+        cfg = dataclasses.replace(cfg, design=_piloted(cfg.design, pilot["anchor"]))
+    design = build_design(cfg.design)
+    single = is_single_shot(cfg.design["name"])
+    pairs = design.pairs(job.models, job.pool.prompt_ids, rng) if single else None
+    if pilot_prompts is not None:  # the pilot judged every pair on its prompts already
+        keep = ~np.isin(pairs.prompt, pilot_prompts)
+        pairs = Pairs(pairs.prompt_ids, pairs.models, pairs.prompt[keep], pairs.a[keep], pairs.b[keep])
+    if rounds is None:
+        possible = per * (len(pairs) if single else design.n_calls(n, prompts))
+        rounds = _target_rounds(job, store, target, l2, progress, pairs.models if single else job.models, possible)
     detail = None
     try:
         if single:
@@ -157,7 +193,52 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int)
         stopped = stop.reason
     if rounds.arrays:  # at the stop, on every game (a budget stop may have cut the last round short)
         rounds.state.expected_tau = _expected_tau(rounds)
-    return rounds, stopped, detail
+    return rounds, stopped, detail, pilot
+
+
+def _piloted(design: dict, anchor: str) -> dict:
+    """The anchor design mapping with the pilot's choice in place of ``anchor: auto``."""
+    return {**{k: v for k, v in design.items() if k != "pilot_prompts"}, "anchor": anchor}
+
+
+def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator) -> tuple[dict, np.ndarray]:
+    """Anchor §5.3 pilot for ``design: {name: anchor, anchor: auto}``: judge every pair on ``n_prompts`` random
+    prompts (default :data:`~judgewise.analysis.planning.PILOT_PROMPTS`, the plan's pilot; ``pilot_prompts:``
+    overrides) through ``rounds`` (the store, the budget; counted in the run's calls, not checked against the
+    target), then take the candidate with the highest Anchor §4.3 informativeness — on the judge's 5-way verdicts
+    when it gave them (margins kept), else on the collapsed ones — ties broken towards the middle of the pilot's
+    BT ranking. Returns (the pilot's dict: anchor, reason, n_prompts, calls, candidates) and the pilot prompts."""
+    from judgewise.analysis.anchor_selection import report_from_judgments
+
+    models = rounds.engine.pool.models
+    n, total = len(models), len(rounds.engine.pool.prompt_ids)
+    chosen = np.sort(rng.choice(total, size=n_prompts, replace=False))
+    lo, hi = np.triu_indices(n, k=1)
+    prompt = np.repeat(chosen, len(lo))
+    before = rounds.state.games
+    rounds.judge_batch(prompt, np.tile(lo, n_prompts), np.tile(hi, n_prompts))
+    judged = rounds.engine.judgments()
+    judged = judged[usable_mask(judged)]
+    scores = rounds.fit()[0]
+    place = np.empty(n, dtype=int)
+    place[np.argsort(-scores, kind="stable")] = np.arange(1, n + 1)
+    candidates = []
+    for k, model in enumerate(models):
+        report = report_from_judgments(judged, model)
+        five = report.informativeness_5way
+        candidates.append({"anchor": model, "informativeness": report.informativeness,
+                           "informativeness_5way": five, "pilot_rank": int(place[k])})
+    key = "informativeness_5way" if all(c["informativeness_5way"] is not None for c in candidates) else "informativeness"
+    middle = (n + 1) / 2
+    candidates.sort(key=lambda c: (-c[key], abs(c["pilot_rank"] - middle)))
+    best, worst = candidates[0], candidates[-1]
+    scale = "5-way verdicts" if key == "informativeness_5way" else "collapsed verdicts"
+    reason = (f"anchor pilot: all pairs on {n_prompts} prompts ({rounds.state.games - before:,} calls, Anchor §5.3) "
+              f"→ anchor {best['anchor']}: the highest informativeness on {scale} ({best[key]:.2f}; lowest "
+              f"{worst['anchor']} {worst[key]:.2f}, Anchor §4.3) and rank {best['pilot_rank']}/{n} in the pilot's "
+              "BT ranking (Anchor §4.3: anchors away from the extremes split the models most often)")
+    return ({"anchor": best["anchor"], "reason": reason, "n_prompts": int(n_prompts), "scale": scale,
+             "calls": int(rounds.state.games - before), "candidates": candidates}, chosen)
 
 
 def _summary(rounds: TargetRounds, design: str) -> dict:
@@ -196,7 +277,51 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
            "position_bias_first_shown_wins": position if position and position["n"] else None}
     if design == "anchor":
         out["anchor_informativeness"] = _anchor_informativeness(ok, design_options)
+    if len(ok):
+        out["judge_gaming"] = _gaming_flags(job, ok)
+        out["power_at_observed_ties"] = power_at_observed_ties(ok, rounds)
     return out
+
+
+def _gaming_flags(job: Job, judged: pd.DataFrame) -> list[dict]:
+    """Judge-gaming flags (:func:`judgewise.analysis.gaming.detect_gaming`) on the answers of the games judged:
+    the ranked models' responses to the prompts judged, each flag with the model's share of games won."""
+    from judgewise.analysis.gaming import detect_gaming, win_rates_from
+
+    responses = job.pool.responses
+    models = set(judged["model_a"]) | set(judged["model_b"])
+    used = responses[responses["model"].isin(models) & responses["prompt_id"].astype(str)
+                     .isin(set(judged["prompt_id"].astype(str)))]
+    return [f.as_dict() for f in detect_gaming(used, win_rates=win_rates_from(judged)).flags]
+
+
+def power_at_observed_ties(judged: pd.DataFrame, rounds: TargetRounds, alpha: float = 0.05,
+                           power: float = 0.8) -> dict | None:
+    """Power at the observed tie rate for the hardest call the ranking makes: the closest adjacent pair of the
+    BT fit. Its discordant win rate is the fitted BT probability σ(θ_hi − θ_lo); the tie rate is the share of
+    ties among all usable games judged. Reports the prompts a one-sided sign test (Anchor §4.3, Table 2;
+    :func:`judgewise.analysis.power.sign_test_sample_size`) needs to separate that pair with ``power`` at
+    ``alpha``, and the exact power of the games actually judged between the two (their non-tied ones). A
+    statistician's question "could this run have told the closest two apart?" — None when the two are fitted
+    equal (no effect to power)."""
+    from judgewise.analysis.power import sign_test_power_exact, sign_test_sample_size
+
+    theta = rounds.fit()[0]
+    order = np.argsort(-theta, kind="stable")
+    gaps = theta[order[:-1]] - theta[order[1:]]
+    k = int(np.argmin(gaps))
+    hi, lo = rounds.engine.pool.models[order[k]], rounds.engine.pool.models[order[k + 1]]
+    win = float(1 / (1 + np.exp(-gaps[k])))
+    outcome = judged["outcome"].to_numpy(float)
+    ties = float(np.mean(outcome == 0.5))
+    if not 0.5 < win < 1 or ties >= 1:
+        return None
+    size = sign_test_sample_size(win, min(ties, 0.999), alpha, power)
+    pair = judged[judged["model_a"].isin((hi, lo)) & judged["model_b"].isin((hi, lo))]
+    decisive = int((pair["outcome"] != 0.5).sum())
+    return {"closest_pair": [hi, lo], "win_rate": win, "tie_rate": ties, "alpha": alpha, "power": power,
+            "prompts_needed": int(size.n_total), "games_judged_for_pair": int(len(pair)),
+            "power_as_run": float(sign_test_power_exact(decisive, win, alpha)[0]) if decisive else 0.0}
 
 
 def _anchor_informativeness(judgments: pd.DataFrame, design_options: dict) -> dict:

@@ -26,6 +26,7 @@ from judgewise.pipeline.targets import Target, target_reached
 from judgewise.ratings.bradley_terry import fit_bt_arrays
 
 CHUNKS = 30  # a single-shot design is judged in about this many prompt chunks
+TREND_ROUNDS = 5  # the calls-to-target estimate fits the expected-τ trend of this many last rounds
 
 
 class StopRounds(Exception):
@@ -46,6 +47,20 @@ class EvaluateProgress:
     failed: int = 0     # failed games so far
     cost: float = 0.0   # dollars of the evaluation's games
     expected_tau: float | None = None
+    calls_to_stop: int | None = None  # estimated games still to go until the τ target or the cap, first reached
+
+
+def calls_to_target(games: list[int], expected_tau: list[float], target: float) -> float | None:
+    """Games still needed until the posterior-expected Kendall τ reaches ``target``, from its trend: the
+    uncertainty 1 − E[τ] of a BT ranking shrinks like a standard error, ∝ calls^−½, so c = (1 − E[τ])·√calls is
+    estimated as the mean over the last :data:`TREND_ROUNDS` rounds and the target is reached at
+    (c / (1 − target))² calls. None before two rounds or when the trend is not improving (a rough guide)."""
+    g = np.asarray(games[-TREND_ROUNDS:], float)
+    t = np.asarray(expected_tau[-TREND_ROUNDS:], float)
+    if len(g) < 2 or g[-1] <= 0 or not t[-1] > t[0] or target >= 1:
+        return None
+    c = float(np.mean((1 - t) * np.sqrt(np.maximum(g, 1))))
+    return max((c / (1 - target)) ** 2 - g[-1], 0.0)
 
 
 @dataclass
@@ -62,6 +77,7 @@ class TargetRounds:
     state: EvaluateProgress = field(default_factory=lambda: EvaluateProgress(0, 0))
     rounds: int = 0
     arrays: list = field(default_factory=list)  # (a ids, b ids, outcomes) per round, one row per usable game
+    trend: list = field(default_factory=list)  # (games, expected τ) after each round checked against the target
 
     def __post_init__(self) -> None:
         self.state.total = self.total
@@ -76,9 +92,20 @@ class TargetRounds:
         if room < len(prompt):
             raise StopRounds("budget")
         reached, self.state.expected_tau = target_reached(self.target, *self.fit())
+        self._estimate_stop()
         self._show()
         if reached:
             raise StopRounds("target")
+        return out
+
+    def judge_batch(self, prompt: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Judge a batch within the budget without checking the target (the anchor pilot's games: counted, stored,
+        fitted like every other round's). Raises :class:`StopRounds` ("budget") when it does not fit."""
+        room = int(min(len(prompt), (self.max_games - self.state.games) // self.per_comparison))
+        if room < len(prompt) or (self.max_cost is not None and self.state.cost >= self.max_cost):
+            raise StopRounds("budget")
+        out = self._judge(prompt, a, b)
+        self._show()
         return out
 
     def _judge(self, prompt, a, b) -> np.ndarray:
@@ -108,6 +135,17 @@ class TargetRounds:
         ok = judgments[usable_mask(judgments)]
         self.arrays.append((ok["model_a"].map(self.index).to_numpy(int), ok["model_b"].map(self.index).to_numpy(int),
                             ok["outcome"].to_numpy(float)))
+
+    def _estimate_stop(self) -> None:
+        """:attr:`EvaluateProgress.calls_to_stop`: :func:`calls_to_target` for a τ target, capped by the budget."""
+        s = self.state
+        left = max(self.total - s.games, 0)
+        if self.target.kendall_tau is not None and s.expected_tau is not None:
+            self.trend.append((s.games, s.expected_tau))
+            to_target = calls_to_target(*map(list, zip(*self.trend)), self.target.kendall_tau)
+            s.calls_to_stop = left if to_target is None else int(min(to_target, left))
+        else:
+            s.calls_to_stop = left
 
     def fit(self) -> tuple[np.ndarray, np.ndarray]:
         """The ridge BT fit (θ̂ natural scale, covariance) on every usable game so far."""

@@ -83,6 +83,20 @@ def trust_lines(result) -> list[str]:
             lines.append(f"{what}: {p['estimate']:.1%} [{p['ci_low']:.1%}, {p['ci_high']:.1%}] over {p['n']:,}")
     for anchor, value in (t.get("anchor_informativeness") or {}).items():
         lines.append(f"anchor {anchor}: informativeness {value:.2f} (Anchor §4.3)")
+    pilot = t.get("anchor_pilot")
+    if pilot:
+        lines.append(pilot["reason"])
+    flags = t.get("judge_gaming")
+    if flags is not None:
+        lines.append("judge-gaming flags: " + ("none on the answers judged" if not flags else
+                                               "; ".join(f"{f['model']}: {f['reason']}" for f in flags)))
+    pw = t.get("power_at_observed_ties")
+    if pw:
+        lines.append(f"power at the observed tie rate ({pw['tie_rate']:.0%}): the closest adjacent pair "
+                     f"{pw['closest_pair'][0]} > {pw['closest_pair'][1]} (BT P(win) {pw['win_rate']:.2f}) needs "
+                     f"{pw['prompts_needed']:,} prompts for {pw['power']:.0%} power at α={pw['alpha']:g} "
+                     f"(sign test, Anchor §4.3); its {pw['games_judged_for_pair']:,} games give power "
+                     f"{pw['power_as_run']:.0%}")
     return lines
 
 
