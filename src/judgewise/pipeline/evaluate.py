@@ -73,24 +73,37 @@ def choose_design(n_models: int, n_prompts: int, max_calls: int | None, orders: 
     plan recommends a pilot-chosen mediocre anchor at a fixed size; with a target to stop at, the adaptive design
     spends each round on the pairs whose order is least certain and stops as soon as the target is reached.
     Returns the design mapping and the reasons."""
-    per = 2 if orders == "both" else 1
-    all_pairs = n_prompts * n_models * (n_models - 1) // 2
     advice = plan(PlanInputs(n_models=n_models, budget=max_calls))
     if advice.design == "quadratic":
         return {"name": "all_pairs"}, [advice.reasons[0], "judged in prompt chunks, refitting after each and "
                                        "stopping at the target"]
-    budget = min(all_pairs, max_calls // per) if max_calls else all_pairs
+    budget, size = adaptive_budget(n_models, n_prompts, max_calls, orders)
     reasons = [f"{n_models} models, a full ranking: plan recommends {advice.design} "
                f"({advice.judge_calls:,} calls + {advice.pilot_calls:,} pilot at a fixed size; `judgewise plan`)",
                "with a target to stop at, adaptive (Arena-lite-style sequential design) spends each round on the "
                "pairs whose order is least certain and stops when the target is reached",
-               f"adaptive budget: {budget:,} comparisons ({budget * per:,} calls, orders {orders}) of "
-               f"{all_pairs:,} possible"]
-    return {"name": "adaptive", "budget": max(budget, 1)}, reasons + advice.warnings
+               size]
+    return {"name": "adaptive", "budget": budget}, reasons + advice.warnings
+
+
+def adaptive_budget(n_models: int, n_prompts: int, max_calls: int | None, orders: str = "both") -> tuple[int, str]:
+    """The adaptive design's budget in comparisons when the config gives none: ``budget.max_calls`` (in
+    comparisons of ``orders``) or every pair on every prompt — the target stops it earlier. (budget, reason)."""
+    per = 2 if orders == "both" else 1
+    all_pairs = n_prompts * n_models * (n_models - 1) // 2
+    budget = max(min(all_pairs, max_calls // per) if max_calls else all_pairs, 1)
+    return budget, (f"adaptive budget: {budget:,} comparisons ({budget * per:,} calls, orders {orders}) of "
+                    f"{all_pairs:,} possible")
 
 
 def _resolved_config(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
     """The config with ``design: auto`` (also the default when no design is given) replaced by the choice."""
+    if cfg.design.get("name") == "adaptive" and "budget" not in cfg.design:
+        pool = load_pool(cfg)
+        budget, reason = adaptive_budget(len(pool.models), len(pool.prompt_ids), cfg.budget.get("max_calls"),
+                                         cfg.orders)
+        return (dataclasses.replace(cfg, design={**cfg.design, "budget": budget}),
+                [f"design adaptive: given in {cfg.source} without a budget; {reason}"])
     if cfg.design_given and cfg.design.get("name", "all_pairs") != AUTO_DESIGN:
         return cfg, [f"design {cfg.design['name']}: given in {cfg.source}"]
     pool = load_pool(cfg)

@@ -157,7 +157,9 @@ class TargetRounds:
 
     def _show(self, games: int | None = None) -> None:
         if self.progress is not None:
-            shown = self.state if games is None else EvaluateProgress(**{**self.state.__dict__, "games": games})
+            s = self.state
+            left = None if s.calls_to_stop is None or games is None else max(s.calls_to_stop - (games - s.games), 0)
+            shown = s if games is None else EvaluateProgress(**{**s.__dict__, "games": games, "calls_to_stop": left})
             self.progress(shown)
 
 
