@@ -65,3 +65,10 @@ def test_a_budget_smaller_than_the_pilot_stops_in_the_pilot_and_says_budget(tmp_
 def test_bad_pilot_options_are_one_line_errors_naming_the_key(tmp_path, bad, words):
     with pytest.raises(ConfigError, match=words):
         judgewise.evaluate(_pilot_config(tmp_path, **bad), bootstrap=0)
+
+
+def test_the_pilot_pays_what_plan_says_its_pilot_costs(tmp_path):
+    from judgewise.analysis.planning import PlanInputs, plan
+
+    result = judgewise.evaluate(_pilot_config(tmp_path), bootstrap=0)  # orders: one, the default pilot size
+    assert result.trust["anchor_pilot"]["calls"] == plan(PlanInputs(n_models=N_MODELS)).pilot_calls
