@@ -104,7 +104,7 @@ def load_config(source: str | Path | dict) -> RunConfig:
         data, name, base = read_config_file(path), str(path), path.resolve().parent
     data = validate_run_config(data, name, JUDGE_BUILDERS)
     if "design" in data:
-        check_design(data["design"], name)
+        check_design(data["design"], name, sized_by_target=bool(data.get("target")))
     design = data.get("design", {"name": "all_pairs"})
     judge = dict(data["judge"])
     for key in ("model_path", "judgments"):
@@ -170,9 +170,11 @@ def build_design(design: dict):
     return make_design(name, **options)
 
 
-def check_design(design: dict, source: str) -> dict:
+def check_design(design: dict, source: str, *, sized_by_target: bool = False) -> dict:
     """The design's name is registered and its options are ones it takes, of the right types; then the design is
-    built once, so its own checks (tie_break, budget, ...) fail naming the config file before anything is read."""
+    built once, so its own checks (tie_break, budget, ...) fail naming the config file before anything is read.
+    ``sized_by_target``: the config has a ``target:`` (``judgewise evaluate``), so an adaptive design may leave its
+    budget out (evaluate sizes it: :func:`judgewise.pipeline.evaluate.adaptive_budget`)."""
     name = design.get("name", "all_pairs")
     if name == AUTO_DESIGN and len(design) == 1:  # judgewise evaluate chooses it (pipeline.evaluate)
         return design
@@ -198,7 +200,7 @@ def check_design(design: dict, source: str) -> dict:
         problem = option_type_problem(("design", key), value, options[key])
         if problem:
             raise ConfigError(f"{source}: {problem}")
-    if name == "adaptive" and "budget" not in design:  # judgewise evaluate sizes it (pipeline.evaluate)
+    if sized_by_target and name == "adaptive" and "budget" not in design:  # evaluate sizes it, the target stops it
         return design
     try:
         build_design(design)

@@ -103,9 +103,9 @@ def _resolved_config(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
         budget, reason = adaptive_budget(len(pool.models), len(pool.prompt_ids), cfg.budget.get("max_calls"),
                                          cfg.orders)
         return (dataclasses.replace(cfg, design={**cfg.design, "budget": budget}),
-                [f"design adaptive: given in {cfg.source} without a budget; {reason}"])
+                [f"given in {cfg.source} without a budget; {reason}"])
     if cfg.design_given and cfg.design.get("name", "all_pairs") != AUTO_DESIGN:
-        return cfg, [f"design {cfg.design['name']}: given in {cfg.source}"]
+        return cfg, [f"given in {cfg.source}"]
     pool = load_pool(cfg)
     design, reasons = choose_design(len(pool.models), len(pool.prompt_ids), cfg.budget.get("max_calls"),
                                     cfg.orders)
@@ -249,7 +249,9 @@ def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator)
     reason = (f"anchor pilot: all pairs on {n_prompts} prompts ({rounds.state.games - before:,} calls, Anchor §5.3) "
               f"→ anchor {best['anchor']}: the highest informativeness on {scale} ({best[key]:.2f}; lowest "
               f"{worst['anchor']} {worst[key]:.2f}, Anchor §4.3) and rank {best['pilot_rank']}/{n} in the pilot's "
-              "BT ranking (Anchor §4.3: anchors away from the extremes split the models most often)")
+              "BT ranking" + (", a mediocre anchor as Anchor §4.3 expects" if n / 3 < best["pilot_rank"] <= 2 * n / 3
+                              else "; Anchor §4.3 expects a mediocre anchor to be most informative — a near-extreme "
+                              "choice on few prompts may be noise (raise pilot_prompts:)"))
     return ({"anchor": best["anchor"], "reason": reason, "n_prompts": int(n_prompts), "scale": scale,
              "calls": int(rounds.state.games - before), "candidates": candidates}, chosen)
 

@@ -88,8 +88,10 @@ def trust_lines(result) -> list[str]:
         lines.append(pilot["reason"])
     flags = t.get("judge_gaming")
     if flags is not None:
-        lines.append("judge-gaming flags: " + ("none on the answers judged" if not flags else
-                                               "; ".join(f"{f['model']}: {f['reason']}" for f in flags)))
+        shown = [f"{f['model']} {f['check']} {f['value']:.0%}"
+                 + ("" if f["win_rate"] is None else f" (wins {f['win_rate']:.0%})") for f in flags]
+        lines.append("judge-gaming flags on the answers judged: " + (", ".join(shown) if shown else "none")
+                     + (" — reasons in --json trust.judge_gaming" if shown else ""))
     pw = t.get("power_at_observed_ties")
     if pw:
         lines.append(f"power at the observed tie rate ({pw['tie_rate']:.0%}): the closest adjacent pair "
