@@ -22,7 +22,8 @@ Tuning. The 28 judged models are split by their AlpacaEval win rate (100·mean(p
 ranks 1, 3, 5, … are half A, ranks 2, 4, 6, … half B (14 models each). The adaptive design's defaults
 (``judgewise/designs/adaptive.py``) were tuned on half A only; half B is data they were not tuned on. The last line
 is half B's. What tuning on half A changed (20 seeds each, mean calls to τ ≥ 0.9): the global look-ahead now values
-a call by its effect on *all* pairs (``NEAR = 0``; was pairs within 3 ranks): 526 vs 614. Not adopted, though better
+a call by its effect on *all* pairs (``NEAR = 0``; was pairs within 3 ranks): 526 vs 614 (6 ranks: 525). It costs
+5% more calls on the simulated designs benchmark (adaptive_calls 2,340 → 2,470). Not adopted, though better
 on half A: rounds of n/2 calls (488; with all pairs 473) and ``lookahead: direct`` (507) — on the simulated
 ``evaluate`` acceptance setup (``benchmarks/evaluate_simulated.py``) they stopped on the target with a mean realised
 τ below 0.9 over their first seeds.
