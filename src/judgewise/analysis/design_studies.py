@@ -92,7 +92,7 @@ def edge_pools(frame: pd.DataFrame, anchor: str, effect: float = 0.05, width: fl
         One array of finite per-prompt differences per pair kept (possibly empty).
     """
     from judgewise.analysis.anchor_selection import verdict_matrix
-    from judgewise.analysis.power import check_edge_window, discordant_win_rate
+    from judgewise.analysis.power import check_edge_window, edge_in_window
 
     check_edge_window(effect, width)
     column = "verdict" if "verdict" in frame.columns and frame["verdict"].notna().any() else "outcome"
@@ -103,7 +103,7 @@ def edge_pools(frame: pd.DataFrame, anchor: str, effect: float = 0.05, width: fl
         for j in range(v.shape[1]):
             d = v[:, i] - v[:, j]
             d = d[np.isfinite(d)]
-            if i != j and effect <= discordant_win_rate(d) - 0.5 < effect + width:
+            if i != j and edge_in_window(d, effect, width):
                 pools.append(d)
     return pools
 

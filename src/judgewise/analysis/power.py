@@ -14,6 +14,7 @@ Ties carry no information for the sign test, so the total number of prompts is `
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -204,8 +205,17 @@ def distribution_from_probabilities(values, probabilities, size: int = 10_000) -
     return np.repeat(values, counts)
 
 
-def discordant_win_rate(differences) -> float:
-    """Win rate among discordant prompts of a vector of paired differences: #(d > 0) / #(d ≠ 0)."""
+def edge_in_window(differences, effect: float, width: float) -> bool:
+    """Whether a pair's edge ``wins / discordant − ½`` lies in [effect, effect + width) (Anchor App. C).
+
+    Decided on the exact counts, with ``effect`` and ``width`` read as the decimals the user typed (``0.1`` is
+    1/10, not the binary float just below it): a win rate of exactly 0.6 lies in the 0.10 band. No discordant
+    prompt: no edge, never in a window.
+    """
     d = np.asarray(differences, float)
-    nonzero = np.count_nonzero(d)
-    return float(np.sum(d > 0) / nonzero) if nonzero else float("nan")
+    discordant, wins = int(np.count_nonzero(d)), int(np.sum(d > 0))
+    if discordant == 0:
+        return False
+    edge = Fraction(wins, discordant) - Fraction(1, 2)
+    low = Fraction(repr(float(effect)))
+    return low <= edge < low + Fraction(repr(float(width)))

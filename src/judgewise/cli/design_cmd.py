@@ -49,7 +49,7 @@ def _register_power(app: typer.Typer) -> None:
         path: Path = typer.Argument(None, help="Anchor-based judgments (any supported format)."),
         anchor: str = typer.Option(None, "--anchor"),
         distribution: str = typer.Option(None, "--distribution", help="Paired differences 'value:prob,...'."),
-        effect: float = typer.Option(0.05, "--effect", help="Edge (win rate − 0.5 among discordant) of pairs used."),
+        effect: float = typer.Option(0.05, "--effect", help="Edge (win rate − 0.5 among discordant) of pairs used, compared on exact counts: a win rate of exactly 0.6 is in the 0.10 band (Anchor App. C uses [effect, effect + 0.01))."),
         width: float = typer.Option(0.01, "--width", help="Width of the edge interval."),
         n_grid: str = typer.Option("50,100,200,300,400,500,600,700,800,900,1000,1200,1500,2000", "--n"),
         simulations: int = typer.Option(1000, "--simulations"),
