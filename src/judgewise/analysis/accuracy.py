@@ -4,7 +4,8 @@ Inputs are three tables keyed by ``(prompt_id, model)``:
 
 * pairwise **judgments** (canonical);
 * **correctness**: ``prompt_id, model, correct`` (1/0/true/false; empty = the answer could not be parsed, which
-  counts as incorrect and lowers the parse rate, CLB App. B step 1);
+  counts as incorrect for accuracy and lowers the parse rate, CLB App. B step 1; a pair with an unparsed side is
+  left out of both pair subsets by default, as the CLB code does — :data:`UNPARSED_RULES`);
 * optional **direct** judge grades: ``prompt_id, model, label`` ∈ {correct, incorrect, not_attempted}
   (CLB §3.2.2; empty = no verdict). Direct accuracy = correct / attempted ("correct given attempted", CLB §3.1.1).
 
@@ -74,15 +75,31 @@ def direct_accuracy(direct: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def pair_kinds(judgments: pd.DataFrame, correctness: pd.DataFrame) -> np.ndarray:
-    """Per judgment: ``discriminative`` (exactly one side correct), ``non-discriminative`` (both or neither)
-    or ``unknown`` (a side without correctness) — CLB §5.4."""
-    c = correctness.assign(value=_as_correct(correctness["correct"]).fillna(0.0))
+UNPARSED_RULES = ("exclude", "incorrect")
+"""How a pair with an unparsed side (empty ``correct``) is split (CLB §5.4): ``"exclude"`` — in neither the
+discriminative nor the non-discriminative subset (only in "all"), as the CLB code's pair filters, which keep a
+side only when it was graded correct or incorrect; ``"incorrect"`` — the unparsed side counts as incorrect, as it
+does for accuracy (App. B step 1)."""
+
+
+def pair_kinds(judgments: pd.DataFrame, correctness: pd.DataFrame, unparsed: str = "exclude") -> np.ndarray:
+    """Per judgment: ``discriminative`` (exactly one side correct), ``non-discriminative`` (both or neither),
+    ``unparsed`` (a side whose answer could not be parsed, under the rule ``unparsed="exclude"``; see
+    :data:`UNPARSED_RULES`) or ``unknown`` (a side without correctness) — CLB §5.4."""
+    if unparsed not in UNPARSED_RULES:
+        raise ConfigError(f"unparsed rule must be one of {list(UNPARSED_RULES)}, got {unparsed!r}")
+    value = _as_correct(correctness["correct"])
+    c = correctness.assign(value=value.fillna(-1.0))  # -1: present but unparsed
     lookup = dict(zip(zip(c["prompt_id"].astype(str), c["model"].astype(str)), c["value"]))
     pid = judgments["prompt_id"].astype(str)
     ca = np.array([lookup.get(k, np.nan) for k in zip(pid, judgments["model_a"].astype(str))], dtype=float)
     cb = np.array([lookup.get(k, np.nan) for k in zip(pid, judgments["model_b"].astype(str))], dtype=float)
+    unparsed_side = (ca == -1) | (cb == -1)
+    if unparsed == "incorrect":
+        ca, cb = np.where(ca == -1, 0.0, ca), np.where(cb == -1, 0.0, cb)
     kind = np.where(ca != cb, "discriminative", "non-discriminative")
+    if unparsed == "exclude":
+        kind = np.where(unparsed_side, "unparsed", kind)
     return np.where(np.isnan(ca) | np.isnan(cb), "unknown", kind)
 
 

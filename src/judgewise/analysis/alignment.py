@@ -1,10 +1,17 @@
 """The accuracy-alignment comparison (CLB §5.1–5.4, App. B/C): each ranking vs the accuracy ranking, with
 bootstrap intervals over prompts. Inputs and formulas are described in :mod:`judgewise.analysis.accuracy`.
 
-Aggregators (CLB App. C) live in ``AGGREGATORS`` (name → function(judgments) → pd.Series of scores by
+Aggregators (CLB App. C) live in ``AGGREGATORS`` (name → function(judgments, **options) → pd.Series of scores by
 model); ``winrate`` is the share of comparisons won (ties half) over all of a model's games, the others
-call :func:`judgewise.ratings.rank`. A method that is not registered in ``judgewise.ratings`` or cannot be
-fitted is reported in ``skipped`` with its reason, never silently dropped.
+call :func:`judgewise.ratings.rank`. A method that is not registered in ``judgewise.ratings`` is an error; one
+that cannot be fitted on a subset (e.g. an unpenalised BT on separated data) gets a row with null figures and the
+reason in its ``note`` and in ``skipped`` — never silently dropped.
+
+The paper's settings are the defaults (:data:`PAPER_SETTINGS`, from the CLB code's aggregators): Elo with
+k = 32 from 1000 in the order of the judgments (Chatbot Arena uses k = 4); BT as a logistic regression with an
+L2 ridge of strength 1 (scikit-learn's ``C = 1``: penalty ½‖θ‖² on summed log-losses; ``bt_l2=None`` is
+judgewise's ``rank`` default: the exact MLE, a weak ridge only when the data separate); TrueSkill μ − 3σ with the
+package defaults; pairs with an unparsed side in neither pair subset (``unparsed="exclude"``).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from judgewise.analysis.accuracy import (
     pair_kinds,
 )
 from judgewise.analysis.gaming import win_rates_from
-from judgewise.errors import InputError, JudgewiseError
+from judgewise.errors import ConfigError, InputError, JudgewiseError
 from judgewise.io.schema import usable_mask
 from judgewise.ratings.agreement import agreement
 from judgewise.ratings.bootstrap import check_bootstrap, draw_units, percentile_interval
@@ -34,23 +41,40 @@ from judgewise.ratings.bootstrap import check_bootstrap, draw_units, percentile_
 log = logging.getLogger(__name__)
 
 
-def _ranked(method: str) -> Callable[[pd.DataFrame], pd.Series]:
-    def scores(judgments: pd.DataFrame) -> pd.Series:
+def _ranked(method: str) -> Callable[..., pd.Series]:
+    def scores(judgments: pd.DataFrame, **options) -> pd.Series:
         from judgewise.ratings import rank
 
-        r = rank(judgments, method=method)
-        return pd.Series(np.asarray(r.scores, dtype=float), index=list(r.models))
+        r = rank(judgments, method=method, **options)
+        out = pd.Series(np.asarray(r.scores, dtype=float), index=list(r.models))
+        if r.info.get("separated"):  # bt with l2=None: the weak ridge was used; say so in the row
+            out.attrs["note"] = f"separated ({r.info['separated']}): fitted with the weak ridge l2={r.info['l2']:g}"
+        return out
 
     scores.__name__ = f"rank_{method}"
     return scores
 
 
-AGGREGATORS: dict[str, Callable[[pd.DataFrame], pd.Series]] = {
-    "winrate": lambda j: pd.Series(win_rates_from(j)),
+AGGREGATORS: dict[str, Callable[..., pd.Series]] = {
+    "winrate": lambda j, **_: pd.Series(win_rates_from(j)),
     "bt": _ranked("bt"),
     "elo": _ranked("elo"),
     "trueskill": _ranked("trueskill"),
 }
+PAPER_SETTINGS = {"elo_k": 32.0, "bt_l2": 1.0, "unparsed": "exclude"}
+"""The CLB code's aggregator settings (module docstring), the defaults of :func:`accuracy_alignment`."""
+
+
+def method_options(elo_k: float = 32.0, bt_l2: float | None = 1.0) -> dict[str, dict]:
+    """Options passed to each aggregator: Elo's k and BT's ridge (None = the MLE with a weak ridge only on
+    separated data, :func:`judgewise.ratings.bradley_terry.bradley_terry`)."""
+    if not elo_k > 0:  # NaN fails too
+        raise ConfigError(f"--elo-k must be > 0, got {elo_k}")
+    if bt_l2 is not None and not bt_l2 >= 0:
+        raise ConfigError(f"--bt-l2 must be >= 0 (or auto), got {bt_l2}")
+    return {"elo": {"k": float(elo_k)}, "bt": {"l2": bt_l2}}
+
+
 DIRECT = "direct"
 
 
@@ -90,8 +114,10 @@ def _figures(accuracy: pd.Series, scores: pd.Series | None) -> dict[str, float]:
             if k in FIGURES}
 
 
-def _all_scores(judgments, kinds, direct, methods, subsets, skipped) -> dict[tuple[str, str], pd.Series | None]:
-    """Scores of every (source, subset) on one (possibly resampled) data set."""
+def _all_scores(judgments, kinds, direct, methods, subsets, skipped, options,
+                failures: dict | None = None) -> dict[tuple[str, str], pd.Series | None]:
+    """Scores of every (source, subset) on one (possibly resampled) data set; a fit that fails gives None and
+    its reason in ``failures[(method, subset)]``."""
     out = {}
     for subset in subsets:
         part = judgments if subset == "all" else judgments[kinds == subset]
@@ -99,22 +125,25 @@ def _all_scores(judgments, kinds, direct, methods, subsets, skipped) -> dict[tup
             if method in skipped:
                 continue
             try:
-                out[(method, subset)] = AGGREGATORS[method](part) if len(part) else None
+                out[(method, subset)] = AGGREGATORS[method](part, **options.get(method, {})) if len(part) else None
+                if not len(part) and failures is not None:
+                    failures[(method, subset)] = f"no {subset} pairs"
             except JudgewiseError as exc:
                 out[(method, subset)] = None
-                log.debug("%s on %s pairs failed: %s", method, subset, exc)
+                if failures is not None:
+                    failures[(method, subset)] = str(exc)
     if direct is not None:
         out[(DIRECT, "all")] = direct_accuracy(direct)["accuracy"]
     return out
 
 
-def _check_methods(methods, judgments, skipped: dict) -> None:
+def _check_methods(methods, judgments, skipped: dict, options: dict) -> None:
     """Record methods that are unknown or not fittable on the full data in ``skipped``."""
     for method in methods:
         if method not in AGGREGATORS:
             raise InputError(f"unknown aggregator {method!r}; known: {sorted(AGGREGATORS)}", field="methods")
         try:
-            AGGREGATORS[method](judgments)
+            AGGREGATORS[method](judgments, **options.get(method, {}))
         except JudgewiseError as exc:
             skipped[method] = str(exc)
             log.warning("accuracy alignment: %s skipped (%s)", method, exc)
@@ -141,13 +170,18 @@ def _check_common_models(judged: pd.DataFrame, truth_models) -> None:
 
 def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direct: pd.DataFrame | None = None, *,
                        methods=("winrate", "bt", "elo", "trueskill"), subsets=SUBSETS, bootstrap: int = 100,
-                       level: float = 0.95, seed: int = 0, filters: dict | None = None) -> AccuracyAlignment:
+                       level: float = 0.95, seed: int = 0, filters: dict | None = None,
+                       elo_k: float = PAPER_SETTINGS["elo_k"], bt_l2: float | None = PAPER_SETTINGS["bt_l2"],
+                       unparsed: str = PAPER_SETTINGS["unparsed"]) -> AccuracyAlignment:
     """Compare every aggregator's ranking (and the direct judge's) with the accuracy ranking.
 
     ``filters``: keyword arguments of :func:`filter_models` (CLB App. B; default none). ``bootstrap``
     resamples prompts (judgments, correctness and direct grades of a prompt together), seeded by ``seed``.
+    ``elo_k``, ``bt_l2``: :func:`method_options` (defaults: the paper's, :data:`PAPER_SETTINGS`); ``unparsed``:
+    :data:`judgewise.analysis.accuracy.UNPARSED_RULES`.
     """
     check_bootstrap(bootstrap, seed)
+    options = method_options(elo_k, bt_l2)
     full_acc = ground_truth_accuracy(correctness)
     filt = filter_models(full_acc, seed=seed, **(filters or {}))
     models = filt.kept
@@ -156,30 +190,45 @@ def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direc
     j = _restrict(judged, models, ("model_a", "model_b"))
     c = _restrict(correctness, models, ("model",))
     d = _restrict(direct, models, ("model",))
-    kinds = pair_kinds(j, c)
+    kinds = pair_kinds(j, c, unparsed)
     skipped: dict[str, str] = {}
-    _check_methods(methods, j, skipped)
-    point = _all_scores(j, kinds, d, methods, subsets, skipped)
+    _check_methods(methods, j, skipped, options)
+    failures: dict[tuple[str, str], str] = {}
+    point = _all_scores(j, kinds, d, methods, subsets, skipped, options, failures)
+    for method in list(skipped):  # not fittable on the full data: a row per subset all the same
+        for subset in subsets:
+            point[(method, subset)], failures[(method, subset)] = None, skipped[method]
+    for (method, subset), why in failures.items():
+        skipped[f"{method} ({subset} pairs)"] = f"not estimable: {why}"
     acc = ground_truth_accuracy(c)["accuracy"]
-    reps = _bootstrap(j, c, d, kinds, methods, subsets, skipped, bootstrap, np.random.default_rng(seed))
-    rows = []
-    for (source, subset), scores in point.items():
-        row = {"source": source, "subset": subset, "n_models": 0 if scores is None else int(scores.size),
-               "n_judgments": int(len(j) if subset == "all" else (kinds == subset).sum()) if source != DIRECT
-               else int(len(d))}
-        row.update(_figures(acc, scores))
-        row.update(_intervals(reps.get((source, subset)), level))
-        rows.append(row)
-    counts = {s: int((kinds == s).sum()) for s in ("discriminative", "non-discriminative", "unknown")}
+    reps = _bootstrap(j, c, d, kinds, methods, subsets, skipped, bootstrap, np.random.default_rng(seed), options)
+    rows = [_row(source, subset, scores, acc, j, d, kinds, failures, reps, level)
+            for (source, subset), scores in point.items()]
+    counts = {s: int((kinds == s).sum()) for s in ("discriminative", "non-discriminative", "unparsed", "unknown")}
     counts["no_outcome"] = int(len(judgments) - len(judged))  # failed calls: not verdicts
     counts["filtered_models"] = int(len(judged) - len(j))  # a side dropped by App. B's filters
     settings = {"methods": list(methods), "subsets": list(subsets), "bootstrap": bootstrap, "level": level,
-                "seed": seed, "unit": "prompt"}
+                "seed": seed, "unit": "prompt", "elo_k": options["elo"]["k"], "bt_l2": bt_l2, "unparsed": unparsed}
     return AccuracyAlignment(pd.DataFrame(rows), full_acc.assign(kept=full_acc.index.isin(models)),
                              direct_accuracy(d) if d is not None else None, point, filt, counts, skipped, settings)
 
 
-def _bootstrap(j, c, d, kinds, methods, subsets, skipped, rounds, rng) -> dict[tuple[str, str], np.ndarray]:
+def _row(source, subset, scores, acc, j, d, kinds, failures, reps, level) -> dict:
+    """One table row: sizes, figures, intervals, and a note (not estimable, or how it was fitted)."""
+    n_judgments = int(len(d)) if source == DIRECT else int(len(j) if subset == "all" else (kinds == subset).sum())
+    note = (f"not estimable: {failures[(source, subset)]}" if (source, subset) in failures
+            else (scores.attrs.get("note", "") if scores is not None else ""))
+    row = {"source": source, "subset": subset, "n_models": 0 if scores is None else int(scores.size),
+           "n_judgments": n_judgments, "note": note}
+    row.update(_figures(acc, scores))
+    boot = reps.get((source, subset))
+    row.update(_intervals(boot, level))
+    row["bootstrap_failed"] = int(np.isnan(boot).all(axis=1).sum()) if boot is not None else 0
+    return row
+
+
+def _bootstrap(j, c, d, kinds, methods, subsets, skipped, rounds, rng,
+               options: dict) -> dict[tuple[str, str], np.ndarray]:
     """Figures of every (source, subset) on ``rounds`` prompt-resampled replicates: (rounds × figures)."""
     if rounds <= 0:
         return {}
@@ -191,7 +240,7 @@ def _bootstrap(j, c, d, kinds, methods, subsets, skipped, rounds, rng) -> dict[t
         jj, cc, dd = (None if g is None else t.iloc[_rows(g, draw)] for g, t in zip(groups, (j, c, d)))
         kk = kinds[_rows(groups[0], draw)]
         acc = ground_truth_accuracy(cc)["accuracy"]
-        for key, scores in _all_scores(jj, kk, dd, methods, subsets, skipped).items():
+        for key, scores in _all_scores(jj, kk, dd, methods, subsets, skipped, options).items():
             out.setdefault(key, []).append([_figures(acc, scores)[f] for f in FIGURES])
     return {k: np.array(v, dtype=float) for k, v in out.items()}
 

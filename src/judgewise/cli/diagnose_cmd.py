@@ -60,11 +60,15 @@ def render_alignment(result, console: Console) -> None:
     level = result.settings["level"]
     title = (f"judgewise accuracy · rankings vs ground-truth accuracy "
              f"({level * 100:g}% bootstrap CI over prompts, {result.settings['bootstrap']} rounds)")
-    names = ("source", "pairs", "judgments", "Kendall τ", "Spearman ρ", "Pearson r", "Kendall distance")
-    print_table(console, title, [(n, "left" if n in ("source", "pairs") else "right") for n in names],
+    names = ("source", "pairs", "judgments", "Kendall τ", "Spearman ρ", "Pearson r", "Kendall distance", "note")
+    print_table(console, title, [(n, "left" if n in ("source", "pairs", "note") else "right") for n in names],
                 [[row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),
-                  _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance")]
+                  _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance"), row["note"]]
                  for row in result.table.to_dict(orient="records")])
+    st = result.settings
+    ridge = "auto" if st["bt_l2"] is None else f"{st['bt_l2']:g}"
+    say(console, f"settings: Elo k={st['elo_k']:g}, BT ridge l2={ridge}, unparsed answers: {st['unparsed']} "
+                 f"(the paper's code: k=32, l2=1, exclude)")
     bt = result.scores.get(("bt", "all"))
     direct = result.direct["accuracy"] if result.direct is not None else None
     rows = [[model, fmt_num(row["accuracy"]), fmt_num(row["parse_rate"]),
@@ -153,6 +157,15 @@ def accuracy_command(
                                                        "(correct / incorrect / not_attempted), or the store of a "
                                                        "judge.mode: single run with template direct_correctness."),
     methods: str = typer.Option("winrate,bt,elo,trueskill", "--methods", help="Aggregators to compare."),
+    elo_k: float = typer.Option(32.0, "--elo-k", help="Elo step size: 32 from 1000, in the judgments' order, as "
+                                                      "the paper's code; Chatbot Arena uses 4."),
+    bt_l2: str = typer.Option("1", "--bt-l2", help="BT ridge ½·l2·‖θ‖²: 1 as the paper's code (scikit-learn "
+                                                   "C=1); 0 = the plain MLE (a separated subset is then reported "
+                                                   "as not estimable); auto = judgewise's rank default (MLE, weak "
+                                                   "ridge 0.01 only when separated)."),
+    unparsed: str = typer.Option("exclude", "--unparsed", help="A pair with an unparsed answer: exclude = in "
+                                                              "neither pair subset (the paper's code); incorrect "
+                                                              "= the unparsed side counts as incorrect."),
     bootstrap: int = typer.Option(100, "--bootstrap", help="Bootstrap rounds over prompts (0 = none)."),
     min_parse_rate: float = typer.Option(None, "--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),
     baseline: float = typer.Option(None, "--baseline", help="App. B filter 2: keep accuracy > this."),
@@ -169,11 +182,23 @@ def accuracy_command(
     filters = {"min_parse_rate": min_parse_rate, "baseline": baseline, "min_gap": min_gap}
     result, _ = accuracy_of_files(judgments, correctness, direct, methods=split_list(methods),
                                   bootstrap=bootstrap, seed=seed, ci_level=ci_level, filters=filters,
-                                  format=format)
+                                  format=format, elo_k=elo_k, bt_l2=_ridge(bt_l2), unparsed=unparsed)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
         render_alignment(result, _console())
+
+
+def _ridge(text: str) -> float | None:
+    """``--bt-l2``: a number ≥ 0, or ``auto`` (None)."""
+    from judgewise.errors import ConfigError
+
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"--bt-l2 must be a number >= 0 or auto, got {text!r}") from None
 
 
 def register(app: typer.Typer) -> None:

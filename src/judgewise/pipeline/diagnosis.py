@@ -127,7 +127,7 @@ def _with_file(fn, path: Path, *args, **kw):
 def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = None, *,
                       methods: list[str] | tuple[str, ...] = ("winrate", "bt", "elo", "trueskill"),
                       bootstrap: int = 100, seed: int = 0, ci_level: float = 0.95, filters: dict | None = None,
-                      format: str | None = None) -> tuple[object, Table]:
+                      format: str | None = None, **settings) -> tuple[object, Table]:
     """Read judgments, ground-truth correctness and (optionally) direct-judge grades, and compare each
     aggregator's ranking with accuracy (:func:`judgewise.analysis.alignment.accuracy_alignment`; CLB §5, App. B/C).
 
@@ -143,6 +143,9 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
         As :func:`~judgewise.analysis.alignment.accuracy_alignment`.
     format : str, optional
         Force the judgments' format.
+    **settings
+        ``elo_k``, ``bt_l2``, ``unparsed`` of :func:`~judgewise.analysis.alignment.accuracy_alignment` (default:
+        the paper's).
 
     Returns
     -------
@@ -159,5 +162,5 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
     grades = direct_grades(direct) if direct is not None else None
     result = _with_file(accuracy_alignment, direct or correctness, table.frame, corr, grades, methods=list(methods),
-                        bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters or {})
+                        bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters or {}, **settings)
     return result, table

@@ -162,7 +162,9 @@ def study_lines(summary: dict) -> list[str]:
 def pair_counts_line(counts: dict) -> str:
     """An accuracy study's pairs: discriminative or not, and why the others were left out (Correct-looks-better §5)."""
     return (f"pairs: {counts['discriminative']:,} discriminative (exactly one correct), "
-            f"{counts['non-discriminative']:,} non-discriminative, {counts['unknown']:,} without correctness; "
+            f"{counts['non-discriminative']:,} non-discriminative, "
+            + (f"{counts['unparsed']:,} with an unparsed answer (in 'all' only), " if counts.get('unparsed') else "")
+            + f"{counts['unknown']:,} without correctness; "
             f"left out: {counts['no_outcome']:,} without an outcome, "
             f"{counts['filtered_models']:,} with a filtered model")
 
