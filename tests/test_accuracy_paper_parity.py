@@ -71,3 +71,22 @@ def test_a_separated_subset_is_fitted_with_the_ridge_or_reported_never_dropped()
     assert "bt (discriminative pairs)" in plain.skipped
     auto = _table(accuracy_alignment(judgments, corr, bootstrap=0, bt_l2=None).table.to_dict(orient="records"))
     assert "separated" in auto[("bt", "discriminative")]["note"]
+
+
+def test_rank_winshare_is_the_papers_winrate_on_all_pairs_and_needs_no_anchor(data, tmp_path):
+    # CLB App. C WinRate: share of all games won; on an all-pairs set no model is in every row, so the anchor
+    # win rate cannot run, and before winshare `rank` had no way to compute it.
+    from tests.clb_support import oracle_winshare
+
+    judgments, _ = data
+    judgments = judgments.copy()
+    judgments.loc[judgments.index[::17], "outcome"] = 0.5  # a few ties: half a win each
+    path = tmp_path / "j.jsonl"
+    judgments.to_json(path, orient="records", lines=True)
+    out = cli_json("rank", str(path), "--method", "winshare", "--bootstrap", "30", "--json")
+    expected = oracle_winshare(judgments)
+    rows = {r["model"]: r for r in out}
+    assert set(rows) == set(expected)
+    for m, share in expected.items():
+        assert rows[m]["score"] == pytest.approx(100 * share, abs=1e-9)
+        assert rows[m]["ci_low"] <= rows[m]["score"] <= rows[m]["ci_high"]

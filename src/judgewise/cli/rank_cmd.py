@@ -48,7 +48,9 @@ def rank_command(
                                           "outputs, a canonical JSONL/CSV/Parquet table, or a "
                                           "judging store (SQLite file of judgewise judge)."),
     format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
-    method: str = typer.Option("bt", "--method", help="winrate | bt | elo | trueskill; mean_score for pointwise "
+    method: str = typer.Option("bt", "--method", help="winrate (against the anchor) | winshare (share of "
+                                                      "all games won, ties half, any design: the CLB paper's "
+                                                      "WinRate) | bt | elo | trueskill; mean_score for pointwise "
                                                       "grades (chosen by itself when the input holds only grades)"),
     anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
     style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),

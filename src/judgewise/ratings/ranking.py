@@ -24,7 +24,7 @@ from judgewise.ratings.method import MethodResult, RatingData
 from judgewise.ratings.result import Ranking, ci_aware_rank
 from judgewise.ratings.threads import single_blas_thread
 from judgewise.ratings.true_skill import trueskill_rating
-from judgewise.ratings.winrate import winrate
+from judgewise.ratings.winrate import winrate, winshare
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ RatingMethod = Callable[..., MethodResult]
 #: name → method(data: RatingData, **options) -> MethodResult. Add your own: ``RATING_METHODS["mine"] = fn``.
 RATING_METHODS: Registry[RatingMethod] = Registry("rating method", {
     "winrate": winrate,
+    "winshare": winshare,
     "bt": bradley_terry,
     "elo": elo,
     "trueskill": trueskill_rating,

@@ -43,7 +43,8 @@ def detect_anchor(enc: EncodedJudgments) -> int:
         return int(anchor)
     candidates = schema.anchor_candidates(enc.a, enc.b)
     found = "no model is" if len(candidates) == 0 else f"{len(candidates)} models are"
-    raise ConfigError(f"cannot detect the anchor: {found} in every judgment; pass anchor=<model> (CLI: --anchor)")
+    raise ConfigError(f"cannot detect the anchor: {found} in every judgment; pass anchor=<model> (CLI: --anchor), "
+                      f"or use method winshare (the share of all games won, any design)")
 
 
 def oriented_arrays(a: np.ndarray, b: np.ndarray, outcome: np.ndarray,
@@ -74,13 +75,15 @@ def anchor_win_rates(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, n_models
     return rates
 
 
-def share_won(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, n_models: int) -> np.ndarray:
+def share_won(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, n_models: int,
+              weight: np.ndarray | None = None) -> np.ndarray:
     """Share (0–1) of its judgments each model id won, ties as half, over both sides of every judgment (NaN for a
-    model in none): the win rate of each model against all opponents pooled."""
+    model in none): the win rate of each model against all opponents pooled (CLB App. C "WinRate")."""
     a, b, outcome = np.asarray(a), np.asarray(b), np.asarray(outcome, dtype=float)
     model = np.concatenate([a, b])
     oriented = np.concatenate([outcome, 1.0 - outcome])
-    return win_rate_table(model, oriented, np.ones(len(model)), n_models)["win_rate"] / 100.0
+    w = np.ones(len(a)) if weight is None else np.asarray(weight, dtype=float)
+    return win_rate_table(model, oriented, np.concatenate([w, w]), n_models)["win_rate"] / 100.0
 
 
 def pairwise_win_rates(a: np.ndarray, b: np.ndarray, outcome: np.ndarray,
@@ -167,3 +170,34 @@ def winrate(data: RatingData, *, anchor_score: str = "self") -> MethodResult:
     info = {"anchor": enc.models[anchor], "anchor_score": anchor_score, "rows_used": int(len(model)),
             "rows_not_used": unused, "scale": "percent"}
     return MethodResult(scores, table, info, n=n, stats=_stats_form(data, anchor, anchor_score))
+
+
+def _share_stats_form(data: RatingData) -> StatsForm:
+    """Category → [Σw·o | Σw] per model over both sides of every game (bootstrap of :func:`winshare`)."""
+    cats, m = data.cats, data.enc.n_models
+    k = np.arange(cats.n_categories)
+    ok = cats.lo != cats.hi
+    k = k[ok]
+    w, o = cats.weight[k], cats.o_lo[k]
+    rows = np.concatenate([k, k, k, k])
+    cols = np.concatenate([cats.lo[k], cats.hi[k], m + cats.lo[k], m + cats.hi[k]])
+    vals = np.concatenate([w * o, w * (1.0 - o), w, w])
+    matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(cats.n_categories, 2 * m))
+
+    def from_stats(stats: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 100.0 * stats[:, :m] / stats[:, m:]
+
+    return StatsForm(matrix, from_stats)
+
+
+def winshare(data: RatingData) -> MethodResult:
+    """Share (percent) of all its games each model won, ties half, against whoever it met — no anchor, any design
+    (CLB App. C "WinRate"; :func:`share_won`). Unlike :func:`winrate` it does not correct for who a model met:
+    on a design where models meet different opponents, prefer BT."""
+    enc = data.enc
+    own = enc.a != enc.b
+    scores = 100.0 * share_won(enc.a[own], enc.b[own], enc.outcome[own], enc.n_models, enc.weight[own])
+    n = np.bincount(np.concatenate([enc.a[own], enc.b[own]]), minlength=enc.n_models)
+    info = {"rows_used": int(own.sum()), "rows_not_used": int((~own).sum()), "scale": "percent"}
+    return MethodResult(scores, {}, info, n=n, stats=_share_stats_form(data))
