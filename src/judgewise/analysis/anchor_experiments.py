@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from judgewise.analysis.anchor_selection import QuadraticData, informativeness
 from judgewise.analysis.planning import PILOT_PROMPTS
@@ -20,10 +21,12 @@ EDGE = 3  # the strongest / weakest few models of a pool are "extreme" (§5.3 bo
 class PilotResult:
     """Every candidate anchor's informativeness on a few prompts, and the recommendation with its reason."""
 
-    table: pd.DataFrame  # anchor, informativeness, pilot_rank (by pilot BT score, 1 = best), position
+    table: pd.DataFrame  # anchor, informativeness (collapsed), informativeness_5way, pilot_rank, position
     recommended: str
     reason: str
     n_prompts: int
+    scale: str = "collapsed verdicts"  # the scale the choice was made on
+    tied: list[str] | None = None  # candidates tied with the recommended one on informativeness
 
 
 def _position(rank: int, n: int) -> str:
@@ -34,29 +37,77 @@ def _position(rank: int, n: int) -> str:
     return "mediocre"
 
 
-def pilot(data: QuadraticData, n_prompts: int = PILOT_PROMPTS, rng: np.random.Generator | None = None) -> PilotResult:
+def pilot_ranks(scores: np.ndarray) -> np.ndarray:
+    """Rank (1 = best) of each model in the pilot's BT ranking; models with equal scores (to 1e-9, fit noise)
+    share the better rank, so the ranks do not depend on the order the models were first seen in."""
+    return stats.rankdata(-np.round(np.asarray(scores, float), 9), method="min").astype(int)
+
+
+def pick_anchor(candidates: list[dict], key: str) -> tuple[dict, list[str]]:
+    """The Anchor §5.3 pilot's choice, the one rule for ``anchors`` and ``evaluate``: the highest informativeness
+    ``candidates[i][key]`` (§4.3); ties (equal to 1e-12) broken towards the middle of the pilot's BT ranking
+    (``pilot_rank``; §4.3 expects a mediocre anchor to be the most informative), then by name — nothing depends on
+    which side of a judgment a model was shown or on row order. Returns (chosen, names of all tied candidates,
+    chosen first; one name when there is no tie)."""
+    n = len(candidates)
+    middle = (n + 1) / 2
+    top = max(round(c[key], 12) for c in candidates)
+    tied = sorted((c for c in candidates if round(c[key], 12) == top),
+                  key=lambda c: (abs(c["pilot_rank"] - middle), str(c["anchor"])))
+    return tied[0], [str(c["anchor"]) for c in tied]
+
+
+def tie_text(tied: list[str], value: float) -> str:
+    """How a pilot tie was broken, for the reason line ("" without a tie)."""
+    if len(tied) < 2:
+        return ""
+    return (f"; tied at {value:.3f} with {', '.join(tied[1:])}: broken towards the middle of the pilot's BT "
+            "ranking, then by name")
+
+
+def _pilot_verdicts5(judgments: pd.DataFrame | None, prompt_ids: list) -> pd.DataFrame | None:
+    """The pilot prompts' rows when every one carries a 5-way verdict (margins kept, Anchor §2), else None."""
+    if judgments is None or "verdict" not in judgments.columns:
+        return None
+    rows = judgments[judgments["prompt_id"].astype(str).isin({str(p) for p in prompt_ids})]
+    verdict = pd.to_numeric(rows["verdict"], errors="coerce")
+    return rows if len(rows) and verdict.notna().all() else None
+
+
+def pilot(data: QuadraticData, n_prompts: int = PILOT_PROMPTS, rng: np.random.Generator | None = None,
+          judgments: pd.DataFrame | None = None) -> PilotResult:
     """Anchor §5.3: estimate every candidate's informativeness from ``n_prompts`` random prompts of all-pairs
-    judgments and recommend the most informative one; its rank in the pool says why ("mediocre")."""
+    judgments and recommend the most informative one (:func:`pick_anchor`); its rank in the pool says why
+    ("mediocre"). With ``judgments`` whose pilot rows all carry 5-way verdicts, informativeness is computed on
+    them (margins kept, as the paper's pilot), else on the collapsed verdicts."""
+    from judgewise.analysis.anchor_selection import verdict_matrix
+
     rng = rng if rng is not None else np.random.default_rng(0)
     n_all = len(data.prompts)
     if n_all < 1 or len(data.models) < 3:
         raise ConfigError("a pilot needs all-pairs judgments of at least 3 models on at least 1 prompt")
     prompts = np.sort(rng.choice(n_all, size=min(n_prompts, n_all), replace=False))
-    scores = data.bt_scores(prompts)
-    rank = np.empty(len(scores), dtype=int)
-    rank[np.argsort(-scores, kind="stable")] = np.arange(1, len(scores) + 1)
-    info = [informativeness(np.sign(data.anchor_verdicts(k, prompts))) for k in range(len(data.models))]
+    rank = pilot_ranks(data.bt_scores(prompts))
+    five = _pilot_verdicts5(judgments, [data.prompts[p] for p in prompts])
     n = len(data.models)
-    table = pd.DataFrame({"anchor": data.models, "informativeness": info, "pilot_rank": rank,
-                          "position": [_position(r, n) for r in rank]})
-    table = table.sort_values("informativeness", ascending=False, kind="stable").reset_index(drop=True)
-    best = table.iloc[0]
-    reason = (f"{best.anchor} has the highest pilot informativeness ({best.informativeness:.2f}; lowest: "
-              f"{table.iloc[-1].anchor} {table.iloc[-1].informativeness:.2f}) and ranks {best.pilot_rank}/{n} in the "
-              f"pool — {best.position} relative to the pool"
+    table = pd.DataFrame({"anchor": data.models,
+                          "informativeness": [informativeness(np.sign(data.anchor_verdicts(k, prompts)))
+                                              for k in range(n)],
+                          "informativeness_5way": [None if five is None else
+                                                   informativeness(verdict_matrix(five, m, "verdict")[0])
+                                                   for m in data.models],
+                          "pilot_rank": rank, "position": [_position(r, n) for r in rank]})
+    key = "informativeness" if five is None else "informativeness_5way"
+    best, tied = pick_anchor(table.to_dict(orient="records"), key)
+    table = table.sort_values([key, "anchor"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    scale = "collapsed verdicts" if five is None else "5-way verdicts"
+    low = table.iloc[-1]
+    reason = (f"{best['anchor']} has the highest pilot informativeness on {scale} ({best[key]:.2f}; lowest: "
+              f"{low.anchor} {low[key]:.2f}){tie_text(tied, best[key])} and ranks {best['pilot_rank']}/{n} in the "
+              f"pool — {best['position']} relative to the pool"
               + (", as Anchor §4.3 predicts: an anchor near the middle splits the models most often"
-                 if best.position == "mediocre" else "; check it is not an outlier with more pilot prompts"))
-    return PilotResult(table, str(best.anchor), reason, len(prompts))
+                 if best["position"] == "mediocre" else "; check it is not an outlier with more pilot prompts"))
+    return PilotResult(table, str(best["anchor"]), reason, len(prompts), scale, tied)
 
 
 def anchor_quality(data: QuadraticData, gold: np.ndarray | None = None, prompts=None) -> pd.DataFrame:

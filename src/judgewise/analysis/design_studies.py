@@ -185,8 +185,9 @@ class AnchorReports:
         if self.pilot is not None:
             p = self.pilot
             lines.append(f"pilot on {p['n_prompts']} prompts: recommended anchor {p['recommended']} — {p['reason']}")
-            lines += [f"  {c['anchor']:<30} I={c['informativeness']:.3f} rank={c['pilot_rank']} {c['position']}"
-                      for c in p["candidates"]]
+            lines += [f"  {c['anchor']:<30} I={c['informativeness']:.3f}"
+                      + (f" I5={c['informativeness_5way']:.3f}" if c.get("informativeness_5way") is not None else "")
+                      + f" rank={c['pilot_rank']} {c['position']}" for c in p["candidates"]]
         return "\n".join(lines)
 
 
@@ -219,9 +220,9 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
     anchors = [anchor] if anchor else likely_anchors(frame)
     out = AnchorReports(str(path), table.report.as_dict(), [report_from_judgments(frame, a).as_dict() for a in anchors])
     if not anchor and not anchors:
-        res = pilot(QuadraticData(frame), pilot_prompts, rng)
+        res = pilot(QuadraticData(frame), pilot_prompts, rng, judgments=frame)
         out.pilot = {"n_prompts": res.n_prompts, "recommended": res.recommended, "reason": res.reason,
-                     "candidates": res.table.to_dict(orient="records")}
+                     "scale": res.scale, "tied": res.tied, "candidates": res.table.to_dict(orient="records")}
     return out
 
 

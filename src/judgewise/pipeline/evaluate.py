@@ -220,7 +220,9 @@ def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator)
     overrides) through ``rounds`` (the store, the budget; counted in the run's calls, not checked against the
     target), then take the candidate with the highest Anchor §4.3 informativeness — on the judge's 5-way verdicts
     when it gave them (margins kept), else on the collapsed ones — ties broken towards the middle of the pilot's
-    BT ranking. Returns (the pilot's dict: anchor, reason, n_prompts, calls, candidates) and the pilot prompts."""
+    BT ranking, then by name (:func:`~judgewise.analysis.anchor_experiments.pick_anchor`, the one rule).
+    Returns (the pilot's dict: anchor, reason, n_prompts, calls, candidates, tied) and the pilot prompts."""
+    from judgewise.analysis.anchor_experiments import pick_anchor, pilot_ranks, tie_text
     from judgewise.analysis.anchor_selection import report_from_judgments
 
     models = rounds.engine.pool.models
@@ -232,9 +234,7 @@ def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator)
     rounds.judge_batch(prompt, np.tile(lo, n_prompts), np.tile(hi, n_prompts))
     judged = rounds.engine.judgments()
     judged = judged[usable_mask(judged)]
-    scores = rounds.fit()[0]
-    place = np.empty(n, dtype=int)
-    place[np.argsort(-scores, kind="stable")] = np.arange(1, n + 1)
+    place = pilot_ranks(rounds.fit()[0])
     candidates = []
     for k, model in enumerate(models):
         report = report_from_judgments(judged, model)
@@ -242,17 +242,18 @@ def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator)
         candidates.append({"anchor": model, "informativeness": report.informativeness,
                            "informativeness_5way": five, "pilot_rank": int(place[k])})
     key = "informativeness_5way" if all(c["informativeness_5way"] is not None for c in candidates) else "informativeness"
-    middle = (n + 1) / 2
-    candidates.sort(key=lambda c: (-c[key], abs(c["pilot_rank"] - middle)))
-    best, worst = candidates[0], candidates[-1]
+    best, tied = pick_anchor(candidates, key)
+    candidates.sort(key=lambda c: (-c[key], str(c["anchor"])))
+    worst = candidates[-1]
     scale = "5-way verdicts" if key == "informativeness_5way" else "collapsed verdicts"
     reason = (f"anchor pilot: all pairs on {n_prompts} prompts ({rounds.state.games - before:,} calls, Anchor §5.3) "
               f"→ anchor {best['anchor']}: the highest informativeness on {scale} ({best[key]:.2f}; lowest "
-              f"{worst['anchor']} {worst[key]:.2f}, Anchor §4.3) and rank {best['pilot_rank']}/{n} in the pilot's "
+              f"{worst['anchor']} {worst[key]:.2f}, Anchor §4.3){tie_text(tied, best[key])} "
+              f"and rank {best['pilot_rank']}/{n} in the pilot's "
               "BT ranking" + (", a mediocre anchor as Anchor §4.3 expects" if n / 3 < best["pilot_rank"] <= 2 * n / 3
                               else "; Anchor §4.3 expects a mediocre anchor to be most informative — a near-extreme "
                               "choice on few prompts may be noise (raise pilot_prompts:)"))
-    return ({"anchor": best["anchor"], "reason": reason, "n_prompts": int(n_prompts), "scale": scale,
+    return ({"anchor": best["anchor"], "reason": reason, "n_prompts": int(n_prompts), "scale": scale, "tied": tied,
              "calls": int(rounds.state.games - before), "candidates": candidates}, chosen)
 
 
