@@ -50,7 +50,9 @@ def rank_command(
     format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
     method: str = typer.Option("bt", "--method", help="winrate (against the anchor) | winshare (share of "
                                                       "all games won, ties half, any design: the CLB paper's "
-                                                      "WinRate) | bt | elo | trueskill; mean_score for pointwise "
+                                                      "WinRate) | bt | elo | trueskill | lc_winrate "
+                                                      "(AlpacaEval 2's length-controlled win rate; needs "
+                                                      "texts); mean_score for pointwise "
                                                       "grades (chosen by itself when the input holds only grades)"),
     anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
     style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),
@@ -65,6 +67,11 @@ def rank_command(
                                                     "as skipped); needed when the input holds several judges."),
     pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool the rows of several judges into one "
                                                                   "ranking on purpose (said in the output)."),
+    lc_difficulty: Path = typer.Option(None, "--lc-difficulty", help="lc_winrate: AlpacaEval's instruction "
+                                       "difficulty (instruction_difficulty.csv or df_gamed.csv): its exact GLM."),
+    lc_weights: Path = typer.Option(None, "--lc-weights", help="lc_winrate: AlpacaEval's GLM weights "
+                                    "(baseline_<anchor>.csv or its folder); needs "
+                                    "--lc-difficulty."),
     l2: float = typer.Option(None, "--l2", help="BT ridge ½·l2·‖θ‖². Default: the exact MLE, or l2=0.01 (a weak "
                                                 "prior, reported) only when the data are separated; 0 refuses "
                                                 "separated data."),
@@ -76,7 +83,8 @@ def rank_command(
     check_output_file(output)
     ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
                        bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed, ci_level=ci_level,
-                       skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges, l2=l2)
+                       skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges, l2=l2,
+                       lc_difficulty=lc_difficulty, lc_weights=lc_weights)
     ranking, table = ranked.ranking, ranked.table
     records = ranking.to_records()
     text = json.dumps(records, indent=2)

@@ -42,6 +42,15 @@ def check_rank_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> 
         raise ConfigError(f"--ci-level must be in (0, 1), got {ci_level}")
 
 
+def lc_options(method: str, difficulty: Path | None, weights: Path | None) -> dict:
+    """The ``lc_winrate`` options for AlpacaEval's inputs; a ConfigError when they are given to another method."""
+    if difficulty is None and weights is None:
+        return {}
+    if method != "lc_winrate":
+        raise ConfigError(f"--lc-difficulty/--lc-weights are inputs of --method lc_winrate, not {method}")
+    return {"difficulty": difficulty, "glm_weights": weights}
+
+
 def note_unused(ranking, report: ReadReport) -> None:
     """Count the rows the method read but did not use (win rate: rows without the anchor) as skipped."""
     unused = int(ranking.info.get("rows_not_used") or 0)
@@ -55,7 +64,8 @@ def note_unused(ranking, report: ReadReport) -> None:
 def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anchor: str | None = None,
               style_control: bool = False, bootstrap: int = 0, bootstrap_unit: str = "prompt", seed: int = 0,
               ci_level: float = 0.95, skip_invalid: bool = False, judge: str | None = None,
-              pool_judges: bool = False, l2: float | None = None) -> RankedFile:
+              pool_judges: bool = False, l2: float | None = None, lc_difficulty: Path | None = None,
+              lc_weights: Path | None = None) -> RankedFile:
     """Read ``path`` (any format or a judging store) and rank its models with :func:`judgewise.ratings.rank`.
 
     Parameters
@@ -74,6 +84,9 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
         Interval settings (0 rounds: no intervals).
     l2 : float, optional
         The method's ridge (BT: default None = the MLE, a weak prior only on separated data; 0 = refuse those).
+    lc_difficulty, lc_weights : Path, optional
+        ``lc_winrate`` only: AlpacaEval's instruction difficulty and fitted GLM weights, for its exact
+        length-controlled win rate (:mod:`judgewise.ratings.lc_winrate`).
 
     Returns
     -------
@@ -94,6 +107,7 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
     from judgewise.pipeline.inputs import read_grades, read_rated
 
     check_rank_options(bootstrap, bootstrap_unit, ci_level)
+    lc_opts = lc_options(method, lc_difficulty, lc_weights)
     grades = read_grades(path, format=format, skip_invalid=skip_invalid, only_grades=method != MEAN_SCORE)
     if grades is not None or method == MEAN_SCORE:
         return rank_grades(path, grades, method, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
@@ -104,12 +118,12 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
     if style_control and responses is None:
         raise ConfigError(f"--style-control needs the responses' texts, and {path} carries none "
                           "(an AlpacaEval results dir with model_outputs.json does)")
-    if anchor is None and method == "winrate":
+    if anchor is None and method in ("winrate", "lc_winrate"):
         anchor = table.extras.get("anchor")
     ranking = rank(frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
                    seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
                    responses=responses.frame if responses is not None else None,
-                   **({"l2": l2} if l2 is not None else {}))
+                   **({"l2": l2} if l2 is not None else {}), **lc_opts)
     note_unused(ranking, table.report)
     if pool_judges:
         from judgewise.io.provenance import pooled_line

@@ -122,7 +122,24 @@ def ranking_info_lines(ranking) -> list[str]:
                      f"pass --l2 0 to refuse instead")
     if ranking.info.get("pooled_judges"):
         lines.append(ranking.info["pooled_judges"])
+    if ranking.info.get("lc_path"):
+        lines.append(lc_line(ranking.info))
     return lines
+
+
+def lc_line(info: dict) -> str:
+    """Which length control ``lc_winrate`` applied: self-fitted, or AlpacaEval's GLM from the given inputs."""
+    if info["lc_path"] == "self-fit":
+        slope = info.get("shared_length_coef")
+        return ("length control: self-fitted on this table (instruction difficulty and "
+                + (f"one length slope {slope:+.3f} per tanh unit" if slope is not None else "per-model slopes")
+                + "); AlpacaEval's exact LC: --lc-difficulty [--lc-weights]")
+    sources = list(info.get("lc_source", {}).values())
+    gamed = f", {info['lc_gamed_rows']:,} gamed-baseline rows" if info.get("lc_gamed_rows") else ""
+    line = f"length control: AlpacaEval length_controlled_v1, difficulty {info['lc_difficulty']}{gamed}; "
+    if info.get("lc_weights"):
+        line += f"{sources.count('weights')} models from weights {info['lc_weights']}, "
+    return line + f"{sources.count('fit')} fitted (L1, C by 5-fold CV)"
 
 
 def store_stats_lines(s: dict) -> list[str]:

@@ -154,7 +154,8 @@ def _self_fit(data: RatingData, anchor: int, model, prompt, o, w, delta, groups,
         return scores, coefs
 
     scores, coefs = fit(w)
-    facts = {"lc_path": "self-fit", "length_slope": length_slope, "l2": l2, "difficulty_l2": difficulty_l2}
+    facts = {"lc_path": "self-fit", "length_slope": length_slope, "l2": l2, "difficulty_l2": difficulty_l2,
+             "shared_length_coef": float(np.nanmax(coefs[:, 0])) if length_slope == "shared" else None}
     return scores, coefs, lambda weights: fit(weights)[0], facts
 
 
