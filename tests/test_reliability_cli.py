@@ -116,3 +116,37 @@ def test_judgebench_study_runs_in_one_command_with_the_label_as_human(shared, ca
     assert out["settings"]["n_items"]["o1-mini-2024-09-12"] == 350
     population = {p["target"]: p["population"] for p in out["population"]}
     assert 0 < population["internlm/internlm2-20b-reward"] < population["o1-mini-2024-09-12"] < 1
+
+
+def _icc3k(x, y) -> float:
+    """ICC(3,k) of two raters from the two-way ANOVA mean squares (Shrout & Fleiss; Metric Match App. A)."""
+    m = np.column_stack([x, y]).astype(float)
+    n, k = m.shape
+    grand = m.mean()
+    ss_rows = k * ((m.mean(axis=1) - grand) ** 2).sum()
+    ss_cols = n * ((m.mean(axis=0) - grand) ** 2).sum()
+    ss_err = ((m - grand) ** 2).sum() - ss_rows - ss_cols
+    ms_rows, ms_err = ss_rows / (n - 1), ss_err / ((n - 1) * (k - 1))
+    return (ms_rows - ms_err) / ms_rows
+
+
+def test_reliability_on_items_selected_for_bias_correction_applies_the_bias_correction(tables, tmp_path):
+    # Metric Match §3.3: rho = rho_IM(all items) + rho_S - rho_IM(S), the inter-model term the mean ICC of the
+    # target with each other judge. Before, `reliability --items` reported the plain rho_S whatever select chose.
+    scores, human_path, judges, human, items = tables
+    sel = tmp_path / "sel.json"
+    res = run_cli("select", scores, "--target", "judge-0", "--budget", "15", "--method", "bias-correction",
+                  "--seed", "2", "--json", "--output", sel)
+    assert res.returncode == 0, res.stderr
+    chosen = [items.index(i) for i in json.loads(sel.read_text())["items"]]
+    t, others = judges["judge-0"], [judges["judge-1"], judges["judge-2"]]
+    plain = _icc3k(t[chosen], human[chosen])
+    corrected = (np.mean([_icc3k(t, o) for o in others]) + plain
+                 - np.mean([_icc3k(t[chosen], o[chosen]) for o in others]))
+    out = cli_json("reliability", scores, "--human", human_path, "--target", "judge-0", "--items", sel, "--json")
+    assert out["estimator"] == "bias-correction" and "bias-correction" in out["estimator_source"]
+    assert out["values"]["icc"] == pytest.approx(corrected, abs=1e-12)
+    assert out["plain_values"]["icc"] == pytest.approx(plain, abs=1e-12)
+    override = cli_json("reliability", scores, "--human", human_path, "--target", "judge-0", "--items", sel,
+                        "--estimator", "plain", "--json")
+    assert override["values"]["icc"] == pytest.approx(plain, abs=1e-12) and override["estimator"] == "plain"

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.errors import InputError
+from judgewise.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,11 @@ def read_item_ids(path: Path) -> list[str]:
     InputError
         A missing, empty or non-UTF-8 file, or JSON of another shape (naming the file).
     """
+    return read_selection(path)[0]
+
+
+def read_selection(path: Path) -> tuple[list[str], dict | None]:
+    """(item ids, the ``select --json`` record or None) of an items file (:func:`read_item_ids`)."""
     from judgewise.io.containers import decode_utf8, parse_json, read_bytes
     from judgewise.io.tables import ReadReport
     from judgewise.io.validate import Validator
@@ -79,8 +84,27 @@ def read_item_ids(path: Path) -> list[str]:
         items = data.get("items") if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise InputError('expected a JSON list of item ids or an object with "items"', file=str(path))
-        return [str(i) for i in items]
-    return [line.strip() for line in text.splitlines() if line.strip()]
+        return [str(i) for i in items], (data if isinstance(data, dict) else None)
+    return [line.strip() for line in text.splitlines() if line.strip()], None
+
+
+ESTIMATORS = {"plain": "random", "bias-correction": "bias-correction"}
+"""Reliability estimators on labelled items → the selection strategy whose ``estimate`` they are: ``plain`` is
+ρ̂_S = T(target[S], human[S]) (random, stratified and the matching methods, Metric Match §3.2–3.3); ``bias-correction``
+is ρ̂ = ρ^IM + ρ̂_S − ρ̂^IM_S with the inter-model metric over all items (§3.3, App. D)."""
+
+
+def choose_estimator(estimator: str | None, selection: dict | None) -> tuple[str, str]:
+    """(estimator, why): the one given, else the one matching the selection's method (``select --json``), else
+    plain."""
+    if estimator is not None:
+        if estimator not in ESTIMATORS:
+            raise ConfigError(f"unknown estimator {estimator!r}; known: {', '.join(ESTIMATORS)}")
+        return estimator, "--estimator"
+    method = (selection or {}).get("method")
+    if method is None:
+        return "plain", "default (no selection record)"
+    return ("bias-correction" if method == "bias-correction" else "plain"), f"select --json method {method}"
 
 
 def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc", method: str = "metric-match",
@@ -146,13 +170,14 @@ def _items_mask(pool, wanted: list[str], items_file: Path, human_file: Path) -> 
 
 
 def reliability_of_files(scores: Path, target: str, metrics: list[str], *, human: Path | None = None,
-                         items: Path | None = None, human_rater: str = "human") -> dict:
-    """T(target, human) for each metric: on the listed items (an estimate) or on every item with both scores.
+                         items: Path | None = None, human_rater: str = "human", estimator: str | None = None) -> dict:
+    """The target's reliability against humans for each metric: on the listed items (an estimate) or on every
+    item with both scores.
 
     Parameters
     ----------
     scores : Path
-        Scores of the target (and the human, as rater ``human_rater``, unless ``human`` is given).
+        Scores of the target and the other judges (and the human, as rater ``human_rater``, unless ``human``).
     target : str
         The judge under test.
     metrics : list of str
@@ -163,29 +188,45 @@ def reliability_of_files(scores: Path, target: str, metrics: list[str], *, human
         Item ids to use (:func:`read_item_ids`); default: all items with a human score.
     human_rater : str
         The human's rater name in SCORES.
+    estimator : str, optional
+        :data:`ESTIMATORS` on selected items; default: the one matching the method recorded by
+        ``select --json`` (:func:`choose_estimator`).
 
     Returns
     -------
     dict
         ``target, scope`` (``population``, ``items with a human score`` or ``selected``), ``n_items``, ``values``
-        (metric → value).
+        (metric → value), ``estimator`` and ``estimator_source``; with bias correction also ``plain_values``.
     """
     from judgewise.analysis.reliability import get_metric
+    from judgewise.analysis.selection import get_strategy
 
     pool = score_pool_of_files(scores, human, target, human_rater)
     if pool.human is None:
         raise InputError("no human scores: pass --human HUMAN or include a rater named "
                          f"{human_rater!r} in SCORES", file=str(scores))
-    t_scores, _, _ = pool.split(target)
+    t_scores, others, _ = pool.split(target)
+    selection = None
     if items is None:
         keep = ~np.isnan(pool.human)
         scope = "population" if keep.all() else "items with a human score"
     else:
-        keep = _items_mask(pool, read_item_ids(items), items, human or scores)
+        wanted, selection = read_selection(items)
+        keep = _items_mask(pool, wanted, items, human or scores)
         scope = "selected"
-    values = {m: get_metric(m)(t_scores[keep], pool.human[keep]) for m in metrics}
-    return {"target": pool.judges[pool.judge_index(target)], "scope": scope, "n_items": int(keep.sum()),
-            "values": values}
+    name, why = choose_estimator(estimator, selection) if items is not None else ("plain", "all labelled items")
+    if name == "bias-correction" and not len(others):
+        raise InputError("bias correction needs the scores of other judges on the same items; found none",
+                         file=str(scores))
+    idx = np.flatnonzero(keep)[None, :]
+    plain = {m: get_metric(m)(t_scores[keep], pool.human[keep]) for m in metrics}
+    strategy = get_strategy(ESTIMATORS[name])
+    values = {m: float(strategy.estimate(t_scores, pool.human, others, idx, get_metric(m))[0]) for m in metrics}
+    out = {"target": pool.judges[pool.judge_index(target)], "scope": scope, "n_items": int(keep.sum()),
+           "values": values, "estimator": name, "estimator_source": why}
+    if name != "plain":
+        out["plain_values"] = plain
+    return out
 
 
 @dataclass

@@ -70,19 +70,28 @@ def reliability_cmd(
     metric: str = typer.Option("icc", "--metric", help="Metric(s), comma-separated (icc, alpha, rho, tau, ...)."),
     items: Path = typer.Option(None, "--items", help="Items to use: one id per line or `select --json` output."),
     human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES."),
+    estimator: str = typer.Option(None, "--estimator", help="On --items: plain (ρ̂_S on the items) or "
+                                  "bias-correction (ρ^IM + ρ̂_S − ρ̂^IM_S, inter-model metric over all items; Metric "
+                                  "Match §3.3). Default: the one matching the method `select --json` recorded "
+                                  "(bias-correction for --method bias-correction, else plain)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The target judge's reliability against humans: on selected items (estimate) or on all (population)."""
     from judgewise.analysis.human_validation import reliability_of_files
 
     record = reliability_of_files(scores, target, split_list(metric), human=human, items=items,
-                                  human_rater=human_rater)
+                                  human_rater=human_rater, estimator=estimator)
     if as_json:
         _emit_json(record, None)
         return
     for name, value in record["values"].items():
+        how = ""
+        if record["scope"] == "selected":
+            how = f"; {record['estimator']} estimate ({record['estimator_source']})"
+            if "plain_values" in record:
+                how += f", plain ρ̂_S = {fmt_num(record['plain_values'][name], 4)}"
         typer.echo(f"{name}({record['target']}, human) = {fmt_num(value, 4)} on {record['n_items']} items "
-                   f"({record['scope']})")
+                   f"({record['scope']}{how})")
 
 
 def study_cmd(
