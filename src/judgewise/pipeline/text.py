@@ -138,7 +138,8 @@ def lc_line(info: dict) -> str:
     gamed = f", {info['lc_gamed_rows']:,} gamed-baseline rows" if info.get("lc_gamed_rows") else ""
     line = f"length control: AlpacaEval length_controlled_v1, difficulty {info['lc_difficulty']}{gamed}; "
     if info.get("lc_weights"):
-        line += f"{sources.count('weights')} models from weights {info['lc_weights']}, "
+        line += (f"{sources.count('weights')} models from weights {info['lc_weights']} (fixed: no bootstrap "
+                 "width), ")
     return line + f"{sources.count('fit')} fitted (L1, C by 5-fold CV)"
 
 

@@ -83,6 +83,7 @@ def model_weights(weights, anchor: str) -> pd.DataFrame:
     judgewise's length sign (``length`` = −AlpacaEval's ``np.tanh(std_delta_len)`` weight). ``weights``: a path
     (file or directory, :func:`judgewise.io.alpacaeval_lc.read_lc_weights`) or a DataFrame already read."""
     frame = weights if isinstance(weights, pd.DataFrame) else read_lc_weights(weights, anchor)
+    source = frame.attrs.get("source", "a DataFrame")
     missing = [c for c in ("length", "difficulty", "intercept") if c not in frame.columns]
     if missing:
         raise ConfigError(f"GLM weights need the columns length, difficulty, intercept; missing {missing}")
@@ -90,6 +91,5 @@ def model_weights(weights, anchor: str) -> pd.DataFrame:
     if anchor in frame.index:
         frame = frame - frame.loc[anchor]
     frame = frame.assign(length=-frame["length"])
-    frame.attrs["source"] = weights.attrs.get("source", "a DataFrame") if isinstance(weights, pd.DataFrame) \
-        else str(weights)
+    frame.attrs["source"] = source
     return frame
