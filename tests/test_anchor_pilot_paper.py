@@ -84,3 +84,46 @@ def test_a_tie_among_anchors_is_named_and_broken_the_same_way_whatever_the_row_o
     assert first["recommended"] == second["recommended"]
     assert sorted(first["tied"]) == ["m2", "m3"] and first["tied"][0] == first["recommended"]
     assert "tied at" in first["reason"] and "then by name" in first["reason"]
+
+
+def test_several_anchors_give_per_anchor_win_rates_and_the_pooled_bt(tmp_path):
+    # Anchor §5 / App. E: every model against anchors m2 and m5 on every prompt, both orders; per anchor the win
+    # rate against it, pooled one BT fit over every comparison that involves an anchor.
+    frame = five_way_all_pairs(n_models=7, n_prompts=15, seed=2)
+    anchors = ["m2", "m5"]
+    frame = frame[frame["model_a"].isin(anchors) | frame["model_b"].isin(anchors)].reset_index(drop=True)
+    swapped = frame.assign(model_a=frame["model_b"], model_b=frame["model_a"], verdict=-frame["verdict"],
+                           outcome=1 - frame["outcome"])
+    frame = pd.concat([frame, swapped], ignore_index=True)
+    path = tmp_path / "two_anchors.jsonl"
+    frame.to_json(path, orient="records", lines=True)
+    out = cli_json("anchors", str(path), "--anchor", "m2,m5", "--json")["several"]
+    models = out["models"]
+    for anchor in anchors:
+        for k, m in enumerate(models):
+            if m == anchor:
+                continue
+            mine = pd.concat([frame[(frame.model_a == m) & (frame.model_b == anchor)]["outcome"],
+                              1 - frame[(frame.model_b == m) & (frame.model_a == anchor)]["outcome"]])
+            assert out["win_rates"][anchor][k] == pytest.approx(100 * mine.mean(), abs=1e-9)
+    # pooled: ridge BT (l2 = 0.01, the array fit's prior) on the per-(prompt, pair) mean outcome, by Newton
+    idx = {m: k for k, m in enumerate(models)}
+    key = frame.apply(lambda r: (r.prompt_id, *sorted((r.model_a, r.model_b))), axis=1)
+    first_wins = np.where(frame["model_a"] < frame["model_b"], frame["outcome"], 1 - frame["outcome"])
+    mean = pd.Series(first_wins).groupby(key.to_numpy()).mean()
+    theta = np.zeros(len(models))
+    for _ in range(60):
+        grad, hess = 0.01 * theta, 0.01 * np.eye(len(models))
+        for (_, lo, hi), y in mean.items():
+            i, j = idx[lo], idx[hi]
+            p = 1 / (1 + np.exp(theta[j] - theta[i]))
+            grad[i] += p - y
+            grad[j] -= p - y
+            w = p * (1 - p)
+            hess[i, i] += w
+            hess[j, j] += w
+            hess[i, j] -= w
+            hess[j, i] -= w
+        theta -= np.linalg.solve(hess, grad)
+    assert np.asarray(out["pooled_bt"]) - np.mean(out["pooled_bt"]) == pytest.approx(theta - theta.mean(), abs=1e-8)
+    assert set(out["tau_vs_pooled"]) == set(anchors)

@@ -172,3 +172,28 @@ def multi_anchor_scores(data: QuadraticData, anchors: list[str], prompts=None) -
         raise ConfigError(f"anchors {missing} are not among the models {data.models[:20]}")
     ids = [data.models.index(a) for a in anchors]
     return pd.Series(data.bt_scores(prompts, anchors=ids), index=data.models, name="bt")
+
+
+def several_anchor_estimates(judgments: pd.DataFrame, anchors: list[str]) -> dict:
+    """Anchor §5 / App. E with several anchors: each model's win rate (%) against each anchor — that anchor's own
+    ranking (:func:`judgewise.ratings.winrate.anchor_win_rates`) — and the pooled BT θ over every comparison
+    involving any anchor (:func:`multi_anchor_scores`), with Kendall τ-b between each anchor's ranking and the
+    pooled one over the models that anchor met (the anchor itself left out).
+
+    Returns a dict: ``anchors``, ``models``, ``win_rates`` (anchor → list per model, None where not compared),
+    ``pooled_bt`` (list per model), ``tau_vs_pooled`` (anchor → τ-b)."""
+    from judgewise.ratings.encode import encode
+    from judgewise.ratings.winrate import anchor_win_rates
+
+    data = QuadraticData(judgments)
+    pooled = multi_anchor_scores(data, anchors)
+    enc = encode(judgments)
+    order = [enc.models.index(m) for m in data.models]
+    win_rates, taus = {}, {}
+    for anchor in anchors:
+        rates = anchor_win_rates(enc.a, enc.b, enc.outcome, enc.n_models, enc.models.index(anchor))[order]
+        met = np.isfinite(rates) & (np.array(data.models) != anchor)
+        win_rates[anchor] = [float(r) if np.isfinite(r) else None for r in rates]
+        taus[anchor] = kendall_tau_b(rates[met], pooled.to_numpy()[met]) if met.sum() >= 2 else None
+    return {"anchors": list(anchors), "models": list(data.models), "win_rates": win_rates,
+            "pooled_bt": [float(v) for v in pooled], "tau_vs_pooled": taus}

@@ -163,11 +163,13 @@ class AnchorReports:
     read: dict
     anchors: list[dict]
     pilot: dict | None = field(default=None)
+    several: dict | None = field(default=None)  # several anchors: per-anchor and pooled estimates (Anchor §5)
 
     def as_dict(self) -> dict:
-        """``source, read, anchors`` and ``pilot`` when there is one."""
+        """``source, read, anchors`` and ``pilot`` / ``several`` when there is one."""
         out = {"source": self.source, "read": self.read, "anchors": self.anchors}
-        return out if self.pilot is None else {**out, "pilot": self.pilot}
+        out = out if self.pilot is None else {**out, "pilot": self.pilot}
+        return out if self.several is None else {**out, "several": self.several}
 
     def to_text(self) -> str:
         """Per anchor: size, informativeness, waste and histogram; the pilot's candidates (no read line)."""
@@ -182,6 +184,8 @@ class AnchorReports:
                       f"{r['no_signal_share']:.1%}",
                       "  prompts by number of models beating the anchor: "
                       + " ".join(f"{k}:{c}" for k, c in enumerate(r["histogram"]) if c)]
+        if self.several is not None:
+            lines += _several_text(self.several)
         if self.pilot is not None:
             p = self.pilot
             lines.append(f"pilot on {p['n_prompts']} prompts: recommended anchor {p['recommended']} — {p['reason']}")
@@ -189,6 +193,21 @@ class AnchorReports:
                       + (f" I5={c['informativeness_5way']:.3f}" if c.get("informativeness_5way") is not None else "")
                       + f" rank={c['pilot_rank']} {c['position']}" for c in p["candidates"]]
         return "\n".join(lines)
+
+
+def _several_text(sev: dict) -> list[str]:
+    """The per-anchor win rates and pooled BT of several anchors, one line per model, best pooled first."""
+    head = "  ".join(f"vs {a:>10}" for a in sev["anchors"])
+    lines = [f"several anchors (Anchor §5, App. E): win rate % against each anchor, and the pooled BT θ over "
+             f"every comparison with an anchor", f"  {'model':<24} {head}  {'pooled BT':>9}"]
+    order = np.argsort(-np.asarray(sev["pooled_bt"]), kind="stable")
+    for k in order:
+        cells = "  ".join(f"{'—':>13}" if sev["win_rates"][a][k] is None or sev["models"][k] == a
+                          else f"{sev['win_rates'][a][k]:>13.1f}" for a in sev["anchors"])
+        lines.append(f"  {sev['models'][k]:<24} {cells}  {sev['pooled_bt'][k]:>9.3f}")
+    lines.append("  Kendall τ-b of each anchor's ranking vs the pooled one: "
+                 + ", ".join(f"{a} {t:.3f}" if t is not None else f"{a} —" for a, t in sev["tau_vs_pooled"].items()))
+    return lines
 
 
 def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts: int = 10,
@@ -217,8 +236,12 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
         table = read_judgments(path)
         rated = (table.frame, table)
     frame, table = rated
-    anchors = [anchor] if anchor else likely_anchors(frame)
+    anchors = [a.strip() for a in anchor.split(",") if a.strip()] if anchor else likely_anchors(frame)
     out = AnchorReports(str(path), table.report.as_dict(), [report_from_judgments(frame, a).as_dict() for a in anchors])
+    if len(anchors) >= 2:
+        from judgewise.analysis.anchor_experiments import several_anchor_estimates
+
+        out.several = several_anchor_estimates(frame, anchors)
     if not anchor and not anchors:
         res = pilot(QuadraticData(frame), pilot_prompts, rng, judgments=frame)
         out.pilot = {"n_prompts": res.n_prompts, "recommended": res.recommended, "reason": res.reason,

@@ -116,7 +116,9 @@ def plan_command(
 
 def anchors_command(
     path: Path = typer.Argument(..., help="Judgments: anchor-based (report) or all-pairs pilot (recommend)."),
-    anchor: str = typer.Option(None, "--anchor", help="Anchor to report (default: detected)."),
+    anchor: str = typer.Option(None, "--anchor", help="Anchor(s) to report, comma-separated (default: detected); "
+                                                       "several add per-anchor win rates and the pooled BT "
+                                                       "(Anchor §5, App. E)."),
     pilot_prompts: int = typer.Option(10, "--pilot-prompts", help="Prompts sampled by the pilot (§5.3)."),
     seed: int = typer.Option(0, "--seed"),
     as_json: bool = typer.Option(False, "--json"),
