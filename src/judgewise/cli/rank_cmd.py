@@ -56,6 +56,16 @@ def rank_command(
                                                       "grades (chosen by itself when the input holds only grades)"),
     anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
     style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),
+    style_definition: str = typer.Option(None, "--style-definition", help="arena-hard (Arena-Hard/FastChat "
+                                         "features and penalty) | judgewise. Default: arena-hard on Arena-Hard "
+                                         "games, else judgewise."),
+    weighting: str = typer.Option(None, "--weighting", help="arena-hard (a strong verdict counts 3 times) | none. "
+                                                            "Default: arena-hard on Arena-Hard games, else none."),
+    baseline: str = typer.Option(None, "--baseline", help="Arena-Hard games: the baseline every game compared "
+                                                          "with (default: by the records' category, else "
+                                                          "gpt-4-0314)."),
+    arena_hard_config: Path = typer.Option(None, "--arena-hard-config", help="Arena-Hard's judge config yaml: "
+                                           "its baseline(s) and judge_model."),
     bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds for intervals (0 = none)."),
     bootstrap_unit: str = typer.Option("prompt", "--bootstrap-unit", help="Resample prompts or battles."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
@@ -84,7 +94,8 @@ def rank_command(
     ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
                        bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed, ci_level=ci_level,
                        skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges, l2=l2,
-                       lc_difficulty=lc_difficulty, lc_weights=lc_weights)
+                       lc_difficulty=lc_difficulty, lc_weights=lc_weights, weighting=weighting,
+                       baseline=baseline, arena_hard_config=arena_hard_config, style_definition=style_definition)
     ranking, table = ranked.ranking, ranked.table
     records = ranking.to_records()
     text = json.dumps(records, indent=2)

@@ -17,12 +17,13 @@ Built-in formats, in detection order (see :mod:`judgewise.io.registry` to add yo
 
 from __future__ import annotations
 
+import inspect
 from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
-from judgewise.errors import InputError
+from judgewise.errors import ConfigError, InputError
 from judgewise.io import alpacaeval, arenahard, mtbench
 from judgewise.io.canonical import from_dataframe, read_canonical
 from judgewise.io.registry import Probe, detect_format, get_format, register_format
@@ -73,24 +74,36 @@ def _register_builtins() -> None:
 _register_builtins()
 
 
-def read_any(source, format: str | None = None, skip_invalid: bool = False, *, kind: str | None = None) -> Table:
+def read_any(source, format: str | None = None, skip_invalid: bool = False, *, kind: str | None = None,
+             options: dict | None = None) -> Table:
     """Read ``source`` (a path, or a pandas DataFrame) into a canonical Table, detecting the format unless given.
 
     Bad rows raise :class:`InputError` naming file, row, field, expected and found; with ``skip_invalid=True``
     they are skipped and counted in ``table.report``. ``kind`` (judgments/responses/scores) is a hint for
-    canonical files.
+    canonical files. ``options``: reader options of the format (e.g. Arena-Hard games' ``baseline``); a format
+    whose reader has no such option is a ConfigError.
     """
+    options = {k: v for k, v in (options or {}).items() if v is not None}
     if isinstance(source, pd.DataFrame):
+        _check_options(options, from_dataframe, "a DataFrame")
         return from_dataframe(source, kind=kind, skip_invalid=skip_invalid)
     path = Path(source)
     if format is not None and not path.exists():
         raise InputError("no such file or directory", file=str(path))
     fmt = get_format(format) if format else detect_format(path)
-    return fmt.read(path, skip_invalid=skip_invalid, kind=kind)
+    _check_options(options, fmt.read, f"format {fmt.name}")
+    return fmt.read(path, skip_invalid=skip_invalid, kind=kind, **options)
 
 
-def _read_kind(kind: str, source, format: str | None, skip_invalid: bool) -> Table:
-    table = read_any(source, format, skip_invalid, kind=kind)
+def _check_options(options: dict, reader, what: str) -> None:
+    """ConfigError naming the reader options that ``reader`` does not take."""
+    unknown = [k for k in options if k not in inspect.signature(reader).parameters]
+    if unknown:
+        raise ConfigError(f"{what} takes no option {', '.join(unknown)} (it applies to another input format)")
+
+
+def _read_kind(kind: str, source, format: str | None, skip_invalid: bool, options: dict | None = None) -> Table:
+    table = read_any(source, format, skip_invalid, kind=kind, options=options)
     if table.kind == kind:
         return table
     extra = table.extras.get(kind)
@@ -100,9 +113,11 @@ def _read_kind(kind: str, source, format: str | None, skip_invalid: bool) -> Tab
         "<DataFrame>" if isinstance(source, pd.DataFrame) else source))
 
 
-def read_judgments(source, format: str | None = None, skip_invalid: bool = False) -> Table:
-    """A canonical pairwise judgments table (``prompt_id, model_a, model_b, judge, outcome``) from any format."""
-    return _read_kind("judgments", source, format, skip_invalid)
+def read_judgments(source, format: str | None = None, skip_invalid: bool = False, *,
+                   options: dict | None = None) -> Table:
+    """A canonical pairwise judgments table (``prompt_id, model_a, model_b, judge, outcome``) from any format;
+    ``options`` go to the format's reader (:func:`read_any`)."""
+    return _read_kind("judgments", source, format, skip_invalid, options)
 
 
 def read_responses(source, format: str | None = None, skip_invalid: bool = False) -> Table:

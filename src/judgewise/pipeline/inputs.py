@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgewise.errors import InputError
+from judgewise.errors import ConfigError, InputError
 from judgewise.io.schema import failed_mask
 from judgewise.io.tables import Table
 
@@ -137,7 +137,7 @@ def _grade_columns(keys) -> bool:
 
 
 def read_judgments_or_store(path: Path, *, format: str | None = None, skip_invalid: bool = False,
-                            any_kind: bool = False) -> Table:
+                            any_kind: bool = False, options: dict | None = None) -> Table:
     """Read ``path`` as judgments: a judging store when it is one (or ``format == "store"``), else any format
     :func:`judgewise.io.read_judgments` knows.
 
@@ -152,6 +152,8 @@ def read_judgments_or_store(path: Path, *, format: str | None = None, skip_inval
     any_kind : bool
         Read with :func:`judgewise.io.read_any` (the table's kind is whatever the columns say) instead of
         insisting on judgments; the caller checks ``table.kind``.
+    options : dict, optional
+        Options of the format's reader (e.g. Arena-Hard games' ``baseline``, ``config``); None values are unset.
 
     Returns
     -------
@@ -160,9 +162,11 @@ def read_judgments_or_store(path: Path, *, format: str | None = None, skip_inval
     from judgewise.io import read_any, read_judgments
 
     if format == "store" or (format is None and is_store(path)):
+        if any(v is not None for v in (options or {}).values()):
+            raise ConfigError(f"a judging store takes no reader options ({', '.join(options)})")
         return read_store_table(path, skip_invalid=skip_invalid)
     reader = read_any if any_kind else read_judgments
-    return reader(path, format=format, skip_invalid=skip_invalid)
+    return reader(path, format=format, skip_invalid=skip_invalid, options=options)
 
 
 def usable_judgments(frame: pd.DataFrame) -> pd.DataFrame:
@@ -185,7 +189,7 @@ def usable_judgments(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = False, judge: str | None = None,
-               pool_judges: bool = False) -> tuple[pd.DataFrame, Table]:
+               pool_judges: bool = False, options: dict | None = None) -> tuple[pd.DataFrame, Table]:
     """Read ``path`` and keep the rows to rate: failed games out, one judge chosen or several pooled on request.
 
     Parameters
@@ -200,6 +204,9 @@ def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = Fa
         Keep this judge's rows; the other judges' rows are counted as skipped in the table's report.
     pool_judges : bool
         Pool several judges on purpose (otherwise a table mixing judges is refused).
+    options : dict, optional
+        Reader options (:func:`read_judgments_or_store`). An Arena-Hard ``config`` also chooses its
+        ``judge_model`` when the input holds several judges and ``judge`` is not given.
 
     Returns
     -------
@@ -208,10 +215,20 @@ def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = Fa
     """
     from judgewise.io.provenance import note_dropped, select_judge
 
-    table = read_judgments_or_store(path, format=format, skip_invalid=skip_invalid)
+    table = read_judgments_or_store(path, format=format, skip_invalid=skip_invalid, options=options)
+    judge = judge or _config_judge((options or {}).get("config"), table.frame, pool_judges)
     frame, dropped = select_judge(usable_judgments(table.frame), judge, pool_judges)
     note_dropped(table.report, dropped, judge)
     return frame, table
+
+
+def _config_judge(config, frame: pd.DataFrame, pool_judges: bool) -> str | None:
+    """The judge of an Arena-Hard config (a path or ArenaHardConfig) when the table holds several judges."""
+    if config is None or pool_judges or frame["judge"].nunique() < 2:
+        return None
+    from judgewise.io.arenahard_config import read_config
+
+    return (read_config(config) if isinstance(config, (str, Path)) else config).judge
 
 
 def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:

@@ -65,7 +65,8 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
               style_control: bool = False, bootstrap: int = 0, bootstrap_unit: str = "prompt", seed: int = 0,
               ci_level: float = 0.95, skip_invalid: bool = False, judge: str | None = None,
               pool_judges: bool = False, l2: float | None = None, lc_difficulty: Path | None = None,
-              lc_weights: Path | None = None) -> RankedFile:
+              lc_weights: Path | None = None, weighting: str | None = None, baseline: str | None = None,
+              arena_hard_config: Path | None = None, style_definition: str | None = None) -> RankedFile:
     """Read ``path`` (any format or a judging store) and rank its models with :func:`judgewise.ratings.rank`.
 
     Parameters
@@ -87,6 +88,15 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
     lc_difficulty, lc_weights : Path, optional
         ``lc_winrate`` only: AlpacaEval's instruction difficulty and fitted GLM weights, for its exact
         length-controlled win rate (:mod:`judgewise.ratings.lc_winrate`).
+    weighting : str, optional
+        ``"arena-hard"`` (a strong verdict counts 3 times) or ``"none"``; default: what the input implies
+        (Arena-Hard games: ``arena-hard``; see :func:`resolve_weighting`).
+    baseline, arena_hard_config : optional
+        Arena-Hard games: the baseline of every game, or Arena-Hard's judge config yaml (its baseline(s) and
+        judge); default: the records' category baselines, else v0.1's ``gpt-4-0314`` (``io.arenahard``).
+    style_definition : str, optional
+        ``"arena-hard"`` or ``"judgewise"`` (``ratings.features``); default: the input's (Arena-Hard games:
+        ``arena-hard``), else ``judgewise``.
 
     Returns
     -------
@@ -112,24 +122,52 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
     if grades is not None or method == MEAN_SCORE:
         return rank_grades(path, grades, method, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
                            ci_level=ci_level, judge=judge, pool_judges=pool_judges)
-    frame, table = read_rated(path, format=format, skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges)
+    options = {"baseline": baseline, "config": read_arena_hard_config(arena_hard_config)}
+    frame, table = read_rated(path, format=format, skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges,
+                              options=options)
     from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
     responses = table.extras.get("responses")
     if style_control and responses is None:
         raise ConfigError(f"--style-control needs the responses' texts, and {path} carries none "
-                          "(an AlpacaEval results dir with model_outputs.json does)")
-    if anchor is None and method in ("winrate", "lc_winrate"):
+                          "(an AlpacaEval results dir with model_outputs.json does, and so does an Arena-Hard "
+                          "bench folder with model_answer/)")
+    if anchor is None and (method in ("winrate", "lc_winrate") or table.extras.get("pin_anchor")):
         anchor = table.extras.get("anchor")
+    opts = {"l2": l2} if l2 is not None else {}
+    if style_control:
+        opts["style_definition"] = style_definition or table.extras.get("style_definition") or "judgewise"
     ranking = rank(frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
                    seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
                    responses=responses.frame if responses is not None else None,
-                   **({"l2": l2} if l2 is not None else {}), **lc_opts)
+                   weighting=resolve_weighting(weighting, table), **opts, **lc_opts)
     note_unused(ranking, table.report)
     if pool_judges:
         from judgewise.io.provenance import pooled_line
 
         ranking.info["pooled_judges"] = pooled_line(frame)
     return RankedFile(ranking, table)
+
+
+WEIGHTINGS = {"arena-hard": "arena_hard", "arena_hard": "arena_hard", "none": None}
+
+
+def resolve_weighting(weighting: str | None, table: Table) -> str | None:
+    """The sample weighting to rate with: ``"arena-hard"`` → Arena-Hard's (``ratings.encode``), ``"none"`` → none,
+    None → the input's own (``table.extras["weighting"]``: Arena-Hard games say ``arena_hard``)."""
+    if weighting is None:
+        return table.extras.get("weighting")
+    if weighting not in WEIGHTINGS:
+        raise ConfigError(f"--weighting must be one of arena-hard, none; got {weighting!r}")
+    return WEIGHTINGS[weighting]
+
+
+def read_arena_hard_config(path: Path | None):
+    """Arena-Hard's judge config (``io.arenahard_config.read_config``), or None without a path."""
+    if path is None:
+        return None
+    from judgewise.io.arenahard_config import read_config
+
+    return read_config(path)
 
 
 MEAN_SCORE = "mean_score"  # pointwise grades' method (ratings.pointwise); not a pairwise RATING_METHODS entry

@@ -35,6 +35,8 @@ from scipy.special import expit
 from judgewise.errors import ConfigError, RatingError
 from judgewise.ratings.aggregate import PairCounts, pair_counts, pair_stats_matrix
 from judgewise.ratings.contextual_bt import contextual_features, contextual_result
+from judgewise.ratings.features import has_style_metadata
+from judgewise.ratings.features import style_definition as style_spec
 from judgewise.ratings.graph import components, describe_components, require_connected
 from judgewise.ratings.method import MethodResult, StatsForm
 
@@ -255,6 +257,18 @@ def elo_scale(theta: np.ndarray, anchor: int | None = None, anchor_rating: float
 SCALES = ("elo", "natural")
 
 
+def winrate_vs(theta: np.ndarray, anchor: int) -> np.ndarray:
+    """Predicted win rate (%) of every model against ``anchor``: 100·σ(θ − θ_anchor) (BT, module docstring)."""
+    return 100.0 * expit(theta - theta[..., [anchor]])
+
+
+def style_info(spec, responses) -> dict:
+    """What a style-controlled fit used: the definition, where the counts came from, the ridges."""
+    counts = "answer metadata (token_len, markdown counts)" if spec.use_metadata and has_style_metadata(responses) \
+        else "counted from the texts (length: n_tokens or words)"
+    return {"definition": spec.name, "counts": counts, "l2_features": spec.l2_features}
+
+
 def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale) -> "StatsForm":
     """Bootstrap form: category counts → pair [wins | total] → batched Newton warm-started at the point θ."""
     matrix, lo, hi = pair_stats_matrix(data.cats)
@@ -274,13 +288,17 @@ def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale)
 
 def bradley_terry(data, *, l2: float | None = None, scale: str = "elo", anchor_rating: float = ELO_CENTRE,
                   style_control: bool = False, self_preference: bool = False, families: dict | None = None,
-                  feature_columns: tuple | list = ()):
+                  feature_columns: tuple | list = (), style_definition: str = "judgewise"):
     """Bradley–Terry ratings (module docstring): scores on the Elo scale (default) or natural log-odds scale.
 
     With ``data.anchor`` set, the Elo scale is shifted so that model sits at ``anchor_rating``; otherwise the
     ratings average 1000. ``extra`` holds ``theta`` (natural, mean 0) and ``elo``. With ``style_control``,
     ``self_preference`` (judge families: ``families``) or ``feature_columns`` the contextual BT of
-    ``ratings.contextual_bt`` is fitted instead and its coefficients are reported in ``info``.
+    ``ratings.contextual_bt`` is fitted instead and its coefficients are reported in ``info``; style features and
+    the ridges follow ``style_definition`` (``ratings.features.STYLE_DEFINITIONS``: ``"arena-hard"`` reproduces
+    Arena-Hard-Auto's / FastChat's fit, whose penalty on θ is used unless ``l2`` is given).
+    With an anchor, ``extra["winrate_vs_anchor"]`` is each model's predicted win rate (%) against it,
+    100 / (1 + 10^((Elo_anchor − Elo) / 400)), Arena-Hard-Auto's leaderboard score.
     ``l2``: None (default) = the MLE, or the weak prior ``SEPARATION_L2`` when the data are separated
     (``info["separated"]``); 0 = the MLE or a RatingError; > 0 = that ridge (module docstring).
     """
@@ -290,6 +308,9 @@ def bradley_terry(data, *, l2: float | None = None, scale: str = "elo", anchor_r
         raise ConfigError(f"l2 must be >= 0, got {l2}")
     enc = data.enc
     pc = pair_counts(data.cats)
+    spec = style_spec(style_definition) if style_control else None
+    if spec is not None and l2 is None and spec.l2 is not None:
+        l2 = spec.l2
     l2, separated = choose_l2(pc, enc.models, l2)
     anchor = enc.model_id(data.anchor) if data.anchor is not None else None
 
@@ -298,13 +319,18 @@ def bradley_terry(data, *, l2: float | None = None, scale: str = "elo", anchor_r
 
     if style_control or self_preference or feature_columns:
         x, names = contextual_features(data.judgments, data.responses, style=style_control,
-                                       self_pref=self_preference, families=families, columns=list(feature_columns))
-        result = contextual_result(data, x, names, l2, to_scale)
+                                       self_pref=self_preference, families=families, columns=list(feature_columns),
+                                       style_definition=style_definition, weight=enc.weight)
+        result = contextual_result(data, x, names, l2, to_scale, spec.l2_features if spec else 0.0)
+        if spec is not None:
+            result.info["style"] = style_info(spec, data.responses)
     else:
         theta = fit_lbfgs(pc, l2)
         result = MethodResult(to_scale(theta), {"theta": theta - theta.mean()},
                               stats=_bt_stats_form(data, pc, theta, l2, to_scale))
     result.extra["elo"] = elo_scale(result.extra["theta"], anchor, anchor_rating)
+    if anchor is not None:
+        result.extra["winrate_vs_anchor"] = winrate_vs(result.extra["theta"], anchor)
     self_rows = int(np.sum(enc.a == enc.b))
     result.info.update({"l2": l2, "separated": separated, "scale": scale, "n_pairs": pc.n_pairs, "n_categories": data.cats.n_categories,
                         "rows_used": enc.n_rows - self_rows, "rows_not_used": self_rows, "anchor": data.anchor,

@@ -4,8 +4,8 @@ differences, self-preference, or numeric columns of the judgments table. θ are 
 β (per z-scored feature, log-odds per standard deviation) are reported in ``Ranking.info["coefficients"]``.
 
 Fitted by L-BFGS with the exact gradient over rows (features are continuous, so rows do not aggregate); ties
-count as half wins; optional ridge ½·l2·‖θ‖². Bootstrap replicates refit with row multiplicities as weights,
-warm-started at the estimate.
+count as half wins; optional ridges ½·l2·‖θ‖² and ½·l2_features·‖β‖² (the style definition's, e.g. Arena-Hard's:
+``ratings.features``). Bootstrap replicates refit with row multiplicities as weights, warm-started at the estimate.
 """
 
 from __future__ import annotations
@@ -23,13 +23,15 @@ from judgewise.ratings.method import MethodResult
 
 
 def contextual_features(judgments: pd.DataFrame, responses: pd.DataFrame | None, *, style: bool, self_pref: bool,
-                        families: dict | None, columns: list[str] | tuple = ()) -> tuple[np.ndarray, list[str]]:
-    """Feature matrix (rows × features) and feature names for the chosen controls."""
+                        families: dict | None, columns: list[str] | tuple = (), style_definition: str = "judgewise",
+                        weight: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
+    """Feature matrix (rows × features) and feature names for the chosen controls (style by ``style_definition``,
+    ``weight`` = the rows' frequency weights)."""
     blocks, names = [], []
     if style:
         if responses is None:
             raise ConfigError("style control needs the responses table (prompt_id, model, text): pass responses=")
-        blocks.append(style_differences(judgments, responses))
+        blocks.append(style_differences(judgments, responses, style_definition, weight))
         names += list(STYLE_FEATURES)
     if self_pref:
         blocks.append(self_preference(judgments, families)[:, None])
@@ -74,8 +76,9 @@ def check_not_confounded(enc: EncodedJudgments, x: np.ndarray, names: list[str])
 
 
 def fit_contextual(enc: EncodedJudgments, x: np.ndarray, weight: np.ndarray, l2: float = 0.0,
-                   start: np.ndarray | None = None) -> np.ndarray:
-    """[θ (models, mean 0) | β (features)] maximising the contextual BT likelihood with row weights ``weight``."""
+                   start: np.ndarray | None = None, l2_features: float = 0.0) -> np.ndarray:
+    """[θ (models, mean 0) | β (features)] maximising the contextual BT likelihood with row weights ``weight``
+    minus the ridges ½·l2·‖θ‖² and ½·l2_features·‖β‖²."""
     m, k = enc.n_models, x.shape[1]
     a, b, o = enc.a, enc.b, enc.outcome
     scale = max(float(weight.sum()), 1.0)
@@ -83,9 +86,11 @@ def fit_contextual(enc: EncodedJudgments, x: np.ndarray, weight: np.ndarray, l2:
     def fun(params):
         theta, beta = params[:m], params[m:]
         eta = theta[a] - theta[b] + x @ beta
-        loss = np.sum(weight * (np.logaddexp(0.0, eta) - o * eta)) + 0.5 * l2 * theta @ theta
+        loss = np.sum(weight * (np.logaddexp(0.0, eta) - o * eta)) + 0.5 * (l2 * theta @ theta
+                                                                              + l2_features * beta @ beta)
         g = weight * (expit(eta) - o)
-        grad = np.concatenate([np.bincount(a, g, m) - np.bincount(b, g, m) + l2 * theta, x.T @ g])
+        grad = np.concatenate([np.bincount(a, g, m) - np.bincount(b, g, m) + l2 * theta,
+                               x.T @ g + l2_features * beta])
         return loss / scale, grad / scale
 
     x0 = np.zeros(m + k) if start is None else start
@@ -95,16 +100,18 @@ def fit_contextual(enc: EncodedJudgments, x: np.ndarray, weight: np.ndarray, l2:
     return params
 
 
-def contextual_result(data, x: np.ndarray, names: list[str], l2: float, to_scale) -> MethodResult:
+def contextual_result(data, x: np.ndarray, names: list[str], l2: float, to_scale,
+                      l2_features: float = 0.0) -> MethodResult:
     """Point estimate, coefficients and a bootstrap refit for the contextual BT method (used by ``bradley_terry``)."""
     enc = data.enc
     check_not_confounded(enc, x, names)
-    params = fit_contextual(enc, x, enc.weight, l2)
+    params = fit_contextual(enc, x, enc.weight, l2, l2_features=l2_features)
     m = enc.n_models
     theta, beta = params[:m], params[m:]
 
     def refit(multiplicity: np.ndarray) -> np.ndarray:
-        return to_scale(fit_contextual(enc, x, enc.weight * multiplicity, l2, start=params)[:m])
+        return to_scale(fit_contextual(enc, x, enc.weight * multiplicity, l2, start=params,
+                                       l2_features=l2_features)[:m])
 
     info = {"controls": names, "coefficients": {n: float(c) for n, c in zip(names, beta)},
             "coefficient_units": "log-odds of model_a winning per unit of the feature (style: per SD)"}
