@@ -128,8 +128,13 @@ def test_echo_conditions_append_three_question_answer_blocks_to_one_side():
     c = _base_comparisons(1)[0]
     original, echo_a, echo_b = echo_conditions([c])
     assert original.response_a == c.response_a and original.response_b == c.response_b
-    assert echo_a.response_a.count("Question: What is 0 + 0?") == 3 and echo_a.response_b == c.response_b
-    assert echo_b.response_b.count("Answer: ") == 3 and echo_b.response_a == c.response_a
+    # the paper's echo: "\n\n<question>\n<full answer>" three times (CLB App. F.2, its intervention code)
+    assert echo_a.response_a == c.response_a + f"\n\n{c.prompt}\n{c.response_a}" * 3
+    assert echo_a.response_b == c.response_b
+    assert echo_b.response_b == c.response_b + f"\n\n{c.prompt}\n{c.response_b}" * 3
+    assert echo_b.response_a == c.response_a
+    labelled = echo_conditions([c], text="final-answer")[1]
+    assert labelled.response_a.count("Question: What is 0 + 0?") == 3 and labelled.response_a.count("Answer: ") == 3
     assert detect_echo(echo_a.response_a).echo and not detect_echo(original.response_a).echo
     assert echo_free([echo_a, original]) == [original]
 
@@ -145,8 +150,9 @@ def test_intervention_with_the_text_blind_simulated_judge_shows_no_echo_effect(t
 def test_intervention_recovers_a_known_echo_effect_through_the_engine(tmp_path):
     judge = EchoAverseJudge(SimulatedJudge({"m1": 1000.0, "m2": 1000.0}, p_judge=0.9, seed=5), aversion=0.6)
     res, _ = run_echo_intervention(_base_comparisons(150), judge, tmp_path / "s.sqlite", concurrency=4)
-    # P(A | echo on B) − P(A | echo on A) = aversion · (1 − 0) + (1 − aversion) · 0 in expectation
-    assert res.ci_low <= 0.6 <= res.ci_high
+    # the paper's sign: P(A | echo on A) − P(A | echo on B) = −aversion in expectation
+    assert res.ci_low <= -0.6 <= res.ci_high
+    assert res.wald["+1 vs -1"]["ci_low"] <= -0.6 <= res.wald["+1 vs -1"]["ci_high"]
     assert res.p_a["echo_b"].estimate > res.p_a["original"].estimate > res.p_a["echo_a"].estimate
 
 
@@ -156,7 +162,7 @@ def test_echo_contrast_pairs_conditions_by_base_comparison():
     judgments = pd.DataFrame([{"prompt_id": p, "model_a": "a", "model_b": "b", "judge": "j", "outcome": o}
                               for p, o in rows])
     res = echo_contrast(judgments, bootstrap=200)
-    assert res.contrast == pytest.approx(0.5) and res.n_base == 2
+    assert res.contrast == pytest.approx(-0.5) and res.n_base == 2
 
 
 @pytest.mark.slow
@@ -186,3 +192,25 @@ def test_diagnose_warns_when_the_non_echoing_side_keeps_winning():
     result = diagnose(pd.DataFrame(rows), pd.DataFrame(responses), style_control=False)
     assert result.echo.clean_side_wins.estimate == 1.0
     assert any("non-echoing side wins" in w for w in result.warnings)
+
+
+def test_echo_contrast_reports_the_papers_unpaired_wald_intervals_beside_the_paired_ones():
+    # CLB's intervention analysis: P(A>B) per echo condition with p ± 1.96·sqrt(p(1−p)/n), and the difference of
+    # two conditions with se² = p1(1−p1)/n1 + p2(1−p2)/n2, over judged rows (unpaired).
+    rng = np.random.default_rng(8)
+    probs = {"original": 0.65, "echo_a": 0.29, "echo_b": 0.81}
+    rows = [{"prompt_id": f"q{i}::{c}", "model_a": "a", "model_b": "b", "judge": "j",
+             "outcome": float(rng.random() < p)} for i in range(120) for c, p in probs.items()]
+    res = echo_contrast(pd.DataFrame(rows), bootstrap=100)
+    y = {c: np.array([r["outcome"] for r in rows if r["prompt_id"].endswith(c)]) for c in probs}
+    for c in probs:
+        p = y[c].mean()
+        half = 1.959963984540054 * np.sqrt(p * (1 - p) / len(y[c]))
+        assert (res.wald[c]["ci_low"], res.wald[c]["ci_high"]) == pytest.approx((p - half, p + half), abs=1e-12)
+    for name, (x, z) in {"+1 vs 0": ("echo_a", "original"), "-1 vs 0": ("echo_b", "original"),
+                         "+1 vs -1": ("echo_a", "echo_b")}.items():
+        p1, p2 = y[x].mean(), y[z].mean()
+        half = 1.959963984540054 * np.sqrt(p1 * (1 - p1) / len(y[x]) + p2 * (1 - p2) / len(y[z]))
+        assert res.wald[name]["estimate"] == pytest.approx(p1 - p2, abs=1e-12)
+        assert res.wald[name]["ci_high"] - res.wald[name]["estimate"] == pytest.approx(half, abs=1e-12)
+    assert res.contrast == pytest.approx(y["echo_a"].mean() - y["echo_b"].mean(), abs=1e-12)  # paper's sign

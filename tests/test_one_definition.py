@@ -98,7 +98,7 @@ def test_every_reported_bootstrap_interval_is_the_percentile_interval():
                            "outcome": float((i * 7 + k) % 3) / 2}
                           for i in range(30) for k, c in enumerate(CONDITIONS)])
     res = echo_contrast(frame, bootstrap=200, level=0.8, seed=5)
-    diff = res.per_base["echo_b"].to_numpy() - res.per_base["echo_a"].to_numpy()
+    diff = res.per_base["echo_a"].to_numpy() - res.per_base["echo_b"].to_numpy()
     draws = diff[np.random.default_rng(5).integers(0, len(diff), size=(200, len(diff)))].mean(axis=1)
     assert (res.ci_low, res.ci_high) == pytest.approx(tuple(percentile_interval(draws, 0.8)))
 
