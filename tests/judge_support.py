@@ -90,3 +90,26 @@ def sigkill_mid_run(server, cli_args: list, cwd, store, *, after_successes: int,
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == -signal.SIGKILL
+
+
+def simulated_store(folder: Path, ratings: dict, *, n_prompts: int, seed: int = 1, store: str = "s.sqlite",
+                    columns: dict | None = None, **judge) -> Path:
+    """A real judging store: ``judgewise judge`` (a subprocess) with the simulated judge on all pairs of
+    ``ratings``' models over ``n_prompts`` prompts. ``columns``: name → function of the prompt number, extra
+    prompt columns written into the responses file (e.g. a category). Returns the store's path."""
+    from tests.conftest import run_cli
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "responses.jsonl").open("w", encoding="utf-8") as fh:
+        for p in range(n_prompts):
+            extra = {name: fn(p) for name, fn in (columns or {}).items()}
+            for m in ratings:
+                fh.write(json.dumps({"prompt_id": f"p{p}", "model": m, "text": f"{m} replies to prompt {p}.",
+                                     "instruction": f"Explain thing {p}.", **extra}) + "\n")
+    cfg = {"responses": "responses.jsonl", "store": store, "design": "all_pairs",
+           "judge": {"backend": "simulated", "ratings": ratings, "seed": seed, **judge}}
+    name = f"run-{len(list(folder.glob('run-*.yaml')))}.yaml"
+    (folder / name).write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    res = run_cli("judge", "--config", name, "--no-progress", cwd=folder)
+    assert res.returncode == 0, res.stderr
+    return folder / store

@@ -115,10 +115,14 @@ def plan_command(
 
 
 def anchors_command(
-    path: Path = typer.Argument(..., help="Judgments: anchor-based (report) or all-pairs pilot (recommend)."),
+    path: Path = typer.Argument(..., help="Judgments: anchor-based (report) or all-pairs pilot (recommend), in "
+                                          "any supported format or a judging store (SQLite file of judgewise judge)."),
     anchor: str = typer.Option(None, "--anchor", help="Anchor(s) to report, comma-separated (default: detected); "
                                                        "several add per-anchor win rates and the pooled BT "
                                                        "(Anchor §5, App. E)."),
+    format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
+    judge: str = typer.Option(None, "--judge", help="Use only this judge's rows (the others are counted as "
+                                                    "skipped); needed when the input holds several judges."),
     pilot_prompts: int = typer.Option(10, "--pilot-prompts", help="Prompts sampled by the pilot (§5.3)."),
     seed: int = typer.Option(0, "--seed"),
     as_json: bool = typer.Option(False, "--json"),
@@ -128,7 +132,8 @@ def anchors_command(
     from judgewise.io.tables import ReadReport
     from judgewise.pipeline.inputs import read_rated
 
-    reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed, rated=read_rated(path))
+    rated = read_rated(path, format=format, judge=judge)
+    reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed, rated=rated)
     _echo(reports.as_dict(), as_json, "\n".join(filter(None, [reports.to_text(), report_line(ReadReport(**reports.read))])))
 
 

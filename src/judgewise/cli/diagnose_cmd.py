@@ -117,7 +117,8 @@ def _coef(c: dict | None) -> str:
 
 def diagnose_command(
     judgments: Path = typer.Argument(..., help="Judgments in any supported format (an AlpacaEval results "
-                                               "dir or JudgeBench outputs bring their texts)."),
+                                               "dir or JudgeBench outputs bring their texts), or a judging "
+                                               "store (SQLite file of judgewise judge)."),
     responses: Path = typer.Option(None, "--responses", help="Responses table (prompt_id, model, text) "
                                                              "for length, markdown, echo and gaming."),
     format: str = typer.Option(None, "--format", help="Force the judgments' format, or 'store' "
@@ -150,7 +151,8 @@ def diagnose_command(
 
 
 def accuracy_command(
-    judgments: Path = typer.Argument(..., help="Pairwise judgments in any supported format."),
+    judgments: Path = typer.Argument(..., help="Pairwise judgments in any supported format, or a judging store "
+                                               "(SQLite file of judgewise judge)."),
     correctness: Path = typer.Option(..., "--correctness", help="Ground truth: table of prompt_id, model, "
                                                                 "correct (1/0; empty = unparsed)."),
     direct: Path = typer.Option(None, "--direct", help="Direct-judge grades: prompt_id, model, label "
@@ -172,7 +174,9 @@ def accuracy_command(
     min_gap: float = typer.Option(None, "--min-gap", help="App. B filter 3: minimum accuracy gap (0.01)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of filter ties."),
     ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-    format: str = typer.Option(None, "--format", help="Force the judgments' format (default: detect)."),
+    format: str = typer.Option(None, "--format", help="Force the judgments' format, or 'store' (default: detect)."),
+    judge: str = typer.Option(None, "--judge", help="Use only this judge's rows (the others are counted as "
+                                                    "skipped); needed when the input holds several judges."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
@@ -180,13 +184,15 @@ def accuracy_command(
     from judgewise.pipeline.diagnosis import accuracy_of_files
 
     filters = {"min_parse_rate": min_parse_rate, "baseline": baseline, "min_gap": min_gap}
-    result, _ = accuracy_of_files(judgments, correctness, direct, methods=split_list(methods),
+    result, table = accuracy_of_files(judgments, correctness, direct, methods=split_list(methods),
                                   bootstrap=bootstrap, seed=seed, ci_level=ci_level, filters=filters,
-                                  format=format, elo_k=elo_k, bt_l2=_ridge(bt_l2), unparsed=unparsed)
+                                  format=format, elo_k=elo_k, bt_l2=_ridge(bt_l2), unparsed=unparsed,
+                                  judge=judge)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
         render_alignment(result, _console())
+        say(_console(), report_line(table.report))
 
 
 def _ridge(text: str) -> float | None:

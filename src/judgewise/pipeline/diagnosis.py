@@ -127,14 +127,15 @@ def _with_file(fn, path: Path, *args, **kw):
 def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = None, *,
                       methods: list[str] | tuple[str, ...] = ("winrate", "bt", "elo", "trueskill"),
                       bootstrap: int = 100, seed: int = 0, ci_level: float = 0.95, filters: dict | None = None,
-                      format: str | None = None, **settings) -> tuple[object, Table]:
+                      format: str | None = None, judge: str | None = None, **settings) -> tuple[object, Table]:
     """Read judgments, ground-truth correctness and (optionally) direct-judge grades, and compare each
     aggregator's ranking with accuracy (:func:`judgewise.analysis.alignment.accuracy_alignment`; CLB §5, App. B/C).
 
     Parameters
     ----------
     judgments : Path
-        Pairwise judgments in any supported format.
+        Pairwise judgments in any supported format, or a judging store (read as ``rank`` reads it:
+        :func:`judgewise.pipeline.inputs.read_rated`).
     correctness : Path
         ``prompt_id, model, correct`` (1/0; empty = unparsed).
     direct : Path, optional
@@ -142,7 +143,9 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     methods, bootstrap, seed, ci_level, filters
         As :func:`~judgewise.analysis.alignment.accuracy_alignment`.
     format : str, optional
-        Force the judgments' format.
+        Force the judgments' format (``"store"`` included).
+    judge : str, optional
+        Keep this judge's rows (the others counted as skipped); needed when the input holds several judges.
     **settings
         ``elo_k``, ``bt_l2``, ``unparsed`` of :func:`~judgewise.analysis.alignment.accuracy_alignment` (default:
         the paper's).
@@ -153,14 +156,14 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     """
     from judgewise.analysis.accuracy import ground_truth_accuracy
     from judgewise.analysis.alignment import accuracy_alignment
-    from judgewise.io import read_judgments
+    from judgewise.pipeline.inputs import read_rated
 
     if bootstrap < 0 or not 0 < ci_level < 1:
         raise ConfigError(f"--bootstrap must be ≥ 0 and --ci-level in (0, 1); got {bootstrap}, {ci_level}")
-    table = read_judgments(judgments, format=format)
+    frame, table = read_rated(judgments, format=format, judge=judge, keep_failed=True)  # failed games: counted
     corr = read_plain_table(correctness)
     _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
     grades = direct_grades(direct) if direct is not None else None
-    result = _with_file(accuracy_alignment, direct or correctness, table.frame, corr, grades, methods=list(methods),
+    result = _with_file(accuracy_alignment, direct or correctness, frame, corr, grades, methods=list(methods),
                         bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters or {}, **settings)
     return result, table

@@ -189,8 +189,12 @@ def usable_judgments(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = False, judge: str | None = None,
-               pool_judges: bool = False, options: dict | None = None) -> tuple[pd.DataFrame, Table]:
+               pool_judges: bool = False, options: dict | None = None,
+               keep_failed: bool = False) -> tuple[pd.DataFrame, Table]:
     """Read ``path`` and keep the rows to rate: failed games out, one judge chosen or several pooled on request.
+
+    The one reader of every command that takes "judgments in any format or a judging store" (``rank``,
+    ``anchors``, ``accuracy``; ``diagnose`` reads with :func:`read_judgments_or_store` and chooses judges itself).
 
     Parameters
     ----------
@@ -207,6 +211,8 @@ def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = Fa
     options : dict, optional
         Reader options (:func:`read_judgments_or_store`). An Arena-Hard ``config`` also chooses its
         ``judge_model`` when the input holds several judges and ``judge`` is not given.
+    keep_failed : bool
+        Keep the failed games (no outcome, ``error`` set) for a caller that counts them itself.
 
     Returns
     -------
@@ -217,7 +223,8 @@ def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = Fa
 
     table = read_judgments_or_store(path, format=format, skip_invalid=skip_invalid, options=options)
     judge = judge or _config_judge((options or {}).get("config"), table.frame, pool_judges)
-    frame, dropped = select_judge(usable_judgments(table.frame), judge, pool_judges)
+    frame = table.frame if keep_failed else usable_judgments(table.frame)
+    frame, dropped = select_judge(frame, judge, pool_judges)
     note_dropped(table.report, dropped, judge)
     return frame, table
 
