@@ -266,6 +266,8 @@ def test_v01_games_with_a_named_baseline_match_show_result_win_rate_and_elo(reco
     assert_close(wr, "score", winrate)
     default = ranked(v01_bench, "--baseline", BASELINE)  # Arena-Hard games: weighting arena-hard by default
     assert_close(default, "score", elo)
+    text = run_cli("rank", v01_bench, "--baseline", BASELINE).stdout
+    assert "weighting: arena-hard" in text and f"Elo pinned at {BASELINE} = 1000" in text
     unweighted = ranked(v01_bench, "--baseline", BASELINE, "--weighting", "none", "--method", "winrate")
     once = list({id(b): b for b in battles}.values())  # each game once (v01_battles repeats one dict)
     assert_close(unweighted, "score", winrate_from_elo(mle_elo(once, BASELINE), BASELINE))

@@ -18,7 +18,7 @@ from rich.console import Console
 from judgewise.cli.richtext import fmt_num, plain, print_table, report_line, say
 from judgewise.pipeline.text import ranking_info_lines
 
-SHOWN_EXTRAS = ("se", "n_wins", "n_draws", "mu", "sigma", "turn_1", "turn_2")
+SHOWN_EXTRAS = ("winrate_vs_anchor", "se", "n_wins", "n_draws", "mu", "sigma", "turn_1", "turn_2")
 
 
 def num(value, digits: int = 2) -> str:

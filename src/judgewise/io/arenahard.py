@@ -9,7 +9,7 @@
   {score}]}``, v2.0 the same with ``uid`` and ``category``): game 1 shows the baseline as A and the model as B,
   game 2 the reverse; ``score`` is the 5-way label (``A>>B``, ``A>B``, ``A=B``, ``B>A``, ``B>>A``, and the
   spellings ``A<<B``, ``A<B``, ``B<A``, ``B<<A``, ``B=A`` that arena-hard-auto v2.0 ``show_result.py`` maps to the
-  same results and weights). One judgment row per game with ``model_a`` = the model, ``model_b`` = the baseline,
+  same results and weights; v0.1's ``show_result.py`` gave those spellings weight 0). One judgment row per game with ``model_a`` = the model, ``model_b`` = the baseline,
   ``verdict`` from the model's view, ``outcome`` win/tie/loss, ``first`` = the model shown first. The baseline of
   a record (:func:`record_baseline`): ``baseline=`` when given, else the record's ``baseline`` field, else the
   config's, else Arena-Hard's baseline of the record's ``category`` (``presets/arenahard.yaml``: v2.0 hard

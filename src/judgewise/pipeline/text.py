@@ -116,6 +116,7 @@ def ranking_info_lines(ranking) -> list[str]:
         units = ranking.info.get("coefficient_units", "")
         lines.append("style coefficients" + (f" ({units})" if units else "") + ": "
                      + ", ".join(f"{name} {value:+.3f}" for name, value in coefficients.items()))
+    lines += arena_hard_lines(ranking)
     if ranking.info.get("separated"):
         lines.append(f"BT: data separated ({ranking.info['separated']}), so the MLE does not exist; fitted with "
                      f"l2={ranking.info['l2']:g} (a weak N(0, {ranking.info['l2'] ** -0.5:g}²) prior on log-odds); "
@@ -124,6 +125,22 @@ def ranking_info_lines(ranking) -> list[str]:
         lines.append(ranking.info["pooled_judges"])
     if ranking.info.get("lc_path"):
         lines.append(lc_line(ranking.info))
+    return lines
+
+
+def arena_hard_lines(ranking) -> list[str]:
+    """The Arena-Hard conventions a ranking used: the 3× weighting, the pinned baseline, the style definition."""
+    info, lines = ranking.info, []
+    if info.get("weighting") == "arena_hard":
+        lines.append("weighting: arena-hard (a strong verdict, A>>B or B>>A, counts as 3 games, as Arena-Hard-Auto's "
+                     "show_result.py does; --weighting none counts each game once)")
+    if ranking.method == "bt" and info.get("anchor") is not None and "winrate_vs_anchor" in ranking.extra:
+        lines.append(f"Elo pinned at {info['anchor']} = {info.get('anchor_rating', 1000):g}; winrate_vs_anchor = "
+                     f"predicted win rate (%) against it (Arena-Hard-Auto's leaderboard score)")
+    style = info.get("style")
+    if style:
+        lines.append(f"style definition: {style['definition']} (counts: {style['counts']}; ridge l2 {info['l2']:.4g}"
+                     f" on strengths, {style['l2_features']:g} on coefficients); --style-definition to change")
     return lines
 
 
