@@ -3,7 +3,9 @@
 Parse the options → :func:`judgewise.evaluate` → print: the design and why, one progress bar over the whole run
 (stderr, only on a terminal and never with ``--json``), the ranking with 95% intervals and CI-aware ranks, the
 trust block. ``--json`` prints ``{"ranking", "calls", "stopped", "design", "trust"}``; ``--report`` writes the
-HTML report of the games judged.
+HTML report of the games judged. ``--add-model NEW`` (``--insertion binary|anchor``, ``--anchor``) places NEW into
+the leaderboard a previous evaluate stored (:mod:`judgewise.pipeline.add_model`): the placement's lines before the
+new ranking, and ``"placement"`` beside the other keys in ``--json``.
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ def _print_ranking(result) -> None:
     """The ranking with its intervals and CI-aware ranks, one table."""
     level = f"{result.ranking.ci_level * 100:g}%"
     rows = []
+    added = (result.placement or {}).get("model")
     for rec in result.ranking.to_records():
         ci = "—" if rec["ci_low"] is None else f"[{fmt_num(rec['ci_low'], 1, grouping=True)}, " \
                                                f"{fmt_num(rec['ci_high'], 1, grouping=True)}]"
-        rows.append([str(rec["rank"]), rec["model"], fmt_num(rec["score"], 1, grouping=True), ci, f"{rec['n']:,}"])
+        name = rec["model"] + ("  ← added" if rec["model"] == added else "")
+        rows.append([str(rec["rank"]), name, fmt_num(rec["score"], 1, grouping=True), ci, f"{rec['n']:,}"])
     print_table(out, plain(f"judgewise evaluate · design {result.design} · Bradley–Terry (Elo scale)"),
                 [("rank", "right"), ("model", "left"), ("score", "right"), (f"{level} CI", "right"), ("n", "right")],
                 rows, no_wrap=True)
@@ -62,21 +66,29 @@ def evaluate_command(
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap rounds for the intervals."),
     progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
-    report: Path = typer.Option(None, "--report", help="Write the HTML report of the games judged.")) -> None:
-    """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block."""
+    report: Path = typer.Option(None, "--report", help="Write the HTML report of the games judged."),
+    add_model: str = typer.Option(None, "--add-model", help="Place this model into the leaderboard a previous "
+                                  "evaluate of the config stored, judging only its games."),
+    insertion: str = typer.Option(None, "--insertion", help="With --add-model: binary (Arena-lite Alg. 2, default) "
+                                  "or anchor (App. A.6.2)."),
+    anchor: str = typer.Option(None, "--anchor", help="With --insertion anchor: the leaderboard model to judge "
+                               "against (default: the top model).")) -> None:
+    """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block; or, with
+    --add-model NEW, place NEW into the stored leaderboard."""
     from judgewise.pipeline import load_with_overrides
     from judgewise.pipeline.evaluate import evaluate
-    from judgewise.pipeline.text import trust_lines
+    from judgewise.pipeline.text import add_model_lines, trust_lines
 
     quiet_http_logs()
     cfg = load_with_overrides(config, store=store, max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
     show = (progress if progress is not None else err.is_terminal) and not as_json
+    options = {"bootstrap": bootstrap, "add_model": add_model, "insertion": insertion, "anchor": anchor}
     if show:
         bar, update = _progress_bar(1)
         with bar:
-            result = evaluate(cfg, progress=update, bootstrap=bootstrap)
+            result = evaluate(cfg, progress=update, **options)
     else:
-        result = evaluate(cfg, bootstrap=bootstrap)
+        result = evaluate(cfg, **options)
     if report is not None:
         from judgewise.report import write_report
 
@@ -87,6 +99,8 @@ def evaluate_command(
         return
     for reason in result.reasons:
         say(out, f"design {result.design}: {reason}")
+    for line in add_model_lines(result.placement) if result.placement else []:
+        say(out, line)
     _print_ranking(result)
     boot = result.ranking.info.get("bootstrap") or {}
     say(out, f"95% intervals: percentile bootstrap, {boot.get('rounds', 0)} rounds over prompts (seed "

@@ -321,6 +321,11 @@ class JudgmentStore:
         except sqlite3.OperationalError as exc:
             log.warning("could not count a call that timed out after sending (%s)", exc)
 
+    def note_meta(self, name: str, value: str) -> None:
+        """Record a run fact in ``meta`` (committed at once); a fact already recorded under ``name`` stays."""
+        with self._write():
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (name, str(value)))
+
     def maybe_charged_timeouts(self) -> int:
         """Calls that timed out after being sent, over every run on this store."""
         row = self._db.execute("SELECT value FROM meta WHERE name = 'maybe_charged_timeouts'").fetchone()

@@ -59,12 +59,15 @@ class EvaluateResult:
     trust: dict
     judgments: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
     summary: dict = field(default_factory=dict)
+    placement: dict | None = None  # add_model: where the new model was placed (pipeline.add_model.placement_of)
 
     def as_dict(self) -> dict:
-        """The ``--json`` form: ranking (model, score, ci_low, ci_high, rank, n), calls, stopped, design, trust."""
+        """The ``--json`` form: ranking (model, score, ci_low, ci_high, rank, n), calls, stopped, design, trust;
+        and ``placement`` when a model was added (``add_model=``)."""
         records = [{k: rec[k] for k in JSON_FIELDS} for rec in self.ranking.to_records()]
-        return {"ranking": records, "calls": int(self.calls), "stopped": self.stopped, "design": self.design,
-                "trust": self.trust}
+        out = {"ranking": records, "calls": int(self.calls), "stopped": self.stopped, "design": self.design,
+               "trust": self.trust}
+        return out if self.placement is None else {**out, "placement": self.placement}
 
 
 def choose_design(n_models: int, n_prompts: int, max_calls: int | None, orders: str = "both") -> tuple[dict, list[str]]:
@@ -113,17 +116,25 @@ def _resolved_config(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
 
 
 def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[EvaluateProgress], None] | None = None,
-             bootstrap: int = DEFAULT_BOOTSTRAP, l2: float = DEFAULT_L2) -> EvaluateResult:
+             bootstrap: int = DEFAULT_BOOTSTRAP, l2: float = DEFAULT_L2, add_model: str | None = None,
+             insertion: str | None = None, anchor: str | None = None) -> EvaluateResult:
     """Run an evaluation (module docstring). ``progress`` gets an :class:`EvaluateProgress` after every game.
     Raises ConfigError for a bad config, JudgeError when the backend refuses calls (what finished is stored;
-    rerun to continue), RatingError when the games judged cannot rank every model (a budget too small)."""
+    rerun to continue), RatingError when the games judged cannot rank every model (a budget too small).
+
+    ``add_model="NEW"``: instead, place NEW into the leaderboard a previous evaluate of this config stored, judging
+    only games of NEW (:func:`judgewise.pipeline.add_model.add_to_leaderboard`; ``insertion`` "binary" — Arena-lite
+    Alg. 2, the default — or "anchor" — App. A.6.2, against ``anchor``, default the top model)."""
+    if add_model is not None:
+        from judgewise.pipeline.add_model import add_to_leaderboard
+
+        return add_to_leaderboard(config, add_model, insertion=insertion, anchor=anchor, progress=progress,
+                                  bootstrap=bootstrap, l2=l2)
+    if insertion is not None or anchor is not None:
+        raise ConfigError("insertion / anchor choose how add_model places a new model; give add_model too")
     cfg = config if isinstance(config, RunConfig) else load_config(config)
-    if judge_mode(cfg) == "single":
-        raise ConfigError(f"{cfg.source}: judge.mode single grades every answer alone; evaluate stops pairwise "
-                          "judging at a ranking quality — grade with `judgewise judge` and rank the store")
+    check_pairwise(cfg, l2)
     target = parse_target(cfg.target, cfg.source)
-    if not l2 > 0:
-        raise ConfigError(f"l2 must be > 0 (the ridge that keeps BT finite on separated data), got {l2}")
     cfg, reasons = _resolved_config(cfg)
     pilot_size = int(cfg.design.get("pilot_prompts", PILOT_PROMPTS)) if pilots_anchor(cfg.design) else 0
     if pilot_size:  # the anchor is still to be chosen: read the pool and build the judge without it
@@ -152,6 +163,15 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     public_options = {k: v for k, v in options.items() if k not in ("fit", "pilot_prompts")}
     return EvaluateResult(ranking, rounds.state.games, rounds.state.paid, stopped, name, public_options, reasons,
                           target, rounds.state.expected_tau, l2, trust, judgments, summary)
+
+
+def check_pairwise(cfg: RunConfig, l2: float) -> None:
+    """What evaluate (and add_model) refuse before reading anything: pointwise grading, a ridge that is not > 0."""
+    if judge_mode(cfg) == "single":
+        raise ConfigError(f"{cfg.source}: judge.mode single grades every answer alone; evaluate stops pairwise "
+                          "judging at a ranking quality — grade with `judgewise judge` and rank the store")
+    if not l2 > 0:
+        raise ConfigError(f"l2 must be > 0 (the ridge that keeps BT finite on separated data), got {l2}")
 
 
 def _target_rounds(job: Job, store, target: Target, l2: float, progress, models: list[str],

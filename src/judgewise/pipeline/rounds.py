@@ -132,7 +132,14 @@ class TargetRounds:
             return
         s.failed += int(failed_mask(judgments).sum())
         s.cost += float(judgments["cost"].fillna(0).sum()) if "cost" in judgments.columns else 0.0
+        self.fit_also(judgments)
+
+    def fit_also(self, judgments: pd.DataFrame) -> None:
+        """Add games to the BT fit (the usable ones, between models of the pool). ``_absorb`` adds each round's;
+        a caller adds games judged before the run (``evaluate --add-model``: the stored leaderboard's), which are
+        fitted with the run's but not counted in its games, calls, cost or failures."""
         ok = judgments[usable_mask(judgments)]
+        ok = ok[ok["model_a"].isin(self.index) & ok["model_b"].isin(self.index)]
         self.arrays.append((ok["model_a"].map(self.index).to_numpy(int), ok["model_b"].map(self.index).to_numpy(int),
                             ok["outcome"].to_numpy(float)))
 

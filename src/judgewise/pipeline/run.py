@@ -168,7 +168,7 @@ def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_
     cfg = job.config
     name, options = design_spec(cfg.design)
     seed = options.get("seed", cfg.seed)
-    design = build_design(_with_leaderboard(cfg.design, job.models, cfg.store))
+    design = build_design(_with_leaderboard(cfg.design, job.models, cfg.store, job.judge))
     n = design.n_calls(len(job.models), job.n_prompts)
     games = n * (2 if cfg.orders == "both" else 1)
     plan = RoundsPlan(name, n, games, job.n_prompts, len(job.models), _rounds_estimate(job, store, n, games))
@@ -196,13 +196,13 @@ def _rounds_estimate(job: Job, store: JudgmentStore, comparisons: int, games: in
                                 expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)))
 
 
-#: insertion design → the option holding the existing leaderboard (best first / model → Elo)
-INSERTION_BOARD = {"insert-binary": "leaderboard", "insert-anchor": "ratings"}
+def _with_leaderboard(design: dict, models: list[str], store_path: str, judge) -> dict:
+    """An insertion design's leaderboard when the config gives none: the stored leaderboard of the models other
+    than the new one (:mod:`judgewise.pipeline.leaderboard`: BT of this judge's stored games) — never the order of
+    ``models:``."""
+    from judgewise.pipeline.leaderboard import (INSERTION_BOARD, best_first, board_option, judge_identity,
+                                                leaderboard_games, stored_games, stored_leaderboard)
 
-
-def _with_leaderboard(design: dict, models: list[str], store_path: str) -> dict:
-    """An insertion design's leaderboard when the config gives none: the Bradley–Terry ranking of the stored games
-    among the models other than the new one (:func:`judgewise.ratings.rank`) — never the order of ``models:``."""
     key = INSERTION_BOARD.get(design.get("name"))
     if key is None or design.get(key):
         return design
@@ -210,18 +210,11 @@ def _with_leaderboard(design: dict, models: list[str], store_path: str) -> dict:
     if not Path(store_path).is_file():
         raise ConfigError(f"design {design['name']}: give {key}: (the existing leaderboard) or judge the leaderboard "
                           f"models into the store first; {store_path} does not exist")
-    from judgewise.pipeline.inputs import read_store_table, usable_judgments
-    from judgewise.ratings import rank
-
-    frame = usable_judgments(read_store_table(Path(store_path)).frame)
-    frame = frame[frame["model_a"].isin(board) & frame["model_b"].isin(board)]
-    missing = sorted(set(board) - set(frame["model_a"]) - set(frame["model_b"]))
-    if missing or not len(frame):
-        raise ConfigError(f"design {design['name']}: the store {store_path} holds no games of {missing or board} "
-                          f"against the other leaderboard models; give {key}: (the existing leaderboard)")
-    ranking = rank(frame, "bt")
-    order = np.argsort(-ranking.scores, kind="stable")
-    best_first = [ranking.models[i] for i in order]
-    log.info("design %s: leaderboard from the store's BT ranking: %s", design["name"], ", ".join(best_first))
-    value = best_first if key == "leaderboard" else {m: float(ranking.scores[i]) for i, m in zip(order, best_first)}
-    return {**design, key: value}
+    where = f"design {design['name']}: the store {store_path} (this judge's games)"
+    try:
+        games = leaderboard_games(stored_games(store_path, identity=judge_identity(judge)), board, where=where)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; give {key}: (the existing leaderboard)") from None
+    ranking = stored_leaderboard(games)
+    log.info("design %s: leaderboard from the store's BT ranking: %s", design["name"], ", ".join(best_first(ranking)))
+    return {**design, **board_option(design["name"], ranking)}

@@ -65,6 +65,34 @@ def placement_lines(info: dict) -> list[str]:
     return [f"placement: {info['new_model']} enters the leaderboard at rank {info['rank']} ({how})"]
 
 
+def add_model_lines(p: dict) -> list[str]:
+    """``evaluate --add-model``'s placement (:func:`judgewise.pipeline.add_model.placement_of`): the leaderboard it
+    was placed into, each probe, where it landed, what it cost."""
+    lines = [f"leaderboard before (BT of this judge's stored games): {' > '.join(p['leaderboard_before'])}"]
+    for k, probe in enumerate(p["probes"], 1):
+        wins, n = probe["wins"], probe["matches"]
+        if p.get("anchor"):
+            lines.append(f"{p['model']} vs the anchor {probe['against']} on {n} prompts: {wins:g} won (win rate "
+                         f"{p['win_rate']:.1%}, Elo {p['elo']:,.0f} by A.6.2)")
+            continue
+        step = ("above it: search higher" if wins > n / 2 else "below it: search lower" if wins < n / 2
+                else "even: probed again on fresh prompts")
+        lines.append(f"probe {k}: {p['model']} vs {probe['against']} on {n} prompts: {wins:g} won → {step}")
+    cost = (f"{p['games']:,} games judged for it, {p['calls']:,} calls paid by this run, {p['failed']:,} failed")
+    if not p["complete"]:
+        return lines + [f"placement: none — the budget stopped the insertion ({cost}); raise budget.max_calls and "
+                        "rerun (stored games are not paid again)"]
+    near = [f"below {p['above']}" if p["above"] else "at the top", f"above {p['below']}" if p["below"] else "at the bottom"]
+    lines.append(f"placement: {p['model']} enters the leaderboard at rank {p['rank']} of {p['of']}, {' and '.join(near)}"
+                 + (" (even with it at the last probe)" if p["tie"] else "") + f" ({cost}); the new BT ranking "
+                 f"below puts it at {p['bt_rank']}")
+    if p.get("anchor") and not 0.1 <= p["win_rate"] <= 0.9:
+        lines.append(f"note: a win rate of {p['win_rate']:.0%} against {p['anchor']} is near the end of the scale, "
+                     "where the A.6.2 conversion tells the models on that side apart poorly; --anchor a model closer "
+                     "to it (Anchor §4.3: a mediocre anchor is more informative)")
+    return lines
+
+
 def trust_lines(result) -> list[str]:
     """An :class:`~judgewise.pipeline.evaluate.EvaluateResult`'s trust block: the stop, expected τ, calls, biases."""
     t = result.trust
