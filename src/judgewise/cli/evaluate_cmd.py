@@ -10,6 +10,7 @@ new ranking, and ``"placement"`` beside the other keys in ``--json``.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import typer
@@ -76,19 +77,22 @@ def evaluate_command(
     """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block; or, with
     --add-model NEW, place NEW into the stored leaderboard."""
     from judgewise.pipeline import load_with_overrides
+    from judgewise.pipeline.add_model import add_model as place
     from judgewise.pipeline.evaluate import evaluate
     from judgewise.pipeline.text import add_model_lines, trust_lines
 
     quiet_http_logs()
     cfg = load_with_overrides(config, store=store, max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
     show = (progress if progress is not None else err.is_terminal) and not as_json
-    options = {"bootstrap": bootstrap, "add_model": add_model, "insertion": insertion, "anchor": anchor}
+    if add_model is None and (insertion or anchor):
+        raise typer.BadParameter("--insertion / --anchor choose how --add-model places a model; give --add-model")
+    run = evaluate if add_model is None else partial(place, new_model=add_model, insertion=insertion, anchor=anchor)
     if show:
         bar, update = _progress_bar(1)
         with bar:
-            result = evaluate(cfg, progress=update, **options)
+            result = run(cfg, progress=update, bootstrap=bootstrap)
     else:
-        result = evaluate(cfg, **options)
+        result = run(cfg, bootstrap=bootstrap)
     if report is not None:
         from judgewise.report import write_report
 

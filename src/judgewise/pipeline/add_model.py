@@ -1,4 +1,4 @@
-"""``judgewise evaluate --add-model NEW``: place a new model into the leaderboard a previous evaluate stored.
+"""``judgewise evaluate --add-model NEW`` / ``judgewise.add_model``: place a new model into a stored leaderboard.
 
 The stored leaderboard is the BT ranking of the config's judge's games among the config's models on its prompts
 (:mod:`judgewise.pipeline.leaderboard`), NEW left out whether ``models:`` names it or not. An insertion design
@@ -53,7 +53,7 @@ WHY = {"insert-binary": "Arena-lite Alg. 2: binary search over the stored leader
                         "win rates the leaderboard's Elo implies against the anchor"}
 
 
-def add_to_leaderboard(config: RunConfig | dict | str | Path, new_model: str, *, insertion: str | None = None,
+def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertion: str | None = None,
                        anchor: str | None = None, progress: Callable[[EvaluateProgress], None] | None = None,
                        bootstrap: int = DEFAULT_BOOTSTRAP, l2: float = DEFAULT_L2) -> EvaluateResult:
     """Place ``new_model`` into the config's stored leaderboard (module docstring); ``insertion`` is ``binary``

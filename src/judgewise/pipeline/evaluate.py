@@ -59,11 +59,11 @@ class EvaluateResult:
     trust: dict
     judgments: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
     summary: dict = field(default_factory=dict)
-    placement: dict | None = None  # add_model: where the new model was placed (pipeline.add_model.placement_of)
+    placement: dict | None = None  # add_model(): where the new model was placed (pipeline.add_model.placement_of)
 
     def as_dict(self) -> dict:
         """The ``--json`` form: ranking (model, score, ci_low, ci_high, rank, n), calls, stopped, design, trust;
-        and ``placement`` when a model was added (``add_model=``)."""
+        and ``placement`` when a model was added (:func:`judgewise.pipeline.add_model.add_model`)."""
         records = [{k: rec[k] for k in JSON_FIELDS} for rec in self.ranking.to_records()]
         out = {"ranking": records, "calls": int(self.calls), "stopped": self.stopped, "design": self.design,
                "trust": self.trust}
@@ -116,22 +116,11 @@ def _resolved_config(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
 
 
 def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[EvaluateProgress], None] | None = None,
-             bootstrap: int = DEFAULT_BOOTSTRAP, l2: float = DEFAULT_L2, add_model: str | None = None,
-             insertion: str | None = None, anchor: str | None = None) -> EvaluateResult:
+             bootstrap: int = DEFAULT_BOOTSTRAP, l2: float = DEFAULT_L2) -> EvaluateResult:
     """Run an evaluation (module docstring). ``progress`` gets an :class:`EvaluateProgress` after every game.
     Raises ConfigError for a bad config, JudgeError when the backend refuses calls (what finished is stored;
     rerun to continue), RatingError when the games judged cannot rank every model (a budget too small).
-
-    ``add_model="NEW"``: instead, place NEW into the leaderboard a previous evaluate of this config stored, judging
-    only games of NEW (:func:`judgewise.pipeline.add_model.add_to_leaderboard`; ``insertion`` "binary" — Arena-lite
-    Alg. 2, the default — or "anchor" — App. A.6.2, against ``anchor``, default the top model)."""
-    if add_model is not None:
-        from judgewise.pipeline.add_model import add_to_leaderboard
-
-        return add_to_leaderboard(config, add_model, insertion=insertion, anchor=anchor, progress=progress,
-                                  bootstrap=bootstrap, l2=l2)
-    if insertion is not None or anchor is not None:
-        raise ConfigError("insertion / anchor choose how add_model places a new model; give add_model too")
+    To place one more model into the leaderboard this stored: :func:`judgewise.pipeline.add_model.add_model`."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     check_pairwise(cfg, l2)
     target = parse_target(cfg.target, cfg.source)
