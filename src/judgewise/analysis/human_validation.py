@@ -274,9 +274,10 @@ def pools_per_target(scores: Path, human: Path | None, targets: list[str], human
 
 def study_of_files(scores: Path, *, human: Path | None = None, targets: list[str] | None = None,
                    budgets: list[int] | range = range(5, 55, 5), trials: int = 40,
-                   metrics: list[str] = ("icc", "alpha", "rho", "tau"),
+                   metrics: list[str] = ("icc", "alpha", "rho", "tau-a"),
                    methods: list[str] = ("random", "stratified", "bias-correction", "metric-match", "variance-match"),
-                   candidates: int = 20, seed: int = 0, human_rater: str = "human"):
+                   candidates: int = 20, seed: int = 0, human_rater: str = "human", minutes_per_label: float = 5.0,
+                   cost_per_hour: float = 500.0):
     """The Metric Match study (§3.3, §4) for each target judge on its own item pool, as one result.
 
     Parameters
@@ -285,7 +286,7 @@ def study_of_files(scores: Path, *, human: Path | None = None, targets: list[str
         As :func:`reliability_of_files`.
     targets : list of str, optional
         Target judges (default: every judge sharing its items with another judge).
-    budgets, trials, metrics, methods, candidates, seed
+    budgets, trials, metrics, methods, candidates, seed, minutes_per_label, cost_per_hour
         As :func:`judgewise.analysis.study.run_study`.
 
     Returns
@@ -298,7 +299,8 @@ def study_of_files(scores: Path, *, human: Path | None = None, targets: list[str
 
     pools = pools_per_target(scores, human, list(targets or []), human_rater)
     results = [run_study(pool, targets=[name], metrics=list(metrics), budgets=list(budgets), trials=trials,
-                         methods=list(methods), n_candidates=candidates, seed=seed) for name, pool in pools]
+                         methods=list(methods), n_candidates=candidates, seed=seed,
+                         minutes_per_label=minutes_per_label, cost_per_hour=cost_per_hour) for name, pool in pools]
     settings = {**results[0].settings, "targets": [name for name, _ in pools],
                 "n_items": {name: len(pool.item_ids) for name, pool in pools}, "scores": str(scores)}
     return StudyResult(pd.concat([r.trials for r in results], ignore_index=True),

@@ -226,9 +226,8 @@ def spearman_rho_batch(x, y):
     return pearson_r_batch(stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1))
 
 
-def kendall_tau_b_batch(x, y, chunk_cells: int = 4_000_000):
-    """Kendall's τ-b along the last axis: Σ sgn(Δx)sgn(Δy) / √(Σ sgn(Δx)² Σ sgn(Δy)²) (Paper App. A, with the
-    tie correction of τ-b; equals (n_C − n_D)/(n(n−1)/2) without ties). NaN when either side is constant."""
+def _kendall_batch(x, y, chunk_cells: int, variant: str):
+    """Kendall's τ along the last axis from sign products over all ordered pairs (τ-a or τ-b)."""
     x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
     lead, b = x.shape[:-1], x.shape[-1]
     xf, yf = x.reshape(-1, b), y.reshape(-1, b)
@@ -238,10 +237,25 @@ def kendall_tau_b_batch(x, y, chunk_cells: int = 4_000_000):
         sx = np.sign(xf[start:start + step, :, None] - xf[start:start + step, None, :]).astype(np.int8)
         sy = np.sign(yf[start:start + step, :, None] - yf[start:start + step, None, :]).astype(np.int8)
         num = np.einsum("nij,nij->n", sx, sy, dtype=np.int64)
-        den = np.sqrt(np.abs(sx).sum(axis=(1, 2), dtype=np.int64).astype(float)
-                      * np.abs(sy).sum(axis=(1, 2), dtype=np.int64))
+        if variant == "a":
+            den = np.full(len(num), float(b * (b - 1)))
+        else:
+            den = np.sqrt(np.abs(sx).sum(axis=(1, 2), dtype=np.int64).astype(float)
+                          * np.abs(sy).sum(axis=(1, 2), dtype=np.int64))
         out[start:start + step] = _ratio(num, den)
     return out.reshape(lead) if lead else float(out[0])
+
+
+def kendall_tau_b_batch(x, y, chunk_cells: int = 4_000_000):
+    """Kendall's τ-b along the last axis: Σ sgn(Δx)sgn(Δy) / √(Σ sgn(Δx)² Σ sgn(Δy)²) (Paper App. A, with the
+    tie correction of τ-b; equals (n_C − n_D)/(n(n−1)/2) without ties). NaN when either side is constant."""
+    return _kendall_batch(x, y, chunk_cells, "b")
+
+
+def kendall_tau_a_batch(x, y, chunk_cells: int = 4_000_000):
+    """Kendall's τ-a along the last axis: (n_C − n_D) / (n(n−1)/2) — Metric Match App. A Eq. 3 as written, tied
+    pairs counting as neither concordant nor discordant (so ties pull τ-a towards 0, unlike τ-b)."""
+    return _kendall_batch(x, y, chunk_cells, "a")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -346,8 +360,9 @@ def _register_builtin() -> None:
                                           lambda x, y, lv=level: alpha_pair(x, y, lv)),
                         *(("alpha",) if level == "interval" else ()))
     register_metric(ReliabilityMetric("rho", "Spearman's ρ (App. A)", spearman_rho_batch, agreement.spearman_rho))
-    register_metric(ReliabilityMetric("tau", "Kendall's τ-b (App. A)", kendall_tau_b_batch,
-                                      agreement.kendall_tau_b))
+    register_metric(ReliabilityMetric("tau", "Kendall's τ-b (App. A, tie-corrected)", kendall_tau_b_batch,
+                                      agreement.kendall_tau_b), "tau-b")
+    register_metric(ReliabilityMetric("tau-a", "Kendall's τ-a (App. A Eq. 3 as written)", kendall_tau_a_batch))
     register_metric(ReliabilityMetric("r", "Pearson's r (App. A)", pearson_r_batch, agreement.pearson_r),
                     "pearson")
     register_metric(ReliabilityMetric("mse", "mean squared error (App. G)", mse))

@@ -29,7 +29,7 @@ from judgewise.ratings.bootstrap import percentile_interval, rng_from_seed
 log = logging.getLogger(__name__)
 
 DEFAULT_METHODS = ("random", "stratified", "bias-correction", "metric-match", "variance-match")
-DEFAULT_METRICS = ("icc", "alpha", "rho", "tau")
+DEFAULT_METRICS = ("icc", "alpha", "rho", "tau-a")  # the paper's four; its τ is τ-a (App. A Eq. 3)
 DEFAULT_THRESHOLDS = (0.6, 0.7, 0.8)
 BASELINE = "random"
 
@@ -172,6 +172,11 @@ class StudyResult:
     def win_rates(self, method: str = "metric-match", n_boot: int = 1000) -> dict:
         return win_rates(self.trials, method, n_boot=n_boot, seed=self.settings.get("seed", 0))
 
+    def cost_model(self) -> dict:
+        """The annotation cost model of the savings (§4.1.3): hours per label and cost per hour, from settings."""
+        return {"hours_per_label": self.settings.get("minutes_per_label", 5.0) / 60,
+                "cost_per_hour": self.settings.get("cost_per_hour", 500.0)}
+
     def summarised_method(self, method: str = "metric-match") -> str:
         """``method`` when the study ran it, else the first method run besides random (the one the summaries
         compare with random); ConfigError when random was the only method."""
@@ -191,15 +196,23 @@ class StudyResult:
                 "win_rates": {m: self.win_rates(m) for m in self.settings["methods"] if m != BASELINE},
                 "classification": classification_win_rates(self.trials, self.population, method,
                                                            self.settings["thresholds"]).to_dict("records"),
-                "savings": annotation_savings(self.trials, method).to_dict("records"),
+                "savings": annotation_savings(self.trials, method, **self.cost_model()).to_dict("records"),
+                "pairwise": pairwise_win_rates(self.trials, self.population,
+                                               self.settings["thresholds"]).to_dict("records"),
                 "per_target": per_target_summary(self.trials, method).to_dict("records"),
                 "headline": headline(self.trials, method, seed=self.settings.get("seed", 0))}
 
 
 def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets=range(5, 55, 5), trials: int = 40,
               methods=DEFAULT_METHODS, n_candidates: int = 20, seed: int = 0,
-              thresholds=DEFAULT_THRESHOLDS) -> StudyResult:
-    """Run the study (Paper §3.3) with each of ``targets`` (default: every judge) as the judge under test."""
+              thresholds=DEFAULT_THRESHOLDS, minutes_per_label: float = 5.0,
+              cost_per_hour: float = 500.0) -> StudyResult:
+    """Run the study (Paper §3.3) with each of ``targets`` (default: every judge) as the judge under test.
+    ``minutes_per_label`` and ``cost_per_hour``: the cost model of the savings (§4.1.3; the paper's MedVAL example:
+    5 min, $500/h)."""
+    if not (minutes_per_label > 0 and cost_per_hour >= 0):  # NaN fails too
+        raise ConfigError(f"--minutes-per-label must be > 0 and --cost-per-hour ≥ 0, got {minutes_per_label} "
+                          f"and {cost_per_hour}")
     targets = list(pool.judges) if targets is None else [resolve_judge(t, pool.judges) for t in targets]
     budgets = sorted(int(b) for b in budgets)
     if not budgets:
@@ -233,7 +246,8 @@ def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets
                                               "error": np.abs(est - population), "population": population}))
     settings = {"targets": targets, "metrics": list(metrics), "budgets": budgets, "trials": trials,
                 "methods": methods, "n_candidates": n_candidates, "seed": seed, "thresholds": list(thresholds),
-                "n_items": int(len(pool.item_ids))}
+                "n_items": int(len(pool.item_ids)), "minutes_per_label": float(minutes_per_label),
+                "cost_per_hour": float(cost_per_hour)}
     return StudyResult(pd.concat(rows, ignore_index=True), pd.DataFrame(pops), settings)
 
 
@@ -255,14 +269,14 @@ def error_table(trials: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _paired_errors(trials: pd.DataFrame, method: str):
-    """Errors of ``method`` and random as arrays (metric → (contexts, budgets, trials)), NaN kept."""
-    cube = trials[trials["method"].isin([method, BASELINE])].set_index(
+def _paired_errors(trials: pd.DataFrame, method: str, baseline: str = BASELINE):
+    """Errors of ``method`` and ``baseline`` (random) as arrays (metric → (contexts, budgets, trials)), NaN kept."""
+    cube = trials[trials["method"].isin([method, baseline])].set_index(
         ["metric", "method", "target", "budget", "trial"])["error"].sort_index()
     out = {}
     for metric in trials["metric"].unique():
         arrays = []
-        for m in (method, BASELINE):
+        for m in (method, baseline):
             s = cube.loc[(metric, m)]
             shape = tuple(len(level) for level in s.index.remove_unused_levels().levels)
             arrays.append(s.to_numpy().reshape(shape))
@@ -338,18 +352,19 @@ def relative_improvement(trials: pd.DataFrame, method: str = "metric-match", sta
 
 
 def classification_win_rates(trials: pd.DataFrame, population: pd.DataFrame, method: str = "metric-match",
-                             thresholds=DEFAULT_THRESHOLDS) -> pd.DataFrame:
-    """Threshold classification 1[ρ̂ > t] vs 1[ρ > t] (Paper §4.3), win rates against random averaged over t.
+                             thresholds=DEFAULT_THRESHOLDS, baseline: str = BASELINE) -> pd.DataFrame:
+    """Threshold classification 1[ρ̂ > t] vs 1[ρ > t] (Paper §4.3), win rates against ``baseline`` (random;
+    App. D compares with the others too) averaged over t.
 
     Micro: per trial 1 when only the method classifies correctly, 0.5 when both are right or both wrong.
-    Macro: per context 1[acc_method > acc_random], 0.5 on equal accuracy. Undefined estimates count as wrong.
+    Macro: per context 1[acc_method > acc_baseline], 0.5 on equal accuracy. Undefined estimates count as wrong.
     """
-    pair = trials[trials["method"].isin([method, BASELINE])]
+    pair = trials[trials["method"].isin([method, baseline])]
     wide = pair.pivot_table(index=["target", "metric", "budget", "trial"], columns="method",
                             values="estimate", dropna=False).reset_index()
     population_of = population.set_index(["target", "metric"])["population"]
     rho = population_of.reindex(pd.MultiIndex.from_frame(wide[["target", "metric"]])).to_numpy()
-    est_m, est_r = wide[method].to_numpy(), wide[BASELINE].to_numpy()
+    est_m, est_r = wide[method].to_numpy(), wide[baseline].to_numpy()
     rows = []
     for t in thresholds:
         right_m = ((est_m > t) == (rho > t)) & ~np.isnan(est_m)
@@ -420,6 +435,28 @@ def per_target_summary(trials: pd.DataFrame, method: str = "metric-match") -> pd
                          "improvement": 1 - sub[method].mean() / sub[BASELINE].mean(),
                          "macro_win": macro[i].mean(), "micro_win": micro[i].mean(),
                          "savings": sav.mean(), "savings_defined": int(sav.notna().sum())})
+    return pd.DataFrame(rows)
+
+
+def pairwise_win_rates(trials: pd.DataFrame, population: pd.DataFrame,
+                       thresholds=DEFAULT_THRESHOLDS) -> pd.DataFrame:
+    """Metric Match App. D: every method against every other (not only against random) — macro and micro win rates
+    on estimation error (§3.3, :func:`_wins`) and on threshold classification (:func:`classification_win_rates`),
+    each the mean over metrics of the mean over (target, budget) cells. One row per ordered pair (method, versus)."""
+    methods = list(dict.fromkeys(trials["method"]))
+    rows = []
+    for method in methods:
+        for versus in methods:
+            if method == versus:
+                continue
+            wins = [_wins(err_m, err_v) for err_m, err_v in _paired_errors(trials, method, versus).values()]
+            cls = classification_win_rates(trials, population, method, thresholds, baseline=versus)
+            by_metric = cls.groupby("metric")[["macro", "micro"]].mean()
+            rows.append({"method": method, "versus": versus,
+                         "error_macro": float(np.mean([w[0].mean() for w in wins])),
+                         "error_micro": float(np.mean([w[1].mean() for w in wins])),
+                         "classification_macro": float(by_metric["macro"].mean()),
+                         "classification_micro": float(by_metric["micro"].mean())})
     return pd.DataFrame(rows)
 
 

@@ -100,12 +100,19 @@ def study_cmd(
     target: list[str] = typer.Option(None, "--target", help="Target judge(s) (repeat; default: every judge)."),
     budgets: str = typer.Option("5:50:5", "--budgets", help="start:stop:step (stop included) or a list."),
     trials: int = typer.Option(40, "--trials", help="Trials per budget (Paper: N = 40)."),
-    metrics: str = typer.Option("icc,alpha,rho,tau", "--metrics", help="Comma-separated metrics."),
+    metrics: str = typer.Option("icc,alpha,rho,tau-a", "--metrics", help="Comma-separated metrics; the paper's "
+                                "four, its Kendall τ being τ-a (App. A Eq. 3); tau = τ-b, the tie-corrected "
+                                "common alternative."),
     methods: str = typer.Option("random,stratified,bias-correction,metric-match,variance-match", "--methods",
                                 help="Comma-separated selection methods (random is always included)."),
     candidates: int = typer.Option(20, "--candidates", help="Candidate subsets C (Paper: 20)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES."),
+    minutes_per_label: float = typer.Option(5.0, "--minutes-per-label", help="Cost model of the savings: minutes "
+                                            "an annotator spends per item (the paper's MedVAL example: 5)."),
+    cost_per_hour: float = typer.Option(500.0, "--cost-per-hour", help="Cost model: annotator cost per hour "
+                                        "(the paper's MedVAL example: $500, expert clinicians; crowd work is "
+                                        "nearer $15)."),
     as_json: bool = typer.Option(False, "--json", help="Print the full JSON summary (for `judgewise report`)."),
     output: Path = typer.Option(None, "--output", help="Write the JSON summary to this file."),
 ) -> None:
@@ -115,7 +122,8 @@ def study_cmd(
     targets = [t for arg in (target or []) for t in split_list(arg)]
     result = study_of_files(scores, human=human, targets=targets, budgets=parse_budgets(budgets), trials=trials,
                             metrics=split_list(metrics), methods=split_list(methods), candidates=candidates,
-                            seed=seed, human_rater=human_rater)
+                            seed=seed, human_rater=human_rater, minutes_per_label=minutes_per_label,
+                            cost_per_hour=cost_per_hour)
     summary = result.as_dict()
     if output is not None:
         _emit_json(summary, output)
@@ -139,6 +147,21 @@ def render_study(summary: dict) -> None:
     print_table(out, plain(f"{method} vs random, per target judge and metric (mean over budgets)"), columns, rows)
     for line in study_lines(summary):
         say(out, line)
+    render_pairwise(summary)
+
+
+def render_pairwise(summary: dict) -> None:
+    """Metric Match App. D: every method against every other, error and classification macro win rates."""
+    pairs = pd.DataFrame(summary["pairwise"])
+    if pairs.empty:
+        return
+    methods = list(dict.fromkeys(pairs["method"]))
+    cell = {(r.method, r.versus): r for r in pairs.itertuples(index=False)}
+    rows = [[m] + ["—" if m == v else f"{fmt_num(cell[(m, v)].error_macro, 2)} / "
+                   f"{fmt_num(cell[(m, v)].classification_macro, 2)}" for v in methods] for m in methods]
+    print_table(out, plain("App. D: macro win rate of the row method against the column method, on estimation "
+                           "error / on threshold classification (mean over metrics and budgets)"),
+                [("method", "left")] + [(plain(v), "right") for v in methods], rows)
 
 
 def register(app: typer.Typer) -> None:

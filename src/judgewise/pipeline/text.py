@@ -211,6 +211,7 @@ def study_lines(summary: dict) -> list[str]:
               for k, v in summary["win_rates"].items() if k != method]
     lines.append(f"error reduction with per-cell median errors (robust to ICC's heavy tails at tiny budgets): "
                  f"{100 * head['improvement_median_errors']:.1f}%")
+    lines += _classification_lines(summary)
 
     def paper(text: str) -> str:  # the Metric Match paper's figure, shown next to Metric Match's only
         return f" (paper {text})" if method == "metric-match" else ""
@@ -219,6 +220,24 @@ def study_lines(summary: dict) -> list[str]:
                  f"{head['macro']:.3f} [{head['macro_lo']:.3f}, {head['macro_hi']:.3f}]{paper('0.838')}, micro "
                  f"{head['micro']:.3f}{paper('0.538')}, "
                  f"annotation savings {100 * head['savings']:.1f}%{paper('32.5%')}")
+    return lines
+
+
+def _classification_lines(summary: dict) -> list[str]:
+    """Threshold classification win rates per metric (Metric Match §4.3) and the cost model's savings (§4.1.3)."""
+    settings = summary["settings"]
+    by_metric: dict[str, list] = {}
+    for row in summary.get("classification", []):
+        by_metric.setdefault(row["metric"], []).append((row["macro"], row["micro"]))
+    thresholds = ", ".join(f"{t:g}" for t in settings.get("thresholds", []))
+    lines = [f"classification 1[ρ̂ > t] vs 1[ρ > t] (t ∈ {{{thresholds}}}), {summary['headline']['method']} vs "
+             f"random: " + "; ".join(f"{m} macro {sum(v[0] for v in vals) / len(vals):.3f} micro "
+                                    f"{sum(v[1] for v in vals) / len(vals):.3f}" for m, vals in by_metric.items())]
+    costs = [r["cost_savings"] for r in summary.get("savings", []) if r["cost_savings"] == r["cost_savings"]]
+    if costs and "minutes_per_label" in settings:
+        lines.append(f"cost model: {settings['minutes_per_label']:g} min per label at "
+                     f"${settings['cost_per_hour']:,.0f}/h → mean saving ${sum(costs) / len(costs):,.2f} per "
+                     f"study budget where the method reaches random's error")
     return lines
 
 
