@@ -354,3 +354,15 @@ def test_unknown_category_and_misplaced_options_are_clear_errors(tmp_path):
     assert res.returncode != 0 and "baseline" in res.stderr
     res = run_cli("rank", folder, "--baseline", "b", "--weighting", "triple")
     assert res.returncode != 0 and "--weighting" in res.stderr
+
+
+def test_style_control_needs_the_bench_answers_and_the_bench_folder_reads_as_its_judgments(shared, records,
+                                                                                           v01_bench, tmp_path):
+    res = run_cli("rank", v01_bench, "--baseline", BASELINE, "--style-control")
+    assert res.returncode != 0 and "model_answer" in res.stderr
+    bench = tmp_path / "arena-hard-v0.1"
+    write_judgments(bench / "model_judgment" / JUDGE, records)
+    write_answers(bench / "model_answer", records, shared)
+    from_bench = ranked(bench, "--baseline", BASELINE, "--style-control")
+    from_judge = ranked(bench / "model_judgment" / JUDGE, "--baseline", BASELINE, "--style-control")
+    assert {m: r["score"] for m, r in from_bench.items()} == {m: r["score"] for m, r in from_judge.items()}

@@ -204,11 +204,15 @@ def games_extras(frame: pd.DataFrame, path: Path) -> dict:
 
 
 def bench_answers(path: Path) -> Path | None:
-    """The ``model_answer/`` folder of the Arena-Hard bench that ``path`` (a judgments file or folder) is in."""
-    for folder in [path, *path.parents][:4]:
-        if (folder / "model_answer").is_dir() and answer_files(folder):
-            return folder / "model_answer"
-    return None
+    """The ``model_answer/`` folder beside the ``model_judgment/`` folder that ``path`` is (in), or in the bench
+    folder ``path`` (Arena-Hard's layout ``data/<bench>/{model_judgment,model_answer}``); None when absent."""
+    path = path.resolve()
+    if (path / JUDGMENT_DIR).is_dir():
+        bench = path
+    else:
+        bench = next((p.parent for p in [path, *path.parents] if p.name == JUDGMENT_DIR), None)
+    answers = bench / "model_answer" if bench is not None else None
+    return answers if answers is not None and answers.is_dir() and answer_files(answers) else None
 
 
 def _check_file_games(games: pd.DataFrame, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
