@@ -366,3 +366,19 @@ def test_style_control_needs_the_bench_answers_and_the_bench_folder_reads_as_its
     from_bench = ranked(bench, "--baseline", BASELINE, "--style-control")
     from_judge = ranked(bench / "model_judgment" / JUDGE, "--baseline", BASELINE, "--style-control")
     assert {m: r["score"] for m, r in from_bench.items()} == {m: r["score"] for m, r in from_judge.items()}
+
+
+def test_v20_answer_metadata_becomes_the_style_counts(shared):
+    from judgewise.io.arenahard import read_answers
+    from judgewise.ratings.features import has_style_metadata, response_style
+
+    folder = shared / "data/arenahard/v2.0"
+    table = read_answers(folder)
+    raw = [json.loads(line) for line in (folder / "model_answer/o3-mini-2025-01-31.jsonl").open()]
+    assert has_style_metadata(table.frame) and len(table.frame) == len(raw) == 750
+    style = response_style(table.frame, use_metadata=True)
+    for rec in raw[:50]:
+        meta = rec["metadata"]
+        expected = [meta["token_len"]] + [sum(meta[k].values()) for k in ("header_count", "list_count", "bold_count")]
+        assert style.loc[(rec["uid"], "o3-mini-2025-01-31")].tolist() == expected
+    assert not has_style_metadata(read_answers(shared / "data/arenahard").frame)  # v0.1 files carry none
