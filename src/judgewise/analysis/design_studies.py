@@ -249,11 +249,19 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
     return out
 
 
-def sweep_points(designs: list[str], n_models: list[int], prompts: list[int], p_judges: list[float]) -> list:
+BASELINE = "baseline"  # Arena-lite §4.2 step 5: win rate against an external reference model
+REFERENCE_ELO = 1233.0  # the paper's reference, gpt-4-1106-preview's Chatbot Arena Elo
+
+
+def sweep_points(designs: list[str], n_models: list[int], prompts: list[int], p_judges: list[float],
+                 reference_elo: float = REFERENCE_ELO) -> list:
     """The grid of :class:`~judgewise.analysis.sweeps.SweepPoint` of an Arena-lite §4.2 sweep.
 
     The anchor design uses the pool's middle (mediocre) model; adaptive and sampled spend the tournament's budget
-    (n − 1)·|X| (adaptive on at least 500 prompts).
+    (n − 1)·|X| (adaptive on at least 500 prompts). ``baseline`` is the paper's baseline-mediated method: every
+    model against a reference model outside the pool at ``reference_elo`` on every prompt (n·|X| calls), scored
+    by win rate against it. ``insert-binary`` / ``insert-anchor`` place one newcomer into the leaderboard of the
+    others (:func:`judgewise.analysis.sweeps._insertion_trial`).
 
     Raises
     ------
@@ -265,11 +273,15 @@ def sweep_points(designs: list[str], n_models: list[int], prompts: list[int], p_
 
     points = []
     for name in designs:
-        if name not in DESIGNS:
-            raise ConfigError(f"unknown design {name!r}; known: {sorted(DESIGNS)}")
+        if name not in DESIGNS and name != BASELINE:
+            raise ConfigError(f"unknown design {name!r}; known: {sorted([*DESIGNS, BASELINE])}")
         for n in n_models:
             for x in prompts:
                 for p in p_judges:
+                    if name == BASELINE:
+                        points.append(SweepPoint(BASELINE, "anchor", n, x, p, {}, scoring="winrate",
+                                                 external_anchor_elo=float(reference_elo)))
+                        continue
                     opts = {"anchor": {"anchors": [f"m{n // 2}"]}, "adaptive": {"budget": (n - 1) * x},
                             "sampled": {"budget": (n - 1) * x}}.get(name, {})
                     points.append(SweepPoint(name, name, n, x if name != "adaptive" else max(x, 500), p, opts))

@@ -65,11 +65,45 @@ def _truth(point: SweepPoint, seed: int, trial: int) -> np.ndarray:
     return TRUTHS[point.truth](point.n_model, rng, point.span)
 
 
+INSERTIONS = ("insert-binary", "insert-anchor")  # Arena-lite §5.3 / App. A.6: one newcomer into a leaderboard
+
+
+def _insertion_trial(point: SweepPoint, elo: np.ndarray, seed: int, trial: int) -> dict:
+    """One insertion trial: a newcomer drawn from (seed, trial) — the same for both insertion designs — is placed
+    into the leaderboard of the other models (best first by the truth; insert-anchor gets their true ratings, as a
+    published leaderboard's). Scored by its placement error against its true position and by the Spearman /
+    Kendall of the whole ranking (the leaderboard in true order with the newcomer where it was placed)."""
+    from judgewise.designs.registry import make_design
+    from judgewise.judges.simulated import response_quality, verdict_fn
+
+    n = len(elo)
+    models, prompts = [f"m{i}" for i in range(n)], [f"x{i}" for i in range(point.n_prompts)]
+    new = int(np.random.default_rng([seed, trial, n, 17]).integers(n))
+    board = [models[i] for i in np.argsort(-elo, kind="stable") if i != new]
+    truth_pos = int(np.sum(np.delete(elo, new) > elo[new]))
+    given = ({"leaderboard": board} if point.design == "insert-binary"
+             else {"ratings": {m: float(elo[models.index(m)]) for m in board}})
+    rng = np.random.default_rng([seed, trial, point.key()])
+    quality = response_quality(elo, point.n_prompts, point.response_sd, rng)
+    run = make_design(point.design, **{**point.options, **given, "new_model": models[new]}).run(
+        models, prompts, verdict_fn(quality, point.p_judge, rng), rng)
+    placed = board[:run.info["position"]] + [models[new]] + board[run.info["position"]:]
+    scores = np.empty(n)
+    scores[[models.index(m) for m in placed]] = -np.arange(n)  # best first
+    return {"calls": run.n_calls, "spearman": spearman_rho(scores, elo), "kendall": kendall_tau_b(scores, elo),
+            "placement_error": float(abs(run.info["position"] - truth_pos)),
+            "placed_exactly": float(run.info["position"] == truth_pos)}
+
+
 def run_point(point: SweepPoint, seed: int, trials: list[int]) -> list[dict]:
     """All requested trials of one point (a top-level function, so process pools and Ray can ship it)."""
     rows = []
     for trial in trials:
         elo = _truth(point, seed, trial)
+        if point.design in INSERTIONS:
+            row = _insertion_trial(point, elo, seed, trial)
+            rows.append({**{k: v for k, v in asdict(point).items() if k != "options"}, "trial": trial, **row})
+            continue
         options = dict(point.options)
         if point.external_anchor_elo is not None:
             elo_all = np.append(elo, point.external_anchor_elo)
@@ -155,11 +189,14 @@ def run_sweep(points: list[SweepPoint], trials: int, seed: int = 0, executor: st
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean (and sd) Spearman and Kendall and mean calls per label and configuration."""
+    """Mean (and sd) Spearman and Kendall and mean calls per label and configuration; for insertion designs also
+    the mean placement error (positions) and the share placed exactly."""
     keys = ["label", "n_model", "n_prompts", "p_judge"]
+    extra = ({"placement_error": ("placement_error", "mean"), "placed_exactly": ("placed_exactly", "mean")}
+             if "placement_error" in frame.columns else {})
     out = frame.groupby(keys, sort=False).agg(calls=("calls", "mean"), spearman=("spearman", "mean"),
                                               spearman_sd=("spearman", "std"), kendall=("kendall", "mean"),
-                                              kendall_sd=("kendall", "std"), trials=("trial", "count"))
+                                              kendall_sd=("kendall", "std"), trials=("trial", "count"), **extra)
     return out.reset_index()
 
 

@@ -139,12 +139,18 @@ def anchors_command(
 
 def simulate_command(
     designs: str = typer.Option("tournament,anchor,adaptive", "--designs",
-                                help="Comma list of: tournament, anchor, quadratic, sampled, adaptive."),
+                                help="Comma list of: tournament, anchor, quadratic, sampled, adaptive; baseline "
+                                     "(Arena-lite's baseline-mediated method: win rate against an external "
+                                     "reference model, n·|X| calls); insert-binary, insert-anchor (one newcomer "
+                                     "placed into the others' leaderboard)."),
     n_model: str = typer.Option("20", "--n-model"),
     prompts: str = typer.Option("100", "--prompts", help="|X| per trial (comma list ok)."),
     p_judge: str = typer.Option("0.8", "--p-judge"),
     trials: int = typer.Option(20, "--trials"),
     seed: int = typer.Option(0, "--seed"),
+    reference_elo: float = typer.Option(1233.0, "--reference-elo", help="Elo of baseline's external reference "
+                                        "(the paper: gpt-4-1106-preview, 1233; the truth is uniform over "
+                                        "[1000, 1500])."),
     executor: str = typer.Option("process", "--executor", help="serial | process | ray"),
     workers: int = typer.Option(None, "--workers"),
     address: str = typer.Option(None, "--address", help="Ray cluster address (ray.init(address=...))."),
@@ -155,9 +161,13 @@ def simulate_command(
     from judgewise.analysis.sweeps import run_sweep, summarize
 
     points = sweep_points(designs.split(","), [int(x) for x in _floats(n_model, "--n-model")],
-                          [int(x) for x in _floats(prompts, "--prompts")], _floats(p_judge, "--p-judge"))
+                          [int(x) for x in _floats(prompts, "--prompts")], _floats(p_judge, "--p-judge"),
+                          reference_elo)
     table = summarize(run_sweep(points, trials, seed, executor, workers, address))
-    _echo(table.to_dict(orient="records"), as_json, table.to_string(index=False, float_format="%.3f"))
+    truth = ("ground truth: true Elo ratings uniform over [1000, 1500] per trial (Arena-lite §4.2 uses Chatbot "
+             "Arena's); spearman/kendall of each design's ranking against the true ranking")
+    _echo(table.to_dict(orient="records"), as_json,
+          truth + "\n" + table.to_string(index=False, float_format="%.3f"))
 
 
 def register(app: typer.Typer) -> None:

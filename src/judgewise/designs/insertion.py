@@ -38,7 +38,8 @@ class BinarySearchInsertion:
     """Arena-lite Alg. 2: binary search over the leaderboard (best first) with ⌊|X| / ⌊log2 |L|⌋⌋ matches per
     probe on prompts popped from Shuffle(X) ++ Shuffle(X). More than half the matches won moves the new model up,
     fewer moves it down; exactly half repeats the probe on fresh prompts (Alg. 2 "ensure tie") until prompts run
-    out, when it is placed at the probe as a tie. Judge ties count half a win (the BT convention); Alg. 2's
+    out, when it is placed at the probe as a tie. Prompts running out before a fresh probe (not a repeated tied one)
+    place it at the bracket's lower bound, not as a tie (``prompts_exhausted`` says so). Judge ties count half a win (the BT convention); Alg. 2's
     binary ``Match`` would count them as losses."""
 
     leaderboard: Sequence[str] = ()
@@ -67,11 +68,11 @@ class BinarySearchInsertion:
         queue, used = np.concatenate([order, order]), 0
         new = ids[-1]
         pairs, outcomes, probes = Pairs.empty(prompt_ids, names), [], []
-        low, high, tie = 0, len(self.leaderboard) - 1, False
+        low, high, tie, repeating, exhausted = 0, len(self.leaderboard) - 1, False, False, False
         while low <= high:
             mid = (low + high) // 2
-            if used + n_matches > len(queue):
-                tie = True
+            if used + n_matches > len(queue):  # out of prompts: a tie only if this probe was tied (Alg. 2)
+                tie, exhausted = repeating, True
                 break
             prompt = queue[used:used + n_matches]
             used += n_matches
@@ -80,6 +81,7 @@ class BinarySearchInsertion:
             pairs, wins = pairs.extend(prompt, a, b), float(np.nansum(out))
             outcomes.append(out)
             probes.append({"against": self.leaderboard[mid], "wins": wins, "matches": n_matches})
+            repeating = wins == n_matches / 2
             if wins > n_matches / 2:
                 high = mid - 1
             elif wins < n_matches / 2:
@@ -87,7 +89,7 @@ class BinarySearchInsertion:
         position = mid if tie else low
         return DesignRun(self.name, pairs, np.concatenate(outcomes) if outcomes else np.zeros(0),
                          {"position": int(position), "rank": int(position) + 1, "tie": tie, "probes": probes,
-                          "new_model": self.new_model, "n_probes": len(probes)})
+                          "new_model": self.new_model, "n_probes": len(probes), "prompts_exhausted": exhausted})
 
 
 @dataclass

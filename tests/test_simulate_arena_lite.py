@@ -1,0 +1,49 @@
+"""``simulate`` runs Arena-lite's own comparison: the tournament against the baseline-mediated method (win rate
+against an external reference model, §4.2 step 5) and both insertion designs (§5.3, App. A.6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from judgewise.designs.registry import make_design
+from tests.conftest import cli_json
+
+
+@pytest.mark.slow
+def test_the_tournament_beats_the_external_reference_baseline_at_every_judge_accuracy():
+    # the direction of Arena-lite Fig. 2, from the CLI, on common random truths
+    rows = cli_json("simulate", "--designs", "tournament,baseline", "--n-model", "12", "--prompts", "50",
+                    "--p-judge", "0.6,0.7,0.8,0.9", "--trials", "24", "--executor", "serial", "--json")
+    by = {(r["label"], r["p_judge"]): r for r in rows}
+    for p in (0.6, 0.7, 0.8, 0.9):
+        assert by[("tournament", p)]["spearman"] > by[("baseline", p)]["spearman"], p
+        assert by[("tournament", p)]["calls"] == 11 * 50 and by[("baseline", p)]["calls"] == 12 * 50
+
+
+def test_both_insertion_designs_run_from_simulate_and_place_the_newcomer():
+    rows = cli_json("simulate", "--designs", "insert-binary,insert-anchor", "--n-model", "6", "--prompts", "400",
+                    "--p-judge", "1.0", "--trials", "12", "--executor", "serial", "--json")
+    by = {r["label"]: r for r in rows}
+    assert by["insert-anchor"]["calls"] == 400  # |X| calls against one anchor
+    assert by["insert-binary"]["calls"] <= 2 * 400
+    for r in rows:
+        assert 0 <= r["placement_error"] < 1.0 and r["placed_exactly"] >= 0.5 and r["spearman"] > 0.9
+
+
+def test_binary_insertion_does_not_flag_a_tie_where_the_newcomer_never_played():
+    # Alg. 2 with |L| = 4, |X| = 4: 2 matches per probe, 8 prompts in the queue (4 probes). The probe at L1 ties
+    # three times, then loses: the next probe (L2) has no prompts left. Before, that was "a tie at L2".
+    board = ["L0", "L1", "L2", "L3"]
+    script = iter([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
+    played = []
+
+    def verdicts(prompt, a, b):
+        played.append(int(b[0]))
+        return np.array(next(script))
+
+    run = make_design("insert-binary", leaderboard=board, new_model="new").run(
+        board + ["new"], [f"x{i}" for i in range(4)], verdicts, np.random.default_rng(0))
+    assert played == [1, 1, 1, 1]
+    assert run.info["tie"] is False and run.info["prompts_exhausted"] is True
+    assert run.info["position"] == 2  # below L1, which it lost to; never compared with L2
