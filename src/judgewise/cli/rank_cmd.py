@@ -2,7 +2,10 @@
 
 ``rank`` prints a rich table by default (CI level labelled; rows read/used/skipped under it). ``--json`` prints
 ``Ranking.to_records()`` (a JSON list, best first) on stdout and the read report as one line on stderr.
-``--output FILE`` writes that same JSON list atomically (temp file + rename) whichever way results are shown.
+``--output FILE`` writes the ranking atomically (temp file + rename) whichever way results are shown, in the format
+of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``pipeline.ranking_files``).
+``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``pipeline.grouping`` finds the column),
+printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "overall"}``.
 Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-judges`` pools them (io.provenance).
 """
 
@@ -26,8 +29,9 @@ def num(value, digits: int = 2) -> str:
     return fmt_num(value, digits, grouping=True)
 
 
-def render_table(ranking, records: list[dict], report, console: Console) -> None:
-    """The leaderboard as a rich table with the CI level in its header and the read report below."""
+def render_table(ranking, records: list[dict], report, console: Console, group: str | None = None) -> None:
+    """The leaderboard as a rich table with the CI level in its header and the read report below (a ``group``'s
+    table, ``by = value``, has neither: they come once, under the overall table)."""
     extras = [k for k in SHOWN_EXTRAS if records and k in records[0]]
     model_width = max((len(r["model"]) for r in records), default=5)
     columns = [("rank", "right"), ("model", "left", {"no_wrap": True, "min_width": model_width}), ("score", "right"),
@@ -38,9 +42,21 @@ def render_table(ranking, records: list[dict], report, console: Console) -> None
         ci = "—" if rec["ci_low"] is None else f"[{num(rec['ci_low'])}, {num(rec['ci_high'])}]"
         cells = [str(rec["rank"]), rec["model"], num(rec["score"]), ci]
         rows.append(cells + [num(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"])
-    print_table(console, plain(f"judgewise rank · method {ranking.method}"), columns, rows)
+    print_table(console, plain(f"judgewise rank · method {ranking.method}" + (f" · {group}" if group else "")),
+                columns, rows)
+    if group:
+        return
     for line in [*ranking_info_lines(ranking), report_line(report)]:
         say(console, line)
+
+
+def render_groups(grouped, console: Console) -> None:
+    """One leaderboard per group (``by = value``), then the groups that could not be ranked and why."""
+    for label, ranking in grouped.groups.items():
+        render_table(ranking, ranking.to_records(), None, console, group=f"{grouped.by} = {label}")
+    for label, why in grouped.skipped.items():
+        say(console, f"{grouped.by} = {label} ({grouped.rows[label]:,} rows) not ranked: {why}", label="note:")
+    say(console, f"overall (all {grouped.by} values):")
 
 
 def rank_command(
@@ -70,8 +86,17 @@ def rank_command(
     bootstrap_unit: str = typer.Option("prompt", "--bootstrap-unit", help="Resample prompts or battles."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list (one object per model)."),
-    output: Path = typer.Option(None, "--output", help="Also write the JSON list to this file (atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list (one object per model); with --by an "
+                                                       "object of groups and overall."),
+    output: Path = typer.Option(None, "--output", help="Also write the ranking to this file (atomically), in the "
+                                                       "format of its suffix: .json (what --json prints), .csv or "
+                                                       ".parquet (one row per model; per group and model with --by)."),
+    by: str = typer.Option(None, "--by", help="Also rank each group of rows sharing a value of this column "
+                                              "(of the judgments or their prompts: Arena-Hard category/"
+                                              "subcategory, AlpacaEval dataset, MT-bench category), same "
+                                              "method and intervals; the overall leaderboard comes last."),
+    prompts: Path = typer.Option(None, "--prompts", help="A prompts table (prompt_id/question_id/uid + columns, "
+                                                         "e.g. question.jsonl) where --by looks first."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
     judge: str = typer.Option(None, "--judge", help="Rank only this judge's rows (the others are counted "
                                                     "as skipped); needed when the input holds several judges."),
@@ -87,27 +112,30 @@ def rank_command(
                                                 "separated data."),
 ) -> None:
     """Rank models from pairwise judgments (format detected; --format to force)."""
-    from judgewise.io.atomic import check_output_file, write_text_atomic
     from judgewise.pipeline.ranking import rank_path
+    from judgewise.pipeline.ranking_files import check_ranking_output, ranking_json, write_ranking
 
-    check_output_file(output)
+    check_ranking_output(output)
     ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
                        bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed, ci_level=ci_level,
                        skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges, l2=l2,
                        lc_difficulty=lc_difficulty, lc_weights=lc_weights, weighting=weighting,
-                       baseline=baseline, arena_hard_config=arena_hard_config, style_definition=style_definition)
+                       baseline=baseline, arena_hard_config=arena_hard_config, style_definition=style_definition,
+                       by=by, prompts=prompts)
     ranking, table = ranked.ranking, ranked.table
     records = ranking.to_records()
-    text = json.dumps(records, indent=2)
     if output is not None:
-        write_text_atomic(output, text + "\n")
+        write_ranking(output, ranked)
     if as_json:
-        typer.echo(text)
+        typer.echo(ranking_json(ranked))
         err = Console(stderr=True)
         for line in [*ranking_info_lines(ranking)[1:], report_line(table.report)]:
             say(err, line)
     else:
-        render_table(ranking, records, table.report, Console(width=None if sys.stdout.isatty() else 120))
+        console = Console(width=None if sys.stdout.isatty() else 120)
+        if ranked.grouped is not None:
+            render_groups(ranked.grouped, console)
+        render_table(ranking, records, table.report, console)
 
 
 def agree_command(

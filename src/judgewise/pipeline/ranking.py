@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.tables import ReadReport, Table
@@ -25,11 +26,20 @@ class RankedFile:
 
     ranking: object
     table: Table
+    grouped: object = None  # judgewise.ratings.grouped.GroupedRanking with --by (``ranking`` is its overall)
 
     @property
     def report(self) -> ReadReport:
         """The read report (rows read, used, skipped and why)."""
         return self.table.report
+
+    def to_json(self):
+        """What ``rank --json`` prints: the records list, or with ``--by`` the dict of groups and overall."""
+        return self.grouped.to_dict() if self.grouped is not None else self.ranking.to_records()
+
+    def to_frame(self):
+        """One row per model (per group and model with ``--by``, a ``group`` column first)."""
+        return self.grouped.to_frame() if self.grouped is not None else self.ranking.to_frame()
 
 
 def check_rank_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:
@@ -61,12 +71,13 @@ def note_unused(ranking, report: ReadReport) -> None:
                                          f"{ranking.info.get('anchor')} (win rate uses only those)")
 
 
-def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anchor: str | None = None,
-              style_control: bool = False, bootstrap: int = 0, bootstrap_unit: str = "prompt", seed: int = 0,
-              ci_level: float = 0.95, skip_invalid: bool = False, judge: str | None = None,
-              pool_judges: bool = False, l2: float | None = None, lc_difficulty: Path | None = None,
-              lc_weights: Path | None = None, weighting: str | None = None, baseline: str | None = None,
-              arena_hard_config: Path | None = None, style_definition: str | None = None) -> RankedFile:
+def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | None = None,
+              anchor: str | None = None, style_control: bool = False, bootstrap: int = 0,
+              bootstrap_unit: str = "prompt", seed: int = 0, ci_level: float = 0.95, skip_invalid: bool = False,
+              judge: str | None = None, pool_judges: bool = False, l2: float | None = None,
+              lc_difficulty: Path | None = None, lc_weights: Path | None = None, weighting: str | None = None,
+              baseline: str | None = None, arena_hard_config: Path | None = None,
+              style_definition: str | None = None, by: str | None = None, prompts: Path | None = None) -> RankedFile:
     """Read ``path`` (any format or a judging store) and rank its models with :func:`judgewise.ratings.rank`.
 
     Parameters
@@ -97,6 +108,12 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
     style_definition : str, optional
         ``"arena-hard"`` or ``"judgewise"`` (``ratings.features``); default: the input's (Arena-Hard games:
         ``arena-hard``), else ``judgewise``.
+    by : str, optional
+        Also rank each group of rows sharing a value of this column (of the judgments or of their prompts:
+        :mod:`judgewise.pipeline.grouping`) with the same method and intervals; ``RankedFile.grouped`` holds the
+        groups, ``ranking`` stays the overall leaderboard.
+    prompts : Path, optional
+        A prompts table (``prompt_id``/``question_id``/``uid`` + columns) where ``by`` is looked up first.
 
     Returns
     -------
@@ -121,7 +138,7 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
     grades = read_grades(path, format=format, skip_invalid=skip_invalid, only_grades=method != MEAN_SCORE)
     if grades is not None or method == MEAN_SCORE:
         return rank_grades(path, grades, method, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
-                           ci_level=ci_level, judge=judge, pool_judges=pool_judges)
+                           ci_level=ci_level, judge=judge, pool_judges=pool_judges, by=by, prompts=prompts)
     options = {"baseline": baseline, "config": read_arena_hard_config(arena_hard_config)}
     frame, table = read_rated(path, format=format, skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges,
                               options=options)
@@ -136,16 +153,54 @@ def rank_path(path: Path, method: str = "bt", *, format: str | None = None, anch
     opts = {"l2": l2} if l2 is not None else {}
     if style_control:
         opts["style_definition"] = style_definition or table.extras.get("style_definition") or "judgewise"
-    ranking = rank(frame, method, anchor=anchor, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
-                   seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
-                   responses=responses.frame if responses is not None else None,
-                   weighting=resolve_weighting(weighting, table), **opts, **lc_opts)
-    note_unused(ranking, table.report)
+    weights, anchor_of = resolve_weighting(weighting, table), {"anchor": anchor, "overall": True}
+
+    def fit(rows):  # the overall first, then each --by group
+        pinned = anchor_of["anchor"] or own_anchor(rows, table)
+        ranking = rank(rows, method, anchor=pinned, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
+                       seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
+                       responses=responses.frame if responses is not None else None, weighting=weights, **opts,
+                       **lc_opts)
+        if anchor_of.pop("overall", False):  # groups: the anchor the overall detected (win rate)
+            anchor_of["anchor"] = anchor_of["anchor"] or ranking.info.get("anchor")
+        return ranking
+
+    ranked = rank_rows(frame, table, fit, by, inputs=as_paths(path), prompts=prompts)
+    note_unused(ranked.ranking, table.report)
     if pool_judges:
         from judgewise.io.provenance import pooled_line
 
-        ranking.info["pooled_judges"] = pooled_line(frame)
-    return RankedFile(ranking, table)
+        ranked.ranking.info["pooled_judges"] = pooled_line(frame)
+    return ranked
+
+
+def own_anchor(rows, table: Table) -> str | None:
+    """The anchor an input that pins its anchor (Arena-Hard games: ``extras["pin_anchor"]``) has in ``rows``: the
+    baseline every row compares with. A ``--by`` group of a bench with one baseline per category (v2.0) is ranked
+    with its own baseline pinned, as that category's games alone would be."""
+    if not table.extras.get("pin_anchor"):
+        return None
+    from judgewise.io.schema import detect_anchor
+
+    return detect_anchor(rows["model_a"], rows["model_b"], prefer_b=True)
+
+
+def as_paths(path) -> list[Path]:
+    """One input path or several, as a list of Paths."""
+    return [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+
+
+def rank_rows(frame, table: Table, fit, by: str | None, *, inputs: list[Path], prompts: Path | None) -> RankedFile:
+    """``fit(frame)`` as a RankedFile; with ``by``, also ``fit`` on each group of rows sharing a value of ``by``
+    (:func:`judgewise.ratings.grouped.rank_groups`, groups found by :func:`judgewise.pipeline.grouping.group_values`).
+    """
+    if by is None:
+        return RankedFile(fit(frame), table)
+    from judgewise.pipeline.grouping import group_values
+    from judgewise.ratings.grouped import rank_groups
+
+    grouped = rank_groups(frame, group_values(frame, table, by, inputs=inputs, prompts=prompts), fit, by)
+    return RankedFile(grouped.overall, table, grouped)
 
 
 WEIGHTINGS = {"arena-hard": "arena_hard", "arena_hard": "arena_hard", "none": None}
@@ -174,7 +229,8 @@ MEAN_SCORE = "mean_score"  # pointwise grades' method (ratings.pointwise); not a
 
 
 def rank_grades(path: Path, grades: Table | None, method: str, *, bootstrap: int, bootstrap_unit: str, seed: int,
-                ci_level: float, judge: str | None, pool_judges: bool) -> RankedFile:
+                ci_level: float, judge: str | None, pool_judges: bool, by: str | None = None,
+                prompts: Path | None = None) -> RankedFile:
     """Rank pointwise grades (a ``judge.mode: single`` store, MT-bench ``*_single.jsonl``) by mean score with
     intervals over prompts (:func:`judgewise.ratings.pointwise.mean_scores`)."""
     if grades is None:
@@ -186,12 +242,15 @@ def rank_grades(path: Path, grades: Table | None, method: str, *, bootstrap: int
         raise ConfigError("pointwise grades are bootstrapped over prompts: use --bootstrap-unit prompt")
     from judgewise.ratings.pointwise import mean_scores
 
-    ranking = mean_scores(grades.frame, bootstrap=bootstrap, seed=seed, ci_level=ci_level, judge=judge,
-                          pool_judges=pool_judges)
+    def fit(rows):
+        return mean_scores(rows, bootstrap=bootstrap, seed=seed, ci_level=ci_level, judge=judge,
+                           pool_judges=pool_judges)
+
+    ranked = rank_rows(grades.frame, grades, fit, by, inputs=as_paths(path), prompts=prompts)
     from judgewise.io.provenance import note_dropped
 
-    note_dropped(grades.report, ranking.info["judge_rows_dropped"], judge)
-    return RankedFile(ranking, grades)
+    note_dropped(grades.report, ranked.ranking.info["judge_rows_dropped"], judge)
+    return ranked
 
 
 def agreement_of_files(a: Path, b: Path, key: str | None = None) -> dict:
