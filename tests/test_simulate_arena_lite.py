@@ -47,3 +47,30 @@ def test_binary_insertion_does_not_flag_a_tie_where_the_newcomer_never_played():
     assert played == [1, 1, 1, 1]
     assert run.info["tie"] is False and run.info["prompts_exhausted"] is True
     assert run.info["position"] == 2  # below L1, which it lost to; never compared with L2
+
+
+def test_judge_prints_the_designs_own_information_in_text_and_json(tmp_path):
+    import json
+
+    import yaml
+
+    from tests.conftest import run_cli
+    from tests.test_run_config import _simulated_pool
+
+    cfg = {**_simulated_pool(tmp_path, 5, 12), "design": {"name": "tournament"}}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    res = run_cli("judge", "--config", tmp_path / "t.yaml", "--no-progress", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    counts = out["design_info"]["champion_counts"]
+    assert set(counts) == {f"m{i}" for i in range(5)} and sum(counts.values()) == 12  # one champion per prompt
+    assert out["games"] == 2 * (5 - 1) * 12  # (n − 1)·|X| comparisons, each in both orders by default
+    ins = {**_simulated_pool(tmp_path, 5, 12), "store": str(tmp_path / "i.sqlite"),
+           "design": {"name": "insert-binary", "leaderboard": ["m4", "m3", "m2", "m1"], "new_model": "m0"}}
+    (tmp_path / "i.yaml").write_text(yaml.safe_dump(ins), encoding="utf-8")
+    text = run_cli("judge", "--config", tmp_path / "i.yaml", "--no-progress", cwd=tmp_path)
+    data = json.loads(run_cli("judge", "--config", tmp_path / "i.yaml", "--no-progress", "--json",
+                              cwd=tmp_path).stdout)
+    probes = data["design_info"]["probes"]
+    assert probes and all({"against", "wins", "matches"} <= set(p) for p in probes)
+    assert sum(line.strip().startswith("probe ") for line in text.stdout.splitlines()) == len(probes)

@@ -177,9 +177,25 @@ def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_
         return JudgeOutcome(plan)
     verdicts = EngineVerdicts(job.pool, job.judge, store, cfg.run_options())
     run = design.run(job.models, job.pool.prompt_ids, verdicts, np.random.default_rng(seed))
-    info = {k: v for k, v in run.info.items() if isinstance(v, (int, float, str, bool, type(None)))}
-    summary = {**verdicts.summary(), "design": name, "design_info": info}
+    summary = {**verdicts.summary(), "design": name, "design_info": design_info(run.info, run.pairs.models)}
     return JudgeOutcome(plan, summary, verdicts.judgments(), verdicts.skipped)
+
+
+def design_info(info: dict, models: list[str]) -> dict:
+    """A design run's own information, JSON-ready (printed by ``judge`` in text and JSON): scalars as they are,
+    insertion probes as a list, the tournament's champion counts per model (Arena-lite Alg. 1), an adaptive
+    run's trajectory as its number of fits (the θ vectors stay in the library result)."""
+    out = {}
+    for key, value in info.items():
+        if key == "champion_counts":
+            out[key] = {m: int(c) for m, c in zip(models, np.asarray(value).tolist())}
+        elif key == "trajectory":
+            out["fits"] = len(value)
+        elif isinstance(value, np.ndarray):
+            out[key] = value.tolist()
+        elif isinstance(value, (int, float, str, bool, type(None), list, dict)):
+            out[key] = value
+    return out
 
 
 def _rounds_estimate(job: Job, store: JudgmentStore, comparisons: int, games: int) -> Estimate:

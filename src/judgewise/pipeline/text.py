@@ -56,13 +56,22 @@ def grading_lines(s: dict, output: str | None) -> list[str]:
 
 
 def placement_lines(info: dict) -> list[str]:
-    """Where an insertion design placed the new model (empty for other designs)."""
+    """A multi-round design's own information: where an insertion design placed the new model and each probe,
+    or how often each model won a tournament bracket (empty for other designs)."""
+    if info.get("champion_counts"):
+        counts = sorted(info["champion_counts"].items(), key=lambda kv: -kv[1])
+        return ["tournament champions (brackets won, one bracket per prompt; Arena-lite Alg. 1): "
+                + ", ".join(f"{m} {c}" for m, c in counts)]
     if not info.get("new_model") or "rank" not in info:
         return []
     how = (f"{info['win_rate']:.1%} against the anchor {info['anchor']}, Elo {info['elo']:,.0f}"
            if info.get("anchor") else f"{info.get('n_probes', 0)} binary-search probes"
-           + (", tied at the last probe" if info.get("tie") else ""))
-    return [f"placement: {info['new_model']} enters the leaderboard at rank {info['rank']} ({how})"]
+           + (", tied at the last probe" if info.get("tie") else "")
+           + (", prompts ran out" if info.get("prompts_exhausted") else ""))
+    lines = [f"placement: {info['new_model']} enters the leaderboard at rank {info['rank']} ({how})"]
+    lines += [f"  probe {k}: vs {p['against']}: {p['wins']:g} of {p['matches']} won"
+              for k, p in enumerate(info.get("probes") or [], 1)]
+    return lines
 
 
 def add_model_lines(p: dict) -> list[str]:
