@@ -214,3 +214,24 @@ def test_echo_contrast_reports_the_papers_unpaired_wald_intervals_beside_the_pai
         assert res.wald[name]["estimate"] == pytest.approx(p1 - p2, abs=1e-12)
         assert res.wald[name]["ci_high"] - res.wald[name]["estimate"] == pytest.approx(half, abs=1e-12)
     assert res.contrast == pytest.approx(y["echo_a"].mean() - y["echo_b"].mean(), abs=1e-12)  # paper's sign
+
+
+def test_echo_test_runs_the_intervention_from_a_run_config(tmp_path):
+    import json
+
+    import yaml
+
+    from tests.conftest import run_cli
+    from tests.test_run_config import _simulated_pool
+
+    cfg = {**_simulated_pool(tmp_path, 4, 5), "design": {"name": "all_pairs"}}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    res = run_cli("echo-test", "--config", tmp_path / "run.yaml", "--bootstrap", "200", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["n_base"] == 6 * 5 and out["games"] == 6 * 5 * 3 * 2 and out["echo_text"] == "paper"
+    p = {c: out["p_a"][c]["estimate"] for c in ("original", "echo_a", "echo_b")}
+    assert out["wald"]["+1 vs -1"]["estimate"] == pytest.approx(p["echo_a"] - p["echo_b"], abs=1e-12)
+    assert out["contrast"] == pytest.approx(p["echo_a"] - p["echo_b"], abs=1e-12)  # both orders of every pair
+    text = run_cli("echo-test", "--config", tmp_path / "run.yaml", "--bootstrap", "200", cwd=tmp_path)
+    assert "95% Wald (paper)" in text.stdout and "paired bootstrap" in text.stdout

@@ -207,7 +207,49 @@ def _ridge(text: str) -> float | None:
         raise ConfigError(f"--bt-l2 must be a number >= 0 or auto, got {text!r}") from None
 
 
+def echo_test_command(
+    config: Path = typer.Option(..., "--config", "-c", help="Run config: responses, judge, store; its design's "
+                                                         "comparisons are the base pairs."),
+    echo_text: str = typer.Option("paper", "--echo-text", help="paper = the question and the full answer "
+                                  "appended three times (the CLB code); final-answer = 'Question: …/Answer: <final "
+                                  "answer line>' blocks."),
+    times: int = typer.Option(3, "--times", help="How many echo blocks are appended (the paper: 3)."),
+    limit: int = typer.Option(None, "--limit", help="Use the first N base pairs (the paper: 500)."),
+    include_echoing: bool = typer.Option(False, "--include-echoing", help="Also use base pairs where a response "
+                                         "echoes already (the paper keeps pairs where neither does)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", help="Rounds of the paired bootstrap over base pairs."),
+    seed: int = typer.Option(0, "--seed"),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Echo intervention (Correct-looks-better App. F.2): judge each pair as is, with echo appended to A, and to
+    B; report P(A wins) per condition and the contrast P(A | echo on A) − P(A | echo on B) (the paper's sign) with
+    the paper's unpaired Wald intervals beside judgewise's paired bootstrap."""
+    from judgewise.pipeline.diagnosis import echo_intervention_of_config
+
+    res, run = echo_intervention_of_config(config, text=echo_text, times=times, skip_echoing=not include_echoing,
+                                           limit=limit, bootstrap=bootstrap, seed=seed)
+    if as_json:
+        typer.echo(json.dumps({**res.as_dict(), "games": run.n_games, "echo_text": echo_text, "times": times},
+                              indent=2, default=str))
+        return
+    console = _console()
+    rows = [[c, fmt_num(res.p_a[c].estimate), f"[{fmt_num(res.p_a[c].ci_low)}, {fmt_num(res.p_a[c].ci_high)}]",
+             f"[{fmt_num(res.wald[c]['ci_low'])}, {fmt_num(res.wald[c]['ci_high'])}]", f"{res.wald[c]['n']:,}"]
+            for c in ("original", "echo_a", "echo_b")]
+    print_table(console, f"echo intervention · P(A wins) per condition ({res.n_base:,} base pairs, {run.n_games:,} "
+                         f"games, echo text: {echo_text} ×{times})",
+                [("condition", "left"), ("P(A wins)", "right"), ("95% Wilson", "right"), ("95% Wald (paper)", "right"),
+                 ("n", "right")], rows)
+    for name in ("+1 vs 0", "-1 vs 0", "+1 vs -1"):
+        w = res.wald[name]
+        say(console, f"contrast echo={name}: {w['estimate']:+.3f}, 95% Wald [{w['ci_low']:+.3f}, {w['ci_high']:+.3f}]")
+    say(console, f"paired contrast P(A | echo on A) − P(A | echo on B) = {res.contrast:+.3f}, 95% paired bootstrap "
+                 f"[{res.ci_low:+.3f}, {res.ci_high:+.3f}] over {res.n_base:,} base pairs (CLB: −0.52 for o3 on "
+                 "non-discriminative BBH pairs)")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``diagnose`` and ``accuracy`` to the app."""
+    """Add ``diagnose``, ``accuracy`` and ``echo-test`` to the app."""
     app.command("diagnose")(diagnose_command)
     app.command("accuracy")(accuracy_command)
+    app.command("echo-test")(echo_test_command)

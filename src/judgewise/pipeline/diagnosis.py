@@ -167,3 +167,39 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     result = _with_file(accuracy_alignment, direct or correctness, frame, corr, grades, methods=list(methods),
                         bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters or {}, **settings)
     return result, table
+
+
+def echo_intervention_of_config(config, *, text: str = "paper", times: int = 3, skip_echoing: bool = True,
+                                limit: int | None = None, bootstrap: int = 2000, seed: int = 0):
+    """CLB App. F.2's echo intervention on a run config's comparisons, through its judge and into its store
+    (:func:`judgewise.analysis.echo_intervention.run_echo_intervention`; the conditions' prompt ids are tagged
+    ``<id>::<condition>``, so they never collide with the run's own games).
+
+    Parameters
+    ----------
+    config : path or dict
+        A run config (responses, judge, store; the design's comparisons are the base pairs).
+    text, times : str, int
+        The echo appended (:data:`~judgewise.analysis.echo_intervention.ECHO_TEXTS`, default the paper's) and
+        how often.
+    skip_echoing : bool
+        Keep only base pairs where neither response echoes already (the paper's baseline pairs).
+    limit : int, optional
+        Use the first ``limit`` base comparisons (the paper used 500 pairs per condition).
+    bootstrap, seed
+        Rounds and seed of the paired bootstrap.
+
+    Returns
+    -------
+    (EchoIntervention, RunResult)
+    """
+    from judgewise.analysis.echo_intervention import run_echo_intervention
+    from judgewise.pipeline.job import build_job
+
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be ≥ 1, got {limit}")
+    job = build_job(config)
+    base = job.comparisons[:limit] if limit else job.comparisons
+    options = {k: v for k, v in job.config.run_options().items() if k != "seed"}
+    return run_echo_intervention(base, job.judge, job.config.store, times=times, text=text,
+                                 skip_echoing=skip_echoing, bootstrap=bootstrap, seed=seed, **options)
