@@ -84,7 +84,7 @@ def check_identifiable(pc: PairCounts, models: list[str], l2: float = 0.0) -> No
     if groups is not None:
         raise RatingError(f"the Bradley–Terry MLE is infinite: some models won (or lost) every comparison "
                           f"against the rest (groups that never lost/won across: {groups}). Pass l2 > 0 "
-                          f"(e.g. --l2 0.01), or leave l2 unset for the default weak prior.")
+                          f"(e.g. --l2 0.01 on rank/report, --bt-l2 0.01 on accuracy), or leave l2 unset for the default weak prior.")
 
 
 def choose_l2(pc: PairCounts, models: list[str], l2: float | None) -> tuple[float, str | None]:
