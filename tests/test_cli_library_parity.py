@@ -193,19 +193,6 @@ def test_anchors_cli_prints_the_library_reports(tmp_path, capsys):
     assert printed["anchors"][0] == json.loads(json_text(direct))
 
 
-def test_demo_first_shown_win_rate_is_the_position_bias_definition():
-    from judgewise.analysis.bias import first_shown_outcome
-    from judgewise.pipeline.demo import first_shown_win_rate
-
-    frame = pd.DataFrame({"model_a": ["a", "a", "b", "b", "a"], "model_b": ["b", "b", "a", "a", "b"],
-                          "first": ["a", "b", "b", "a", "a"], "outcome": [1.0, 1.0, 1.0, 0.5, np.nan],
-                          "status": ["ok", "ok", "ok", "ok", "failed"]})
-    # first shown wins: row 0 (a first, a won), row 1 (b first, a won: no), row 2 (b first, b won), row 3 tie
-    assert first_shown_win_rate(frame) == pytest.approx(2 / 4)
-    judged = frame.iloc[:4]
-    assert first_shown_win_rate(frame) == pytest.approx(float((first_shown_outcome(judged) == 1.0).mean()))
-
-
 @pytest.mark.parametrize("value, digits, grouping, text", [
     (None, 3, False, "—"), (math.nan, 3, False, "—"), (0.12345, 3, False, "0.123"), (1544.456, 1, False, "1544.5"),
     (1544.456, 2, True, "1,544.46"), (1000.0, 2, True, "1,000.00"), (676, 0, True, "676"), (12.0, 0, True, "12"),

@@ -404,3 +404,47 @@ def test_an_anchor_design_accepts_several_anchors_from_a_run_config(tmp_path):
     cfg = {**_simulated_pool(tmp_path, 4, 2), "design": {"name": "anchor", "anchors": ["m1", "m2"]}}
     job = build_job(cfg)
     assert len(job.comparisons) == 2 * 5 and all(c.model_b in ("m1", "m2") for c in job.comparisons)
+
+
+# -- prompt_ids: the prompts a run judges, by id ---------------------------------------------------------------
+def test_prompt_ids_choose_the_prompts_judged_before_max_prompts(tmp_path):
+    write_responses(tmp_path, 5, ["m1", "m2", "m3"])
+    base = {"responses": str(tmp_path / "responses.jsonl"), "judge": SIMULATED, "store": str(tmp_path / "s.sqlite")}
+    job = build_job({**base, "prompt_ids": ["p4", "p1", "p3"]})
+    assert sorted({c.prompt_id for c in job.comparisons}) == ["p1", "p3", "p4"]
+    assert len(job.comparisons) == 3 * 3  # 3 pairs of 3 models on each
+    job = build_job({**base, "prompt_ids": ["p4", "p1", "p3"], "max_prompts": 2})
+    assert sorted({c.prompt_id for c in job.comparisons}) == ["p1", "p3"]  # the first 2 of the ids, sorted
+
+
+def test_prompt_ids_given_as_numbers_are_read_as_the_ids_the_readers_hold(tmp_path):
+    rows = [{"prompt_id": p, "model": m, "text": f"{m} on {p}", "instruction": f"q{p}"} for p in (81, 82, 83)
+            for m in ("m1", "m2")]
+    pd.DataFrame(rows).to_json(tmp_path / "r.jsonl", orient="records", lines=True)
+    job = build_job({"responses": str(tmp_path / "r.jsonl"), "judge": SIMULATED, "prompt_ids": [83, 81],
+                     "store": str(tmp_path / "s.sqlite")})
+    assert sorted({c.prompt_id for c in job.comparisons}) == ["81", "83"]
+
+
+@pytest.mark.parametrize("ids, needle", [
+    ([], "<dict>: prompt_ids"), ("p1", "<dict>: prompt_ids"), (["p1", "p1"], '"p1" is listed more than once'),
+    ([True], "<dict>: prompt_ids[0]"), ([""], "<dict>: prompt_ids[0]")])
+def test_malformed_prompt_ids_are_refused_naming_the_key(ids, needle):
+    assert needle in _config_error({**BASE, "prompt_ids": ids})
+
+
+def test_prompt_ids_without_responses_are_refused_naming_them(tmp_path):
+    path = _write(tmp_path, {"prompt_ids": ["p0", "p9", "P1"]})
+    with pytest.raises(ConfigError) as info:
+        build_job(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: prompt_ids ['P1', 'p9'] (2 of 3)") and "p0" in message  # ids there
+
+
+def test_the_local_backend_takes_n_threads_and_no_other_backend_does():
+    cfg = load_config({**BASE, "judge": {"backend": "local", "n_threads": 2}})
+    assert cfg.judge["n_threads"] == 2
+    assert _config_error({**BASE, "judge": {"backend": "local", "n_threads": 0}}).startswith(
+        "<dict>: judge.n_threads = 0")
+    assert "not an option of the \"simulated\" backend" in _config_error(
+        {**BASE, "judge": {**SIMULATED, "n_threads": 2}})

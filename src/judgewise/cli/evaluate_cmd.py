@@ -43,7 +43,7 @@ def _progress_bar(total: int):
     return bar, update
 
 
-def _print_ranking(result) -> None:
+def _print_ranking(result, out: Console) -> None:
     """The ranking with its intervals and CI-aware ranks, one table."""
     level = f"{result.ranking.ci_level * 100:g}%"
     rows = []
@@ -56,6 +56,38 @@ def _print_ranking(result) -> None:
     print_table(out, plain(f"judgewise evaluate · design {result.design} · Bradley–Terry (Elo scale)"),
                 [("rank", "right"), ("model", "left"), ("score", "right"), (f"{level} CI", "right"), ("n", "right")],
                 rows, no_wrap=True)
+
+
+def run_evaluation(cfg, *, show_progress: bool, bootstrap: int, run=None):
+    """``run`` (default :func:`judgewise.evaluate`; ``add_model`` with its options bound) on a loaded config,
+    with the progress bar (stderr) when ``show_progress``."""
+    from judgewise.pipeline.evaluate import evaluate
+
+    run = run or evaluate
+    if not show_progress:
+        return run(cfg, bootstrap=bootstrap)
+    bar, update = _progress_bar(1)
+    with bar:
+        return run(cfg, progress=update, bootstrap=bootstrap)
+
+
+def print_result(result, seed: int, console: Console | None = None) -> None:
+    """What ``judgewise evaluate`` prints (on ``console``, default stdout): the design and why, the placement of an
+    added model, the ranking with its intervals, the trust block. ``seed``: the config's, shown when the ranking
+    has no bootstrap."""
+    from judgewise.pipeline.text import add_model_lines, trust_lines
+
+    console = console or out
+    for reason in result.reasons:
+        say(console, f"design {result.design}: {reason}")
+    for line in add_model_lines(result.placement) if result.placement else []:
+        say(console, line)
+    _print_ranking(result, console)
+    boot = result.ranking.info.get("bootstrap") or {}
+    say(console, f"95% intervals: percentile bootstrap, {boot.get('rounds', 0)} rounds over prompts (seed "
+                 f"{boot.get('seed', seed)}); rank = 1 + models whose lower bound exceeds this upper bound")
+    for line in trust_lines(result):
+        say(console, line)
 
 
 def evaluate_command(
@@ -78,21 +110,14 @@ def evaluate_command(
     --add-model NEW, place NEW into the stored leaderboard."""
     from judgewise.pipeline import load_with_overrides
     from judgewise.pipeline.add_model import add_model as place
-    from judgewise.pipeline.evaluate import evaluate
-    from judgewise.pipeline.text import add_model_lines, trust_lines
 
     quiet_http_logs()
     cfg = load_with_overrides(config, store=store, max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
     show = (progress if progress is not None else err.is_terminal) and not as_json
     if add_model is None and (insertion or anchor):
         raise typer.BadParameter("--insertion / --anchor choose how --add-model places a model; give --add-model")
-    run = evaluate if add_model is None else partial(place, new_model=add_model, insertion=insertion, anchor=anchor)
-    if show:
-        bar, update = _progress_bar(1)
-        with bar:
-            result = run(cfg, progress=update, bootstrap=bootstrap)
-    else:
-        result = run(cfg, bootstrap=bootstrap)
+    run = None if add_model is None else partial(place, new_model=add_model, insertion=insertion, anchor=anchor)
+    result = run_evaluation(cfg, show_progress=show, bootstrap=bootstrap, run=run)
     if report is not None:
         from judgewise.report import write_report
 
@@ -101,16 +126,7 @@ def evaluate_command(
     if as_json:
         print(json_text(result.as_dict()))
         return
-    for reason in result.reasons:
-        say(out, f"design {result.design}: {reason}")
-    for line in add_model_lines(result.placement) if result.placement else []:
-        say(out, line)
-    _print_ranking(result)
-    boot = result.ranking.info.get("bootstrap") or {}
-    say(out, f"95% intervals: percentile bootstrap, {boot.get('rounds', 0)} rounds over prompts (seed "
-             f"{boot.get('seed', cfg.seed)}); rank = 1 + models whose lower bound exceeds this upper bound")
-    for line in trust_lines(result):
-        say(out, line)
+    print_result(result, cfg.seed)
 
 
 def register(app: typer.Typer) -> None:

@@ -165,6 +165,11 @@ def _distinct(values: list) -> list:
     return values
 
 
+def _prompt_ids(values: list) -> list[str]:
+    """Prompt ids as the readers hold them (strings; MT-bench's 81 is "81"), each listed once."""
+    return _distinct([str(v) for v in values])
+
+
 def _path_or_table(value):
     import pandas as pd
 
@@ -272,6 +277,7 @@ class JudgeSection(_Section):
     use_grammar: bool = None
     max_tokens: Annotated[int, Field(ge=1, le=1_000_000, description="an integer >= 1")] = None
     model_path: PathText = None
+    n_threads: Annotated[int, Field(ge=1, le=1024, description="an integer >= 1 (CPU threads)")] = None
     ratings: Annotated[dict[str, Real], Field(min_length=1, description="a mapping model → Elo")] = None
     p_judge: Share = None
     judgments: PathText = None
@@ -331,6 +337,8 @@ class RunSchema(_Section):
     models: Annotated[list[Name], Field(min_length=2, description="a list of at least 2 model names"),
                       AfterValidator(_distinct)] = None
     max_prompts: Annotated[int, Field(ge=1, description="an integer >= 1")] = None
+    prompt_ids: Annotated[list[Name | int], Field(min_length=1, description="a list of prompt ids"),
+                          AfterValidator(_prompt_ids)] = None
     design: Annotated[dict[str, Any], BeforeValidator(_design_mapping),
                       Field(description="a design name or a mapping {name: ..., options}")] = None  # options: pipeline
     orders: Literal["both", "one"] = None
@@ -349,7 +357,8 @@ _ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
 BACKEND_KEYS: dict[str, set[str]] = {
     "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
                "top_logprobs", "prices", "spread", "use_grammar", "max_tokens", "mode", *_ESTIMATES},
-    "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", "mode", *_ESTIMATES},
+    "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", "n_threads", "mode",
+              *_ESTIMATES},
     "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},
     "replay": {"backend", "name", "judgments", "recorded_judge"},
 }  # a backend added to JUDGE_BUILDERS by a user takes any key of the judge section

@@ -35,7 +35,7 @@ def _local_judge(cfg: dict) -> Judge:
                           "judge would run (no base_url); set backend: openai (base_url defaults to OpenAI's API) "
                           "or remove them")
     options = {k: cfg[k] for k in ("template", "use_grammar", "max_tokens") if k in cfg}  # else its defaults
-    return embedded_judge(model_path=cfg.get("model_path"), **options)
+    return embedded_judge(model_path=cfg.get("model_path"), n_threads=cfg.get("n_threads"), **options)
 
 
 def _simulated_judge(cfg: dict) -> Judge:

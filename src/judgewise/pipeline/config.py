@@ -7,7 +7,8 @@ Sections (only ``responses`` and ``judge`` are required)::
     references: reference_answer/gpt-4.jsonl  # optional: reference answers (per turn), shown where templates take one
     turns: all                          # multi-turn prompts: judge every turn (default for judge.mode single) or first
     models: [gpt-4o, llama-3-70b]       # optional subset (default: every model in responses)
-    max_prompts: 50                     # optional: the first N prompt ids (sorted)
+    prompt_ids: [q-17, q-42]            # optional: judge only these prompts (ids as in the responses)
+    max_prompts: 50                     # optional: the first N prompt ids (sorted; after prompt_ids)
     judge:
       backend: openai                   # openai | local | simulated | replay (pipeline.backends.JUDGE_BUILDERS)
       model: gpt-4o-mini
@@ -17,6 +18,7 @@ Sections (only ``responses`` and ``judge`` are required)::
       mode: pairwise                    # or single: grade each answer alone (default: the template's kind)
       params: {temperature: 0}
       prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}
+      # backend: local (the embedded Gemma 3 270M) takes template, use_grammar, max_tokens, model_path, n_threads
       # backend: simulated takes ratings: {model: elo}, p_judge, tie_rate, position_bias, length_bias, seed
     design: {name: all_pairs}           # or {name: anchor, anchor: gpt-4o}, {name: adaptive, budget: 500}, ...
     orders: both                        # or one (a seeded coin per prompt and pair)
@@ -69,6 +71,7 @@ class RunConfig:
     turns: str | None = None  # "all" | "first": which turns of multi-turn prompts are judged (default: mode's)
     models: list[str] | None = None
     max_prompts: int | None = None
+    prompt_ids: list[str] | None = None
     design: dict = field(default_factory=lambda: {"name": "all_pairs"})
     orders: str = "both"
     seed: int = 0
@@ -115,7 +118,8 @@ def load_config(source: str | Path | dict) -> RunConfig:
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
         references=_resolve(data.get("references"), base), turns=data.get("turns"),
-        judge=judge, models=data.get("models"), max_prompts=data.get("max_prompts"), design=dict(design),
+        judge=judge, models=data.get("models"), max_prompts=data.get("max_prompts"),
+        prompt_ids=data.get("prompt_ids"), design=dict(design),
         orders=data.get("orders", "both"), seed=data.get("seed", 0),
         store=str(_resolve(data["store"], base) if "store" in data else Path.cwd() / DEFAULT_STORE),
         limits=dict(data.get("limits", {})), budget=dict(data.get("budget", {})),

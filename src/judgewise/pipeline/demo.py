@@ -1,4 +1,5 @@
-"""The demo's steps as library calls: rank the shipped AlpacaEval slice, judge a tiny job offline, rank it.
+"""The demo's steps as library calls: rank the shipped AlpacaEval slice, write the run config of a tiny evaluation
+judged offline by the embedded judge (``judgewise evaluate`` runs it).
 
 Runs on embedded defaults only: the slice in ``examples/alpacaeval`` and the embedded Gemma 3 270M judge; nothing
 from ``../shared`` and no network. The judged verdicts come from a 270M-parameter model and are not meaningful.
@@ -6,24 +7,27 @@ from ``../shared`` and no network. The judged verdicts come from a 270M-paramete
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from judgewise.errors import ConfigError
 
 DEMO_MODELS = ("claude-2", "gpt-3.5-turbo-1106", "alpaca-7b", "falcon-7b-instruct")
-#: what the demo shows last: how to judge the same slice with a real model
+DEMO_TARGET = {"kendall_tau": 0.9}  # the tiny job's target: all pairs stop there or when every pair is judged
+#: what the demo shows last: how to evaluate the same slice with a real model
 REAL_JUDGE_HINT = """\
-To judge with a real model, write run.yaml and run `judgewise judge --config run.yaml`:
+To evaluate with a real model, write run.yaml and run `judgewise evaluate --config run.yaml`:
   responses: examples/alpacaeval
   models: [claude-2, gpt-3.5-turbo-1106, alpaca-7b, falcon-7b-instruct]
-  max_prompts: 50
+  max_prompts: 100
   judge: {model: gpt-4o-mini, base_url: https://api.openai.com/v1, api_key_env: OPENAI_API_KEY,
           template: arena_hard_5way}
-  design: {name: all_pairs}
+  design: auto
+  target: {kendall_tau: 0.9}
+  budget: {max_calls: 2000}
 (any OpenAI-compatible server works: vLLM, SGLang, llama.cpp's server, Ollama, a LiteLLM proxy — set base_url)"""
 
 
@@ -35,8 +39,8 @@ class DemoRun:
     out_dir: Path
     leaderboard: object = None        # Ranking of the slice (win rate vs the anchor, bootstrap CIs)
     slice_table: object = None        # the judgments Table read from the slice
-    judged: object = None             # Ranking of the tiny job (BT), or None when skipped
-    run: object = None                # judges.runner.RunResult of the tiny job
+    config_path: Path | None = None   # the tiny evaluation's run config, or None when judging was skipped
+    evaluation: object = None         # its pipeline.evaluate.EvaluateResult
     store_path: Path | None = None
     timings: dict = field(default_factory=dict)
 
@@ -74,23 +78,16 @@ def rank_slice(slice_path: Path, *, bootstrap: int = 1000, seed: int = 0):
     return ranking, table
 
 
-def pick_job(table, *, models: tuple[str, ...] = DEMO_MODELS, n_prompts: int = 8, max_chars: int = 700,
-             seed: int = 0) -> list:
-    """All-pairs comparisons of ``models`` on ``n_prompts`` instructions drawn (seeded) among those whose
-    instruction + longest response fit in ``max_chars`` characters (keeps the tiny judge quick).
+def pick_prompts(table, *, models: tuple[str, ...] = DEMO_MODELS, n_prompts: int = 8, max_chars: int = 700,
+                 seed: int = 0) -> list[str]:
+    """``n_prompts`` instruction ids drawn (seeded) among those every one of ``models`` answered and whose
+    instruction + longest response fit in ``max_chars`` characters (keeps the tiny judge quick); sorted.
 
     Parameters
     ----------
     table : Table
         The slice's judgments table (its ``extras["responses"]`` holds the texts).
-
-    Returns
-    -------
-    list of Comparison
     """
-    from judgewise.designs import design_triples
-    from judgewise.judges.pairs import build_comparisons, prompt_texts
-
     responses = table.extras["responses"].frame
     present = [m for m in models if m in set(responses["model"])]
     if len(present) < 2:
@@ -99,48 +96,41 @@ def pick_job(table, *, models: tuple[str, ...] = DEMO_MODELS, n_prompts: int = 8
     size = mine["text"].str.len() + mine["instruction"].fillna("").str.len()
     per_prompt = mine.assign(size=size).groupby("prompt_id").agg(size=("size", "max"), n=("model", "nunique"))
     eligible = sorted(per_prompt.index[(per_prompt["n"] == len(present)) & (per_prompt["size"] <= max_chars)])
+    if not eligible:
+        raise ConfigError(f"no instruction of the slice has responses of {present} within {max_chars} characters; "
+                          "raise --max-chars")
     rng = np.random.default_rng(seed)
-    chosen = sorted(rng.choice(eligible, size=min(n_prompts, len(eligible)), replace=False))
-    built = build_comparisons(mine, design_triples("all_pairs", present, chosen), prompt_texts(mine))
-    return built.comparisons
+    return sorted(str(p) for p in rng.choice(eligible, size=min(n_prompts, len(eligible)), replace=False))
 
 
-def judge_job(comparisons, store_path: Path, *, threads: int = 1, progress=None):
-    """Judge the comparisons in both orders with the embedded judge (its default template) into the store.
-
-    ``progress`` is :func:`judgewise.judges.runner.run_judging`'s callback. Returns its ``RunResult``.
-    """
-    from judgewise.judges.local_backend import embedded_judge
-    from judgewise.judges.runner import run_judging
-
-    judge = embedded_judge(n_threads=threads)
-    store_path.parent.mkdir(parents=True, exist_ok=True)
-    return run_judging(comparisons, judge, str(store_path), orders="both", concurrency=1, progress=progress)
-
-
-def _judged(judgments: pd.DataFrame) -> pd.DataFrame:
-    """The games of a run with a verdict: :func:`judgewise.io.schema.usable_mask` (failed games left out)."""
-    from judgewise.io.schema import usable_mask
-
-    return judgments[usable_mask(judgments)]
+def demo_config(slice_path: Path, out_dir: Path, prompt_ids: list[str], *, models: tuple[str, ...] = DEMO_MODELS,
+                threads: int | None = None, seed: int = 0) -> dict:
+    """The tiny evaluation's run config: the slice's ``models`` on ``prompt_ids``, all pairs in both orders,
+    judged by the embedded judge (``backend: local``) until :data:`DEMO_TARGET`, stored in
+    ``out_dir/judgments.sqlite``. Paths are relative to ``out_dir``, where the config is written."""
+    judge = {"backend": "local", **({"n_threads": int(threads)} if threads else {})}
+    return {"responses": _as_seen_from(Path(slice_path), Path(out_dir)),
+            "models": list(models), "prompt_ids": list(prompt_ids), "judge": judge,
+            "design": {"name": "all_pairs"}, "target": dict(DEMO_TARGET), "orders": "both", "seed": int(seed),
+            "store": "judgments.sqlite"}
 
 
-def rank_job(run, *, bootstrap: int = 1000, seed: int = 0):
-    """Bradley–Terry ranking of the judged games (failed games are counted, not ranked); None when none."""
-    from judgewise.ratings import rank
+def _as_seen_from(path: Path, folder: Path) -> str:
+    """``path`` as a config in ``folder`` names it: relative when both lie in the working folder (``make demo``:
+    ``../examples/alpacaeval`` from ``demo-output/``), so the folder can be moved with the checkout; else absolute."""
+    path, folder, here = path.resolve(), folder.resolve(), Path.cwd().resolve()
+    if path.is_relative_to(here) and folder.is_relative_to(here):
+        return Path(os.path.relpath(path, folder)).as_posix()
+    return path.as_posix()
 
-    ok = _judged(run.judgments)
-    return None if ok.empty else rank(ok, "bt", bootstrap=bootstrap, seed=seed)
 
+def write_demo_config(out_dir: Path, cfg: dict) -> Path:
+    """Write ``cfg`` (:func:`demo_config`) as ``out_dir/run.yaml``, validated; returns its path."""
+    from judgewise.pipeline.plan_config import write_run_config
 
-def first_shown_win_rate(judgments: pd.DataFrame) -> float:
-    """Share of judged games won outright by the response shown first (0.5 means no position bias); NaN when none.
-
-    The outcome in the first-shown view is :func:`judgewise.analysis.bias.first_shown_outcome`.
-    """
-    from judgewise.analysis.bias import first_shown_outcome
-
-    ok = _judged(judgments)
-    if ok.empty:
-        return float("nan")
-    return float((first_shown_outcome(ok) == 1.0).mean())
+    path = Path(out_dir) / "run.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = ("# written by `judgewise demo`: a tiny evaluation judged offline by the embedded judge (Gemma 3 270M;\n"
+              "# its verdicts are not meaningful). Rerun (every verdict is in the store, so 0 calls):\n"
+              f"#   judgewise evaluate --config {path}\n")
+    return write_run_config(path, cfg, header=header)

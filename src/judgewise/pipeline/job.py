@@ -74,7 +74,16 @@ def _read_prompts(source) -> pd.DataFrame:
 
 
 def _choose_prompts(cfg: RunConfig, responses: pd.DataFrame, models: list[str]) -> list[str]:
+    """The prompts judged: those the models answered, ``prompt_ids`` of them when given, the first
+    ``max_prompts``."""
     prompt_ids = sorted(responses.loc[responses["model"].isin(models), "prompt_id"].unique())
+    if cfg.prompt_ids is not None:
+        missing = sorted(set(cfg.prompt_ids) - set(prompt_ids))
+        if missing:
+            raise ConfigError(f"{cfg.source}: prompt_ids {missing[:5]} ({len(missing)} of {len(cfg.prompt_ids)}): "
+                              f"no responses of the models {models} to these prompts in {_name(cfg.responses)}; "
+                              f"ids there look like {prompt_ids[:3]}")
+        prompt_ids = sorted(cfg.prompt_ids)
     if cfg.max_prompts is not None:
         if isinstance(cfg.max_prompts, bool) or not isinstance(cfg.max_prompts, int) or cfg.max_prompts < 1:
             raise ConfigError(f"{cfg.source}: max_prompts: expected an integer >= 1, found {cfg.max_prompts!r}")

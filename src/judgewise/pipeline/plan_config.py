@@ -78,12 +78,14 @@ def plan_run_config(result, *, responses: str, anchor: str | None = None, judge:
     return {**cfg, "target": target} if target else cfg
 
 
-def write_run_config(path: Path, cfg: dict) -> Path:
-    """Validate ``cfg`` with the run schema (:func:`judgewise.pipeline.load_config`), then write it as YAML."""
+def write_run_config(path: Path, cfg: dict, header: str | None = None) -> Path:
+    """Validate ``cfg`` with the run schema (:func:`judgewise.pipeline.load_config`), then write it as YAML under
+    ``header`` (comment lines; default: how to use a config ``judgewise plan --write`` wrote)."""
     from judgewise.io.atomic import write_text_atomic
     from judgewise.pipeline.config import load_config
 
     load_config(cfg)
-    header = "# written by `judgewise plan --write`; edit judge: to point at your endpoint, then\n" \
-             "#   judgewise evaluate --config {0}   (or judgewise judge --config {0})\n".format(Path(path).name)
+    if header is None:
+        header = "# written by `judgewise plan --write`; edit judge: to point at your endpoint, then\n" \
+                 "#   judgewise evaluate --config {0}   (or judgewise judge --config {0})\n".format(Path(path).name)
     return write_text_atomic(path, header + yaml.safe_dump(cfg, sort_keys=False))
