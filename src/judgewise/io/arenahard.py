@@ -69,7 +69,8 @@ BATTLES_FILE = "battles.jsonl"
 def looks_like_battles(probe) -> bool:
     if probe.is_dir:  # an Arena-Hard data folder holding battles.jsonl (and perhaps model_answer/)
         return (probe.path / BATTLES_FILE).is_file()
-    return {"model_a", "model_b", "winner"} <= probe.keys and "outcome" not in probe.keys
+    keys = probe.keys  # a battle log lacking its winner column is still one (read_battles says what it lacks)
+    return {"model_a", "model_b"} <= keys and bool({"winner", "question_id"} & keys) and "outcome" not in keys
 
 
 def read_battles(path: str | Path, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
@@ -82,7 +83,19 @@ def read_battles(path: str | Path, *, skip_invalid: bool = False, kind: str | No
             table.extras["responses"] = read_answers(path, skip_invalid=skip_invalid)
         return table
     v = Validator(str(path), ReadReport(source=str(path), format="arenahard-battles"), skip_invalid)
-    records, rows = _records(path, v)
+    if path.suffix.lower() in COLUMNAR_SUFFIXES:  # large battle logs: pyarrow, chunk by chunk (io.battles)
+        from judgewise.io.battles import read_battles_columnar
+
+        return read_battles_columnar(path, v)
+    frame, rows = battle_frame(*_records(path, v), v)
+    return validate_table(frame, rows, "judgments", False, v)
+
+
+COLUMNAR_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".pq")
+
+
+def battle_frame(records: list[dict], rows: np.ndarray, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
+    """Battle records as raw judgment rows (``outcome`` from ``winner``), question id and winner checked."""
     frame = pd.DataFrame({
         "prompt_id": _prompt_ids(records),
         "model_a": [r.get("model_a", MISSING) for r in records],
@@ -94,7 +107,7 @@ def read_battles(path: str | Path, *, skip_invalid: bool = False, kind: str | No
     winner = Check("winner", "model_a, model_b, tie or tie (bothbad)", lambda f: f["outcome"].isna().to_numpy(),
                    lambda f, i, r: show(f["winner"].iloc[i]))
     frame, rows = v.apply(frame, rows, [text_field("prompt_id", "question_id"), winner])
-    return validate_table(frame.drop(columns=["winner"]), rows, "judgments", False, v)
+    return frame.drop(columns=["winner"]), rows
 
 
 def game_files(path: Path) -> list[Path]:

@@ -152,8 +152,8 @@ def coerce(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     return frame
 
 
-def validate_table(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bool, v: Validator) -> Table:
-    """Check, clean and type a raw frame as the canonical ``kind`` table; the report counts what was used."""
+def validate_rows(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bool, v: Validator) -> pd.DataFrame:
+    """Check, clean and type raw rows (a whole file, or one chunk of it) as the canonical ``kind`` table."""
     frame = _require_columns(frame.copy(), kind, tabular, v)
     if kind == "judgments":
         frame, rows = _drop_failed_judgments(frame, rows, v)
@@ -162,11 +162,21 @@ def validate_table(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bo
         frame = unmark_absent(frame)
     if kind == "responses":
         frame, rows = _pair_duplicates(frame, rows, v)
+    return coerce(frame, kind)
+
+
+def finish_table(frame: pd.DataFrame, kind: str, v: Validator) -> Table:
+    """The Table of validated rows; an error when no row is left (the report counts what was used)."""
     if not len(frame):
         raise v.error(f"no valid rows: all {v.report.rows_read} rows were skipped "
                       f"(first reason: {v.report.skipped_reasons[:1]})")
     v.report.rows_used = len(frame)
-    return Table(kind, coerce(frame, kind), v.report)
+    return Table(kind, frame, v.report)
+
+
+def validate_table(frame: pd.DataFrame, rows: np.ndarray, kind: str, tabular: bool, v: Validator) -> Table:
+    """Check, clean and type a raw frame as the canonical ``kind`` table; the report counts what was used."""
+    return finish_table(validate_rows(frame, rows, kind, tabular, v), kind, v)
 
 
 def _kind(columns, wanted: str | None, v: Validator) -> str:
@@ -181,7 +191,16 @@ def _kind(columns, wanted: str | None, v: Validator) -> str:
 
 def read_canonical(path: Path, container: str, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
     """Read a canonical table stored as ``container`` (jsonl, json, csv, parquet); which table is inferred from
-    the columns (``kind`` is used when the columns fit none)."""
+    the columns (``kind`` is used when the columns fit none). Judgments in JSONL or Parquet are read chunk by chunk
+    through :mod:`judgewise.io.columnar` (same table, same errors, a fraction of the time and memory)."""
+    if container in ("jsonl", "parquet") and kind in (None, "judgments"):
+        from judgewise.io.columnar import NotColumnar, read_canonical_columnar
+
+        v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
+        try:
+            return read_canonical_columnar(Path(path), container, v, kind)
+        except NotColumnar:  # another table, or columns the fast path does not carry: the row-by-row reader
+            pass
     v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
     frame, rows, tabular = CONTAINERS[container](Path(path), v)
     return validate_table(frame, rows, _kind(frame.columns, kind, v), tabular, v)

@@ -60,22 +60,24 @@ def parse_json(text: str, v: Validator, *, row: int | None = None, expected: str
         raise v.error(f"not valid JSON ({getattr(exc, 'msg', exc)}{where}); expected {expected}", row=row) from None
 
 
-def _jsonl_lines(data: bytes, v: Validator) -> list[tuple[int, str]]:
-    """Non-blank lines with their 1-based line numbers; a line with non-UTF-8 bytes is rejected."""
+def _jsonl_lines(data: bytes, v: Validator, first_line: int = 1) -> list[tuple[int, str]]:
+    """Non-blank lines with their 1-based line numbers (the first is ``first_line``: a chunk of a file starts
+    further in); a line with non-UTF-8 bytes is rejected."""
     raw_lines = data.split(b"\n")
+    encoding = "utf-8-sig" if first_line == 1 else "utf-8"  # a byte-order mark only opens a file
     try:
-        texts = data.decode("utf-8-sig").split("\n")
+        texts = data.decode(encoding).split("\n")
     except UnicodeDecodeError:
         texts = []
-        for number, raw in enumerate(raw_lines, start=1):
+        for number, raw in enumerate(raw_lines, start=first_line):
             try:
-                texts.append(raw.decode("utf-8-sig"))
+                texts.append(raw.decode(encoding))
             except UnicodeDecodeError as exc:
                 v.report.rows_read += 1
                 v.reject(f"byte 0x{raw[exc.start]:02x} at column {exc.start + 1} is not UTF-8; save the file as "
                          "UTF-8", row=number)
                 texts.append("")
-    return [(number, text) for number, text in enumerate(texts, start=1) if text.strip()]
+    return [(number, text) for number, text in enumerate(texts, start=first_line) if text.strip()]
 
 
 def _jsonl_fast(lines: list[tuple[int, str]]) -> list[dict] | None:
@@ -92,7 +94,12 @@ def _jsonl_fast(lines: list[tuple[int, str]]) -> list[dict] | None:
 
 def jsonl_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
     """One JSON object per non-blank line; a malformed line or a non-object is rejected with its line number."""
-    lines = _jsonl_lines(read_bytes(path, v), v)
+    return jsonl_bytes_records(read_bytes(path, v), v)
+
+
+def jsonl_bytes_records(data: bytes, v: Validator, first_line: int = 1) -> tuple[list[dict], np.ndarray]:
+    """:func:`jsonl_records` of JSONL bytes whose first line is line ``first_line`` of the file (a chunk)."""
+    lines = _jsonl_lines(data, v, first_line)
     v.report.rows_read += len(lines)
     records = _jsonl_fast(lines)  # fast path: one parse of the whole file; line by line to locate a problem
     if records is not None:

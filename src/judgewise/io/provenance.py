@@ -75,11 +75,28 @@ def _template_sha(key: str) -> str | None:
     return str(sha) if sha else None
 
 
+def _key_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's index into the sorted distinct judge keys, and those keys; a categorical ``judge`` column alone
+    (millions of rows read by ``io.columnar``) is keyed on its categories, not row by row."""
+    judge = frame["judge"] if "judge" in frame.columns else None
+    if judge is None or not isinstance(judge.dtype, pd.CategoricalDtype) or \
+            {"template", "judge_identity"} & set(frame.columns):
+        return pd.factorize(_row_keys(frame), sort=True)
+    per_category = np.append(_text(pd.Series(judge.cat.categories, dtype=object)).to_numpy(dtype=object), "")
+    codes = judge.cat.codes.to_numpy().astype(np.int64)
+    codes[codes < 0] = len(per_category) - 1  # a null judge: the key ""
+    used = np.flatnonzero(np.bincount(codes, minlength=len(per_category)))
+    key_of, keys = pd.factorize(per_category[used], sort=True)
+    lookup = np.full(len(per_category), -1, dtype=np.int64)
+    lookup[used] = key_of
+    return lookup[codes], keys
+
+
 def judge_groups(frame: pd.DataFrame) -> tuple[list[JudgeGroup], np.ndarray]:
     """The distinct judges of a judgments table (sorted by key) and each row's index into that list."""
     if len(frame) == 0:
         return [], np.zeros(0, dtype=np.int64)
-    codes, keys = pd.factorize(_row_keys(frame), sort=True)
+    codes, keys = _key_codes(frame)
     counts = np.bincount(codes, minlength=len(keys))
     keys = [str(k) for k in keys]
     names = [k.split("\x00")[0] for k in keys]

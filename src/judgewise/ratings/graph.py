@@ -32,8 +32,12 @@ def describe_components(groups: np.ndarray, n: int, models: list[str]) -> str:
 
 def require_connected(a: np.ndarray, b: np.ndarray, models: list[str]) -> None:
     """RatingError when the models of judgments ``a[i]`` vs ``b[i]`` do not form one connected comparison graph."""
+    m = len(models)
+    if m * m <= 20_000_000:  # millions of rows, few models: the distinct edges, counted densely (no sort)
+        edges = np.flatnonzero(np.bincount(np.asarray(a, np.int64) * m + b, minlength=m * m))
+        a, b = edges // m, edges % m
     keep = a != b
-    n, groups = components(a[keep], b[keep], len(models))
+    n, groups = components(a[keep], b[keep], m)
     if n > 1:
         raise RatingError(f"the comparison graph is disconnected into {n} components that were never compared "
                           f"with each other: {describe_components(groups, n, models)}. Scores across components "

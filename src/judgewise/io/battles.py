@@ -1,0 +1,90 @@
+"""Chatbot Arena / Arena-Hard battle logs at scale: JSONL or Parquet read chunk by chunk into a judgments table.
+
+The battles are ``{question_id (or uid), model_a, model_b, winner}`` (+ optional ``judge``; other fields are
+ignored), ``winner`` one of ``model_a``, ``model_b``, ``tie``, ``tie (bothbad)`` — FastChat's labels, both ties
+(:func:`judgewise.io.arenahard.winner_outcome`). Each chunk goes through :mod:`judgewise.io.columnar` (checks on
+distinct values, integer codes); a chunk that is not clean is read again by
+:func:`judgewise.io.arenahard.battle_frame`, so a bad battle gets the same message (file, row, field) as from
+the row-by-row reader. A Parquet file lacking a needed column is refused naming the columns it lacks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgewise.io.columnar import CodedChunk, distinct_pairs, mapped_numbers, name_codes, read_coded
+from judgewise.io.tables import Table
+
+COLUMNS = ["prompt_id", "model_a", "model_b", "judge", "outcome"]
+
+
+def _prompt_column(columns) -> str:
+    return "question_id" if "question_id" in columns or "uid" not in columns else "uid"
+
+
+def battle_chunk(table, *, json: bool) -> CodedChunk | None:
+    """A chunk of battles as codes, or None when it is not clean (read it row by row)."""
+    import pyarrow as pa
+
+    from judgewise.io.arenahard import UNKNOWN_JUDGE, winner_outcome
+
+    columns = table.column_names
+    if not {"model_a", "model_b", "winner", _prompt_column(columns)} <= set(columns):
+        return None
+    coded = CodedChunk()
+    for col, source in (("prompt_id", _prompt_column(columns)), ("model_a", "model_a"), ("model_b", "model_b")):
+        coded.names[col] = name_codes(table[source], json=json)
+        if coded.names[col] is None:
+            return None
+    if "judge" in columns:
+        coded.names["judge"] = name_codes(table["judge"], json=json)
+        if coded.names["judge"] is None:
+            return None
+    else:
+        coded.names["judge"] = (np.zeros(table.num_rows, dtype=np.int32), pa.array([UNKNOWN_JUDGE]))
+    if not (pa.types.is_string(table["winner"].type) or pa.types.is_large_string(table["winner"].type)):
+        return None
+    outcome = mapped_numbers(table["winner"], winner_outcome)
+    if outcome is None or not distinct_pairs(coded.names["model_a"], coded.names["model_b"]):
+        return None
+    coded.numbers["outcome"] = outcome
+    return coded
+
+
+def require_battle_columns(columns: list[str], v) -> None:
+    """A Parquet file's schema must hold the battle columns: an error naming the ones it lacks."""
+    from judgewise.io.schema import require_columns
+
+    needed = (_prompt_column(columns), "model_a", "model_b", "winner")
+    require_columns(pd.DataFrame(columns=columns), needed, file=v.file, what="the battles file")
+
+
+def read_battles_columnar(path: Path, v) -> Table:
+    """Battles from JSONL or Parquet (module doc) as a canonical judgments table; ``v`` raises or skips."""
+    from judgewise.io.arenahard import battle_frame
+    from judgewise.io.canonical import finish_table, validate_rows
+    from judgewise.io.chunks import jsonl_chunks, parquet_chunks, parquet_columns
+
+    parquet = path.suffix.lower() in (".parquet", ".pq")
+    if parquet:
+        columns = parquet_columns(path, v)
+        require_battle_columns(columns, v)
+        wanted = [c for c in ("question_id", "uid", "model_a", "model_b", "winner", "judge") if c in columns]
+        chunks = parquet_chunks(path, v, wanted)
+    else:
+        chunks = jsonl_chunks(path, v)
+
+    def careful(chunk) -> pd.DataFrame:
+        if parquet:
+            frame, rows = chunk.frame(v)
+            records = frame.astype(object).where(frame.notna(), None).to_dict("records")
+        else:
+            records, rows = chunk.records(v)
+        frame, rows = battle_frame(records, rows, v)
+        return validate_rows(frame, rows, "judgments", False, v)
+
+    frame = read_coded(chunks, lambda table: battle_chunk(table, json=not parquet), careful, v, COLUMNS)
+    return finish_table(frame, "judgments", v)

@@ -1,0 +1,121 @@
+"""Large files as a stream of chunks: JSONL in blocks of whole lines, Parquet in record batches, each parsed by pyarrow.
+
+A chunk offers its rows two ways: ``table()``, the columns as pyarrow parsed them (None when pyarrow cannot parse
+them, or when the rows it found are not the file's rows: an object split over two lines, two objects on one
+line), and the raw rows for the row-by-row readers of :mod:`judgewise.io.containers` (``records``/``frame``), with
+the rows numbered as in the whole file (JSONL: line number; Parquet: row index + 1). Only one chunk is in memory
+at a time.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgewise.io.containers import jsonl_bytes_records
+from judgewise.io.validate import Validator
+
+CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
+CHUNK_ROWS = 1 << 20  # Parquet rows per chunk
+BLANK_INSIDE = re.compile(rb"\n[ \t\r]*\n")  # starts with a literal: scans at memchr speed
+
+
+def _nonblank_lines(data: bytes) -> int:
+    """How many lines of ``data`` hold something other than whitespace."""
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    first, last = data[:data.find(b"\n")], data[data.rfind(b"\n", 0, len(data) - 1) + 1:]
+    if first.strip() and last.strip() and BLANK_INSIDE.search(data) is None:
+        return lines
+    return sum(1 for line in data.split(b"\n") if line.strip())
+
+
+class JsonlChunk:
+    """Whole lines of a JSONL file; ``first_line`` is the file's line number of the first."""
+
+    def __init__(self, data: bytes, first_line: int):
+        self.data, self.first_line = data, first_line
+
+    def table(self):
+        """The lines as columns, or None when they are not exactly one valid UTF-8 JSON object per line."""
+        import pyarrow as pa
+        import pyarrow.json as pj
+
+        try:
+            self.data.decode("utf-8")  # pyarrow lets invalid UTF-8 through
+            table = pj.read_json(io.BytesIO(self.data), read_options=pj.ReadOptions(block_size=1 << 24))
+        except (UnicodeDecodeError, pa.ArrowException):
+            return None
+        return table if table.num_rows == _nonblank_lines(self.data) else None
+
+    def records(self, v: Validator) -> tuple[list[dict], np.ndarray]:
+        """The lines parsed one by one (bad lines rejected or skipped by ``v``, counted as read)."""
+        return jsonl_bytes_records(self.data, v, self.first_line)
+
+
+def jsonl_chunks(path: Path, v: Validator, chunk_bytes: int = CHUNK_BYTES) -> Iterator[JsonlChunk]:
+    """The file's lines in chunks of about ``chunk_bytes``; an unreadable or empty file is an error naming it."""
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise v.error(f"cannot read the file ({exc.strerror or exc})") from None
+    with fh:
+        line, seen = 1, False
+        while block := fh.read(chunk_bytes):
+            if not block.endswith(b"\n"):
+                block += fh.readline()  # whole lines only
+            if not block.isspace():
+                seen = True
+                yield JsonlChunk(block, line)
+            line += block.count(b"\n")
+    if not seen:
+        raise v.error("the file is empty: expected at least one row of data")
+
+
+class ParquetChunk:
+    """A record batch of a Parquet file; ``first_row`` is the file's row number of its first row."""
+
+    def __init__(self, table, first_row: int):
+        self._table, self.first_row = table, first_row
+
+    def table(self):
+        return self._table
+
+    def frame(self, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
+        """The batch as pandas (as the whole-file reader makes it), counted as read."""
+        v.report.rows_read += self._table.num_rows
+        rows = np.arange(self.first_row, self.first_row + self._table.num_rows, dtype=np.int64)
+        return self._table.to_pandas(), rows
+
+
+def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
+                   chunk_rows: int = CHUNK_ROWS) -> Iterator[ParquetChunk]:
+    """The file's rows in batches (only ``columns`` when given); an unreadable or empty file is an error."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+        if pf.metadata.num_rows == 0:
+            raise v.error("the Parquet file has no rows: expected at least one row of data")
+        first = 1
+        for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
+            yield ParquetChunk(pa.Table.from_batches([batch]), first)
+            first += batch.num_rows
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise v.error(f"not a readable Parquet file ({exc})") from None
+
+
+def parquet_columns(path: Path, v: Validator) -> list[str]:
+    """The column names of a Parquet file (an error naming it when it is not one)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return list(pq.read_schema(path).names)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise v.error(f"not a readable Parquet file ({exc})") from None

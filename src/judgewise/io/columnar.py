@@ -1,0 +1,242 @@
+"""Judgments read column by column: names checked on their distinct values, models as integer codes per chunk.
+
+The fast path of the judgments readers (Arena battles, canonical JSONL/Parquet tables). Each chunk of the file
+(:mod:`judgewise.io.chunks`) is parsed by pyarrow; each name column is dictionary-encoded and the name rules of
+:mod:`judgewise.io.validate` (non-empty, no control characters, surrounding whitespace removed) run on its
+distinct values only, so a chunk of 300,000 battles among 150 models costs 150 checks, not 300,000. A chunk
+that is not clean (a null, a bad name, an unknown winner, a line pyarrow cannot read) is read again row by row by
+the format's own reader, which raises — or skips and counts — with the same message naming file, row and field as
+before. Chunks are kept only as integer codes (plus their distinct names); at the end the codes of all chunks are
+unified into one pandas ``Categorical`` per column, categories in order of first appearance (``model_a`` before
+``model_b``, as :func:`judgewise.ratings.encode.encode` numbers models), so rankings are the same as from the
+row-by-row path. Memory: one chunk plus a few bytes per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from judgewise.io.validate import name_text, not_a_name
+
+NAME_COLUMNS = ("prompt_id", "model_a", "model_b", "judge")
+PLAIN_NAME = r"^[\x21-\x7e](?:[^\x00-\x1f\x7f]*[\x21-\x7e])?$"  # no whitespace to strip, no control character
+
+
+class NotColumnar(Exception):
+    """The file has columns the fast path does not carry: read it whole with the row-by-row reader."""
+
+
+@dataclass
+class CodedChunk:
+    """One chunk's rows: each name column as (codes, distinct names), each number column as floats."""
+
+    names: dict = field(default_factory=dict)
+    numbers: dict = field(default_factory=dict)
+
+
+def _pa():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pa, pc
+
+
+def _clean_names(values, pa, pc):
+    """Distinct values → their names as the tables keep them, or None when one is no name (``validate``)."""
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        plain = pc.match_substring_regex(values, PLAIN_NAME)
+        if pc.all(plain).as_py():
+            return values.cast(pa.string())
+    elif pa.types.is_integer(values.type):
+        return values.cast(pa.string())  # str(int) == arrow's decimal text
+    series = pd.Series(values.to_pylist(), dtype=object)
+    if not_a_name(series).any():
+        return None
+    return pa.array(name_text(series).to_numpy(dtype=object), pa.string())
+
+
+def name_codes(column, *, json: bool):
+    """(codes, names) of a name column, or None when it holds a null or a value that is no name. ``json``: only
+    text and integers (a JSON float id would print differently from Python's ``str``)."""
+    pa, pc = _pa()
+    kind = column.type
+    allowed = pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind) or (
+        not json and pa.types.is_floating(kind))
+    if not allowed or column.null_count:
+        return None
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    names = _clean_names(encoded.dictionary, pa, pc)
+    if names is None:
+        return None
+    return encoded.indices.to_numpy(zero_copy_only=False), names
+
+
+def distinct_pairs(a: tuple, b: tuple) -> bool:
+    """True when no row compares a model with itself (names compared after cleaning)."""
+    pa, pc = _pa()
+    joint = pc.dictionary_encode(pa.concat_arrays([a[1], b[1]])).indices.to_numpy(zero_copy_only=False)
+    return not np.any(joint[:len(a[1])][a[0]] == joint[len(a[1]):][b[0]])
+
+
+def mapped_numbers(column, value: Callable) -> np.ndarray | None:
+    """A column mapped through ``value`` (applied to each distinct value), or None on a null or a NaN result."""
+    _, pc = _pa()
+    if column.null_count:
+        return None
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    table = np.array([value(x) for x in encoded.dictionary.to_pylist()], dtype=np.float64)
+    if np.isnan(table).any():
+        return None
+    return table[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def number_column(column, low: float, high: float, *, nulls: bool = False) -> np.ndarray | None:
+    """A numeric column as floats, or None when a value is not a number in [low, high] (a null is NaN when
+    ``nulls`` allows it)."""
+    pa, _ = _pa()
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+        return None
+    if column.null_count and not nulls:
+        return None
+    values = column.to_numpy().astype(np.float64) if not column.null_count else \
+        column.cast(pa.float64()).to_numpy()
+    with np.errstate(invalid="ignore"):
+        ok = (values >= low) & (values <= high)
+    if nulls:
+        ok |= np.isnan(values)
+    return values if ok.all() else None
+
+
+def coded_frame(frame: pd.DataFrame, numbers: Iterable[str]) -> CodedChunk:
+    """A validated canonical chunk (the row-by-row path's result) as codes."""
+    pa, pc = _pa()
+    coded = CodedChunk()
+    for col in NAME_COLUMNS:
+        encoded = pc.dictionary_encode(pa.array(frame[col].astype(str).to_numpy(dtype=object), pa.string()))
+        coded.names[col] = (encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary)
+    for col in numbers:
+        coded.numbers[col] = frame[col].to_numpy(dtype=np.float64)
+    return coded
+
+
+def _unify(parts: list[tuple[np.ndarray, object]]) -> tuple[list[np.ndarray], object]:
+    """Each part's codes in one shared id space (ids in order of first appearance), and that space's names."""
+    pa, pc = _pa()
+    if not parts:
+        return [], pa.array([], pa.string())
+    encoded = pc.dictionary_encode(pa.concat_arrays([names for _, names in parts]))
+    ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    out, start = [], 0
+    for codes, names in parts:
+        out.append(ids[start:start + len(names)][codes])
+        start += len(names)
+    return out, encoded.dictionary
+
+
+def _categorical(codes: list[np.ndarray], names) -> pd.Categorical:
+    joined = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32)
+    return pd.Categorical.from_codes(joined, categories=pd.Index(names.to_pylist(), dtype=object))
+
+
+def assemble(chunks: list[CodedChunk], columns: list[str]) -> pd.DataFrame:
+    """One frame of all chunks: name columns as Categoricals (models share one category list), numbers as floats,
+    columns in the order given."""
+    out = {}
+    for col in ("prompt_id", "judge"):
+        codes, names = _unify([c.names[col] for c in chunks])
+        out[col] = _categorical(codes, names)
+    models, names = _unify([c.names["model_a"] for c in chunks] + [c.names["model_b"] for c in chunks])
+    out["model_a"] = _categorical(models[:len(chunks)], names)
+    out["model_b"] = _categorical(models[len(chunks):], names)
+    for col in chunks[0].numbers if chunks else ():
+        out[col] = np.concatenate([c.numbers[col] for c in chunks])
+    return pd.DataFrame({col: out[col] for col in columns})
+
+
+def read_coded(chunks: Iterable, fast: Callable, careful: Callable, v, columns: list[str]) -> pd.DataFrame:
+    """Read every chunk: ``fast(table)`` → CodedChunk or None (not clean); ``careful(chunk)`` → the chunk's
+    validated frame from the row-by-row reader (which raises or skips with the format's own messages)."""
+    numbers = [c for c in columns if c not in NAME_COLUMNS]
+    coded = []
+    for chunk in chunks:
+        table = chunk.table()
+        done = fast(table) if table is not None else None
+        if done is not None:
+            v.report.rows_read += table.num_rows
+        else:
+            done = coded_frame(careful(chunk), numbers)
+        coded.append(done)
+    return assemble(coded, columns)
+
+
+FAST_JUDGMENT_COLUMNS = ("prompt_id", "model_a", "model_b", "judge", "outcome", "verdict")
+
+
+def canonical_chunk(table, *, json: bool) -> CodedChunk | None:
+    """A chunk of a canonical judgments table as codes (None: not clean). NotColumnar for other columns."""
+    from judgewise.io.canonical import VERDICTS
+
+    if not set(table.column_names) <= set(FAST_JUDGMENT_COLUMNS):
+        raise NotColumnar(f"columns {sorted(set(table.column_names) - set(FAST_JUDGMENT_COLUMNS))}")
+    if not set(FAST_JUDGMENT_COLUMNS[:5]) <= set(table.column_names):
+        return None
+    coded = CodedChunk()
+    for col in NAME_COLUMNS:
+        coded.names[col] = name_codes(table[col], json=json)
+        if coded.names[col] is None:
+            return None
+    outcome = number_column(table["outcome"], 0.0, 1.0)
+    if outcome is None or not distinct_pairs(coded.names["model_a"], coded.names["model_b"]):
+        return None
+    coded.numbers["outcome"] = outcome
+    if "verdict" in table.column_names:
+        verdict = number_column(table["verdict"], -2.0, 2.0, nulls=True)
+        if verdict is None or not np.isin(verdict[~np.isnan(verdict)], VERDICTS).all():
+            return None
+        coded.numbers["verdict"] = verdict
+    return coded
+
+
+def read_canonical_columnar(path, container: str, v, kind: str | None = None):
+    """A canonical judgments table from JSONL or Parquet through the fast path (NotColumnar: another table, or
+    columns the fast path does not carry)."""
+    from judgewise.io.canonical import finish_table, infer_kind, validate_rows
+    from judgewise.io.chunks import jsonl_chunks, parquet_chunks, parquet_columns
+    from judgewise.io.containers import records_frame
+    from judgewise.errors import InputError
+
+    if container == "parquet":
+        columns = parquet_columns(path, v)
+        chunks = parquet_chunks(path, v)
+    else:
+        chunks = jsonl_chunks(path, v)
+        first = next(chunks)
+        table = first.table()
+        columns = table.column_names if table is not None else []
+        chunks = _prepend(first, chunks)
+    try:
+        judgments = infer_kind(columns, v) == "judgments"
+    except InputError:
+        judgments = kind == "judgments"
+    if not judgments or not set(columns) <= set(FAST_JUDGMENT_COLUMNS):
+        raise NotColumnar("not a judgments table of the fast path's columns")
+    order = [c for c in columns if c in FAST_JUDGMENT_COLUMNS]
+    order += [c for c in FAST_JUDGMENT_COLUMNS[:5] if c not in order]
+
+    def careful(chunk):
+        frame, rows = chunk.frame(v) if container == "parquet" else records_frame(*chunk.records(v))[:2]
+        if not set(frame.columns) <= set(FAST_JUDGMENT_COLUMNS):
+            raise NotColumnar("a chunk has other columns")
+        return validate_rows(frame, rows, "judgments", container == "parquet", v)
+
+    frame = read_coded(chunks, lambda t: canonical_chunk(t, json=container != "parquet"), careful, v, order)
+    return finish_table(frame, "judgments", v)
+
+
+def _prepend(first, rest):
+    yield first
+    yield from rest
