@@ -36,6 +36,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.io.battles import (COLUMNAR_SUFFIXES, UNKNOWN_JUDGE, WINNER_OUTCOME, battle_frame,  # noqa: F401
+                                  read_battles_columnar, winner_outcome)
+from judgewise.io.battles import prompt_ids as _prompt_ids
 from judgewise.io.canonical import checks_for, validate_table
 from judgewise.io.containers import json_list_records, jsonl_records
 from judgewise.io.arenahard_config import read_config, record_baseline
@@ -43,24 +46,9 @@ from judgewise.io.schema import VERDICT5, verdict5, verdict_outcome
 from judgewise.io.tables import ReadReport, Table
 from judgewise.io.validate import MISSING, Check, Validator, show, text_field
 
-WINNER_OUTCOME = {"modela": 1.0, "modelb": 0.0, "tie": 0.5, "tiebothbad": 0.5, "bothbad": 0.5}
-UNKNOWN_JUDGE = "unknown"
-
 
 def _records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
     return json_list_records(path, v) if path.suffix.lower() == ".json" else jsonl_records(path, v)
-
-
-def _prompt_ids(records: list[dict]) -> list:
-    return [r.get("question_id", r.get("uid", MISSING)) for r in records]
-
-
-def winner_outcome(winner) -> float:
-    """model_a's result for an Arena-Hard/Chatbot-Arena ``winner`` label (NaN when not recognised)."""
-    if not isinstance(winner, str):
-        return float("nan")
-    key = "".join(ch for ch in winner.lower() if ch.isalnum())
-    return WINNER_OUTCOME.get(key, float("nan"))
 
 
 BATTLES_FILE = "battles.jsonl"
@@ -84,30 +72,9 @@ def read_battles(path: str | Path, *, skip_invalid: bool = False, kind: str | No
         return table
     v = Validator(str(path), ReadReport(source=str(path), format="arenahard-battles"), skip_invalid)
     if path.suffix.lower() in COLUMNAR_SUFFIXES:  # large battle logs: pyarrow, chunk by chunk (io.battles)
-        from judgewise.io.battles import read_battles_columnar
-
         return read_battles_columnar(path, v)
     frame, rows = battle_frame(*_records(path, v), v)
     return validate_table(frame, rows, "judgments", False, v)
-
-
-COLUMNAR_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".pq")
-
-
-def battle_frame(records: list[dict], rows: np.ndarray, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
-    """Battle records as raw judgment rows (``outcome`` from ``winner``), question id and winner checked."""
-    frame = pd.DataFrame({
-        "prompt_id": _prompt_ids(records),
-        "model_a": [r.get("model_a", MISSING) for r in records],
-        "model_b": [r.get("model_b", MISSING) for r in records],
-        "judge": [r.get("judge", UNKNOWN_JUDGE) for r in records],
-        "winner": [r.get("winner", MISSING) for r in records],
-    })
-    frame["outcome"] = frame["winner"].map(winner_outcome)
-    winner = Check("winner", "model_a, model_b, tie or tie (bothbad)", lambda f: f["outcome"].isna().to_numpy(),
-                   lambda f, i, r: show(f["winner"].iloc[i]))
-    frame, rows = v.apply(frame, rows, [text_field("prompt_id", "question_id"), winner])
-    return frame.drop(columns=["winner"]), rows
 
 
 def game_files(path: Path) -> list[Path]:

@@ -17,8 +17,42 @@ import pandas as pd
 
 from judgewise.io.columnar import CodedChunk, distinct_pairs, mapped_numbers, name_codes, read_coded
 from judgewise.io.tables import Table
+from judgewise.io.validate import MISSING, Check, Validator, show, text_field
 
 COLUMNS = ["prompt_id", "model_a", "model_b", "judge", "outcome"]
+COLUMNAR_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".pq")
+WINNER_OUTCOME = {"modela": 1.0, "modelb": 0.0, "tie": 0.5, "tiebothbad": 0.5, "bothbad": 0.5}
+UNKNOWN_JUDGE = "unknown"
+
+
+def winner_outcome(winner) -> float:
+    """model_a's result for an Arena-Hard/Chatbot-Arena ``winner`` label (NaN when not recognised)."""
+    if not isinstance(winner, str):
+        return float("nan")
+    key = "".join(ch for ch in winner.lower() if ch.isalnum())
+    return WINNER_OUTCOME.get(key, float("nan"))
+
+
+def prompt_ids(records: list[dict]) -> list:
+    """Each record's prompt: its ``question_id``, else its ``uid`` (Arena-Hard v2.0)."""
+    return [r.get("question_id", r.get("uid", MISSING)) for r in records]
+
+
+def battle_frame(records: list[dict], rows: np.ndarray, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
+    """Battle records as raw judgment rows (``outcome`` from ``winner``), question id and winner checked: the
+    row-by-row reader of battles (JSON lists, and the chunks the fast path finds unclean)."""
+    frame = pd.DataFrame({
+        "prompt_id": prompt_ids(records),
+        "model_a": [r.get("model_a", MISSING) for r in records],
+        "model_b": [r.get("model_b", MISSING) for r in records],
+        "judge": [r.get("judge", UNKNOWN_JUDGE) for r in records],
+        "winner": [r.get("winner", MISSING) for r in records],
+    })
+    frame["outcome"] = frame["winner"].map(winner_outcome)
+    winner = Check("winner", "model_a, model_b, tie or tie (bothbad)", lambda f: f["outcome"].isna().to_numpy(),
+                   lambda f, i, r: show(f["winner"].iloc[i]))
+    frame, rows = v.apply(frame, rows, [text_field("prompt_id", "question_id"), winner])
+    return frame.drop(columns=["winner"]), rows
 
 
 def _prompt_column(columns) -> str:
@@ -28,8 +62,6 @@ def _prompt_column(columns) -> str:
 def battle_chunk(table, *, json: bool) -> CodedChunk | None:
     """A chunk of battles as codes, or None when it is not clean (read it row by row)."""
     import pyarrow as pa
-
-    from judgewise.io.arenahard import UNKNOWN_JUDGE, winner_outcome
 
     columns = table.column_names
     if not {"model_a", "model_b", "winner", _prompt_column(columns)} <= set(columns):
@@ -64,7 +96,6 @@ def require_battle_columns(columns: list[str], v) -> None:
 
 def read_battles_columnar(path: Path, v) -> Table:
     """Battles from JSONL or Parquet (module doc) as a canonical judgments table; ``v`` raises or skips."""
-    from judgewise.io.arenahard import battle_frame
     from judgewise.io.canonical import finish_table, validate_rows
     from judgewise.io.chunks import jsonl_chunks, parquet_chunks, parquet_columns
 

@@ -191,16 +191,8 @@ def _kind(columns, wanted: str | None, v: Validator) -> str:
 
 def read_canonical(path: Path, container: str, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
     """Read a canonical table stored as ``container`` (jsonl, json, csv, parquet); which table is inferred from
-    the columns (``kind`` is used when the columns fit none). Judgments in JSONL or Parquet are read chunk by chunk
-    through :mod:`judgewise.io.columnar` (same table, same errors, a fraction of the time and memory)."""
-    if container in ("jsonl", "parquet") and kind in (None, "judgments"):
-        from judgewise.io.columnar import NotColumnar, read_canonical_columnar
-
-        v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
-        try:
-            return read_canonical_columnar(Path(path), container, v, kind)
-        except NotColumnar:  # another table, or columns the fast path does not carry: the row-by-row reader
-            pass
+    the columns (``kind`` is used when the columns fit none). The row-by-row reader: judgments in JSONL or Parquet
+    are read by :func:`judgewise.io.columnar.read_canonical_fast`, which comes back here for what it does not carry."""
     v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
     frame, rows, tabular = CONTAINERS[container](Path(path), v)
     return validate_table(frame, rows, _kind(frame.columns, kind, v), tabular, v)

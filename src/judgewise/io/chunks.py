@@ -57,8 +57,10 @@ class JsonlChunk:
         return jsonl_bytes_records(self.data, v, self.first_line)
 
 
-def jsonl_chunks(path: Path, v: Validator, chunk_bytes: int = CHUNK_BYTES) -> Iterator[JsonlChunk]:
-    """The file's lines in chunks of about ``chunk_bytes``; an unreadable or empty file is an error naming it."""
+def jsonl_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> Iterator[JsonlChunk]:
+    """The file's lines in chunks of about ``chunk_bytes`` (default CHUNK_BYTES); an unreadable or empty file is
+    an error naming it."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
     try:
         fh = open(path, "rb")
     except OSError as exc:
@@ -93,8 +95,9 @@ class ParquetChunk:
 
 
 def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
-                   chunk_rows: int = CHUNK_ROWS) -> Iterator[ParquetChunk]:
-    """The file's rows in batches (only ``columns`` when given); an unreadable or empty file is an error."""
+                   chunk_rows: int | None = None) -> Iterator[ParquetChunk]:
+    """The file's rows in batches of ``chunk_rows`` (default CHUNK_ROWS; only ``columns`` when given); an
+    unreadable or empty file is an error."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -103,7 +106,7 @@ def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
         if pf.metadata.num_rows == 0:
             raise v.error("the Parquet file has no rows: expected at least one row of data")
         first = 1
-        for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
+        for batch in pf.iter_batches(batch_size=chunk_rows or CHUNK_ROWS, columns=columns):
             yield ParquetChunk(pa.Table.from_batches([batch]), first)
             first += batch.num_rows
     except (OSError, ValueError, pa.ArrowException) as exc:

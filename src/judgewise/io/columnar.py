@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -235,6 +236,22 @@ def read_canonical_columnar(path, container: str, v, kind: str | None = None):
 
     frame = read_coded(chunks, lambda t: canonical_chunk(t, json=container != "parquet"), careful, v, order)
     return finish_table(frame, "judgments", v)
+
+
+def read_canonical_fast(path, container: str, *, skip_invalid: bool = False, kind: str | None = None):
+    """A canonical table: judgments in JSONL or Parquet through the fast path, anything else (or columns it does
+    not carry) through :func:`judgewise.io.canonical.read_canonical`."""
+    from judgewise.io.canonical import read_canonical
+    from judgewise.io.tables import ReadReport
+    from judgewise.io.validate import Validator
+
+    if container in ("jsonl", "parquet") and kind in (None, "judgments"):
+        v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
+        try:
+            return read_canonical_columnar(Path(path), container, v, kind)
+        except NotColumnar:
+            pass
+    return read_canonical(path, container, skip_invalid=skip_invalid, kind=kind)
 
 
 def _prepend(first, rest):

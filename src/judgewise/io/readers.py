@@ -25,7 +25,8 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io import alpacaeval, arenahard, mtbench
-from judgewise.io.canonical import from_dataframe, read_canonical
+from judgewise.io.canonical import from_dataframe
+from judgewise.io.columnar import read_canonical_fast
 from judgewise.io.registry import Probe, detect_format, get_format, register_format
 from judgewise.io.tables import Table
 
@@ -67,7 +68,7 @@ def _register_builtins() -> None:
                     description="JudgeBench judge outputs (outputs/*judge_name-*.jsonl)")
     for container, suffixes in CANONICAL_SUFFIXES.items():
         register_format(container, detect=lambda p, s=suffixes: not p.is_dir and p.suffix in s,
-                        read=partial(read_canonical, container=container),
+                        read=partial(read_canonical_fast, container=container),
                         description=f"canonical table as {container}")
 
 
