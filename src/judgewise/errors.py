@@ -56,3 +56,9 @@ class BudgetExceeded(JudgewiseError):
     """A run stopped because a call or cost cap was reached."""
 
     exit_code = 5
+
+
+class StoreUnavailable(JudgewiseError):
+    """A shared judgment store (PostgreSQL) could not be reached, nor reached again within the reconnect window."""
+
+    exit_code = 6

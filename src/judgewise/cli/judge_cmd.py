@@ -1,8 +1,10 @@
-"""``judgewise judge --config run.yaml`` (dry run, progress bar, summary) and ``judgewise store export|stats``.
+"""``judgewise judge --config run.yaml`` (dry run, progress bar, summary; ``--worker`` on a shared store) and the
+``judgewise store`` group (:mod:`judgewise.cli.store_cmd`).
 
 Every command reports failure counts. ``judge`` prints the dry-run estimate before any call; with
 ``--dry-run`` it stops there. A rerun of the same config makes no call for games already stored; games
-stored as failed are judged again only with ``--retry-failed``.
+stored as failed are judged again only with ``--retry-failed``. With ``--worker`` (a PostgreSQL store) this
+process is one of any number of workers of the job; ``--executor ray --workers N`` starts N of them on Ray.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from judgewise.cli.richtext import quiet_http_logs, say
-from judgewise.pipeline.text import store_stats_lines, summary_lines
+from judgewise.pipeline.text import summary_lines
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -38,14 +40,20 @@ def _progress_bar(total: int):
 
 def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,
               max_calls: int | None, max_cost: float | None, concurrency: int | None, progress: bool | None,
-              as_json: bool) -> None:
+              as_json: bool, worker: bool = False, executor: str | None = None, workers: int = 1,
+              address: str | None = None) -> None:
     """The body of ``judgewise judge`` (importable for tests): load the config with the overrides, run it
-    (:func:`judgewise.pipeline.run_config`), print the plan and the summary."""
+    (:func:`judgewise.pipeline.run_config`, as a worker with ``worker``), print the plan and the summary."""
     from judgewise.pipeline import RoundsPlan, load_with_overrides, run_config
+    from judgewise.pipeline.workers import as_worker
 
     quiet_http_logs()
     cfg = load_with_overrides(config, store=store, output=output, retry_failed=retry_failed, max_calls=max_calls,
                               max_cost=max_cost, concurrency=concurrency)
+    if executor is not None:
+        return _run_executor(cfg, dry_run=dry_run, executor=executor, workers=workers, address=address,
+                             as_json=as_json)
+    cfg = as_worker(cfg) if worker else cfg
     outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err, plan.line()),  # before any call
                          with_progress=lambda total, run: run_with_progress(progress, total, run))
     if outcome.dry_run:
@@ -59,6 +67,25 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
         for line in summary_lines(outcome.summary, outcome.summary.get("output")):
             out.print(line, markup=False)
     outcome.check()
+
+
+def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: str | None, as_json: bool) -> None:
+    """``--executor ray --workers N``: the plan here, then N workers on the executor; one summary line each."""
+    from judgewise.pipeline import run_config
+    from judgewise.pipeline.workers import run_workers
+
+    run_config(cfg, dry_run=True, on_plan=lambda plan: say(err, plan.line()))
+    if dry_run:
+        return
+    summaries = run_workers(cfg, workers, executor=executor, address=address)
+    if as_json:
+        print(json.dumps(summaries, default=str))
+        return
+    for i, s in enumerate(summaries, 1):
+        out.print(f"worker {i}: {s['judged']} judged, {s['failed']} failed, {s.get('by_others', 0)} by the others, "
+                  f"{s['calls_made']} calls, {s['elapsed_s']:.1f}s", markup=False)
+    last = summaries[-1]
+    out.print(f"store now holds for this job: {last['ok_total']} ok, {last['failed_total']} failed", markup=False)
 
 
 def run_with_progress(progress: bool | None, total: int, run):
@@ -78,43 +105,24 @@ def register(app: typer.Typer) -> None:
     def judge(config: Path = typer.Option(..., "--config", "-c", help="Run config (YAML); see README 'Judging'."),
               dry_run: bool = typer.Option(False, "--dry-run", help="Print calls, tokens, cost and time; call nothing."),
               retry_failed: bool = typer.Option(False, "--retry-failed", help="Judge games stored as failed again."),
-              store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
+              store: str = typer.Option(None, "--store", help="Store file or postgresql:// URL (overrides config)."),
               output: str = typer.Option(None, "--output", "-o", help="Write the judgments (.parquet or .jsonl)."),
               max_calls: int = typer.Option(None, "--max-calls", help="Stop before exceeding this many calls."),
               max_cost: float = typer.Option(None, "--max-cost", help="Stop before exceeding this cost ($)."),
               concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
               progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
-              as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout.")) -> None:
+              as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+              worker: bool = typer.Option(False, "--worker", help="Be one of many workers of this job on a shared "
+                                          "PostgreSQL store (any machine); return when every game is stored."),
+              executor: str = typer.Option(None, "--executor", help="Start --workers workers there: ray."),
+              workers: int = typer.Option(1, "--workers", help="How many workers --executor starts."),
+              address: str = typer.Option(None, "--ray-address", help="Ray cluster address (default: local).")
+              ) -> None:
         """Judge the comparisons a config describes; results go to the store as they arrive."""
         run_judge(config, dry_run=dry_run, retry_failed=retry_failed, store=store, output=output,
                   max_calls=max_calls, max_cost=max_cost, concurrency=concurrency, progress=progress,
-                  as_json=as_json)
+                  as_json=as_json, worker=worker, executor=executor, workers=workers, address=address)
 
-    store_app = typer.Typer(help="Inspect and export a judgment store.", no_args_is_help=True)
-    app.add_typer(store_app, name="store")
+    from judgewise.cli.store_cmd import register as register_store
 
-    @store_app.command("export")
-    def export(store: Path = typer.Argument(..., help="Store file."),
-               output: Path = typer.Option(..., "--output", "-o", help="out.parquet or out.jsonl"),
-               only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
-        """Export the store as the canonical judgments table (one row per game, + store columns)."""
-        from judgewise.pipeline.inputs import export_store
-
-        info = export_store(store, output, only_ok=only_ok)
-        err.print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
-                  f"{', left out' if only_ok else ', kept with outcome empty and their error'})",
-                  highlight=False, markup=False)
-
-    @store_app.command("stats")
-    def stats(store: Path = typer.Argument(..., help="Store file."),
-              as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-        """Counts ok/failed, calls, tokens and cost, by judge and by model."""
-        from judgewise.judges.store import JudgmentStore
-
-        with JudgmentStore.open_readonly(store) as st:  # refuses a file that is not a store, never writes to it
-            s = st.stats()
-        if as_json:
-            print(json.dumps(s))
-            return
-        for line in store_stats_lines(s):
-            out.print(line, markup=False)
+    register_store(app)

@@ -301,6 +301,9 @@ class Limits(_Section):
     max_attempts: Annotated[int, Field(ge=1, le=100, description="an integer >= 1 (1 = no retry)")] = None
     base_delay_s: Delay = None
     max_delay_s: Delay = None
+    lease_s: Annotated[float, Field(ge=1, le=86400, allow_inf_nan=False,
+                                    description="seconds in [1, 86400] (how long a claim on a game in flight "
+                                                "lasts unless its owner renews it)")] = None
 
 
 class BudgetSection(_Section):

@@ -51,10 +51,7 @@ def _prompt_tokens(judge: Judge, game: Game) -> int:
 
 def _history(store: JudgmentStore, identity: dict) -> tuple[float, float, int] | None:
     """Mean (tokens_out, latency_s) per call of this judge's earlier successful games, and their number."""
-    row = store._db.execute("SELECT SUM(tokens_out) * 1.0 / SUM(n_calls), SUM(latency_s) / SUM(n_calls), COUNT(*) "
-                            "FROM games WHERE status = 'ok' AND judge_identity = ? AND n_calls > 0",
-                            (canonical_json(identity),)).fetchone()
-    return (row[0], row[1], row[2]) if row and row[2] else None
+    return store.judge_history(canonical_json(identity))
 
 
 def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentStore, *, orders: str = "both",

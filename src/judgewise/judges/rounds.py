@@ -20,7 +20,7 @@ from judgewise.judges.runner import RunResult, run_judging, swap_consistency
 from judgewise.judges.store import JudgmentStore
 
 SUMMED = ("comparisons", "games", "judged", "failed", "cached", "calls_made", "retries", "tokens_in", "tokens_out",
-          "cost", "elapsed_s", "duplicates", "maybe_charged_timeouts", "reused_answers")
+          "cost", "elapsed_s", "duplicates", "maybe_charged_timeouts", "reused_answers", "by_others")
 
 
 @dataclass

@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import time
 from collections import deque
@@ -25,12 +26,13 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from judgewise.errors import BudgetExceeded, ConfigError, JudgeError
+from judgewise.errors import BudgetExceeded, ConfigError, JudgeError, StoreUnavailable
 from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend
 from judgewise.judges.store import GameRecord, JudgmentStore, export_frame
+from judgewise.judges.stores import open_store
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +120,7 @@ class RunResult:
     duplicates: int = 0  # planned games identical to an earlier one (same key), judged once
     maybe_charged_timeouts: int = 0  # calls that timed out after being sent: the server may have billed them
     reused_answers: int = 0  # answers received by an earlier (stopped or killed) run, used instead of a new call
+    by_others: int = 0  # worker mode: games of the job that other workers stored while this one ran
 
     def by_comparison(self) -> pd.DataFrame:
         """One row per comparison with both orders averaged (see :func:`average_orders`)."""
@@ -136,7 +139,8 @@ class RunResult:
                 "ok_total": int((status == "ok").sum()),
                 "failed_total": int(failed_mask(self.judgments).sum()) if len(self.judgments) else 0,
                 "swap_consistency": self.swap_consistency, "stopped": self.stopped, "duplicates": self.duplicates,
-                "maybe_charged_timeouts": self.maybe_charged_timeouts, "reused_answers": self.reused_answers}
+                "maybe_charged_timeouts": self.maybe_charged_timeouts, "reused_answers": self.reused_answers,
+                "by_others": self.by_others}
 
 
 def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -231,6 +235,10 @@ class _Run:
         if claim == "busy":
             self.busy.append((key, game))
             return
+        await self.judge_claimed(key, game)
+
+    async def judge_claimed(self, key: str, game) -> None:
+        """Judge a game this run holds the claim of, and store it (or release the claim when the run stops)."""
         try:
             self.budget.check(calls=self.state.calls, cost=self.state.cost, in_flight=self.in_flight,
                               est_cost_per_game=self._cost_per_game())
@@ -299,9 +307,73 @@ class _Run:
             await asyncio.sleep(every_s)
             try:
                 self.store.renew_claims()
-            except sqlite3.OperationalError as exc:
+            except (sqlite3.OperationalError, StoreUnavailable) as exc:
                 log.warning("could not renew the claims on games in flight (%s); if they expire, another process "
                             "sharing the store may judge those games too", exc)
+
+
+def job_id(keys: Iterable[str], retry_failed: bool) -> str:
+    """The id of a worker-mode job in the store's queue: a hash of every game key it plans (so each worker of the
+    same config and inputs names the same job, whenever it starts) and of ``retry_failed``."""
+    digest = hashlib.sha256(f"retry_failed={bool(retry_failed)}\n".encode())
+    for key in sorted(keys):
+        digest.update(key.encode() + b"\n")
+    return digest.hexdigest()[:32]
+
+
+@dataclass
+class _SharedFeed:
+    """Worker mode's supply of games: batches claimed from the store's queue of the job (``claim_batch``), handed
+    to the run's coroutines one at a time; None once the queue is empty (every game stored, by anyone)."""
+
+    run: _Run
+    job: str
+    size: int
+    poll_s: float
+    ready: deque = field(default_factory=deque)
+    in_play: set = field(default_factory=set)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    finished: bool = False
+
+    async def next(self) -> str | None:
+        async with self.lock:
+            store = self.run.store
+            while self.run.stop is None and not self.finished:
+                if self.ready:
+                    return self.ready.popleft()
+                got = store.claim_batch(self.job, max(1, self.size - len(self.in_play)),
+                                        retry_failed=self.run.retry_failed, exclude=self.in_play)
+                self.ready.extend(got)
+                left = store.queued(self.job) if (not got or self.run.progress) else 1
+                if self.run.progress:  # what is left of the job, plus what this worker did
+                    self.run.state.total = self.run.state.done + left
+                if got:
+                    continue
+                if left == 0:
+                    self.finished = True
+                elif not store.expire_dead_claims():  # games held by others: wait for them or their leases
+                    await asyncio.sleep(self.poll_s)
+            return None
+
+    async def drain(self, keyed: dict, workers: int) -> None:
+        """Play the job's games with ``workers`` coroutines until the queue is empty or the run stops; claims
+        taken and not played are given back."""
+        async def worker():
+            while (key := await self.next()) is not None:
+                self.in_play.add(key)
+                try:
+                    await self.run.judge_claimed(key, keyed[key])
+                finally:
+                    self.in_play.discard(key)
+        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            while self.ready:
+                self.run.store.release(self.ready.popleft())
 
 
 def _wrap_backend(judge: Judge, **kw) -> tuple[ScheduledBackend | None, object | None]:
@@ -322,7 +394,7 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
                        retry: RetryPolicy | None = None, budget: Budget | None = None,
                        retry_failed: bool = False, est_cost_per_game: float = 0.0,
                        progress: Callable[[Progress], None] | None = None,
-                       poll_s: float = 0.5) -> RunResult:
+                       poll_s: float = 0.5, worker: bool = False) -> RunResult:
     """Async form of :func:`run_judging` (same arguments)."""
     comparisons = list(comparisons)
     games = plan_games(comparisons, orders=orders, seed=seed)
@@ -331,7 +403,7 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
     return await arun_keyed(keyed, judge, store, n_items=len(comparisons), n_planned=len(games), seed=seed,
                             concurrency=concurrency, limits=limits, timeout_s=timeout_s, retry=retry, budget=budget,
                             retry_failed=retry_failed, est_cost_per_game=est_cost_per_game, progress=progress,
-                            poll_s=poll_s)
+                            poll_s=poll_s, worker=worker)
 
 
 async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n_items: int, n_planned: int,
@@ -339,12 +411,18 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
                      concurrency: int = 8, limits: RateLimits | None = None, timeout_s: float = 120.0,
                      retry: RetryPolicy | None = None, budget: Budget | None = None, retry_failed: bool = False,
                      est_cost_per_game: float = 0.0, progress: Callable[[Progress], None] | None = None,
-                     poll_s: float = 0.5) -> RunResult:
+                     poll_s: float = 0.5, worker: bool = False) -> RunResult:
     """The engine under :func:`arun_judging` (and pointwise grading, ``judges.pointwise``): judge every subject of
     ``keyed`` (store key → what ``judge.judge`` takes) not stored yet, storing each as ``record`` makes it (default:
-    a game's row), and return the run's rows as ``export`` makes them from the store."""
-    own_store = not isinstance(store, JudgmentStore)
-    store = JudgmentStore(store) if own_store else store
+    a game's row), and return the run's rows as ``export`` makes them from the store.
+
+    ``worker``: one of many workers of the same job on a shared store (PostgreSQL): the job's keys go to the
+    store's queue and this run judges the batches it claims from there until every game is stored, by anyone."""
+    own_store = isinstance(store, (str, os.PathLike))
+    store = open_store(store) if own_store else store
+    if worker and not hasattr(store, "claim_batch"):
+        raise ConfigError("worker mode needs a shared PostgreSQL store (store: postgresql://user@host/db); "
+                          "processes on one machine can share a SQLite store without --worker")
     t0 = time.perf_counter()
     identity = dict(judge.identity)
     done = store.statuses(keyed)
@@ -358,12 +436,19 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
         scheduled.journal = store
     beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
     try:
-        await run.drain(todo, concurrency)
+        if worker:
+            job = job_id(keyed, retry_failed)
+            store.enqueue(job, [k for k, _ in todo])
+            await _SharedFeed(run, job, concurrency, poll_s).drain(keyed, concurrency)
+        else:
+            await run.drain(todo, concurrency)
         while run.busy and run.stop is None:  # keys another process is judging: wait, then take or reuse
             await asyncio.sleep(poll_s)
             todo, run.busy = deque(run.busy), []
             await run.drain(todo, concurrency)
         result = _result(run, store, list(keyed), n_items, n_planned, scheduled, time.perf_counter() - t0, export)
+        if worker:
+            result.by_others = max(0, len(result.judgments) - result.cached - result.judged - result.failed)
     finally:
         beat.cancel()
         if scheduled is not None:

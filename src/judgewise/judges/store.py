@@ -56,6 +56,8 @@ GAME_COLUMNS = (
 POINTWISE = "single"  # ``mode`` of a pointwise grade row (model_b is "" and ``score`` the rating); games: "pairwise"
 #: columns added after version 1 (name → its value in rows written before them), for migration and old stores read
 ADDED_COLUMNS = {"mode": "pairwise", "score": None, "turn": None}
+#: schema version → its steps; written in SQL that SQLite and PostgreSQL both run (a PostgreSQL store is created at
+#: the current version and takes only the steps after it)
 MIGRATIONS = {2: ("ALTER TABLE games ADD COLUMN mode TEXT NOT NULL DEFAULT 'pairwise'",
                   "ALTER TABLE games ADD COLUMN score REAL", "ALTER TABLE games ADD COLUMN turn INTEGER")}
 
@@ -79,6 +81,9 @@ CREATE TABLE IF NOT EXISTS answers (call TEXT PRIMARY KEY, game TEXT NOT NULL, a
                                     created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS answers_by_game ON answers (game);
 """
+
+HISTORY_SQL = ("SELECT SUM(tokens_out) * 1.0 / SUM(n_calls), SUM(latency_s) / SUM(n_calls), COUNT(*) "
+               "FROM games WHERE status = 'ok' AND judge_identity = %s AND n_calls > 0")
 
 _UPSERT = (f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) VALUES ({', '.join('?' * len(GAME_COLUMNS))}) "
            "ON CONFLICT(key) DO UPDATE SET "
@@ -120,11 +125,11 @@ class GameRecord:
         return tuple(getattr(self, c) for c in GAME_COLUMNS)
 
 
-def _owner_id() -> str:
+def owner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def _owner_is_dead(owner: str) -> bool:
+def owner_is_dead(owner: str) -> bool:
     """True when ``owner`` names a process on this host that no longer runs (or is a zombie)."""
     host, _, rest = owner.partition(":")
     pid_text = rest.partition(":")[0]
@@ -155,7 +160,7 @@ class JudgmentStore:
         new = check_store_file(self.path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lease_s, self.readonly = lease_s, False
-        self.owner = _owner_id()
+        self.owner = owner_id()
         self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None)
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
         self._db.execute("PRAGMA journal_mode = WAL")
@@ -182,7 +187,7 @@ class JudgmentStore:
         if check_store_file(path, busy_timeout_s=busy_timeout_s, hint=READ_HINT) is None:
             raise InputError(f"empty, not a judgewise store; {READ_HINT}", file=str(path))
         self = cls.__new__(cls)
-        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, _owner_id()
+        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, owner_id()
         in_use = Path(f"{path}-wal").exists()  # a writer has it open: read through the WAL (as check_store_file)
         self._db = _connect_readonly(path, busy_timeout_s, immutable=not in_use)
         return self
@@ -197,8 +202,13 @@ class JudgmentStore:
             raise ConfigError(f"store path {path} is a directory; name a file, e.g. {path / DEFAULT_STORE}")
         if check_store_file(path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is not None:
             return cls.open_readonly(path, busy_timeout_s=busy_timeout_s)
+        return cls.empty(path)
+
+    @classmethod
+    def empty(cls, path) -> "JudgmentStore":
+        """An empty store in memory, read as if it were ``path`` (what planning reads where no store is yet)."""
         self = cls.__new__(cls)
-        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, _owner_id()
+        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, owner_id()
         self._db = sqlite3.connect(":memory:", isolation_level=None)
         for statement in filter(str.strip, _SCHEMA.split(";")):
             self._db.execute(statement)
@@ -254,6 +264,11 @@ class JudgmentStore:
             return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
         return self._db.execute("SELECT COUNT(*) FROM games WHERE status = ?", (status,)).fetchone()[0]
 
+    def judge_history(self, identity_json: str) -> tuple[float, float, int] | None:
+        """Mean (tokens_out, latency_s) per call of the judge's earlier successful games, and their number."""
+        row = self._db.execute(HISTORY_SQL.replace("%s", "?"), (identity_json,)).fetchone()
+        return (row[0], row[1], row[2]) if row and row[2] else None
+
     def integrity_check(self) -> str:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0]
 
@@ -267,7 +282,7 @@ class JudgmentStore:
             if row and (row[0] == "ok" or not retry_failed):
                 return "done"
             held = self._db.execute("SELECT owner, expires FROM claims WHERE key = ?", (key,)).fetchone()
-            if held and held[0] != self.owner and held[1] > now and not _owner_is_dead(held[0]):
+            if held and held[0] != self.owner and held[1] > now and not owner_is_dead(held[0]):
                 return "busy"
             self._db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (key, self.owner, now + self.lease_s))
             return "claimed"
@@ -288,13 +303,25 @@ class JudgmentStore:
     def record(self, rec: GameRecord) -> None:
         """Store one finished game and drop its claim, in one committed transaction. An "ok" row already
         stored is never overwritten (a failed one is, when the key was retried)."""
-        rec.created_at = rec.created_at or time.time()
-        for f in dataclasses.fields(rec):  # every text column (raw, error, label, identity, ...) is scrubbed
-            setattr(rec, f.name, scrub(getattr(rec, f.name)))
+        scrubbed(rec)
         with self._write():
             self._db.execute(_UPSERT, rec.values())
             self._db.execute("DELETE FROM claims WHERE key = ?", (rec.key,))
             self._db.execute("DELETE FROM answers WHERE game = ?", (rec.key,))
+
+    def absorb(self, games: pd.DataFrame, meta: dict[str, str], answers: list[tuple]) -> None:
+        """Add another store's rows (``judgewise store copy``): games (a row already judged ok here is kept), run
+        facts not set here (never the schema version), journaled answers."""
+        rows = [tuple(plain_value(v) for v in r) for r in games[list(GAME_COLUMNS)].itertuples(index=False)]
+        with self._write():
+            self._db.executemany(_UPSERT, rows)
+            self._db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                                 [(k, str(v)) for k, v in meta.items() if k != "schema_version"])
+            self._db.executemany("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?)", answers)
+
+    def answer_rows(self) -> list[tuple]:
+        """The answer journal: (call, game, answer, created_at) rows (``store copy`` moves them)."""
+        return self._db.execute("SELECT call, game, answer, created_at FROM answers ORDER BY created_at").fetchall()
 
     # -- the answer journal (scheduler.AnswerJournal) ---------------------------------------------------
     def held_answer(self, call_key: str) -> dict | None:
@@ -339,6 +366,15 @@ class JudgmentStore:
                           in_flight=self._db.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
         out["maybe_charged_timeouts"] = self.maybe_charged_timeouts()
         return out
+
+
+def scrubbed(rec: GameRecord) -> GameRecord:
+    """``rec`` made ready to store (in place): ``created_at`` set, every text column (raw, error, label,
+    identity, ...) scrubbed of secrets."""
+    rec.created_at = rec.created_at or time.time()
+    for f in dataclasses.fields(rec):
+        setattr(rec, f.name, scrub(getattr(rec, f.name)))
+    return rec
 
 
 def _sql_literal(value) -> str:
@@ -407,12 +443,17 @@ def _check_tables(db: sqlite3.Connection, path: Path, hint: str = WRITE_HINT) ->
         raise InputError(f"a SQLite database that is not a judgewise store (its tables: {shown}); {hint}",
                          file=str(path))
     row = db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
-    version = row[0] if row else None
+    return check_version(row[0] if row else None, str(path))
+
+
+def check_version(version, where: str) -> int:
+    """The stored ``schema_version`` as an int; InputError naming ``where`` when it is missing, not a number, or
+    newer than this judgewise reads (the one check of both the SQLite and the PostgreSQL store)."""
     if not str(version).isdigit():
-        raise InputError(f"a judgewise store without a valid schema version (found {version!r})", file=str(path))
+        raise InputError(f"a judgewise store without a valid schema version (found {version!r})", file=where)
     if int(version) > SCHEMA_VERSION:
         raise InputError(f"a judgewise store of schema version {version}, newer than this judgewise reads "
-                         f"({SCHEMA_VERSION}); upgrade judgewise to use it", file=str(path))
+                         f"({SCHEMA_VERSION}); upgrade judgewise to use it", file=where)
     return int(version)
 
 
@@ -505,15 +546,16 @@ def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
         with atomic_target(out) as partial:
             df.to_parquet(partial, index=False)
     elif out.suffix in (".jsonl", ".json"):
-        write_text_atomic(out, "".join(json.dumps({k: _plain(v) for k, v in rec.items()}, ensure_ascii=False) + "\n"
+        write_text_atomic(out, "".join(json.dumps({k: plain_value(v) for k, v in rec.items()}, ensure_ascii=False) + "\n"
                                        for rec in df.to_dict(orient="records")))
     else:
         raise ConfigError(f"export file {out}: expected a name ending in .parquet or .jsonl, found '{out.suffix}'")
     return out
 
 
-def _plain(value):
-    if value is pd.NA or (isinstance(value, float) and value != value):
+def plain_value(value):
+    """A frame cell as JSON or a database driver takes it (numpy scalars as Python numbers, NaN/NA as None)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return None
     if hasattr(value, "item"):
         return value.item()

@@ -23,8 +23,9 @@ Sections (only ``responses`` and ``judge`` are required)::
     design: {name: all_pairs}           # or {name: anchor, anchor: gpt-4o}, {name: adaptive, budget: 500}, ...
     orders: both                        # or one (a seeded coin per prompt and pair)
     seed: 0
-    store: judgments.sqlite             # default judgewise-store.sqlite in the working folder
-    limits: {concurrency: 16, rpm: 500, tpm: 200000, timeout_s: 120, max_attempts: 6}
+    store: judgments.sqlite             # default judgewise-store.sqlite in the working folder, or a shared
+                                        # PostgreSQL store: postgresql://user@host:5432/db (judgewise[postgres])
+    limits: {concurrency: 16, rpm: 500, tpm: 200000, timeout_s: 120, max_attempts: 6, lease_s: 120}
     budget: {max_calls: 5000, max_cost: 10.0}
 
 Relative paths are resolved against the config file's folder. The raw mapping is checked against one typed
@@ -51,6 +52,7 @@ from judgewise.judges.config_schema import (check_option, did_you_mean, option_t
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.judges.store import DEFAULT_STORE
+from judgewise.judges.stores import is_store_url, store_location
 from judgewise.pipeline.backends import JUDGE_BUILDERS
 from judgewise.ratings.bradley_terry import fit_bt_arrays
 
@@ -83,6 +85,7 @@ class RunConfig:
     source: str = "<dict>"
     target: dict = field(default_factory=dict)  # judgewise evaluate: when to stop (pipeline.targets)
     design_given: bool = True  # False: no design: key (judge runs all_pairs; evaluate chooses, as for auto)
+    worker: bool = False  # judgewise judge --worker: one of many workers of the job on a shared store
 
     def rate_limits(self) -> RateLimits:
         return RateLimits(rpm=self.limits.get("rpm"), tpm=self.limits.get("tpm"))
@@ -95,7 +98,12 @@ class RunConfig:
         """Keyword arguments for :func:`~judgewise.judges.runner.run_judging`."""
         return {"orders": self.orders, "seed": self.seed, "concurrency": int(self.limits.get("concurrency", 8)),
                 "limits": self.rate_limits(), "timeout_s": float(self.limits.get("timeout_s", 120.0)),
-                "retry": self.retry_policy(), "budget": Budget(**self.budget), "retry_failed": self.retry_failed}
+                "retry": self.retry_policy(), "budget": Budget(**self.budget), "retry_failed": self.retry_failed,
+                "worker": self.worker}
+
+    def store_options(self) -> dict:
+        """Keyword arguments for :func:`~judgewise.judges.stores.open_store` (the claims' lease)."""
+        return {"lease_s": float(self.limits["lease_s"])} if "lease_s" in self.limits else {}
 
 
 def load_config(source: str | Path | dict) -> RunConfig:
@@ -121,7 +129,7 @@ def load_config(source: str | Path | dict) -> RunConfig:
         judge=judge, models=data.get("models"), max_prompts=data.get("max_prompts"),
         prompt_ids=data.get("prompt_ids"), design=dict(design),
         orders=data.get("orders", "both"), seed=data.get("seed", 0),
-        store=str(_resolve(data["store"], base) if "store" in data else Path.cwd() / DEFAULT_STORE),
+        store=_store(data["store"], base) if "store" in data else str(Path.cwd() / DEFAULT_STORE),
         limits=dict(data.get("limits", {})), budget=dict(data.get("budget", {})),
         retry_failed=data.get("retry_failed", False), output=_resolve(data.get("output"), base), source=name,
         target=dict(data.get("target") or {}), design_given="design" in data)
@@ -138,13 +146,18 @@ def load_with_overrides(source: str | Path | dict, *, store: str | None = None, 
         if value is not None:
             check_option(option, section, key, value)
     cfg = load_config(source)
-    cfg.store = store or cfg.store
+    cfg.store = str(store_location(store)) if store else cfg.store
     cfg.output = output or cfg.output
     cfg.retry_failed = retry_failed or cfg.retry_failed
     for _, section, key, value in overrides:
         if value is not None:
             getattr(cfg, section)[key] = value
     return cfg
+
+
+def _store(value, base: Path) -> str:
+    """``store:``: a PostgreSQL URL as it is, a file path resolved against the config's folder."""
+    return str(store_location(value)) if is_store_url(value) else str(_resolve(value, base))
 
 
 def _resolve(value, base: Path):

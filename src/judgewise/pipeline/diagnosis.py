@@ -105,8 +105,8 @@ def direct_grades(path: Path) -> pd.DataFrame:
     ``judge.mode: single`` run with the ``direct_correctness`` template (its grades' labels)."""
     from judgewise.pipeline.inputs import is_store, read_grades
 
-    if is_store(Path(path)):
-        table = read_grades(Path(path), only_grades=False)
+    if is_store(path):
+        table = read_grades(path, only_grades=False)
         if table is None:
             raise InputError("the store holds no pointwise grades (judge it with judge.mode: single and template: "
                              "direct_correctness)", file=str(path))

@@ -28,7 +28,8 @@ from judgewise.io.schema import usable_mask
 from judgewise.designs.base import Pairs
 from judgewise.judges.pairs import Pool
 from judgewise.judges.rounds import EngineVerdicts
-from judgewise.judges.store import JudgmentStore, write_export
+from judgewise.judges.store import write_export
+from judgewise.judges.stores import open_store
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
                                        pilots_anchor)
 from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
@@ -132,7 +133,7 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     else:
         job = build_job(cfg, allow_rounds=True)
     seed = int(design_spec(cfg.design)[1].get("seed", cfg.seed))
-    with JudgmentStore(cfg.store) as store:
+    with open_store(cfg.store, **cfg.store_options()) as store:
         rounds, stopped, detail, pilot = _run_rounds(job, store, target, l2, progress, seed, pilot_size)
     if pilot is not None:
         cfg = dataclasses.replace(cfg, design=_piloted(cfg.design, pilot["anchor"]))

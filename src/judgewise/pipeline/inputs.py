@@ -20,7 +20,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def is_store(path: Path) -> bool:
-    """True when ``path`` is an SQLite file (a judging store, or something claiming to be one).
+    """True when ``path`` is an SQLite file (a judging store, or something claiming to be one) or a
+    ``postgresql://`` URL (a shared store; possibly with a slash eaten by :class:`~pathlib.Path`).
 
     Parameters
     ----------
@@ -31,6 +32,10 @@ def is_store(path: Path) -> bool:
     -------
     bool
     """
+    from judgewise.judges.stores import is_store_url
+
+    if is_store_url(path):
+        return True
     try:
         with open(path, "rb") as fh:
             return fh.read(16) == SQLITE_MAGIC
@@ -60,14 +65,16 @@ def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
         When ``path`` is not an SQLite file or not a judgewise store (naming the file).
     """
     from judgewise.io.canonical import from_dataframe
-    from judgewise.judges.store import JudgmentStore, export_frame, grade_mask
+    from judgewise.judges.store import export_frame, grade_mask
+    from judgewise.judges.stores import open_store_readonly, store_label, store_location
 
-    path = Path(path)
+    path = store_location(path)
     if not is_store(path):  # --format store on something else
         found = "no such file or directory" if not path.exists() else "not an SQLite file"
         raise InputError(f"{found}: expected a judging store (the SQLite file judgewise judge writes)", file=str(path))
-    with JudgmentStore.open_readonly(path) as store:  # refuses a foreign or empty SQLite file, never writes
+    with open_store_readonly(path) as store:  # refuses a foreign or empty store, never writes
         games = store.frame()
+    path = store_label(path)  # a URL's password never reaches a report
     table = from_dataframe(export_frame(games), kind="judgments", skip_invalid=skip_invalid, name=str(path))
     table.report.format = "store"
     n_grades = int(grade_mask(games).sum())
@@ -97,14 +104,18 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
     from judgewise.io.registry import Probe, detect_format, get_format
     from judgewise.io.tables import ReadReport
 
-    path = Path(path)
+    from judgewise.judges.stores import store_label, store_location
+
+    path = store_location(path)
     if format == "store" and not is_store(path):
         return None  # read_store_table says what is wrong with it
     if format == "store" or (format is None and is_store(path)):
-        from judgewise.judges.store import JudgmentStore, export_grades, grade_mask
+        from judgewise.judges.store import export_grades, grade_mask
+        from judgewise.judges.stores import open_store_readonly
 
-        with JudgmentStore.open_readonly(path) as store:
+        with open_store_readonly(path) as store:
             stored = store.frame()
+        path = store_label(path)
         mask = grade_mask(stored)
         if not mask.any() or (only_grades and not mask.all()):
             return None
@@ -255,9 +266,10 @@ def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
     dict
         ``rows`` (written), ``failed`` (failed games in the store), ``failed_exported``, ``output``.
     """
-    from judgewise.judges.store import JudgmentStore, export_frame, export_grades, grade_mask, write_export
+    from judgewise.judges.store import export_frame, export_grades, grade_mask, write_export
+    from judgewise.judges.stores import open_store_readonly
 
-    with JudgmentStore.open_readonly(store) as st:
+    with open_store_readonly(store) as st:
         stored = st.frame()
     grades = grade_mask(stored)
     if grades.all() and len(stored):  # a store of pointwise grades (judge.mode: single)

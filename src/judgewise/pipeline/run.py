@@ -21,6 +21,7 @@ from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bou
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.runner import run_judging
 from judgewise.judges.store import JudgmentStore, write_export
+from judgewise.judges.stores import is_store_url, open_store, open_store_for_planning, store_label
 from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
 from judgewise.pipeline.job import Job, build_job
 
@@ -117,15 +118,15 @@ def run_job(job: Job, *, dry_run: bool = False, on_plan: Callable[[Estimate | Ro
     if job.skipped:
         log.warning("%d comparisons could not be built and are not judged (first: %s)", len(job.skipped),
                     "; ".join(job.skipped[:3]))
-    opener = JudgmentStore.open_for_planning if dry_run else JudgmentStore  # a dry run creates no file
-    with opener(cfg.store) as store:
+    # a dry run creates no file
+    with open_store_for_planning(cfg.store) if dry_run else open_store(cfg.store, **cfg.store_options()) as store:
         run = _run_grading if job.grades is not None else _run_rounds if job.multi_round else _run_single_shot
         outcome = run(job, store, dry_run=dry_run, on_plan=on_plan or (lambda plan: None),
                       with_progress=with_progress or _no_progress)
         if outcome.summary is not None and cfg.output:
             write_export(outcome.judgments, cfg.output)
     if outcome.summary is not None:
-        outcome.summary = {**outcome.summary, "store": cfg.store, "output": cfg.output}
+        outcome.summary = {**outcome.summary, "store": store_label(cfg.store), "output": cfg.output}
     return outcome
 
 
@@ -223,7 +224,7 @@ def _with_leaderboard(design: dict, models: list[str], store_path: str, judge) -
     if key is None or design.get(key):
         return design
     board = [m for m in models if m != design.get("new_model")]
-    if not Path(store_path).is_file():
+    if not is_store_url(store_path) and not Path(store_path).is_file():
         raise ConfigError(f"design {design['name']}: give {key}: (the existing leaderboard) or judge the leaderboard "
                           f"models into the store first; {store_path} does not exist")
     where = f"design {design['name']}: the store {store_path} (this judge's games)"

@@ -23,6 +23,8 @@ def summary_lines(summary: dict, output: str | None) -> list[str]:
     if s.get("maybe_charged_timeouts"):
         lines.append(f"{s['maybe_charged_timeouts']} calls timed out after being sent (may have been charged; "
                      "their answers never arrived)")
+    if s.get("by_others"):
+        lines.append(f"{s['by_others']} games of this job were judged by other workers while this one ran")
     if s.get("duplicates"):
         lines.append(f"{s['duplicates']} planned games repeated an earlier one (same prompt, pair and order): "
                      "judged once")
@@ -201,6 +203,9 @@ def store_stats_lines(s: dict) -> list[str]:
     """A store's :meth:`JudgmentStore.stats`: totals, then per judge, per model and per failure reason."""
     lines = [f"{s['store']}: {s['games']} games, {s['ok']} ok, {s['failed']} failed, {s['calls']} calls, "
              f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}"]
+    if s.get("in_flight_claims") or s.get("queued"):  # a run (or workers, PostgreSQL) judging it now
+        lines.append(f"  in flight: {s.get('in_flight_claims', 0)} claimed games"
+                     + (f", {s['queued']} games queued for workers" if "queued" in s else ""))
     lines += [f"  judge {name}: {t['ok']} ok, {t['failed']} failed, ${t['cost']:.4f}"
               for name, t in s["by_judge"].items()]
     lines += [f"  model {model}: {t['games']} games, {t['ok']} ok, {t['failed']} failed"

@@ -76,6 +76,10 @@ def _load_one(item, format: str | None) -> RunData:
         return _from_table(item)
     if isinstance(item, pd.DataFrame):
         return _from_table(read_any(item, kind="judgments"))
+    from judgewise.judges.stores import is_store_url, store_location
+
+    if format in (None, "store") and is_store_url(item):
+        return _from_store(store_location(item))
     path = Path(item)
     if not path.exists():
         raise InputError("no such file or directory", file=str(path))
@@ -95,16 +99,20 @@ def _from_table(table: Table) -> RunData:
                    read_reports=[table.report], responses=responses)
 
 
-def _from_store(path: Path) -> RunData:
-    """RunData from a judging store read through :meth:`JudgmentStore.open_readonly` (never written, no -wal/-shm
-    left): the store's export (failed games kept) and its run facts."""
-    from judgewise.judges.store import JudgmentStore, export_frame, store_stats
+def _from_store(path: Path | str) -> RunData:
+    """RunData from a judging store (a SQLite file or a PostgreSQL URL) read through
+    :func:`~judgewise.judges.stores.open_store_readonly` (never written, no -wal/-shm left): the store's export
+    (failed games kept) and its run facts."""
+    from judgewise.judges.store import export_frame, store_stats
+    from judgewise.judges.stores import open_store_readonly, store_label
 
-    with JudgmentStore.open_readonly(path) as store:
+    with open_store_readonly(path) as store:
         games, meta = store.frame(), store.meta()
-    report = ReadReport(str(path), "store", rows_read=len(games), rows_used=len(games))
-    return RunData(judgments=export_frame(games), sources=[str(path)], read_reports=[report],
-                   store_summary=_store_summary(store_stats(games, path=str(path)), games, meta), store_path=path)
+    label = store_label(path)  # a URL's password never reaches a report
+    report = ReadReport(label, "store", rows_read=len(games), rows_used=len(games))
+    return RunData(judgments=export_frame(games), sources=[label], read_reports=[report],
+                   store_summary=_store_summary(store_stats(games, path=label), games, meta),
+                   store_path=path if isinstance(path, Path) else None)
 
 
 def _store_summary(stats: dict, games: pd.DataFrame, meta: dict) -> dict:

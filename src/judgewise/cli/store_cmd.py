@@ -1,0 +1,68 @@
+"""``judgewise store export|stats|copy``: read a judgment store (a SQLite file or a postgresql:// URL), or move one.
+
+Readers open the store read-only (a file that is not a store is refused and never written to); ``copy`` writes
+only to its target.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from judgewise.pipeline.text import store_stats_lines
+
+err = Console(stderr=True, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True)
+
+STORE_HELP = "Store file or postgresql://user@host/db URL."
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``store`` group to the app."""
+    store_app = typer.Typer(help="Inspect, export and copy a judgment store.", no_args_is_help=True)
+    app.add_typer(store_app, name="store")
+
+    @store_app.command("export")
+    def export(store: str = typer.Argument(..., help=STORE_HELP),
+               output: Path = typer.Option(..., "--output", "-o", help="out.parquet or out.jsonl"),
+               only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
+        """Export the store as the canonical judgments table (one row per game, + store columns)."""
+        from judgewise.pipeline.inputs import export_store
+
+        info = export_store(store, output, only_ok=only_ok)
+        err.print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
+                  f"{', left out' if only_ok else ', kept with outcome empty and their error'})",
+                  highlight=False, markup=False)
+
+    @store_app.command("stats")
+    def stats(store: str = typer.Argument(..., help=STORE_HELP),
+              as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+        """Counts ok/failed, calls, tokens and cost, by judge and by model."""
+        from judgewise.judges.stores import open_store_readonly
+
+        with open_store_readonly(store) as st:  # refuses what is not a store, never writes to it
+            s = st.stats()
+        if as_json:
+            print(json.dumps(s))
+            return
+        for line in store_stats_lines(s):
+            out.print(line, markup=False)
+
+    @store_app.command("copy")
+    def copy(source: str = typer.Argument(..., help=f"The store to read. {STORE_HELP}"),
+             target: str = typer.Argument(..., help=f"The store to write (made when missing). {STORE_HELP}"),
+             as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON.")) -> None:
+        """Copy every game, run fact and journaled answer from one store to another (SQLite <-> PostgreSQL);
+        games already judged ok in the target are kept."""
+        from judgewise.judges.stores import copy_store
+
+        info = copy_store(source, target)
+        if as_json:
+            print(json.dumps(info))
+            return
+        out.print(f"copied {info['games']} games and {info['answers']} journaled answers from {info['source']} to "
+                  f"{info['target']}; it now holds {info['target_games']} games ({info['target_ok']} ok; "
+                  f"{info['target_games_before']} before)", markup=False)

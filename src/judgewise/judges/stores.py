@@ -1,0 +1,73 @@
+"""Open a judgment store by where it is: a SQLite file (the embedded default) or a ``postgresql://`` URL (shared).
+
+Every command and library call that takes a store takes either; this is the one place that tells them apart.
+A URL that went through :class:`pathlib.Path` on its way here (``postgresql:/user@host/db``, one slash eaten)
+is recognised and repaired. ``copy_store`` moves a store's rows from one kind to the other.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from judgewise.errors import ConfigError
+from judgewise.judges.pg_store import PgJudgmentStore, is_url, masked
+from judgewise.judges.store import JudgmentStore
+
+Location = str | os.PathLike
+
+
+def store_location(location: Location) -> str | Path:
+    """A PostgreSQL URL as a string (repaired if a Path ate a slash of ``scheme://``), anything else as a Path."""
+    text = os.fspath(location) if isinstance(location, os.PathLike) else str(location)
+    if not is_url(text):
+        return Path(text)
+    scheme, _, rest = text.partition(":")
+    return f"{scheme}://{rest.lstrip('/')}" if not rest.startswith("//") else text
+
+
+def is_store_url(location: Location) -> bool:
+    """True when ``location`` names a PostgreSQL store (a ``postgresql://`` URL, possibly Path-mangled)."""
+    return isinstance(store_location(location), str)
+
+
+def store_label(location: Location) -> str:
+    """How messages show a store: the file path, or the URL with its password masked."""
+    where = store_location(location)
+    return masked(where) if isinstance(where, str) else str(where)
+
+
+def open_store(location: Location, **options):
+    """The store at ``location`` for judging (made when missing): :class:`JudgmentStore` for a file,
+    :class:`PgJudgmentStore` for a URL. ``options``: ``lease_s`` and the kind's own keywords."""
+    where = store_location(location)
+    return PgJudgmentStore(where, **options) if isinstance(where, str) else JudgmentStore(where, **options)
+
+
+def open_store_readonly(location: Location):
+    """An existing store opened for reading only (export, stats, rank, report); never written."""
+    where = store_location(location)
+    return PgJudgmentStore.open_readonly(where) if isinstance(where, str) else JudgmentStore.open_readonly(where)
+
+
+def open_store_for_planning(location: Location):
+    """What a dry run reads: the store read-only, or an empty one in memory where there is none yet."""
+    where = store_location(location)
+    opener = PgJudgmentStore.open_for_planning if isinstance(where, str) else JudgmentStore.open_for_planning
+    return opener(where)
+
+
+def copy_store(source: Location, target: Location) -> dict:
+    """Copy every game, run fact and journaled answer of the store at ``source`` into the store at ``target``
+    (made when missing; SQLite ↔ PostgreSQL either way). Games already judged ok in ``target`` are kept as they
+    are; claims (leases of live processes) and worker queues are not copied. Returns the counts."""
+    if store_label(source) == store_label(target):
+        raise ConfigError(f"store copy: source and target are the same store ({store_label(source)})")
+    with open_store_readonly(source) as src:
+        games, meta, answers = src.frame(), src.meta(), src.answer_rows()
+    with open_store(target) as dst:
+        before = dst.count()
+        dst.absorb(games, meta, answers)
+        after, ok = dst.count(), dst.count("ok")
+    return {"source": store_label(source), "target": store_label(target), "games": len(games),
+            "answers": len(answers), "target_games_before": before, "target_games": after, "target_ok": ok}
