@@ -18,7 +18,7 @@ endif
 $(BASE_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip setuptools wheel
-	$(PY) -m pip install -q -e '.[test,report]'
+	$(PY) -m pip install -q -e '.[test,report,postgres]'
 	touch $@
 
 $(LOCAL_STAMP): $(BASE_STAMP)

@@ -203,3 +203,29 @@ def wait_port(port: int, timeout_s: float = 30.0) -> None:
         except OSError:
             time.sleep(0.1)
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+
+
+# -- pytest fixtures (import them into a test module: ``from tests.pg_server import pg_server, pg_url``) ----------
+try:
+    import pytest
+except ImportError:  # the benchmark uses the server without pytest
+    pytest = None
+
+if pytest is not None:
+    @pytest.fixture(scope="session")
+    def pg_server():
+        """One PostgreSQL server for the session; the test is skipped, with the reason, when it cannot exist here."""
+        import importlib.util
+
+        if importlib.util.find_spec("psycopg") is None or importlib.util.find_spec("psycopg_pool") is None:
+            pytest.skip("psycopg / psycopg_pool not installed: pip install 'judgewise[postgres]'")
+        if find_bin_dir() is None:
+            pytest.skip("PostgreSQL server binaries (initdb, pg_ctl, postgres) not found on PATH, in /usr/local/bin "
+                        "or /usr/lib/postgresql/*/bin: apt-get install postgresql")
+        with PostgresServer() as server:
+            yield server
+
+    @pytest.fixture
+    def pg_url(pg_server) -> str:
+        """The URL of a new, empty database on the session's server."""
+        return pg_server.new_database()

@@ -432,10 +432,11 @@ def _create_or_migrate(label: str):
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:
-    """Rows of ``games`` as the SQLite store's frame has them (numbers numeric, NULL as NaN/None)."""
+    """Rows of ``games`` as the SQLite store's frame (``pandas.read_sql_query``) has them: a numeric column with a
+    number is numeric (NULL as NaN), one of NULLs only stays None."""
     df = pd.DataFrame.from_records(rows, columns=list(GAME_COLUMNS))
-    if len(df):
-        for c in NUMERIC:
+    for c in NUMERIC:
+        if df[c].notna().any():
             df[c] = pd.to_numeric(df[c])
     return df
 
