@@ -120,6 +120,8 @@ class PgJudgmentStore:
     every operation takes a pooled connection). Same methods as :class:`JudgmentStore`, plus worker mode's
     :meth:`enqueue`, :meth:`claim_batch`, :meth:`queued` and :meth:`expire_dead_claims`."""
 
+    threadsafe = True  # the runner calls it from worker threads (``scheduler.off_loop``)
+
     def __init__(self, url: str, *, lease_s: float = 120.0, reconnect_s: float = 60.0, pool_size: int = 4,
                  readonly: bool = False, _must_exist: bool = False):
         self.url, self.path, self.lease_s, self.reconnect_s = url, masked(url), float(lease_s), float(reconnect_s)

@@ -30,7 +30,7 @@ from judgewise.errors import BudgetExceeded, ConfigError, JudgeError, StoreUnava
 from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
-from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend
+from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend, off_loop
 from judgewise.judges.store import GameRecord, JudgmentStore, export_frame
 from judgewise.judges.stores import open_store
 
@@ -227,7 +227,7 @@ class _Run:
     record: Callable[[str, object, dict, JudgeResult], GameRecord] = None  # default: a game's record (_record)
 
     async def play(self, key: str, game: Game) -> None:
-        claim = self.store.claim(key, retry_failed=self.retry_failed)
+        claim = await off_loop(self.store, "claim", key, retry_failed=self.retry_failed)
         if claim == "done":
             self.state.cached += 1
             self.state.total -= 1
@@ -262,12 +262,9 @@ class _Run:
         finally:
             GAME_KEY.reset(token)
             self.in_flight -= 1
-        self._stored(self.store_result(key, game, result))
-
-    def store_result(self, key: str, game: Game, result: JudgeResult) -> GameRecord:
         rec = (self.record or _record)(key, game, self.identity, result)
-        self.store.record(rec)
-        return rec
+        await off_loop(self.store, "record", rec)
+        self._stored(rec)
 
     def _stored(self, rec: GameRecord) -> None:
         s = self.state
@@ -306,7 +303,7 @@ class _Run:
         while True:
             await asyncio.sleep(every_s)
             try:
-                self.store.renew_claims()
+                await off_loop(self.store, "renew_claims")
             except (sqlite3.OperationalError, StoreUnavailable) as exc:
                 log.warning("could not renew the claims on games in flight (%s); if they expire, another process "
                             "sharing the store may judge those games too", exc)
@@ -341,17 +338,18 @@ class _SharedFeed:
             while self.run.stop is None and not self.finished:
                 if self.ready:
                     return self.ready.popleft()
-                got = store.claim_batch(self.job, max(1, self.size - len(self.in_play)),
-                                        retry_failed=self.run.retry_failed, exclude=self.in_play)
+                want = max(self.size - len(self.in_play), self.size // 4, 1)  # a few ahead: fewer round trips
+                got = await off_loop(store, "claim_batch", self.job, want, retry_failed=self.run.retry_failed,
+                                     exclude=set(self.in_play))
                 self.ready.extend(got)
-                left = store.queued(self.job) if (not got or self.run.progress) else 1
+                left = await off_loop(store, "queued", self.job) if (not got or self.run.progress) else 1
                 if self.run.progress:  # what is left of the job, plus what this worker did
                     self.run.state.total = self.run.state.done + left
                 if got:
                     continue
                 if left == 0:
                     self.finished = True
-                elif not store.expire_dead_claims():  # games held by others: wait for them or their leases
+                elif not await off_loop(store, "expire_dead_claims"):  # held by others: wait for them or their leases
                     await asyncio.sleep(self.poll_s)
             return None
 

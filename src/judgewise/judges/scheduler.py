@@ -48,6 +48,15 @@ class AnswerJournal(Protocol):
     def note_maybe_charged(self) -> None: ...
 
 
+async def off_loop(store, method: str, *args, **kw):
+    """``store.method(*args, **kw)``, in a worker thread when the store is ``threadsafe`` (PostgreSQL: the event loop
+    keeps reading answers while a commit crosses the network), else directly (SQLite: fast, one connection)."""
+    fn = getattr(store, method)
+    if getattr(store, "threadsafe", False):
+        return await asyncio.to_thread(fn, *args, **kw)
+    return fn(*args, **kw)
+
+
 def call_key(identity: dict, messages: list[dict], **kw) -> str:
     """Content hash of one call: the backend identity, the messages and the per-call options."""
     payload = json.dumps([identity, messages, kw], sort_keys=True, ensure_ascii=False, default=str)
@@ -135,13 +144,13 @@ class ScheduledBackend:
         kw = dict(max_tokens=max_tokens, want_logprobs=want_logprobs, grammar=grammar)
         game, journal = GAME_KEY.get(), self.journal
         key = call_key(self.identity, messages, **kw) if journal is not None and game is not None else None
-        held = journal.held_answer(key) if key is not None else None
+        held = await off_loop(journal, "held_answer", key) if key is not None else None
         if held is not None:
             self.stats.reused_answers += 1
             return Completion(**held)
         comp = await self._with_retries(messages, kw)
         if key is not None:  # durable before anything else happens (parse, re-ask, the game's row)
-            journal.hold_answer(game, key, dataclasses.asdict(comp))
+            await off_loop(journal, "hold_answer", game, key, dataclasses.asdict(comp))
         return comp
 
     async def _with_retries(self, messages: list[dict], kw: dict) -> Completion:
