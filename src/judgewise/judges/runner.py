@@ -246,25 +246,33 @@ class _Run:
             self.store.release(key)
             self.stop = self.stop or exc
             return
-        self.in_flight += 1
+        self.in_flight += 1  # until the game is stored and counted: the budget sees it either in flight or done
+        try:
+            result = await self._judged(key, game)
+            if result is not None:
+                rec = (self.record or _record)(key, game, self.identity, result)
+                await off_loop(self.store, "record", rec)
+                self._stored(rec)
+        finally:
+            self.in_flight -= 1
+
+    async def _judged(self, key: str, game) -> JudgeResult | None:
+        """The judge's result for a claimed game (a failed one when retries ran out), or None when the backend
+        refused the call (the run stops; the claim is released)."""
         token = GAME_KEY.set(key)  # the scheduler journals this game's answers under its key
         try:
-            result = await self.judge.judge(game)
+            return await self.judge.judge(game)
         except RetryableCallError as exc:  # retries exhausted: a failed game with its reason
-            result = JudgeResult(verdict=None, error=str(exc), n_calls=0)
+            return JudgeResult(verdict=None, error=str(exc), n_calls=0)
         except FatalCallError as exc:
             self.store.release(key)
             self.stop = self.stop or exc
-            return
+            return None
         except BaseException:
             self.store.release(key)
             raise
         finally:
             GAME_KEY.reset(token)
-            self.in_flight -= 1
-        rec = (self.record or _record)(key, game, self.identity, result)
-        await off_loop(self.store, "record", rec)
-        self._stored(rec)
 
     def _stored(self, rec: GameRecord) -> None:
         s = self.state
