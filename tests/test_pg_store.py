@@ -182,6 +182,14 @@ def test_a_password_in_the_url_is_never_shown(pg_url, tmp_path):
     assert bad.returncode == 2 and "cannot connect to PostgreSQL" in bad.stderr and "hunter2" not in bad.stderr
 
 
+def test_the_postgresql_store_has_every_method_of_the_sqlite_store():
+    def public(cls) -> set[str]:
+        return {n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n))}
+
+    sqlite_only = {"empty"}  # an in-memory SQLite store is what planning reads where no PostgreSQL store exists
+    assert public(JudgmentStore) - sqlite_only <= public(PgJudgmentStore)
+
+
 def test_a_url_that_went_through_pathlib_is_repaired():
     from pathlib import Path
 

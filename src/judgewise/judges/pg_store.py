@@ -357,6 +357,11 @@ class PgJudgmentStore:
         except StoreUnavailable as exc:
             log.warning("could not count a call that timed out after sending (%s)", exc)
 
+    def note_meta(self, name: str, value: str) -> None:
+        """Record a run fact in ``meta`` (committed at once); a fact already recorded under ``name`` stays."""
+        self._run("record a run fact", lambda c: c.execute(
+            "INSERT INTO meta VALUES (%s, %s) ON CONFLICT DO NOTHING", (name, str(value))))
+
     def maybe_charged_timeouts(self) -> int:
         """Calls that timed out after being sent, over every run on this store."""
         return int(self.meta().get("maybe_charged_timeouts", 0))

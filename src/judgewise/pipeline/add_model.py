@@ -34,6 +34,7 @@ from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.runner import judge_name
 from judgewise.judges.store import JudgmentStore, write_export
+from judgewise.judges.stores import is_store_url, open_store
 from judgewise.pipeline.config import RunConfig, build_design, load_config
 from judgewise.pipeline.evaluate import (DEFAULT_BOOTSTRAP, EvaluateResult, _expected_tau, _summary, _target_rounds,
                                          check_pairwise, trust_block)
@@ -68,7 +69,7 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
                           f"anchor; {insertion or 'binary'} insertion chooses the models it probes")
     job, board, prompts = _insertion_job(cfg, new_model, design_name)
     where = f"{cfg.source}: the store {cfg.store} (judge {judge_name(job.judge.identity)})"
-    if not Path(cfg.store).is_file():
+    if not is_store_url(cfg.store) and not Path(cfg.store).is_file():
         raise ConfigError(f"{cfg.source}: no stored leaderboard to add {new_model!r} to: the store {cfg.store} does "
                           f"not exist; run `judgewise evaluate --config {cfg.source}` first")
     games = stored_games(cfg.store, identity=judge_identity(job.judge), prompt_ids=job.pool.prompt_ids)
@@ -78,7 +79,7 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
         raise ConfigError(f"{exc}; run `judgewise evaluate --config {cfg.source}` first") from None
     before = stored_leaderboard(board_games, l2=l2)
     marker = _marker(new_model, job)
-    with JudgmentStore(cfg.store) as store:
+    with open_store(cfg.store, **cfg.store_options()) as store:
         _refuse_ranked(games, board, new_model, marker in store.meta(), where)
         design = build_design({"name": design_name, **board_option(design_name, before), "new_model": new_model,
                                **({"anchor": anchor} if anchor is not None else {})})
