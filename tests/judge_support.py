@@ -93,15 +93,16 @@ def sigkill_mid_run(server, cli_args: list, cwd, store, *, after_successes: int,
 
 
 def simulated_store(folder: Path, ratings: dict, *, n_prompts: int, seed: int = 1, store: str = "s.sqlite",
-                    columns: dict | None = None, **judge) -> Path:
+                    columns: dict | None = None, first_prompt: int = 0, **judge) -> Path:
     """A real judging store: ``judgewise judge`` (a subprocess) with the simulated judge on all pairs of
     ``ratings``' models over ``n_prompts`` prompts. ``columns``: name → function of the prompt number, extra
-    prompt columns written into the responses file (e.g. a category). Returns the store's path."""
+    prompt columns written into the responses file (e.g. a category); prompts are numbered from ``first_prompt``.
+    Returns the store's path."""
     from tests.conftest import run_cli
 
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "responses.jsonl").open("w", encoding="utf-8") as fh:
-        for p in range(n_prompts):
+        for p in range(first_prompt, first_prompt + n_prompts):
             extra = {name: fn(p) for name, fn in (columns or {}).items()}
             for m in ratings:
                 fh.write(json.dumps({"prompt_id": f"p{p}", "model": m, "text": f"{m} replies to prompt {p}.",

@@ -5,6 +5,7 @@ the one reader ``rank`` uses: a real store made by the CLI with the simulated ju
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +114,88 @@ def test_judge_chooses_one_judge_of_a_store_for_accuracy_and_anchors(judged):
     assert sum(_accuracy(judged["two"], judged["correct"], judge=label)["table"] == acc_one for label in labels) == 1
     res = run_cli("anchors", judged["two"], "--anchor", "m2", "--judge", labels[0], "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["anchors"] == picked[0]["anchors"]
+
+
+# --- several inputs: rank A B C ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory) -> dict:
+    """Two stores of the same simulated judge on disjoint prompts, a third of another judge, and their exports."""
+    base = tmp_path_factory.mktemp("halves")
+    a = simulated_store(base / "a", RATINGS, n_prompts=10, seed=1)
+    b = simulated_store(base / "b", RATINGS, n_prompts=8, seed=1, first_prompt=10)
+    other = simulated_store(base / "c", RATINGS, n_prompts=6, seed=5, p_judge=0.6, first_prompt=30)
+    exports = {}
+    for name, store in (("a", a), ("b", b), ("c", other)):
+        exports[name] = base / f"{name}.jsonl"
+        assert run_cli("store", "export", store, "--output", exports[name]).returncode == 0
+    return {"a": a, "b": b, "c": other, "exports": exports, "base": base}
+
+
+def test_rank_of_two_stores_equals_rank_of_their_concatenated_exports(halves):
+    both = halves["base"] / "both.jsonl"
+    frames = [pd.read_json(halves["exports"][k], lines=True, dtype=False) for k in ("a", "b")]
+    pd.concat(frames, ignore_index=True).to_json(both, orient="records", lines=True)
+    res = run_cli("rank", halves["a"], halves["b"], "--bootstrap", "20", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == cli_json("rank", both, "--bootstrap", "20", "--json")
+    n_a, n_b = 10 * 12, 8 * 12
+    assert f"read {n_a} rows from {halves['a']} [store]: used {n_a}, skipped 0" in res.stderr
+    assert f"read {n_b} rows from {halves['b']} [store]: used {n_b}, skipped 0" in res.stderr
+    assert f"read {n_a + n_b} rows from 2 inputs [store]: used {n_a + n_b}, skipped 0" in res.stderr
+
+
+def test_a_store_and_a_file_of_one_judge_rank_together(halves):
+    from judgewise.pipeline.ranking import rank_path
+
+    mixed = rank_path([halves["a"], halves["exports"]["b"]], bootstrap=10)
+    stores = rank_path([halves["a"], halves["b"]], bootstrap=10)
+    assert mixed.ranking.to_records() == stores.ranking.to_records()
+    assert mixed.report.format == "store+jsonl" and [r.format for r in mixed.table.extras["reports"]] == \
+        ["store", "jsonl"]
+
+
+def test_the_same_judgments_in_two_inputs_are_refused(halves):
+    res = run_cli("rank", halves["a"], halves["exports"]["a"])
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert f"is in {halves['a']} and in {halves['exports']['a']} (120 shared judgments): it would count twice" \
+        in " ".join(res.stderr.split())
+
+
+def test_inputs_of_different_judges_are_refused_naming_each_inputs_judge_until_chosen(halves):
+    res = run_cli("rank", halves["a"], halves["c"])
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    line = " ".join(res.stderr.split())
+    assert "the 2 inputs hold 2 different judges" in line
+    assert f"{halves['a']}: \"simulated-" in line and f"{halves['c']}: \"simulated-" in line
+    label = re.search(rf'{re.escape(str(halves["c"]))}: "([^"]+)"', line).group(1)
+    chosen = run_cli("rank", halves["a"], halves["c"], "--judge", label, "--json")
+    assert chosen.returncode == 0, chosen.stderr
+    assert json.loads(chosen.stdout) == cli_json("rank", halves["c"], "--json")
+    assert "used 72, skipped 120" in chosen.stderr
+    assert run_cli("rank", halves["a"], halves["c"], "--pool-judges").returncode == 0
+
+
+def test_grades_and_pairwise_judgments_together_are_refused(halves, tmp_path):
+    grades = tmp_path / "grades.jsonl"
+    pd.DataFrame([{"prompt_id": f"p{i}", "model": m, "judge": "g", "score": float(i % 10)}
+                  for i in range(5) for m in RATINGS]).to_json(grades, orient="records", lines=True)
+    res = run_cli("rank", halves["a"], grades)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert (f"the inputs hold different kinds of tables ({halves['a']}: pairwise judgments; {grades}: pointwise "
+            "grades); rank one kind at a time") in " ".join(res.stderr.split())
+
+
+def test_two_grades_files_rank_together_by_their_pooled_mean_scores(tmp_path):
+    """Canonical grades files (no ``error`` column, which once crashed the reader) concatenated: mean_score of
+    each model over both files, as pandas computes it."""
+    rng = np.random.default_rng(3)
+    paths = []
+    for k in range(2):
+        path = tmp_path / f"grades{k}.jsonl"
+        pd.DataFrame([{"prompt_id": f"p{k}-{i}", "model": m, "judge": "g", "score": float(rng.integers(1, 11))}
+                      for i in range(6) for m in ("x", "y", "z")]).to_json(path, orient="records", lines=True)
+        paths.append(path)
+    records = cli_json("rank", *paths, "--json")
+    both = pd.concat([pd.read_json(p, lines=True) for p in paths])
+    assert {r["model"]: r["score"] for r in records} == pytest.approx(both.groupby("model")["score"].mean().to_dict())

@@ -29,7 +29,15 @@ def num(value, digits: int = 2) -> str:
     return fmt_num(value, digits, grouping=True)
 
 
-def render_table(ranking, records: list[dict], report, console: Console, group: str | None = None) -> None:
+def input_lines(read) -> list[str]:
+    """The read report of a Table (with several inputs, each input's report first, then their sum) or a
+    ReadReport."""
+    if not hasattr(read, "extras"):
+        return [report_line(read)]
+    return [*map(report_line, read.extras.get("reports") or []), report_line(read.report)]
+
+
+def render_table(ranking, records: list[dict], read, console: Console, group: str | None = None) -> None:
     """The leaderboard as a rich table with the CI level in its header and the read report below (a ``group``'s
     table, ``by = value``, has neither: they come once, under the overall table)."""
     extras = [k for k in SHOWN_EXTRAS if records and k in records[0]]
@@ -46,7 +54,7 @@ def render_table(ranking, records: list[dict], report, console: Console, group: 
                 columns, rows)
     if group:
         return
-    for line in [*ranking_info_lines(ranking), report_line(report)]:
+    for line in [*ranking_info_lines(ranking), *input_lines(read)]:
         say(console, line)
 
 
@@ -60,9 +68,10 @@ def render_groups(grouped, console: Console) -> None:
 
 
 def rank_command(
-    path: Path = typer.Argument(..., help="Judgments: AlpacaEval results dir, Arena-Hard battles, JudgeBench "
-                                          "outputs, a canonical JSONL/CSV/Parquet table, or a "
-                                          "judging store (SQLite file of judgewise judge)."),
+    path: list[Path] = typer.Argument(..., help="Judgments: AlpacaEval results dir, Arena-Hard battles, "
+                                                "JudgeBench outputs, a canonical JSONL/CSV/Parquet table, or a "
+                                                "judging store (SQLite file of judgewise judge). Several inputs "
+                                                "of one kind are ranked together."),
     format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
     method: str = typer.Option("bt", "--method", help="winrate (against the anchor) | winshare (share of "
                                                       "all games won, ties half, any design: the CLB paper's "
@@ -129,13 +138,13 @@ def rank_command(
     if as_json:
         typer.echo(ranking_json(ranked))
         err = Console(stderr=True)
-        for line in [*ranking_info_lines(ranking)[1:], report_line(table.report)]:
+        for line in [*ranking_info_lines(ranking)[1:], *input_lines(table)]:
             say(err, line)
     else:
         console = Console(width=None if sys.stdout.isatty() else 120)
         if ranked.grouped is not None:
             render_groups(ranked.grouped, console)
-        render_table(ranking, records, table.report, console)
+        render_table(ranking, records, table, console)
 
 
 def agree_command(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
@@ -130,11 +131,31 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
     return _failed_grades_skipped(table) if table.kind == "grades" else None
 
 
+def read_grades_inputs(paths, *, format: str | None = None, skip_invalid: bool = False,
+                       only_grades: bool = True) -> Table | None:
+    """:func:`read_grades` of one input or several: None when no input holds grades, their grades concatenated
+    (:func:`judgewise.io.combine.combine_tables`) when every input does; an InputError naming which inputs hold
+    grades and which pairwise judgments when they are mixed."""
+    from judgewise.io.combine import combine_tables
+
+    paths = [Path(p) for p in paths] if isinstance(paths, (list, tuple)) else [Path(paths)]
+    found = [read_grades(p, format=format, skip_invalid=skip_invalid, only_grades=only_grades) for p in paths]
+    if all(t is None for t in found):
+        return None
+    if any(t is None for t in found):
+        kinds = "; ".join(f"{p}: {'pairwise judgments' if t is None else 'pointwise grades'}"
+                          for p, t in zip(paths, found))
+        raise InputError(f"the inputs hold different kinds of tables ({kinds}); rank one kind at a time",
+                         file=str(paths[[t is None for t in found].index(True)]))
+    return combine_tables(found, [str(p) for p in paths])
+
+
 def _failed_grades_skipped(table: Table) -> Table:
     """Count the failed grades (an error and no score) as skipped in the table's report, with their reasons; they
     stay in the frame so that the ranking counts them too."""
     failed = table.frame[failed_mask(table.frame.assign(outcome=table.frame["score"]))]
-    for reason in failed["error"].astype(str):
+    reasons = failed["error"].astype(str) if "error" in failed.columns else ["status failed"] * len(failed)
+    for reason in reasons:  # a canonical grades file may have no error column
         table.report.skip(f"grade failed: {reason}")
     table.report.rows_used = max(table.report.rows_used - len(failed), 0)
     return table
@@ -209,8 +230,9 @@ def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = Fa
 
     Parameters
     ----------
-    path : Path
-        Judgments in any supported format, or a judging store.
+    path : Path or list of Path
+        Judgments in any supported format, or a judging store; several inputs are concatenated
+        (:func:`read_inputs`).
     format : str, optional
         Force the format (``"store"`` included).
     skip_invalid : bool
@@ -232,12 +254,56 @@ def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = Fa
     """
     from judgewise.io.provenance import note_dropped, select_judge
 
-    table = read_judgments_or_store(path, format=format, skip_invalid=skip_invalid, options=options)
+    table = read_inputs(path, format=format, skip_invalid=skip_invalid, options=options)
     judge = judge or _config_judge((options or {}).get("config"), table.frame, pool_judges)
+    if judge is None and not pool_judges:
+        refuse_judges_across(table)
     frame = table.frame if keep_failed else usable_judgments(table.frame)
     frame, dropped = select_judge(frame, judge, pool_judges)
     note_dropped(table.report, dropped, judge)
     return frame, table
+
+
+def read_inputs(paths, *, format: str | None = None, skip_invalid: bool = False,
+                options: dict | None = None) -> Table:
+    """One judgments table from one input or several (``rank A B C``): each read by
+    :func:`read_judgments_or_store`, then concatenated by :func:`judgewise.io.combine.combine_tables` (same kind,
+    no judgment twice; ``extras["reports"]`` keeps each input's read report).
+
+    Parameters
+    ----------
+    paths : Path or list of Path
+        The inputs, each in any supported format or a judging store.
+    format, skip_invalid, options
+        As :func:`read_judgments_or_store`, for every input.
+
+    Returns
+    -------
+    Table
+    """
+    from judgewise.io.combine import combine_tables
+
+    paths = [Path(p) for p in paths] if isinstance(paths, (list, tuple)) else [Path(paths)]
+    if len(paths) == 1:
+        return read_judgments_or_store(paths[0], format=format, skip_invalid=skip_invalid, options=options)
+    tables = [read_judgments_or_store(p, format=format, skip_invalid=skip_invalid, options=options) for p in paths]
+    return combine_tables(tables, [str(p) for p in paths])
+
+
+def refuse_judges_across(table: Table) -> None:
+    """A ConfigError naming each input's judges when several inputs (``extras["reports"]``) bring different
+    judges and neither ``--judge`` nor ``--pool-judges`` says what to do (one input: ``select_judge`` says it)."""
+    from judgewise.io.provenance import HOW_TO_CHOOSE, describe_judges, judge_groups
+
+    reports = table.extras.get("reports")
+    groups, codes = judge_groups(table.frame)
+    if not reports or len(groups) < 2:
+        return
+    bounds = np.cumsum([0, *table.extras["input_rows"]])
+    per_input = [f"{r.source}: {describe_judges([groups[k] for k in sorted(set(codes[lo:hi]))])}"
+                 for r, lo, hi in zip(reports, bounds[:-1], bounds[1:])]
+    raise ConfigError(f"the {len(reports)} inputs hold {len(groups)} different judges, and one ranking would pool "
+                      f"them: {'; '.join(per_input)}; {HOW_TO_CHOOSE}")
 
 
 def _config_judge(config, frame: pd.DataFrame, pool_judges: bool) -> str | None:

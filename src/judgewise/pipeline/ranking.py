@@ -82,8 +82,9 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
 
     Parameters
     ----------
-    path : Path
-        Judgments in any supported format, or a judging store.
+    path : Path or list of Path
+        Judgments in any supported format, or a judging store; several inputs of one kind are concatenated
+        (:func:`judgewise.pipeline.inputs.read_inputs`).
     method : str
         A rating method (``winrate``, ``bt``, ``elo``, ``trueskill``, ``lc_winrate``).
     format, skip_invalid, judge, pool_judges
@@ -131,11 +132,11 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
     >>> rank_path(Path("examples/alpacaeval"), "winrate").ranking.method  # doctest: +SKIP
     'winrate'
     """
-    from judgewise.pipeline.inputs import read_grades, read_rated
+    from judgewise.pipeline.inputs import read_grades_inputs, read_rated
 
     check_rank_options(bootstrap, bootstrap_unit, ci_level)
     lc_opts = lc_options(method, lc_difficulty, lc_weights)
-    grades = read_grades(path, format=format, skip_invalid=skip_invalid, only_grades=method != MEAN_SCORE)
+    grades = read_grades_inputs(path, format=format, skip_invalid=skip_invalid, only_grades=method != MEAN_SCORE)
     if grades is not None or method == MEAN_SCORE:
         return rank_grades(path, grades, method, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
                            ci_level=ci_level, judge=judge, pool_judges=pool_judges, by=by, prompts=prompts)
@@ -145,7 +146,8 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
     from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
     responses = table.extras.get("responses")
     if style_control and responses is None:
-        raise ConfigError(f"--style-control needs the responses' texts, and {path} carries none "
+        raise ConfigError(f"--style-control needs the responses' texts, and {', '.join(map(str, as_paths(path)))} "
+                          "carries none "
                           "(an AlpacaEval results dir with model_outputs.json does, and so does an Arena-Hard "
                           "bench folder with model_answer/)")
     if anchor is None and (method in ("winrate", "lc_winrate") or table.extras.get("pin_anchor")):
@@ -235,9 +237,11 @@ def rank_grades(path: Path, grades: Table | None, method: str, *, bootstrap: int
     intervals over prompts (:func:`judgewise.ratings.pointwise.mean_scores`)."""
     if grades is None:
         raise InputError("--method mean_score ranks pointwise grades, and this input holds none (a store of "
-                         "judge.mode: single, or MT-bench model_judgment/*_single.jsonl)", file=str(path))
+                         "judge.mode: single, or MT-bench model_judgment/*_single.jsonl)",
+                         file=", ".join(map(str, as_paths(path))))
     if method not in (MEAN_SCORE, "bt"):  # bt: rank's default, not a choice
-        raise ConfigError(f"{path} holds pointwise grades, ranked by --method mean_score (not {method})")
+        raise ConfigError(f"{', '.join(map(str, as_paths(path)))} holds pointwise grades, ranked by --method "
+                          f"mean_score (not {method})")
     if bootstrap and bootstrap_unit != "prompt":
         raise ConfigError("pointwise grades are bootstrapped over prompts: use --bootstrap-unit prompt")
     from judgewise.ratings.pointwise import mean_scores
