@@ -91,6 +91,7 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
         write_export(judgments, cfg.output)
     ranking = rank(judgments, "bt", bootstrap=bootstrap, seed=cfg.seed, l2=l2)
     trust = trust_block(judgments, job, rounds, stopped, None, Target(), l2, design_name, {})
+    trust["target_meaning"] = f"none: the insertion ends when it has placed {new_model!r}, or at the budget"
     placement = placement_of(new_model, insertion or "binary", best_first(before), run, new_games, rounds, ranking)
     return EvaluateResult(ranking, rounds.state.games, rounds.state.paid, stopped, design_name, {},
                           [WHY.get(design_name, design_name) + f" (--insertion {insertion or 'binary'})"],
