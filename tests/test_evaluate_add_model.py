@@ -118,6 +118,19 @@ def test_models_in_any_order_with_or_without_new_give_the_same_placement_and_gam
     assert all(run == runs[0] for run in runs[1:])
 
 
+def test_the_stored_leaderboard_is_the_configs_judges_not_another_judges_in_the_same_store(evaluated, tmp_path):
+    config = _copy(evaluated, tmp_path / "w")
+    other = yaml.safe_load(config.read_text())
+    upside_down = {m: RATINGS[BOARD[-1 - i]] for i, m in enumerate(BOARD)}
+    other["judge"] = {**other["judge"], "p_judge": 0.9, "ratings": {**upside_down, "new": RATINGS["new"]}}
+    (tmp_path / "w" / "other.yaml").write_text(yaml.safe_dump(other), encoding="utf-8")
+    flipped = judgewise.evaluate(tmp_path / "w" / "other.yaml", bootstrap=0)  # another judge, the board upside down
+    assert flipped.paid_calls > 0 and flipped.ranking.models[int(np.argmax(flipped.ranking.scores))] == "m0"
+    result = judgewise.add_model(config, "new", bootstrap=0)
+    assert result.placement["leaderboard_before"] == TRUE_ORDER
+    assert set(result.judgments["judge"]) == {result.judgments["judge"].iloc[0]}  # one judge's games ranked
+
+
 def test_the_budget_bounds_an_insertion_and_a_rerun_with_more_pays_only_the_rest(evaluated, tmp_path):
     config = _copy(evaluated, tmp_path / "w")
     cfg = judgewise.load_config(config)
