@@ -131,6 +131,21 @@ def test_the_stored_leaderboard_is_the_configs_judges_not_another_judges_in_the_
     assert set(result.judgments["judge"]) == {result.judgments["judge"].iloc[0]}  # one judge's games ranked
 
 
+def test_a_newcomer_that_answered_some_prompts_is_probed_on_those_against_the_whole_stored_leaderboard(evaluated,
+                                                                                                          tmp_path):
+    config = _copy(evaluated, tmp_path / "w")
+    responses = pd.read_json(tmp_path / "w" / "responses.jsonl", lines=True, dtype={"prompt_id": str})
+    answered = {f"p{p:03d}" for p in range(0, N_PROMPTS, 2)}
+    responses = responses[(responses.model != "new") | responses.prompt_id.isin(answered)]
+    responses.to_json(tmp_path / "w" / "responses.jsonl", orient="records", lines=True)
+    board = judgewise.evaluate(config, bootstrap=0)  # a rerun: the stored leaderboard's games, no call
+    result = judgewise.add_model(config, "new", bootstrap=0)
+    p = result.placement
+    assert board.paid_calls == 0 and set(p["prompts"]) <= answered
+    assert all(probe["matches"] == len(answered) // math.floor(math.log2(len(BOARD))) for probe in p["probes"])
+    assert len(result.judgments) == len(board.judgments) + p["games"]  # every stored game of the board, NEW's too
+
+
 def test_the_budget_bounds_an_insertion_and_a_rerun_with_more_pays_only_the_rest(evaluated, tmp_path):
     config = _copy(evaluated, tmp_path / "w")
     cfg = judgewise.load_config(config)

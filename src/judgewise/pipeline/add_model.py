@@ -55,8 +55,8 @@ WHY = {"insert-binary": "Arena-lite Alg. 2: binary search over the stored leader
 
 
 def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertion: str | None = None,
-                       anchor: str | None = None, progress: Callable[[EvaluateProgress], None] | None = None,
-                       bootstrap: int = DEFAULT_BOOTSTRAP, l2: float = DEFAULT_L2) -> EvaluateResult:
+              anchor: str | None = None, progress: Callable[[EvaluateProgress], None] | None = None,
+              bootstrap: int = DEFAULT_BOOTSTRAP, l2: float = DEFAULT_L2) -> EvaluateResult:
     """Place ``new_model`` into the config's stored leaderboard (module docstring); ``insertion`` is ``binary``
     (default) or ``anchor`` (:data:`INSERTIONS`), ``anchor`` the anchor model of ``anchor`` insertion (default the
     top model). Raises ConfigError when the insertion is unknown, NEW has no responses, the store holds no
@@ -67,12 +67,14 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
     if anchor is not None and "anchor" not in (design_options(design_name) or {"anchor": None}):
         raise ConfigError(f"anchor {anchor!r}: only anchor insertion (--insertion anchor, App. A.6.2) takes an "
                           f"anchor; {insertion or 'binary'} insertion chooses the models it probes")
-    job, board, prompts = _insertion_job(cfg, new_model, design_name)
+    job, board, board_prompts = _insertion_job(cfg, new_model, design_name)
+    if anchor is not None and anchor not in board:
+        raise ConfigError(f"anchor {anchor!r} is not on the leaderboard of {cfg.source}; its models: {board}")
     where = f"{cfg.source}: the store {cfg.store} (judge {judge_name(job.judge.identity)})"
     if not is_store_url(cfg.store) and not Path(cfg.store).is_file():
         raise ConfigError(f"{cfg.source}: no stored leaderboard to add {new_model!r} to: the store {cfg.store} does "
                           f"not exist; run `judgewise evaluate --config {cfg.source}` first")
-    games = stored_games(cfg.store, identity=judge_identity(job.judge), prompt_ids=job.pool.prompt_ids)
+    games = stored_games(cfg.store, identity=judge_identity(job.judge), prompt_ids=board_prompts)
     try:
         board_games = leaderboard_games(games, board, where=where)
     except ConfigError as exc:
@@ -83,7 +85,7 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
         _refuse_ranked(games, board, new_model, marker in store.meta(), where)
         design = build_design({"name": design_name, **board_option(design_name, before), "new_model": new_model,
                                **({"anchor": anchor} if anchor is not None else {})})
-        rounds, run, stopped = _place(job, store, design, prompts, board_games, marker, l2, progress)
+        rounds, run, stopped = _place(job, store, design, board_games, marker, l2, progress)
     new_games = rounds.engine.judgments()
     _check_some_usable(new_games, new_model)
     judgments = pd.concat([board_games, new_games], ignore_index=True).drop_duplicates("judgment_id")
@@ -101,7 +103,7 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
 
 def _insertion_job(cfg: RunConfig, new_model: str, design_name: str) -> tuple[Job, list[str], list[str]]:
     """The job over the leaderboard's models plus NEW (responses read once) on the leaderboard's prompts that NEW
-    answered; (job, the leaderboard's models, those prompts)."""
+    answered; (job, the leaderboard's models, the leaderboard's prompts)."""
     every = load_pool(dataclasses.replace(cfg, models=None))
     responses = every.responses
     if new_model not in set(responses["model"]):
@@ -117,7 +119,7 @@ def _insertion_job(cfg: RunConfig, new_model: str, design_name: str) -> tuple[Jo
     job = build_job(dataclasses.replace(cfg, responses=responses, models=board + [new_model],
                                         design={"name": design_name}), allow_rounds=True)
     pool = dataclasses.replace(job.pool, prompt_ids=prompts)
-    return dataclasses.replace(job, pool=pool, n_prompts=len(prompts)), board, prompts
+    return dataclasses.replace(job, pool=pool, n_prompts=len(prompts)), board, board_prompts
 
 
 def _marker(new_model: str, job: Job) -> str:
@@ -138,11 +140,10 @@ def _refuse_ranked(games: pd.DataFrame, board: list[str], new_model: str, adding
                           "`judgewise evaluate` (models: naming it) instead")
 
 
-def _place(job: Job, store: JudgmentStore, design, prompts: list[str], board_games: pd.DataFrame, marker: str,
-           l2: float, progress):
-    """Run the insertion design through evaluate's rounds (the stored leaderboard's games in the fit); returns
-    (rounds, the design's run or None when the budget stopped it, "placed" | "budget")."""
-    cfg = job.config
+def _place(job: Job, store: JudgmentStore, design, board_games: pd.DataFrame, marker: str, l2: float, progress):
+    """Run the insertion design on the job's prompts through evaluate's rounds (the stored leaderboard's games in
+    the fit); returns (rounds, the design's run or None when the budget stopped it, "placed" | "budget")."""
+    cfg, prompts = job.config, job.pool.prompt_ids
     per = 2 if cfg.orders == "both" else 1
     possible = per * design.n_calls(len(job.models), len(prompts))
     rounds = _target_rounds(job, store, Target(), l2, progress, job.models, possible)
