@@ -199,3 +199,92 @@ def test_two_grades_files_rank_together_by_their_pooled_mean_scores(tmp_path):
     records = cli_json("rank", *paths, "--json")
     both = pd.concat([pd.read_json(p, lines=True) for p in paths])
     assert {r["model"]: r["score"] for r in records} == pytest.approx(both.groupby("model")["score"].mean().to_dict())
+
+
+# --- soft outcomes from logprobs ----------------------------------------------------------------------------------
+
+LOGPROB_CANDIDATES = {"a": {"a": 0.8, "b": 0.2}, "b": {"b": 0.65, "a": 0.35}}  # P(verdict token) when a / b is said
+
+
+def _prefer_the_stronger(messages: list) -> str:
+    """LLMBar's binary verdict for the response of the stronger model (RATINGS), flipped on a fifth of requests."""
+    import hashlib
+
+    text = json.dumps(messages)
+    first, second = sorted((m for m in RATINGS if f"{m} replies" in text), key=lambda m: text.index(f"{m} replies"))
+    first_better = (RATINGS[first] > RATINGS[second]) != (int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 5 == 0)
+    return "Output (a)" if first_better else "Output (b)"
+
+
+@pytest.fixture(scope="module")
+def soft_store(tmp_path_factory) -> Path:
+    """A store written by ``judgewise judge`` (a subprocess) through a real OpenAI-compatible server on 127.0.0.1
+    that returns logprobs: every game keeps its soft preference."""
+    from tests.fault_server import FaultServer
+    from tests.judge_support import write_config
+
+    folder = tmp_path_factory.mktemp("soft")
+    with FaultServer(answer=_prefer_the_stronger, candidates=LOGPROB_CANDIDATES) as srv:
+        write_config(folder, srv.url, n_prompts=10, models=list(RATINGS),
+                     judge={"template": "llmbar_binary", "logprobs": True})
+        res = run_cli("judge", "--config", "run.yaml", "--no-progress", cwd=folder)
+    assert res.returncode == 0, res.stderr
+    return folder / "store.sqlite"
+
+
+def _stored_games(store: Path) -> pd.DataFrame:
+    import sqlite3
+
+    with sqlite3.connect(store) as db:
+        return pd.read_sql("SELECT model_a, model_b, outcome, soft FROM games WHERE status = 'ok'", db)
+
+
+def _winrate_against(games: pd.DataFrame, column: str, anchor: str) -> dict:
+    """100 · mean result of each model against the anchor, in the model's view (the oracle)."""
+    out = {}
+    for model in RATINGS:
+        if model == anchor:
+            continue
+        as_a = games.loc[(games.model_a == model) & (games.model_b == anchor), column]
+        as_b = 1.0 - games.loc[(games.model_a == anchor) & (games.model_b == model), column]
+        out[model] = 100 * pd.concat([as_a, as_b]).mean()
+    return out
+
+
+def test_soft_win_rate_is_the_mean_expected_outcome_from_the_stored_logprobs(soft_store):
+    games = _stored_games(soft_store)
+    assert len(games) == 10 * 12 and games["soft"].notna().all()
+    assert set(games["soft"].round(6)) <= {0.8, 0.2, 0.35, 0.65}  # P(model_a better), in model_a's view
+    soft = cli_json("rank", soft_store, "--method", "winrate", "--anchor", "m1", "--soft", "--json")
+    hard = cli_json("rank", soft_store, "--method", "winrate", "--anchor", "m1", "--json")
+    got_soft = {r["model"]: r["score"] for r in soft if r["model"] != "m1"}
+    got_hard = {r["model"]: r["score"] for r in hard if r["model"] != "m1"}
+    assert got_soft == pytest.approx(_winrate_against(games, "soft", "m1"))
+    assert got_hard == pytest.approx(_winrate_against(games, "outcome", "m1"))
+    assert got_soft != pytest.approx(got_hard)
+
+
+def test_soft_bt_equals_bt_of_a_table_whose_outcomes_are_the_soft_preferences(soft_store, tmp_path):
+    games = _stored_games(soft_store)
+    table = tmp_path / "soft.jsonl"
+    games.assign(prompt_id=[f"g{i}" for i in range(len(games))], judge="j", outcome=games["soft"]) \
+        .drop(columns="soft").to_json(table, orient="records", lines=True)
+    soft = cli_json("rank", soft_store, "--soft", "--bootstrap-unit", "battle", "--json")
+    plain = cli_json("rank", table, "--bootstrap-unit", "battle", "--json")
+    assert {r["model"]: r["score"] for r in soft} == pytest.approx({r["model"]: r["score"] for r in plain})
+
+
+def test_rank_says_soft_preferences_exist_and_when_they_were_used(soft_store):
+    hard = run_cli("rank", soft_store)
+    assert hard.returncode == 0, hard.stderr
+    assert "outcomes: hard verdicts; 120 of 120 judgments also carry a soft preference from logprobs " \
+        "(--soft rates them as fractional wins)" in " ".join(hard.stdout.split())
+    soft = run_cli("rank", soft_store, "--soft")
+    assert "outcomes: soft — 120 of 120 judgments rated by the judge's expected outcome from logprobs" in \
+        " ".join(soft.stdout.split())
+
+
+def test_soft_without_any_soft_preference_is_a_clear_error(judged):
+    res = run_cli("rank", judged["store"], "--soft")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "no judgment carries a soft preference: judge with judge.logprobs: true" in " ".join(res.stderr.split())

@@ -104,6 +104,10 @@ def rank_command(
                                               "(of the judgments or their prompts: Arena-Hard category/"
                                               "subcategory, AlpacaEval dataset, MT-bench category), same "
                                               "method and intervals; the overall leaderboard comes last."),
+    soft: bool = typer.Option(False, "--soft", help="Rate each judgment's soft preference from the judge's "
+                                                    "logprobs (kept by the judging store with judge.logprobs: true) "
+                                                    "as a fractional win; without it, hard verdicts (a note says "
+                                                    "when soft ones exist)."),
     prompts: Path = typer.Option(None, "--prompts", help="A prompts table (prompt_id/question_id/uid + columns, "
                                                          "e.g. question.jsonl) where --by looks first."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
@@ -130,7 +134,7 @@ def rank_command(
                        skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges, l2=l2,
                        lc_difficulty=lc_difficulty, lc_weights=lc_weights, weighting=weighting,
                        baseline=baseline, arena_hard_config=arena_hard_config, style_definition=style_definition,
-                       by=by, prompts=prompts)
+                       by=by, prompts=prompts, soft=soft)
     ranking, table = ranked.ranking, ranked.table
     records = ranking.to_records()
     if output is not None:

@@ -8,6 +8,7 @@ instead of spelling their own copy (a copy that "only differs a little" is where
 * **The 5-way verdict scale** (Anchor §2; Arena-Hard-Auto's labels): :data:`VERDICT5`, its aliases, the win-rate
   outcome of a verdict and Arena-Hard's strong-verdict weighting.
 * **Usable and failed games**: :func:`failed_mask`, :func:`usable_mask`, :func:`usable_games`.
+* **Soft outcomes** from logprobs: :func:`soft_outcomes`.
 * **The anchor** of an anchor design: :func:`detect_anchor`.
 """
 
@@ -150,6 +151,34 @@ def usable_games(frame: pd.DataFrame) -> UsableGames:
     if not failed.any():
         return UsableGames(frame, 0, {})
     return UsableGames(frame[~failed].reset_index(drop=True), int(failed.sum()), failure_reasons(frame))
+
+
+# --- soft outcomes ---------------------------------------------------------------------------------------------
+
+SOFT_COLUMN = "soft"
+"""A judgment's soft preference: the judge's expected outcome for model_a, Σ_v P(verdict token v)·outcome(v) over
+the verdict tokens' probabilities from logprobs, renormalised (``judges.parsing.soft_from_logprobs``; stored in
+model_a's view by the judging store). Empty when the backend returned no logprobs or the verdict spans tokens."""
+
+
+def soft_count(frame: pd.DataFrame) -> int:
+    """How many rows carry a soft preference (a number in ``soft``)."""
+    if SOFT_COLUMN not in frame.columns:
+        return 0
+    return int(pd.to_numeric(frame[SOFT_COLUMN], errors="coerce").notna().sum())
+
+
+def soft_outcomes(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The frame with ``outcome`` replaced by the soft preference wherever a row has one (a fractional win, e.g.
+    0.7 = seven tenths of a win for model_a), and the number of rows replaced; rows without one keep their hard
+    outcome. The one definition of "rate by soft outcomes" (``rank(..., soft=True)``, ``rank --soft``)."""
+    n = soft_count(frame)
+    if not n:
+        return frame, 0
+    soft = pd.to_numeric(frame[SOFT_COLUMN], errors="coerce")
+    out = frame.copy()
+    out["outcome"] = soft.where(soft.notna(), pd.to_numeric(frame["outcome"], errors="coerce"))
+    return out, n
 
 
 # --- the anchor ------------------------------------------------------------------------------------------------

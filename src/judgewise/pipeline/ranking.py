@@ -77,7 +77,8 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
               judge: str | None = None, pool_judges: bool = False, l2: float | None = None,
               lc_difficulty: Path | None = None, lc_weights: Path | None = None, weighting: str | None = None,
               baseline: str | None = None, arena_hard_config: Path | None = None,
-              style_definition: str | None = None, by: str | None = None, prompts: Path | None = None) -> RankedFile:
+              style_definition: str | None = None, by: str | None = None, prompts: Path | None = None,
+              soft: bool = False) -> RankedFile:
     """Read ``path`` (any format or a judging store) and rank its models with :func:`judgewise.ratings.rank`.
 
     Parameters
@@ -115,6 +116,9 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
         groups, ``ranking`` stays the overall leaderboard.
     prompts : Path, optional
         A prompts table (``prompt_id``/``question_id``/``uid`` + columns) where ``by`` is looked up first.
+    soft : bool
+        Rate each judgment's soft preference from logprobs (the ``soft`` column a judging store keeps) as a
+        fractional win where it has one (``judgewise.ratings.rank(soft=True)``); pairwise judgments only.
 
     Returns
     -------
@@ -137,6 +141,9 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
     check_rank_options(bootstrap, bootstrap_unit, ci_level)
     lc_opts = lc_options(method, lc_difficulty, lc_weights)
     grades = read_grades_inputs(path, format=format, skip_invalid=skip_invalid, only_grades=method != MEAN_SCORE)
+    if (grades is not None or method == MEAN_SCORE) and soft:
+        raise ConfigError("--soft rates pairwise judgments by their soft preferences; pointwise grades are ranked "
+                          "by their mean score")
     if grades is not None or method == MEAN_SCORE:
         return rank_grades(path, grades, method, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
                            ci_level=ci_level, judge=judge, pool_judges=pool_judges, by=by, prompts=prompts)
@@ -161,8 +168,8 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
         pinned = anchor_of["anchor"] or own_anchor(rows, table)
         ranking = rank(rows, method, anchor=pinned, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
                        seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
-                       responses=responses.frame if responses is not None else None, weighting=weights, **opts,
-                       **lc_opts)
+                       responses=responses.frame if responses is not None else None, weighting=weights, soft=soft,
+                       **opts, **lc_opts)
         if anchor_of.pop("overall", False):  # groups: the anchor the overall detected (win rate)
             anchor_of["anchor"] = anchor_of["anchor"] or ranking.info.get("anchor")
         return ranking

@@ -164,7 +164,22 @@ def ranking_info_lines(ranking) -> list[str]:
         lines.append(ranking.info["pooled_judges"])
     if ranking.info.get("lc_path"):
         lines.append(lc_line(ranking.info))
-    return lines
+    return lines + soft_lines(ranking)
+
+
+def soft_lines(ranking) -> list[str]:
+    """Whether outcomes were the judge's soft preferences (``rank --soft``), or could have been."""
+    soft = ranking.info.get("soft") or {}
+    n, rows = soft.get("available", 0), soft.get("rows", 0)
+    if soft.get("used"):
+        thresholded = " (TrueSkill rounds them to win/draw/loss)" if ranking.method == "trueskill" else ""
+        return [f"outcomes: soft — {n:,} of {rows:,} judgments rated by the judge's expected outcome from logprobs "
+                f"(a fractional win){thresholded}" + (f"; {rows - n:,} without logprobs keep their verdict"
+                                                       if rows > n else "")]
+    if n:
+        return [f"outcomes: hard verdicts; {n:,} of {rows:,} judgments also carry a soft preference from logprobs "
+                "(--soft rates them as fractional wins)"]
+    return []
 
 
 def arena_hard_lines(ranking) -> list[str]:

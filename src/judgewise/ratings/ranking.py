@@ -12,7 +12,7 @@ import pandas as pd
 from judgewise.errors import ConfigError, RatingError
 from judgewise.registry import Registry
 from judgewise.io.provenance import select_judge
-from judgewise.io.schema import usable_games
+from judgewise.io.schema import soft_count, soft_outcomes, usable_games
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
 from judgewise.ratings.bootstrap import check_bootstrap, rng_from_seed
 from judgewise.ratings.bradley_terry import bradley_terry
@@ -57,7 +57,7 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
          bootstrap_unit: str = "prompt", seed: int | np.random.Generator = 0, ci_level: float = 0.95,
          style_control: bool = False, responses: pd.DataFrame | None = None, weighting: str | None = None,
          weight_column: str | None = None, strong_weight: float = ARENA_HARD_STRONG_WEIGHT, judge: str | None = None,
-         pool_judges: bool = False, **opts) -> Ranking:
+         pool_judges: bool = False, soft: bool = False, **opts) -> Ranking:
     """Rate the models of a canonical judgments table (``io.tables``) with ``method`` from RATING_METHODS.
 
     ``anchor``: the anchor model (win rate; auto-detected when one model is in every row) or, for BT, the model
@@ -74,16 +74,36 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
     Failed games (``io.schema.failed_mask``: a store frame's ``status`` "failed", or an ``error`` without an
     outcome, as ``judgewise store export`` writes them) are not rated: they are dropped here and counted in
     ``info["failed_games_skipped"]``, their reasons in ``info["failed_game_reasons"]``.
+
+    ``soft=True`` rates each judgment's soft preference (the expected outcome from the judge's verdict-token
+    logprobs, ``soft`` column) as a fractional win where it has one (:func:`judgewise.io.schema.soft_outcomes`);
+    ``info["soft"]`` says how many rows carry one (``available``) and whether they were used.
     """
     judgments, dropped = select_judge(judgments, judge, pool_judges or bool(opts.get("self_preference")))
     judgments, n_failed, reasons = usable_games(judgments)
     if n_failed and not len(judgments):
         raise RatingError(f"nothing to rate: all {n_failed} games failed (reasons: {reasons})")
+    judgments, soft_info = _soft(judgments, soft)
     ranking = _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
                     dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight), opts)
     ranking.info["judge_rows_dropped"] = dropped
-    ranking.info.update(failed_games_skipped=n_failed, failed_game_reasons=reasons)
+    ranking.info.update(failed_games_skipped=n_failed, failed_game_reasons=reasons, soft=soft_info)
     return ranking
+
+
+def _soft(judgments: pd.DataFrame, soft: bool) -> tuple[pd.DataFrame, dict]:
+    """The judgments to rate and what ``info["soft"]`` says: with ``soft``, outcomes replaced by the soft
+    preferences (:func:`judgewise.io.schema.soft_outcomes`; none at all is a ConfigError); ``available`` counts
+    the rows that carry one either way."""
+    available = soft_count(judgments)
+    if not soft:
+        return judgments, {"used": False, "available": available, "rows": len(judgments)}
+    if not available:
+        raise ConfigError("soft outcomes asked (--soft), but no judgment carries a soft preference: judge with "
+                          "judge.logprobs: true and a template whose verdict is one token (e.g. llmbar_binary); "
+                          "AlpacaEval's preference is already an expected outcome")
+    judgments, n = soft_outcomes(judgments)
+    return judgments, {"used": True, "available": n, "rows": len(judgments)}
 
 
 def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
