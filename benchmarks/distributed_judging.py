@@ -132,7 +132,7 @@ def _kill_at_half(url: str, proc: subprocess.Popen, games: int) -> tuple[int, in
         except Exception:  # the tables are not made yet
             continue
         if stored >= games // 2:
-            held = _one(url, "SELECT COUNT(*) FROM judgewise.claims")[0]
+            held = _one(url, f"SELECT COUNT(*) FROM judgewise.claims WHERE owner LIKE '%:{proc.pid}:%'")[0]
             proc.send_signal(signal.SIGKILL)
             return stored, held
     raise SystemExit("the worker to kill ended before half the games were stored")

@@ -135,3 +135,18 @@ def test_worker_mode_needs_a_postgresql_store(tmp_path):
     config = write_config(tmp_path, "http://127.0.0.1:9/v1", n_prompts=2, models=MODELS[:2])
     res = run_cli("judge", "-c", config, "--worker", "--no-progress", cwd=tmp_path)
     assert res.returncode == 2 and "workers share a PostgreSQL store" in res.stderr
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_workers_started_on_a_local_ray_instance_share_the_job(pg_url, tmp_path):
+    pytest.importorskip("ray", reason="ray not installed (pip install 'judgewise[ray]')")
+    from judgewise.pipeline.workers import run_workers
+
+    with FaultServer(latency_s=0.02) as srv:
+        config = write_config(tmp_path, srv.url, n_prompts=20, models=MODELS, store=pg_url,
+                              limits={"concurrency": 4})
+        summaries = run_workers(config, 2, executor="ray")
+        _check_once_each(pg_url, srv, 120)
+    assert len(summaries) == 2 and sum(s["judged"] for s in summaries) == 120
+    assert all(s["ok_total"] == 120 for s in summaries)
