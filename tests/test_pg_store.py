@@ -12,7 +12,7 @@ import pandas as pd
 import psycopg
 import pytest
 
-from judgewise.errors import InputError
+from judgewise.errors import InputError, StoreUnavailable
 from judgewise.judges import pg_store, store as sqlite_store
 from judgewise.judges.base import Comparison
 from judgewise.judges.pg_store import PgJudgmentStore, masked
@@ -23,7 +23,7 @@ from judgewise.judges.stores import copy_store, open_store, store_location
 from tests.conftest import cli_json, run_cli
 from tests.fault_server import FaultServer
 from tests.judge_support import comparisons, llm_judge, wait_for
-from tests.pg_server import pg_server, pg_url  # noqa: F401 (fixtures)
+from tests.pg_server import TcpProxy, pg_server, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.postgres
 
@@ -180,6 +180,23 @@ def test_a_password_in_the_url_is_never_shown(pg_url, tmp_path):
     assert masked(with_password) == pg_url.replace("judgewise@", "judgewise:***@")
     bad = run_cli("store", "stats", pg_url.replace("judgewise@", "judgewise:hunter2@").replace("/t", "/missing_t"))
     assert bad.returncode == 2 and "cannot connect to PostgreSQL" in bad.stderr and "hunter2" not in bad.stderr
+
+
+def test_a_database_gone_longer_than_the_reconnect_window_is_a_clear_error_and_its_return_is_picked_up(pg_url,
+                                                                                                   pg_server):
+    proxy = TcpProxy(pg_server.port)
+    try:
+        with PgJudgmentStore(pg_url.replace(f":{pg_server.port}/", f":{proxy.port}/"), reconnect_s=1.0) as store:
+            assert store.claim("k1") == "claimed"
+            proxy.cut()
+            with pytest.raises(StoreUnavailable, match=r"could not store a game: the database did not answer for 1s"):
+                store.record(_record("k1", "ok", 1.0))
+            store.release("k1")  # best effort: no error, no wait
+            proxy.restore()
+            store.record(_record("k1", "ok", 1.0))  # the pool connects again
+            assert store.statuses(["k1"]) == {"k1": "ok"}
+    finally:
+        proxy.close()
 
 
 def test_the_postgresql_store_has_every_method_of_the_sqlite_store():

@@ -122,7 +122,7 @@ class PgJudgmentStore:
 
     threadsafe = True  # the runner calls it from worker threads (``scheduler.off_loop``)
 
-    def __init__(self, url: str, *, lease_s: float = 120.0, reconnect_s: float = 60.0, pool_size: int = 4,
+    def __init__(self, url: str, *, lease_s: float = 120.0, reconnect_s: float = 60.0, pool_size: int = 6,
                  readonly: bool = False, _must_exist: bool = False):
         self.url, self.path, self.lease_s, self.reconnect_s = url, masked(url), float(lease_s), float(reconnect_s)
         self.readonly, self.owner = readonly, owner_id()
@@ -168,15 +168,15 @@ class PgJudgmentStore:
                 with self._pool.connection() as conn, conn.transaction():
                     return fn(conn)
             except psycopg.OperationalError as exc:
-                now = time.monotonic()
+                text, now = " ".join(str(exc).split())[:200], time.monotonic()
+                if not retry or (deadline is not None and now >= deadline):
+                    waited = f" for {self.reconnect_s:g}s" if retry else ""
+                    raise StoreUnavailable(f"store {self.path}: could not {what}: the database did not answer{waited} "
+                                           f"({text}); everything stored is kept — rerun when it is back") from None
                 if deadline is None:
                     deadline = now + self.reconnect_s
-                    log.warning("store %s: could not %s (%s); retrying for up to %gs", self.path, what,
-                                " ".join(str(exc).split())[:200], self.reconnect_s)
-                if not retry or now >= deadline:
-                    raise StoreUnavailable(f"store {self.path}: could not {what}: the database did not answer for "
-                                           f"{self.reconnect_s:g}s ({' '.join(str(exc).split())[:200]}); everything "
-                                           "stored is kept — rerun when the database is back") from None
+                    log.warning("store %s: could not %s (%s); retrying for up to %gs", self.path, what, text,
+                                self.reconnect_s)
                 time.sleep(delay)
                 delay = min(2 * delay, 1.0)
 
@@ -265,9 +265,13 @@ class PgJudgmentStore:
             f"UPDATE claims SET expires = {NOW} + %s WHERE owner = %s", (self.lease_s, self.owner)).rowcount)
 
     def release(self, key: str) -> None:
-        """Give up a claim without storing a result (the game stays in its job's queue for another worker)."""
-        self._run("release a claim", lambda c: c.execute(
-            "DELETE FROM claims WHERE key = %s AND owner = %s", (key, self.owner)))
+        """Give up a claim without storing a result (the game stays in its job's queue for another worker). Best
+        effort, never retried: a run that stops while the database is away leaves the claim to expire."""
+        try:
+            self._run("release a claim", lambda c: c.execute(
+                "DELETE FROM claims WHERE key = %s AND owner = %s", (key, self.owner)), retry=False)
+        except StoreUnavailable as exc:
+            log.debug("claim on %s left to expire: %s", key[:12], exc)
 
     def expire_dead_claims(self) -> int:
         """End at once the live claims of processes on this host that are gone (killed, crashed); returns how many
