@@ -155,6 +155,12 @@ def test_a_store_and_a_file_of_one_judge_rank_together(halves):
         ["store", "jsonl"]
 
 
+def test_one_input_given_twice_is_refused(halves):
+    res = run_cli("rank", halves["a"], halves["b"], halves["a"])
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert f"{halves['a']}: given twice as an input" in res.stderr
+
+
 def test_the_same_judgments_in_two_inputs_are_refused(halves):
     res = run_cli("rank", halves["a"], halves["exports"]["a"])
     assert res.returncode == 2 and "Traceback" not in res.stderr

@@ -286,6 +286,11 @@ def read_inputs(paths, *, format: str | None = None, skip_invalid: bool = False,
     paths = [Path(p) for p in paths] if isinstance(paths, (list, tuple)) else [Path(paths)]
     if len(paths) == 1:
         return read_judgments_or_store(paths[0], format=format, skip_invalid=skip_invalid, options=options)
+    resolved = [p.resolve() for p in paths]
+    twice = next((p for p, r in zip(paths, resolved) if resolved.count(r) > 1), None)
+    if twice is not None:
+        raise InputError("given twice as an input: its judgments would count twice; give each input once",
+                         file=str(twice))
     tables = [read_judgments_or_store(p, format=format, skip_invalid=skip_invalid, options=options) for p in paths]
     return combine_tables(tables, [str(p) for p in paths])
 
