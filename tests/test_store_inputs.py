@@ -294,3 +294,22 @@ def test_soft_without_any_soft_preference_is_a_clear_error(judged):
     res = run_cli("rank", judged["store"], "--soft")
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "no judgment carries a soft preference: judge with judge.logprobs: true" in " ".join(res.stderr.split())
+
+
+def test_a_store_ranks_by_a_column_of_the_responses_file_it_was_judged_from(tmp_path):
+    """A store keeps no prompt metadata; ``--prompts`` the run's responses file (a row per prompt and model) gives
+    its category. Oracle: each category's leaderboard equals ranking the export's rows of that category alone."""
+    store = simulated_store(tmp_path / "run", RATINGS, n_prompts=12, seed=3,
+                            columns={"category": lambda p: ["math", "code", "prose"][p % 3]})
+    responses = tmp_path / "run" / "responses.jsonl"
+    grouped = cli_json("rank", store, "--by", "category", "--prompts", responses, "--bootstrap", "10", "--json")
+    assert list(grouped["groups"]) == ["code", "math", "prose"] and grouped["skipped_groups"] == {}
+    export = tmp_path / "export.jsonl"
+    assert run_cli("store", "export", store, "--output", export).returncode == 0
+    rows = pd.read_json(export, lines=True, dtype=False)
+    for k, category in enumerate(["math", "code", "prose"]):
+        alone = tmp_path / f"{category}.jsonl"
+        rows[rows["prompt_id"].str[1:].astype(int) % 3 == k].to_json(alone, orient="records", lines=True)
+        assert grouped["groups"][category] == cli_json("rank", alone, "--bootstrap", "10", "--json")
+    res = run_cli("rank", store, "--by", "category")
+    assert res.returncode == 2 and "--by category: no such column" in res.stderr and "--prompts FILE" in res.stderr

@@ -43,13 +43,15 @@ def find_questions(path: Path) -> Path | None:
 
 
 def read_prompts(path: Path) -> pd.DataFrame:
-    """A prompts table (JSONL, JSON list, CSV or Parquet; Arena-Hard/MT-bench ``question.jsonl`` included) as
-    ``prompt_id`` plus its one-value-per-cell columns (lists such as MT-bench's ``turns`` are left out).
+    """A prompts table (JSONL, JSON list, CSV or Parquet; Arena-Hard/MT-bench ``question.jsonl`` included, or the
+    responses file of a judging run, one row per prompt and model) as ``prompt_id`` plus its one-value-per-cell
+    columns (lists such as MT-bench's ``turns`` are left out). A prompt may have several rows: the column grouped
+    by must then agree between them (:func:`per_prompt`).
 
     Raises
     ------
     InputError
-        A file without a ``prompt_id``/``question_id``/``uid`` field, or the same id twice.
+        A file without a ``prompt_id``/``question_id``/``uid`` field.
     """
     from judgewise.pipeline.diagnosis import read_plain_table
 
@@ -61,11 +63,6 @@ def read_prompts(path: Path) -> pd.DataFrame:
     frame = frame.rename(columns={id_field: "prompt_id"})
     frame = frame.loc[:, ~frame.columns.duplicated()]
     frame["prompt_id"] = frame["prompt_id"].astype(str)
-    dup = frame["prompt_id"].duplicated()
-    if dup.any():
-        i = int(dup.to_numpy().argmax())
-        raise InputError(f"prompt {frame['prompt_id'].iloc[i]!r} appears twice", file=str(path), row=i + 1,
-                         field=id_field)
     scalar = [c for c in frame.columns if not frame[c].map(lambda v: isinstance(v, (list, dict))).any()]
     return frame[scalar]
 
