@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "judgewise.cli.rank_cmd",      # rank, agree
     "judgewise.cli.evaluate_cmd",  # evaluate
     "judgewise.cli.judge_cmd",     # judge, store export/stats
+    "judgewise.cli.generate_cmd",  # generate
     "judgewise.cli.design_cmd",    # power, plan, simulate, anchors
     "judgewise.cli.reliability_cmd",  # select, reliability, study
     "judgewise.cli.diagnose_cmd",  # diagnose, accuracy

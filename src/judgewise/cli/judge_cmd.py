@@ -23,13 +23,13 @@ err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 
 
-def _progress_bar(total: int):
+def _progress_bar(total: int, label: str = "judging"):
     """A rich progress bar on stderr (done/total, rate, ETA, cost so far, failures) and its callback."""
-    bar = Progress(TextColumn("judging"), BarColumn(), MofNCompleteColumn(),
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[rate]:.1f}/s"), TimeElapsedColumn(), TextColumn("ETA"),
                    TimeRemainingColumn(), TextColumn("${task.fields[cost]:.4f}"),
                    TextColumn("[red]{task.fields[failed]} failed"), console=err, transient=False)
-    task = bar.add_task("judging", total=total, rate=0.0, cost=0.0, failed=0)
+    task = bar.add_task(label, total=total, rate=0.0, cost=0.0, failed=0)
 
     def update(p) -> None:
         elapsed = bar.tasks[0].elapsed or 1e-9
@@ -88,12 +88,12 @@ def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: s
     out.print(f"store now holds for this job: {last['ok_total']} ok, {last['failed_total']} failed", markup=False)
 
 
-def run_with_progress(progress: bool | None, total: int, run):
+def run_with_progress(progress: bool | None, total: int, run, label: str = "judging"):
     """Call ``run(update)`` under a progress bar when wanted (default: stderr is a terminal)."""
     show = progress if progress is not None else err.is_terminal
     if not show:
         return run(None)
-    bar, update = _progress_bar(total)
+    bar, update = _progress_bar(total, label)
     with bar:
         return run(update)
 

@@ -124,11 +124,12 @@ def parse_yaml(text: str, name: str):
         loader.dispose()
 
 
-def read_config_file(path: Path) -> dict:
-    """The mapping in a run-config YAML file; a missing, oversized, non-UTF-8 or non-mapping file is a ConfigError."""
+def read_config_file(path: Path, *, needs: str = "responses: and judge:", readme: str = "Judging") -> dict:
+    """The mapping in a run-config YAML file; a missing, oversized, non-UTF-8 or non-mapping file is a ConfigError
+    (``needs`` and ``readme`` name the required keys and the README section, for other configs than a run's)."""
     name = str(path)
     if not path.exists():
-        raise ConfigError(f"{name}: no such file (the run config; see README 'Judging')")
+        raise ConfigError(f"{name}: no such file (the run config; see README '{readme}')")
     if path.is_dir():
         raise ConfigError(f"{name}: is a folder; expected a YAML run-config file")
     if not path.is_file():
@@ -147,7 +148,7 @@ def read_config_file(path: Path) -> dict:
                           "save the run config as UTF-8") from None
     data = parse_yaml(text, name)
     if data is None:
-        raise ConfigError(f"{name}: the file is empty; a run config needs at least responses: and judge:")
+        raise ConfigError(f"{name}: the file is empty; a run config needs at least {needs}")
     if not isinstance(data, dict):
         raise ConfigError(f"{name}: expected a mapping of settings (key: value) at the top level, "
                           f"found {_kind(data)}")
@@ -441,10 +442,13 @@ def did_you_mean(word: str, choices) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _field(loc) -> tuple[type | None, Any]:
-    """The model class holding ``loc``'s last part and that field's info (None where not a model field)."""
-    model, info = RunSchema, None
+def _field(loc, root: type[BaseModel] | None = None) -> tuple[type | None, Any]:
+    """The model class holding ``loc``'s last part and that field's info (None where not a model field); ``root`` is
+    the schema ``loc`` starts at (default :class:`RunSchema`); list positions in ``loc`` are stepped over."""
+    model, info = root or RunSchema, None
     for i, part in enumerate(loc):
+        if isinstance(part, int) and i < len(loc) - 1:  # models[0].name: the list's item schema holds name
+            continue
         if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
             return (model if i == len(loc) - 1 else None), None
         info = model.model_fields[part]
@@ -491,30 +495,30 @@ def _problem(err: dict, info) -> str:
     return f"{path} = {found}: {expected}"
 
 
-def _unknown_keys(errors: list[dict], source: str) -> str | None:
+def _unknown_keys(errors: list[dict], source: str, root: type[BaseModel] | None = None) -> str | None:
     extra = [e for e in errors if e["type"] == "extra_forbidden"]
     if not extra:
         return None
     parent = tuple(extra[0]["loc"][:-1])
     keys = [str(e["loc"][-1]) for e in extra if tuple(e["loc"][:-1]) == parent]
-    model = _field(parent + ("?",))[0] if parent else RunSchema
+    model = _field(parent + ("?",), root)[0] if parent else (root or RunSchema)
     allowed = sorted(model.model_fields) if model is not None else []
     where = _dotted(parent) if parent else "the top level"
     return (f"{source}: unknown key(s) {keys} in {where}; expected some of {allowed}"
             f"{did_you_mean(keys[0], allowed)}")
 
 
-def first_problem(exc: ValidationError, source: str) -> ConfigError:
+def first_problem(exc: ValidationError, source: str, root: type[BaseModel] | None = None) -> ConfigError:
     """One ConfigError line for a failed validation: unknown keys first (a typo explains the rest), then the
-    first other problem, with a count of the others."""
+    first other problem, with a count of the others. ``root``: the schema validated (default :class:`RunSchema`)."""
     errors = exc.errors()
-    unknown = _unknown_keys(errors, source)
+    unknown = _unknown_keys(errors, source, root)
     rest = len(errors) - 1
     if unknown is not None:
         return ConfigError(unknown)
     err = errors[0]
     more = f" (+{rest} more problem{'s' if rest > 1 else ''})" if rest else ""
-    return ConfigError(f"{source}: {_problem(err, _field(tuple(err['loc']))[1])}{more}")
+    return ConfigError(f"{source}: {_problem(err, _field(tuple(err['loc']), root)[1])}{more}")
 
 
 def option_type_problem(loc: tuple, value, annotation) -> str | None:

@@ -71,7 +71,8 @@ def fold_system_messages(messages: list[dict]) -> list[dict]:
 
 
 class LocalBackend:
-    """A :class:`~judgewise.judges.base.Backend` running a GGUF model in this process, greedy (temperature 0).
+    """A :class:`~judgewise.judges.base.Backend` running a GGUF model in this process, greedy (temperature 0) unless
+    given a ``temperature`` (answer generation samples with the call's ``seed``, so a rerun samples the same text).
 
     One model instance serves all calls: ``complete`` runs the blocking call in a worker thread under a lock.
     With ``reuse_prefix`` (default) llama.cpp keeps the KV cache of the prefix shared with the previous call
@@ -82,15 +83,16 @@ class LocalBackend:
     """
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 8192, seed: int = 0,
-                 n_threads: int | None = None, reuse_prefix: bool = True):
+                 n_threads: int | None = None, reuse_prefix: bool = True, temperature: float = 0.0):
         self.model_path = Path(model_path) if model_path else None
         self.n_ctx, self.seed, self.n_threads, self.reuse_prefix = n_ctx, seed, n_threads, reuse_prefix
+        self.temperature = float(temperature)
         self._llm = None
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()
         self._queues: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> asyncio.Lock
         model_name = self.model_path.name if self.model_path else "gemma-3-270m-q4_k_m.gguf"
-        self.identity = {"backend": "local", "model": model_name, "temperature": 0.0, "seed": seed,
+        self.identity = {"backend": "local", "model": model_name, "temperature": self.temperature, "seed": seed,
                          "n_ctx": n_ctx}
 
     def _load(self):
@@ -120,7 +122,7 @@ class LocalBackend:
                 llm.reset()
             start = time.perf_counter()
             try:
-                out = llm.create_chat_completion(fold_system_messages(messages), temperature=0.0,
+                out = llm.create_chat_completion(fold_system_messages(messages), temperature=self.temperature,
                                                  max_tokens=max_tokens, grammar=self._grammar(grammar),
                                                  seed=self.seed)
             except ValueError as exc:

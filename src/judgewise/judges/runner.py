@@ -418,9 +418,12 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
                      retry: RetryPolicy | None = None, budget: Budget | None = None, retry_failed: bool = False,
                      est_cost_per_game: float = 0.0, progress: Callable[[Progress], None] | None = None,
                      poll_s: float = 0.5, worker: bool = False) -> RunResult:
-    """The engine under :func:`arun_judging` (and pointwise grading, ``judges.pointwise``): judge every subject of
-    ``keyed`` (store key → what ``judge.judge`` takes) not stored yet, storing each as ``record`` makes it (default:
-    a game's row), and return the run's rows as ``export`` makes them from the store.
+    """The engine under :func:`arun_judging` (and pointwise grading, ``judges.pointwise``; answer generation,
+    ``judges.generator``): judge every subject of ``keyed`` (store key → what ``judge.judge`` takes) not stored yet,
+    storing each as ``record`` makes it (default: a game's row), and return the run's rows as ``export`` makes them
+    from the store. ``store`` is a path or URL (opened by ``open_store``) or a store object (a judging store, or
+    another with its claim/record/journal methods, e.g. ``GenerationStore``). When the run stops early, the raised
+    error carries ``result`` and ``stop`` (the exception that stopped it).
 
     ``worker``: one of many workers of the same job on a shared store (PostgreSQL): the job's keys go to the
     store's queue and this run judges the batches it claims from there until every game is stored, by anyone."""
@@ -496,7 +499,7 @@ def _raise_if_stopped(run: _Run, result: RunResult) -> None:
         exc = BudgetExceeded(f"{run.stop} ({counts})")
     else:
         exc = JudgeError(f"the judge backend refused a call and the run stopped: {run.stop} ({counts})")
-    exc.result = result
+    exc.result, exc.stop = result, run.stop
     raise exc
 
 

@@ -48,9 +48,13 @@ def _name(source) -> str:
 
 
 def _read_responses(source) -> pd.DataFrame:
+    """A responses table: generated answers when ``source`` is a generate config or its store
+    (:func:`judgewise.pipeline.generate.generated_responses`), else any responses file judgewise.io reads."""
     from judgewise.io import read_responses
+    from judgewise.pipeline.generate import generated_responses
 
-    return read_responses(source).frame
+    generated = generated_responses(source)
+    return generated if generated is not None else read_responses(source).frame
 
 
 def _read_prompts(source) -> pd.DataFrame:

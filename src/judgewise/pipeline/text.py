@@ -304,3 +304,29 @@ def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
             raise ConfigError(f'--family expects NAME=FAMILY (e.g. "gpt=openai"), got "{pair}"')
         out[name.strip()] = family.strip()
     return out
+
+
+def generate_lines(s: dict, written: list[str]) -> list[str]:
+    """A generate run's summary (:func:`judgewise.pipeline.generate.generate`): answers, calls, cost, failures, files."""
+    lines = [f"{s['answers']} answers: {s['generated']} generated, {s['failed']} failed, {s['cached']} already stored "
+             f"(no call); {s['calls_made']} calls, {s['retries']} retries, {s['tokens_in']:,} tokens in / "
+             f"{s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
+             f"store {s['store']} holds for this job: {s['stored_ok']} ok, {s['stored_failed']} failed"
+             + ("" if not s["stored_failed"] else " (rerun with --retry-failed to generate them again)")
+             + f"; {s['complete']} of {s['conversations']} conversations complete"]
+    if s.get("blocked"):
+        lines.append(f"{s['blocked']} later turns not asked: an earlier turn of their conversation failed")
+    if s.get("truncated"):
+        lines.append(f"{s['truncated']} answers stopped at max_tokens (finish_reason length)")
+    if s.get("maybe_charged_timeouts"):
+        lines.append(f"{s['maybe_charged_timeouts']} calls timed out after being sent (may have been charged; their "
+                     "answers never arrived)")
+    if s.get("reused_answers"):
+        lines.append(f"{s['reused_answers']} answers received before a stop were taken from the store's journal "
+                     "(not paid again)")
+    for path in written:
+        lines.append(f"written: {path} ({s['format']})")
+    if not written:
+        lines.append("no output written (set output: or --output); `responses:` of evaluate/judge can name this "
+                     "generate config directly")
+    return lines
