@@ -112,6 +112,7 @@ def test_arena_hard_output_is_read_back_by_the_arena_hard_reader(tmp_path, share
     assert record["metadata"]["header_count"] == {"h1": 1, "h2": 1, "h3": 0, "h4": 0, "h5": 0, "h6": 0}
     assert record["metadata"]["list_count"] == {"ordered": 1, "unordered": 2}  # the code block's lines not counted
     assert record["metadata"]["bold_count"] == {"**": 1, "__": 1}
+    assert (table.frame[["n_headers", "n_lists", "n_bold"]] == [2, 3, 2]).all().all()  # the reader's style columns
     assert [m["role"] for m in record["messages"]] == ["system", "user", "assistant"][1:]
 
 

@@ -276,15 +276,18 @@ def generate(config: GenerateConfig | dict | str | Path, *, dry_run: bool = Fals
 
 # -- the answers as tables and files ---------------------------------------------------------------------------------
 RESPONSE_COLUMNS = ["prompt_id", "model", "text", "turns", "instruction", "prompt_turns", "category", "settings",
-                    "tokens_out", "token_len", "finish_reason", "answer_id", "answered_at"]
+                    "n_tokens", "turn_tokens", "finish_reason", "answer_id", "answered_at"]
+"""``text`` is turn 1's answer and ``n_tokens`` its completion tokens (as the server counted them); ``turns`` every
+turn's answer and ``turn_tokens`` their tokens; ``finish_reason`` the last turn's; ``answer_id`` a stable id of the
+conversation's answers; ``answered_at`` when its last answer was stored (Unix time)."""
 
 
 def _conversation_row(conv: Conversation, got: list[dict], settings: str, category) -> dict:
     answers = [r["text"] for r in got]
     return {"prompt_id": conv.prompt_id, "model": conv.model, "text": answers[0], "turns": answers,
             "instruction": conv.questions[0], "prompt_turns": list(conv.questions), "category": category,
-            "settings": settings, "tokens_out": int(sum(r["tokens_out"] for r in got)),
-            "token_len": int(got[-1]["tokens_out"]), "finish_reason": got[-1]["finish_reason"],
+            "settings": settings, "n_tokens": int(got[0]["tokens_out"]),
+            "turn_tokens": [int(r["tokens_out"]) for r in got], "finish_reason": got[-1]["finish_reason"],
             "answer_id": conv.keys[-1][:22], "answered_at": float(max(r["created_at"] for r in got))}
 
 
@@ -336,7 +339,7 @@ def write_outputs(responses: pd.DataFrame, fmt: str, output: str | Path) -> list
     for r in responses.to_dict(orient="records"):
         if fmt == "arena-hard":
             rec = arena_hard_record(r["prompt_id"], r["model"], r["prompt_turns"], r["turns"],
-                                    answer_id=r["answer_id"], tstamp=r["answered_at"], token_len=r["token_len"])
+                                    answer_id=r["answer_id"], tstamp=r["answered_at"], token_len=r["turn_tokens"][-1])
         else:
             rec = fastchat_record(r["prompt_id"], r["model"], r["turns"], answer_id=r["answer_id"],
                                   tstamp=r["answered_at"])
