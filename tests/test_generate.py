@@ -9,12 +9,16 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from judgewise.errors import ConfigError, InputError
+import yaml
+
+from judgewise.errors import BudgetExceeded, ConfigError, InputError
 from judgewise.io import read_responses
 from judgewise.io.arenahard import read_answers as read_arena_hard_answers
 from judgewise.io.mtbench import read_answers as read_fastchat_answers
 from judgewise.judges.generation_store import GenerationStore
+from judgewise.pipeline.evaluate import evaluate
 from judgewise.pipeline.generate import generate, generated_responses
+from judgewise.pipeline.generate_config import load_generate_with_overrides
 from tests.conftest import cli_json, run_cli
 from tests.fault_server import request_key
 from tests.generate_support import answer, server, write_gen_config, write_questions
@@ -45,9 +49,9 @@ def test_rerun_of_a_finished_job_makes_no_call(tmp_path):
     write_questions(tmp_path, 5)
     with server() as srv:
         config = write_gen_config(tmp_path, srv.url)
-        first = _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        first = generate(config).summary
         before = sum(srv.requests.values())
-        again = _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        again = generate(config).summary
         after = sum(srv.requests.values())
     assert first["generated"] == 20 and before == 20
     assert after == before  # not one request
@@ -64,8 +68,7 @@ def test_turn_two_is_asked_with_the_models_own_first_answer(tmp_path):
 
     with server() as srv:
         srv.answer = recording
-        config = write_gen_config(tmp_path, srv.url)
-        _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        generate(write_gen_config(tmp_path, srv.url))
     asked = [json.loads(line) for line in questions.read_text().splitlines()]
     expected = []
     for model in ("alpha", "beta"):
@@ -84,8 +87,7 @@ def test_turn_two_is_asked_with_the_models_own_first_answer(tmp_path):
 def test_turns_first_asks_only_the_first_turn(tmp_path):
     write_questions(tmp_path, 3)
     with server() as srv:
-        config = write_gen_config(tmp_path, srv.url, turns="first")
-        summary = _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        summary = generate(write_gen_config(tmp_path, srv.url, turns="first")).summary
         assert sum(srv.requests.values()) == 6
     assert summary["answers"] == 6 and summary["complete"] == 6
 
@@ -99,9 +101,8 @@ def test_arena_hard_output_is_read_back_by_the_arena_hard_reader(tmp_path, share
                             "o3-mini-2025-01-31.jsonl").read_text().splitlines()[0])
     with server() as srv:
         srv.answer = lambda messages: MARKDOWN
-        config = write_gen_config(tmp_path, srv.url, prompts=str(questions), max_prompts=5, format="arena-hard",
-                                  output="model_answer")
-        _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        generate(write_gen_config(tmp_path, srv.url, prompts=str(questions), max_prompts=5, format="arena-hard",
+                                  output="model_answer"))
     table = read_arena_hard_answers(tmp_path / "model_answer")
     uids = [json.loads(line)["uid"] for line in questions.read_text().splitlines()[:5]]
     assert sorted(table.frame["model"].unique()) == ["alpha", "beta"]
@@ -119,8 +120,7 @@ def test_arena_hard_output_is_read_back_by_the_arena_hard_reader(tmp_path, share
 def test_mtbench_output_is_read_back_as_fastchat_answers(tmp_path):
     write_questions(tmp_path, 3)
     with server() as srv:
-        config = write_gen_config(tmp_path, srv.url, format="mtbench", output="model_answer")
-        _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        generate(write_gen_config(tmp_path, srv.url, format="mtbench", output="model_answer"))
     frame = read_fastchat_answers(tmp_path / "model_answer").frame
     assert len(frame) == 6 and frame["turns"].map(len).eq(2).all()
     assert sorted(frame["prompt_id"].astype(str).unique()) == ["100", "101", "102"]
@@ -130,11 +130,10 @@ def test_one_store_rewrites_another_format_without_a_call(tmp_path):
     write_questions(tmp_path, 3)
     with server() as srv:
         config = write_gen_config(tmp_path, srv.url)
-        _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        generate(config)
         n = sum(srv.requests.values())
-        again = _summary(run_cli("generate", "-c", config, "--format", "arena-hard", "-o", "ah", "--no-progress",
-                                 "--json", cwd=tmp_path))
-        assert sum(srv.requests.values()) == n and again["calls_made"] == 0
+        again = generate(load_generate_with_overrides(config, format="arena-hard", output=str(tmp_path / "ah")))
+        assert sum(srv.requests.values()) == n and again.summary["calls_made"] == 0
     assert sorted(p.name for p in (tmp_path / "ah").iterdir()) == ["alpha.jsonl", "beta.jsonl"]
 
 
@@ -144,18 +143,21 @@ def test_evaluate_takes_the_generate_config_or_its_store_as_responses(tmp_path):
         config = write_gen_config(tmp_path, srv.url)
         run = {"judge": {"backend": "simulated", "ratings": {"alpha": 1000, "beta": 1200}}, "store": "judge.sqlite"}
         (tmp_path / "early.yaml").write_text(json.dumps({"responses": "gen.yaml", **run}))
-        early = run_cli("evaluate", "-c", "early.yaml", "--json", cwd=tmp_path)
-        assert early.returncode == 2 and "does not exist yet" in early.stderr
-        assert run_cli("generate", "-c", config, "--max-calls", "3", "--no-progress", cwd=tmp_path).returncode == 5
-        partial = run_cli("evaluate", "-c", "early.yaml", "--json", cwd=tmp_path)
-        assert partial.returncode == 2 and "not fully generated yet" in partial.stderr
-        assert "judgewise generate --config" in partial.stderr and not (tmp_path / "judge.sqlite").exists()
-        _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        with pytest.raises(ConfigError, match="does not exist yet"):
+            evaluate(tmp_path / "early.yaml", bootstrap=0)
+        with pytest.raises(BudgetExceeded):
+            generate(load_generate_with_overrides(config, max_calls=3))
+        with pytest.raises(ConfigError, match=r"not fully generated yet .*; run `judgewise generate --config"):
+            evaluate(tmp_path / "early.yaml", bootstrap=0)
+        assert not (tmp_path / "judge.sqlite").exists()
+        generate(config)
     for source in ("gen.yaml", "gens.sqlite", "answers.jsonl"):
         (tmp_path / "run.yaml").write_text(json.dumps({"responses": source, **run}))
-        result = cli_json("evaluate", "-c", "run.yaml", "--json", "--bootstrap", "20", cwd=tmp_path)
-        assert sorted(r["model"] for r in result["ranking"]) == ["alpha", "beta"], source
-        assert all(r["n"] == 4 * 2 for r in result["ranking"]), source  # 4 prompts, both orders (turn 1)
+        ranking = evaluate(tmp_path / "run.yaml", bootstrap=0).ranking.to_records()
+        assert sorted(r["model"] for r in ranking) == ["alpha", "beta"], source
+        assert all(r["n"] == 4 * 2 for r in ranking), source  # 4 prompts, both orders (turn 1)
+    result = cli_json("evaluate", "-c", "early.yaml", "--json", "--bootstrap", "20", cwd=tmp_path)  # the command too
+    assert sorted(r["model"] for r in result["ranking"]) == ["alpha", "beta"]
     by_config, by_store = generated_responses(config), generated_responses(tmp_path / "gens.sqlite")
     cols = ["prompt_id", "model", "turns"]
     pd.testing.assert_frame_equal(by_config[cols].sort_values(cols[:2], ignore_index=True),
@@ -170,7 +172,7 @@ def test_budget_stops_with_everything_stored_and_a_rerun_finishes(tmp_path):
         assert stopped.returncode == 5 and "budget" in stopped.stderr and "rerun to continue" in stopped.stderr
         assert not (tmp_path / "answers.jsonl").exists()  # no partial output
         assert sum(srv.successes.values()) == 7
-        summary = _summary(run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path))
+        summary = generate(config).summary
         successes = dict(srv.successes)
     assert summary["generated"] == 13 and summary["cached"] == 7
     assert set(successes.values()) == {1} and len(successes) == 20
@@ -185,18 +187,16 @@ def test_a_refused_call_stops_the_run_with_the_reason(tmp_path):
     assert "wrong-key" not in res.stderr  # the key never shown
 
 
-def test_failed_answers_are_stored_counted_and_their_later_turns_not_asked(tmp_path):
+def test_failed_answers_are_stored_counted_and_their_later_turns_not_asked(tmp_path, caplog):
     write_questions(tmp_path, 4)
 
     def fault(messages, seen):  # every first turn of prompt "Question 2" fails each attempt with 500
         return "500" if "Question 2, turn 1" in messages[-1]["content"] else None
 
     with server(fault_fn=fault) as srv:
-        config = write_gen_config(tmp_path, srv.url, limits={"max_attempts": 2})
-        res = run_cli("generate", "-c", config, "--no-progress", "--json", cwd=tmp_path)
-        summary = _summary(res)
+        summary = generate(write_gen_config(tmp_path, srv.url, limits={"max_attempts": 2})).summary
     assert summary["failed"] == 2 and summary["blocked"] == 2 and summary["complete"] == 6
-    assert "2 of 8 conversations are incomplete" in res.stderr
+    assert "2 of 8 conversations are incomplete" in caplog.text
     frame = pd.read_json(tmp_path / "answers.jsonl", lines=True)
     assert 102 not in set(frame["prompt_id"]) and len(frame) == 6
     with GenerationStore.open_readonly(tmp_path / "gens.sqlite") as store:
@@ -221,31 +221,39 @@ def test_a_bad_config_is_one_clear_error_and_no_call(tmp_path, change, message):
     write_questions(tmp_path, 2)
     with server() as srv:
         config = write_gen_config(tmp_path, srv.url)
-        cfg = __import__("yaml").safe_load(config.read_text())
+        cfg = yaml.safe_load(config.read_text())
         cfg.update(change)
         config.write_text(json.dumps(cfg))
-        res = run_cli("generate", "-c", config, "--no-progress", cwd=tmp_path)
+        with pytest.raises((ConfigError, InputError)) as err:
+            generate(config)
         assert sum(srv.requests.values()) == 0
-    assert res.returncode == 2, res.stderr
-    assert message in " ".join(res.stderr.split()), res.stderr
-    assert len(res.stderr.strip().splitlines()) <= 3
+    assert message in str(err.value) and "\n" not in str(err.value)
+    assert not (tmp_path / "gens.sqlite").exists()
+
+
+def test_the_command_shows_a_bad_config_as_one_line_and_exits_2(tmp_path):
+    write_questions(tmp_path, 2)
+    config = write_gen_config(tmp_path, "http://127.0.0.1:9/v1", models=["alpha"])
+    config.write_text(config.read_text().replace("max_tokens: 64", "max_tokens: 0"))
+    res = run_cli("generate", "-c", config, "--no-progress", cwd=tmp_path)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "models[0].max_tokens = 0: must be an integer >= 1" in res.stderr
 
 
 def test_a_bad_questions_row_names_file_row_and_field(tmp_path):
     (tmp_path / "question.jsonl").write_text('{"uid": "a", "prompt": "fine"}\n{"uid": "b", "prompt": ""}\n')
     with server() as srv:
-        config = write_gen_config(tmp_path, srv.url)
-        res = run_cli("generate", "-c", config, "--no-progress", cwd=tmp_path)
-    assert res.returncode == 2 and 'question.jsonl row 2 field "turns"' in res.stderr
+        with pytest.raises(InputError, match='question.jsonl row 2 field "turns": expected a prompt text'):
+            generate(write_gen_config(tmp_path, srv.url))
+        assert sum(srv.requests.values()) == 0
 
 
 def test_dry_run_calls_nothing_and_writes_no_file(tmp_path):
     write_questions(tmp_path, 3)
     with server() as srv:
-        config = write_gen_config(tmp_path, srv.url)
-        res = run_cli("generate", "-c", config, "--dry-run", "--json", cwd=tmp_path)
+        result = generate(write_gen_config(tmp_path, srv.url), dry_run=True)
         assert sum(srv.requests.values()) == 0
-    plan = json.loads(res.stdout)["dry_run"]
+    plan = result.plan.as_dict()
     assert plan["answers"] == 12 and plan["new"] == 12 and plan["max_tokens_out"] == 12 * 64
     assert not (tmp_path / "gens.sqlite").exists() and not (tmp_path / "answers.jsonl").exists()
 
