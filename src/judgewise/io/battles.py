@@ -66,7 +66,7 @@ def battle_chunk(table, *, json: bool) -> CodedChunk | None:
     columns = table.column_names
     if not {"model_a", "model_b", "winner", _prompt_column(columns)} <= set(columns):
         return None
-    coded = CodedChunk()
+    coded = CodedChunk(table.num_rows)
     for col, source in (("prompt_id", _prompt_column(columns)), ("model_a", "model_a"), ("model_b", "model_b")):
         coded.names[col] = name_codes(table[source], json=json)
         if coded.names[col] is None:
@@ -76,7 +76,7 @@ def battle_chunk(table, *, json: bool) -> CodedChunk | None:
         if coded.names["judge"] is None:
             return None
     else:
-        coded.names["judge"] = (np.zeros(table.num_rows, dtype=np.int32), pa.array([UNKNOWN_JUDGE]))
+        coded.names["judge"] = (None, pa.array([UNKNOWN_JUDGE]))  # every row: codes not stored
     if not (pa.types.is_string(table["winner"].type) or pa.types.is_large_string(table["winner"].type)):
         return None
     outcome = mapped_numbers(table["winner"], winner_outcome)

@@ -21,7 +21,7 @@ from judgewise.io.containers import jsonl_bytes_records
 from judgewise.io.validate import Validator
 
 CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
-CHUNK_ROWS = 1 << 20  # Parquet rows per chunk
+CHUNK_ROWS = 1 << 18  # Parquet rows per chunk
 BLANK_INSIDE = re.compile(rb"\n[ \t\r]*\n")  # starts with a literal: scans at memchr speed
 
 

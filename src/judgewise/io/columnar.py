@@ -33,8 +33,10 @@ class NotColumnar(Exception):
 
 @dataclass
 class CodedChunk:
-    """One chunk's rows: each name column as (codes, distinct names), each number column as floats."""
+    """One chunk's rows: each name column as (codes, distinct names) — codes None when every row has names[0] —
+    and each number column as floats, or as (codes, distinct values) when it comes from a few labels."""
 
+    rows: int
     names: dict = field(default_factory=dict)
     numbers: dict = field(default_factory=dict)
 
@@ -73,7 +75,13 @@ def name_codes(column, *, json: bool):
     names = _clean_names(encoded.dictionary, pa, pc)
     if names is None:
         return None
-    return encoded.indices.to_numpy(zero_copy_only=False), names
+    return _compact(encoded.indices.to_numpy(zero_copy_only=False), len(names)), names
+
+
+def _compact(codes: np.ndarray, n: int) -> np.ndarray:
+    """Codes in the smallest integer type that holds ``n`` ids (a chunk's codes stay in memory until the end)."""
+    dtype = np.int8 if n < 127 else np.int16 if n < 32_767 else np.int32
+    return codes if codes.dtype == dtype else codes.astype(dtype)
 
 
 def distinct_pairs(a: tuple, b: tuple) -> bool:
@@ -83,8 +91,9 @@ def distinct_pairs(a: tuple, b: tuple) -> bool:
     return not np.any(joint[:len(a[1])][a[0]] == joint[len(a[1]):][b[0]])
 
 
-def mapped_numbers(column, value: Callable) -> np.ndarray | None:
-    """A column mapped through ``value`` (applied to each distinct value), or None on a null or a NaN result."""
+def mapped_numbers(column, value: Callable) -> tuple[np.ndarray, np.ndarray] | None:
+    """A column of labels mapped through ``value`` (applied to each distinct label) as (codes, values), or None
+    on a null or a NaN result."""
     _, pc = _pa()
     if column.null_count:
         return None
@@ -92,7 +101,7 @@ def mapped_numbers(column, value: Callable) -> np.ndarray | None:
     table = np.array([value(x) for x in encoded.dictionary.to_pylist()], dtype=np.float64)
     if np.isnan(table).any():
         return None
-    return table[encoded.indices.to_numpy(zero_copy_only=False)]
+    return _compact(encoded.indices.to_numpy(zero_copy_only=False), len(table)), table
 
 
 def number_column(column, low: float, high: float, *, nulls: bool = False) -> np.ndarray | None:
@@ -115,7 +124,7 @@ def number_column(column, low: float, high: float, *, nulls: bool = False) -> np
 def coded_frame(frame: pd.DataFrame, numbers: Iterable[str]) -> CodedChunk:
     """A validated canonical chunk (the row-by-row path's result) as codes."""
     pa, pc = _pa()
-    coded = CodedChunk()
+    coded = CodedChunk(len(frame))
     for col in NAME_COLUMNS:
         encoded = pc.dictionary_encode(pa.array(frame[col].astype(str).to_numpy(dtype=object), pa.string()))
         coded.names[col] = (encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary)
@@ -124,37 +133,66 @@ def coded_frame(frame: pd.DataFrame, numbers: Iterable[str]) -> CodedChunk:
     return coded
 
 
-def _unify(parts: list[tuple[np.ndarray, object]]) -> tuple[list[np.ndarray], object]:
-    """Each part's codes in one shared id space (ids in order of first appearance), and that space's names."""
+def _id_maps(parts: list[tuple]) -> tuple[list[np.ndarray], list[str]]:
+    """For each part's distinct names, their ids in one shared space (ids in order of first appearance), and the
+    names of that space."""
     pa, pc = _pa()
-    if not parts:
-        return [], pa.array([], pa.string())
     encoded = pc.dictionary_encode(pa.concat_arrays([names for _, names in parts]))
-    ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
-    out, start = [], 0
-    for codes, names in parts:
-        out.append(ids[start:start + len(names)][codes])
-        start += len(names)
-    return out, encoded.dictionary
+    ids = encoded.indices.to_numpy(zero_copy_only=False)
+    bounds = np.cumsum([0] + [len(names) for _, names in parts])
+    return [ids[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])], encoded.dictionary.to_pylist()
 
 
-def _categorical(codes: list[np.ndarray], names) -> pd.Categorical:
-    joined = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32)
-    return pd.Categorical.from_codes(joined, categories=pd.Index(names.to_pylist(), dtype=object))
+def _category_dtype(n: int):
+    """The code type pandas gives a Categorical of ``n`` categories (so that from_codes does not copy)."""
+    return np.int8 if n < 127 else np.int16 if n < 32_767 else np.int32 if n < 2**31 - 1 else np.int64
+
+
+def _join(chunks: list[CodedChunk], col: str, maps: list[np.ndarray], dtype, numbers: bool = False) -> np.ndarray:
+    """The column of every chunk through its map, written into one array; each chunk's part is freed as it goes."""
+    out = np.empty(sum(c.rows for c in chunks), dtype=dtype)
+    start = 0
+    for chunk, lookup in zip(chunks, maps):
+        codes, _ = (chunk.numbers if numbers else chunk.names).pop(col)
+        part = out[start:start + chunk.rows]
+        if codes is None:
+            part[:] = lookup[0]
+        else:
+            np.take(lookup.astype(dtype, copy=False), codes, out=part)
+        start += chunk.rows
+    return out
+
+
+def _names_columns(chunks: list[CodedChunk], cols: tuple[str, ...]) -> list[pd.Categorical]:
+    """Name columns sharing one category list (model_a and model_b do), categories in order of first
+    appearance over the columns in turn."""
+    maps, names = _id_maps([c.names[col] for col in cols for c in chunks])
+    dtype = _category_dtype(len(names))
+    categories = pd.Index(names)
+    return [pd.Categorical.from_codes(_join(chunks, col, maps[k * len(chunks):(k + 1) * len(chunks)], dtype),
+                                      categories=categories, validate=False) for k, col in enumerate(cols)]
+
+
+def _floats(numbers) -> np.ndarray:
+    return numbers[1][numbers[0]] if isinstance(numbers, tuple) else numbers
 
 
 def assemble(chunks: list[CodedChunk], columns: list[str]) -> pd.DataFrame:
     """One frame of all chunks: name columns as Categoricals (models share one category list), numbers as floats,
-    columns in the order given."""
+    columns in the order given; each chunk's codes are freed once copied."""
+    if not chunks:
+        return pd.DataFrame({col: pd.Series([], dtype=float if col not in NAME_COLUMNS else object)
+                             for col in columns})
     out = {}
-    for col in ("prompt_id", "judge"):
-        codes, names = _unify([c.names[col] for c in chunks])
-        out[col] = _categorical(codes, names)
-    models, names = _unify([c.names["model_a"] for c in chunks] + [c.names["model_b"] for c in chunks])
-    out["model_a"] = _categorical(models[:len(chunks)], names)
-    out["model_b"] = _categorical(models[len(chunks):], names)
-    for col in chunks[0].numbers if chunks else ():
-        out[col] = np.concatenate([c.numbers[col] for c in chunks])
+    out["prompt_id"], = _names_columns(chunks, ("prompt_id",))
+    out["judge"], = _names_columns(chunks, ("judge",))
+    out["model_a"], out["model_b"] = _names_columns(chunks, ("model_a", "model_b"))
+    for col in [c for c in columns if c not in NAME_COLUMNS]:
+        if all(isinstance(c.numbers[col], tuple) for c in chunks):
+            maps = [c.numbers[col][1] for c in chunks]
+            out[col] = _join(chunks, col, maps, np.float64, numbers=True)
+        else:
+            out[col] = np.concatenate([_floats(c.numbers.pop(col)) for c in chunks])
     return pd.DataFrame({col: out[col] for col in columns})
 
 
@@ -185,7 +223,7 @@ def canonical_chunk(table, *, json: bool) -> CodedChunk | None:
         raise NotColumnar(f"columns {sorted(set(table.column_names) - set(FAST_JUDGMENT_COLUMNS))}")
     if not set(FAST_JUDGMENT_COLUMNS[:5]) <= set(table.column_names):
         return None
-    coded = CodedChunk()
+    coded = CodedChunk(table.num_rows)
     for col in NAME_COLUMNS:
         coded.names[col] = name_codes(table[col], json=json)
         if coded.names[col] is None:

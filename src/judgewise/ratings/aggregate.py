@@ -19,7 +19,8 @@ from judgewise.ratings.encode import EncodedJudgments
 
 @dataclass
 class BattleCategories:
-    """Distinct battles with their counts; ``of_row[i]`` is the category of row i of the encoded table."""
+    """Distinct battles with their counts; ``of_row[i]`` is the category of row i of the encoded table (an integer
+    array, int32 when the categories allow: it has one entry per row)."""
 
     lo: np.ndarray
     hi: np.ndarray
@@ -43,10 +44,11 @@ def _value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Small integer codes for float values and the distinct values; fast paths for all-ones and halves."""
     if values.min() == values.max():  # one value: code 0 everywhere (a scalar broadcasts, no 2M-row array)
         return np.zeros(1, dtype=np.int64)[0], values[:1].copy()
-    doubled = values * 2.0
-    codes = doubled.astype(np.int64)
-    if values.min() >= 0 and values.max() <= 32 and np.array_equal(codes, doubled):
-        return codes, np.arange(codes.max() + 1) / 2.0
+    if values.min() >= 0 and values.max() <= 32:  # halves: codes 0..64 fit one byte per row
+        doubled = values * 2.0
+        codes = doubled.astype(np.int8)
+        if np.array_equal(codes, doubled):
+            return codes, np.arange(codes.max() + 1) / 2.0
     distinct, codes = np.unique(values, return_inverse=True)
     return codes.astype(np.int64), distinct
 
@@ -54,12 +56,13 @@ def _value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def battle_categories(enc: EncodedJudgments) -> BattleCategories:
     """Collapse the rows of ``enc`` to distinct (lo, hi, o_lo, weight) categories with row counts."""
     m = enc.n_models
-    key = np.minimum(enc.a, enc.b)  # built in place: fewer 2M-row temporaries (allocation dominates here)
+    key = np.minimum(enc.a, enc.b, dtype=np.int64)  # built in place: fewer 10M-row temporaries
     key *= m
     key += np.maximum(enc.a, enc.b)
     o_lo = enc.outcome.copy()
     np.subtract(1.0, enc.outcome, out=o_lo, where=enc.a > enc.b)
     o_code, o_values = _value_codes(o_lo)
+    del o_lo
     w_code, w_values = _value_codes(enc.weight)
     n_o, n_w = len(o_values), len(w_values)
     key *= n_o
@@ -70,7 +73,7 @@ def battle_categories(enc: EncodedJudgments) -> BattleCategories:
     if m * m * n_o * n_w <= 20_000_000:  # dense counting is far faster than sorting millions of keys
         counts = np.bincount(key, minlength=m * m * n_o * n_w)
         keys = np.flatnonzero(counts)
-        lookup = np.zeros(len(counts), dtype=np.int64)
+        lookup = np.zeros(len(counts), dtype=np.int32 if len(keys) < 2**31 else np.int64)
         lookup[keys] = np.arange(len(keys))
         of_row, count = lookup[key], counts[keys]
     else:
@@ -78,7 +81,7 @@ def battle_categories(enc: EncodedJudgments) -> BattleCategories:
     w_k, rest = keys % n_w, keys // n_w
     o_k, pair = rest % n_o, rest // n_o
     return BattleCategories(pair // m, pair % m, o_values[o_k].astype(np.float64), w_values[w_k].astype(np.float64),
-                            count.astype(np.float64), of_row.astype(np.int64, copy=False), m)
+                            count.astype(np.float64), of_row, m)
 
 
 @dataclass
