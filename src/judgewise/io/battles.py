@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.io.columnar import CodedChunk, distinct_pairs, mapped_numbers, name_codes, read_coded
+from judgewise.io.columnar import CodedChunk, distinct_pairs, mapped_numbers, name_codes, read_coded, value_type
 from judgewise.io.tables import Table
 from judgewise.io.validate import MISSING, Check, Validator, show, text_field
 
@@ -77,7 +77,8 @@ def battle_chunk(table, *, json: bool) -> CodedChunk | None:
             return None
     else:
         coded.names["judge"] = (None, pa.array([UNKNOWN_JUDGE]))  # every row: codes not stored
-    if not (pa.types.is_string(table["winner"].type) or pa.types.is_large_string(table["winner"].type)):
+    winner_type = value_type(table["winner"])
+    if not (pa.types.is_string(winner_type) or pa.types.is_large_string(winner_type)):
         return None
     outcome = mapped_numbers(table["winner"], winner_outcome)
     if outcome is None or not distinct_pairs(coded.names["model_a"], coded.names["model_b"]):

@@ -89,9 +89,15 @@ class ParquetChunk:
 
     def frame(self, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
         """The batch as pandas (as the whole-file reader makes it), counted as read."""
-        v.report.rows_read += self._table.num_rows
-        rows = np.arange(self.first_row, self.first_row + self._table.num_rows, dtype=np.int64)
-        return self._table.to_pandas(), rows
+        import pyarrow as pa
+
+        table = self._table
+        v.report.rows_read += table.num_rows
+        rows = np.arange(self.first_row, self.first_row + table.num_rows, dtype=np.int64)
+        for i, col in enumerate(table.schema):  # strings read as stored: back to plain strings, as read whole
+            if pa.types.is_dictionary(col.type):
+                table = table.set_column(i, col.name, table.column(i).cast(col.type.value_type))
+        return table.to_pandas(), rows
 
 
 def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
@@ -102,7 +108,9 @@ def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(path)
+        schema = pq.read_schema(path)
+        strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+        pf = pq.ParquetFile(path, read_dictionary=strings)  # strings as stored: codes without hashing each row
         if pf.metadata.num_rows == 0:
             raise v.error("the Parquet file has no rows: expected at least one row of data")
         first = 1

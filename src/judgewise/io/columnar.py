@@ -62,20 +62,42 @@ def _clean_names(values, pa, pc):
     return pa.array(name_text(series).to_numpy(dtype=object), pa.string())
 
 
+def distinct_codes(column):
+    """(codes, distinct values) of a column, distinct values in order of first appearance; a dictionary column
+    (Parquet strings read as stored) keeps its dictionary, reordered, instead of hashing every row again."""
+    pa, pc = _pa()
+    if pa.types.is_dictionary(column.type) and column.num_chunks == 1:
+        stored = column.chunk(0)
+        seen = pc.unique(stored.indices)  # first appearance; a dictionary may hold values this chunk lacks
+        lookup = np.zeros(len(stored.dictionary), dtype=np.int32)
+        lookup[seen.to_numpy(zero_copy_only=False)] = np.arange(len(seen), dtype=np.int32)
+        return lookup[stored.indices.to_numpy(zero_copy_only=False)], stored.dictionary.take(seen)
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary
+
+
+def value_type(column):
+    """The type of a column's values (a dictionary column's value type)."""
+    pa, _ = _pa()
+    return column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+
+
 def name_codes(column, *, json: bool):
     """(codes, names) of a name column, or None when it holds a null or a value that is no name. ``json``: only
     text and integers (a JSON float id would print differently from Python's ``str``)."""
     pa, pc = _pa()
-    kind = column.type
+    kind = value_type(column)
     allowed = pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind) or (
         not json and pa.types.is_floating(kind))
     if not allowed or column.null_count:
         return None
-    encoded = pc.dictionary_encode(column).combine_chunks()
-    names = _clean_names(encoded.dictionary, pa, pc)
+    codes, distinct = distinct_codes(column)
+    names = _clean_names(distinct, pa, pc)
     if names is None:
         return None
-    return _compact(encoded.indices.to_numpy(zero_copy_only=False), len(names)), names
+    return _compact(codes, len(names)), names
 
 
 def _compact(codes: np.ndarray, n: int) -> np.ndarray:
@@ -94,14 +116,13 @@ def distinct_pairs(a: tuple, b: tuple) -> bool:
 def mapped_numbers(column, value: Callable) -> tuple[np.ndarray, np.ndarray] | None:
     """A column of labels mapped through ``value`` (applied to each distinct label) as (codes, values), or None
     on a null or a NaN result."""
-    _, pc = _pa()
     if column.null_count:
         return None
-    encoded = pc.dictionary_encode(column).combine_chunks()
-    table = np.array([value(x) for x in encoded.dictionary.to_pylist()], dtype=np.float64)
+    codes, distinct = distinct_codes(column)
+    table = np.array([value(x) for x in distinct.to_pylist()], dtype=np.float64)
     if np.isnan(table).any():
         return None
-    return _compact(encoded.indices.to_numpy(zero_copy_only=False), len(table)), table
+    return _compact(codes, len(table)), table
 
 
 def number_column(column, low: float, high: float, *, nulls: bool = False) -> np.ndarray | None:
@@ -209,7 +230,9 @@ def read_coded(chunks: Iterable, fast: Callable, careful: Callable, v, columns: 
         else:
             done = coded_frame(careful(chunk), numbers)
         coded.append(done)
-    return assemble(coded, columns)
+    frame = assemble(coded, columns)
+    _pa()[0].default_memory_pool().release_unused()  # pyarrow's freed chunks back to the system, for the fits
+    return frame
 
 
 FAST_JUDGMENT_COLUMNS = ("prompt_id", "model_a", "model_b", "judge", "outcome", "verdict")

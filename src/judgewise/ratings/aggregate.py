@@ -53,16 +53,26 @@ def _value_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), distinct
 
 
+def _lo_outcome_codes(enc: EncodedJudgments) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and values of the outcome from ``lo``'s side (``1 - outcome`` where ``a > b``). Outcomes in halves
+    (win, tie, loss) are coded 2·o and flipped as 2 − code, one byte per row; others via the flipped floats."""
+    codes, values = _value_codes(enc.outcome)
+    if isinstance(codes, np.ndarray) and codes.dtype == np.int8 and values[-1] <= 1.0:
+        flipped = np.subtract(2, codes, dtype=np.int8)
+        np.copyto(flipped, codes, where=enc.a <= enc.b)
+        return flipped, np.arange(3) / 2.0
+    o_lo = enc.outcome.copy()
+    np.subtract(1.0, enc.outcome, out=o_lo, where=enc.a > enc.b)
+    return _value_codes(o_lo)
+
+
 def battle_categories(enc: EncodedJudgments) -> BattleCategories:
     """Collapse the rows of ``enc`` to distinct (lo, hi, o_lo, weight) categories with row counts."""
     m = enc.n_models
     key = np.minimum(enc.a, enc.b, dtype=np.int64)  # built in place: fewer 10M-row temporaries
     key *= m
     key += np.maximum(enc.a, enc.b)
-    o_lo = enc.outcome.copy()
-    np.subtract(1.0, enc.outcome, out=o_lo, where=enc.a > enc.b)
-    o_code, o_values = _value_codes(o_lo)
-    del o_lo
+    o_code, o_values = _lo_outcome_codes(enc)
     w_code, w_values = _value_codes(enc.weight)
     n_o, n_w = len(o_values), len(w_values)
     key *= n_o
