@@ -135,6 +135,8 @@ def test_worker_mode_needs_a_postgresql_store(tmp_path):
     config = write_config(tmp_path, "http://127.0.0.1:9/v1", n_prompts=2, models=MODELS[:2])
     res = run_cli("judge", "-c", config, "--worker", "--no-progress", cwd=tmp_path)
     assert res.returncode == 2 and "workers share a PostgreSQL store" in res.stderr
+    res = run_cli("judge", "-c", config, "--workers", "3", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 2 and "needs --executor ray" in res.stderr
 
 
 @pytest.mark.ray

@@ -44,10 +44,14 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
               address: str | None = None) -> None:
     """The body of ``judgewise judge`` (importable for tests): load the config with the overrides, run it
     (:func:`judgewise.pipeline.run_config`, as a worker with ``worker``), print the plan and the summary."""
+    from judgewise.errors import ConfigError
     from judgewise.pipeline import RoundsPlan, load_with_overrides, run_config
     from judgewise.pipeline.workers import as_worker
 
     quiet_http_logs()
+    if executor is None and workers != 1:
+        raise ConfigError(f"--workers {workers}: starting several workers needs --executor ray (or start "
+                          "`judgewise judge --worker` once per worker, on any machine)")
     cfg = load_with_overrides(config, store=store, output=output, retry_failed=retry_failed, max_calls=max_calls,
                               max_cost=max_cost, concurrency=concurrency)
     if executor is not None:
