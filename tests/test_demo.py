@@ -119,3 +119,9 @@ def test_demo_evaluates_a_tiny_job_with_the_embedded_judge_and_prints_what_evalu
     assert block.count("\n") > 6 and block in res.stdout
     again = run_cli("evaluate", "--config", "demo-output/run.yaml", "--json", cwd=tmp_path)
     assert json.loads(again.stdout)["trust"]["paid_calls_this_run"] == 0
+
+
+def test_the_slice_in_the_working_folder_is_named_relatively(monkeypatch):
+    monkeypatch.chdir(REPO)  # as `make demo` runs: demo-output/run.yaml then names ../examples/alpacaeval
+    assert find_slice(None) == Path("examples") / "alpacaeval"
+    assert demo_config(find_slice(None), Path("demo-output"), ["p"])["responses"] == "../examples/alpacaeval"

@@ -46,15 +46,15 @@ class DemoRun:
 
 
 def find_slice(path: Path | None = None) -> Path:
-    """The AlpacaEval example slice: ``path`` if given, else ``examples/alpacaeval`` of the working folder or of
-    this checkout.
+    """The AlpacaEval example slice: ``path`` if given, else ``examples/alpacaeval`` of the working folder (as that
+    relative path, so what the demo prints and writes stays short) or of this checkout.
 
     Raises
     ------
     ConfigError
         When no candidate holds a ``results/`` folder.
     """
-    candidates = [path] if path else [Path.cwd() / "examples" / "alpacaeval",
+    candidates = [path] if path else [Path("examples") / "alpacaeval",
                                       Path(__file__).resolve().parents[3] / "examples" / "alpacaeval"]
     for candidate in candidates:
         if candidate is not None and (candidate / "results").is_dir():
