@@ -10,7 +10,8 @@ The public API, importable from the package top (loaded on first use, so ``impor
 Readers: ``read_judgments``, ``read_responses``, ``read_scores``, ``read_any``, ``register_format``.
 Ratings: ``rank``, ``Ranking``, ``RATING_METHODS``. The main job: ``evaluate("run.yaml")`` (judge in rounds until the
 ranking reaches ``target:``, then rank with a trust block); ``add_model("run.yaml", "NEW")`` places one more model into
-the leaderboard it stored. Judging: ``load_config``, ``build_job``, ``run_judging``,
+the leaderboard it stored. Answers to judge: ``generate("gen.yaml")`` (every model answers every prompt, stored as
+they arrive; ``responses: gen.yaml`` in a run config reads them). Judging: ``load_config``, ``build_job``, ``run_judging``,
 ``JudgmentStore``. Errors: ``JudgewiseError``, ``InputError``, ``ConfigError``, ``RatingError``, ``JudgeError``.
 """
 
@@ -28,6 +29,7 @@ _PUBLIC = {
     "load_config": "judgewise.pipeline", "build_job": "judgewise.pipeline",
     # a function named like its module: taken from the module (the package attribute is the module once imported)
     "evaluate": "judgewise.pipeline.evaluate", "add_model": "judgewise.pipeline.add_model",
+    "generate": "judgewise.pipeline.generate",
     "run_judging": "judgewise.judges.runner", "JudgmentStore": "judgewise.judges.store",
     "JudgewiseError": "judgewise.errors", "InputError": "judgewise.errors", "ConfigError": "judgewise.errors",
     "RatingError": "judgewise.errors", "JudgeError": "judgewise.errors",

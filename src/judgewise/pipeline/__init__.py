@@ -14,6 +14,8 @@ _PUBLIC = {
     "Job": "job", "build_job": "job", "load_pool": "job",
     "JudgeOutcome": "run", "RoundsPlan": "run", "run_config": "run", "run_job": "run",
     "evaluate": "evaluate", "EvaluateResult": "evaluate", "choose_design": "evaluate",
+    "GenerateResult": "generate", "generated_responses": "generate",  # generate(): judgewise.generate (its module's name)
+    "GenerateConfig": "generate_config", "load_generate_config": "generate_config",
 }
 
 __all__ = sorted(_PUBLIC)
