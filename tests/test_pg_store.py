@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pandas as pd
-import psycopg
 import pytest
 
 from judgewise.errors import InputError, StoreUnavailable
@@ -26,6 +25,7 @@ from tests.judge_support import comparisons, llm_judge, wait_for
 from tests.pg_server import TcpProxy, pg_server, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.postgres
+psycopg = pytest.importorskip("psycopg", reason="psycopg not installed: pip install 'judgewise[postgres]'")
 
 
 def _record(key: str, status: str, outcome: float | None, **kw) -> GameRecord:

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 
-import psycopg
 import pytest
 
 from tests.conftest import run_cli
@@ -19,6 +18,7 @@ from tests.judge_support import wait_for, write_config
 from tests.pg_server import TcpProxy, pg_server, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.postgres
+psycopg = pytest.importorskip("psycopg", reason="psycopg not installed: pip install 'judgewise[postgres]'")
 
 MODELS = ["m1", "m2", "m3"]
 
