@@ -24,11 +24,12 @@ import pytest
 
 from tests.bad_inputs.cases_commands import COMMAND_CASES
 from tests.bad_inputs.cases_files import FILE_CASES
+from tests.bad_inputs.cases_new_features import NEW_FEATURE_CASES
 from tests.bad_inputs.cases_others import _HELD, OTHER_CASES
 from tests.bad_inputs.inputs import Case
 from tests.bad_inputs import forkrun
 
-CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES
+CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES
 WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
 PYTHON_ERROR = re.compile(r"^\s*(Traceback \(most recent call last\)|[A-Za-z_.]*(Error|Exception): )", re.M)
 

@@ -6,6 +6,8 @@ Arena-lite §4.2).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -237,6 +239,8 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
         rated = (table.frame, table)
     frame, table = rated
     anchors = [a.strip() for a in anchor.split(",") if a.strip()] if anchor else likely_anchors(frame)
+    if anchor is not None and (not anchors or len(set(anchors)) < len(anchors)):
+        raise ConfigError(f"--anchor must list distinct model names, comma-separated, got {anchor!r}")
     out = AnchorReports(str(path), table.report.as_dict(), [report_from_judgments(frame, a).as_dict() for a in anchors])
     if len(anchors) >= 2:
         from judgewise.analysis.anchor_experiments import several_anchor_estimates
@@ -271,6 +275,11 @@ def sweep_points(designs: list[str], n_models: list[int], prompts: list[int], p_
     from judgewise.analysis.sweeps import SweepPoint
     from judgewise.designs import DESIGNS
 
+    if not math.isfinite(reference_elo):
+        raise ConfigError(f"--reference-elo must be a finite Elo rating, got {reference_elo}")
+    twice = sorted({name for name in designs if designs.count(name) > 1})
+    if twice:
+        raise ConfigError(f"--designs lists {', '.join(twice)} more than once")
     points = []
     for name in designs:
         if name not in DESIGNS and name != BASELINE:

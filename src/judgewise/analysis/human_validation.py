@@ -84,8 +84,24 @@ def read_selection(path: Path) -> tuple[list[str], dict | None]:
         items = data.get("items") if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise InputError('expected a JSON list of item ids or an object with "items"', file=str(path))
-        return [str(i) for i in items], (data if isinstance(data, dict) else None)
-    return [line.strip() for line in text.splitlines() if line.strip()], None
+        return _distinct_ids(list(enumerate(items, 1)), v), (data if isinstance(data, dict) else None)
+    return _distinct_ids([(k, line.strip()) for k, line in enumerate(text.splitlines(), 1) if line.strip()], v), None
+
+
+def _distinct_ids(numbered: list[tuple[int, object]], v) -> list[str]:
+    """Item ids of (row, value) pairs; a value that is no id (an object, a list, a boolean) or an id listed twice is
+    an InputError naming its row (a line, or the position in the JSON list)."""
+    from judgewise.io.validate import show
+
+    first: dict[str, int] = {}
+    for row, value in numbered:
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise v.error(f"expected an item id (text or a whole number), found {show(value)}", row=row)
+        item = str(value).strip()
+        if item in first:
+            raise v.error(f"item {item!r} listed again (first at row {first[item]}); each item once", row=row)
+        first[item] = row
+    return list(first)
 
 
 ESTIMATORS = {"plain": "random", "bias-correction": "bias-correction"}
@@ -160,6 +176,9 @@ def _items_mask(pool, wanted: list[str], items_file: Path, human_file: Path) -> 
     unknown = [i for i in wanted if i not in position]
     if unknown:
         raise InputError(f"{len(unknown)} item(s) not scored by the target (e.g. {unknown[:3]})", file=str(items_file))
+    if len(wanted) < 2:
+        raise InputError(f"{len(wanted)} item(s) listed; reliability on a selection needs at least 2",
+                         file=str(items_file))
     keep = np.zeros(len(pool.item_ids), bool)
     keep[[position[i] for i in wanted]] = True
     no_human = [i for i in wanted if np.isnan(pool.human[position[i]])]
@@ -214,6 +233,8 @@ def reliability_of_files(scores: Path, target: str, metrics: list[str], *, human
         wanted, selection = read_selection(items)
         keep = _items_mask(pool, wanted, items, human or scores)
         scope = "selected"
+    if items is None and estimator is not None:
+        raise ConfigError("--estimator applies to the items of --items (a selection); give --items too")
     name, why = choose_estimator(estimator, selection) if items is not None else ("plain", "all labelled items")
     if name == "bias-correction" and not len(others):
         raise InputError("bias correction needs the scores of other judges on the same items; found none",

@@ -14,6 +14,7 @@ skip them (``undefined`` counts them) and in a trial-level comparison an undefin
 from __future__ import annotations
 
 import logging
+import math
 import zlib
 from dataclasses import dataclass, field
 
@@ -210,8 +211,8 @@ def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets
     """Run the study (Paper §3.3) with each of ``targets`` (default: every judge) as the judge under test.
     ``minutes_per_label`` and ``cost_per_hour``: the cost model of the savings (§4.1.3; the paper's MedVAL example:
     5 min, $500/h)."""
-    if not (minutes_per_label > 0 and cost_per_hour >= 0):  # NaN fails too
-        raise ConfigError(f"--minutes-per-label must be > 0 and --cost-per-hour ≥ 0, got {minutes_per_label} "
+    if not (0 < minutes_per_label < math.inf and 0 <= cost_per_hour < math.inf):  # NaN fails too
+        raise ConfigError(f"--minutes-per-label must be a finite number > 0 and --cost-per-hour a finite number ≥ 0, got {minutes_per_label} "
                           f"and {cost_per_hour}")
     targets = list(pool.judges) if targets is None else [resolve_judge(t, pool.judges) for t in targets]
     budgets = sorted(int(b) for b in budgets)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,19 @@ def _floats(text: str, name: str) -> list[float]:
         raise ConfigError(f"{name} must be comma-separated numbers, got {text!r}") from None
     if not values:
         raise ConfigError(f"{name} must list at least one number, got {text!r}")
+    bad = [v for v in values if not math.isfinite(v)]
+    if bad:
+        raise ConfigError(f"{name} must be finite numbers, got {bad[0]} in {text!r}")
     return values
+
+
+def _whole(text: str, name: str) -> list[int]:
+    """Comma-separated whole numbers (a count: 10.5 models is refused, not truncated)."""
+    values = _floats(text, name)
+    bad = [v for v in values if v != int(v)]
+    if bad:
+        raise ConfigError(f"{name} must be whole numbers, got {bad[0]:g} in {text!r}")
+    return [int(v) for v in values]
 
 
 def _echo(obj, as_json: bool, text: str) -> None:
@@ -160,8 +173,8 @@ def simulate_command(
     from judgewise.analysis.design_studies import sweep_points
     from judgewise.analysis.sweeps import run_sweep, summarize
 
-    points = sweep_points(designs.split(","), [int(x) for x in _floats(n_model, "--n-model")],
-                          [int(x) for x in _floats(prompts, "--prompts")], _floats(p_judge, "--p-judge"),
+    points = sweep_points(designs.split(","), _whole(n_model, "--n-model"), _whole(prompts, "--prompts"),
+                          _floats(p_judge, "--p-judge"),
                           reference_elo)
     table = summarize(run_sweep(points, trials, seed, executor, workers, address))
     truth = ("ground truth: true Elo ratings uniform over [1000, 1500] per trial (Arena-lite §4.2 uses Chatbot "

@@ -56,7 +56,10 @@ def read_config(path: str | Path) -> ArenaHardConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the Arena-Hard config: {exc}", file=str(path)) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}", file=str(path)) from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"not valid YAML{where}: {' '.join(problem.split())}", file=str(path)) from None
     if not isinstance(data, dict):
         raise InputError(f"expected an Arena-Hard judge config (a mapping with judge_model), found "
                          f"{type(data).__name__}", file=str(path))

@@ -52,6 +52,19 @@ def check_rank_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> 
         raise ConfigError(f"--ci-level must be in (0, 1), got {ci_level}")
 
 
+def check_style_options(style_control: bool, style_definition: str | None) -> None:
+    """Raise :class:`ConfigError` for an unknown ``--style-definition``, or one given without style control (it
+    would change nothing)."""
+    from judgewise.ratings.features import style_definition as style_spec
+
+    if style_definition is None:
+        return
+    style_spec(style_definition)
+    if not style_control:
+        raise ConfigError(f"--style-definition {style_definition} sets the style features of style control; add "
+                          "--style-control")
+
+
 def lc_options(method: str, difficulty: Path | None, weights: Path | None) -> dict:
     """The ``lc_winrate`` options for AlpacaEval's inputs; a ConfigError when they are given to another method."""
     if difficulty is None and weights is None:
@@ -139,6 +152,7 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
     from judgewise.pipeline.inputs import read_grades_inputs, read_rated
 
     check_rank_options(bootstrap, bootstrap_unit, ci_level)
+    check_style_options(style_control, style_definition)
     lc_opts = lc_options(method, lc_difficulty, lc_weights)
     grades = read_grades_inputs(path, format=format, skip_invalid=skip_invalid, only_grades=method != MEAN_SCORE)
     if (grades is not None or method == MEAN_SCORE) and soft:

@@ -304,8 +304,8 @@ def bradley_terry(data, *, l2: float | None = None, scale: str = "elo", anchor_r
     """
     if scale not in SCALES:
         raise ConfigError(f'scale must be one of {SCALES}, got "{scale}"')
-    if l2 is not None and not l2 >= 0:
-        raise ConfigError(f"l2 must be >= 0, got {l2}")
+    if l2 is not None and not (l2 >= 0 and math.isfinite(l2)):
+        raise ConfigError(f"l2 (--l2, the BT ridge) must be a finite number >= 0, got {l2}")
     enc = data.enc
     pc = pair_counts(data.cats)
     spec = style_spec(style_definition) if style_control else None
