@@ -19,6 +19,28 @@ def test_style_counts_headers_lists_and_bold_outside_code_blocks():
     assert style_counts(text) == (1, 3, 2)
 
 
+def test_style_counts_are_arena_hards_per_level_counts_summed_on_real_answers(shared):
+    """One definition: the style features are Arena-Hard's answer metadata (an independent re-implementation of its
+    add_markdown_info.py, in test_arenahard_cli) summed over levels, on every real answer and on the corner cases
+    where a second regex would differ (a code block holding a backtick, bold nested in bold, a ``1.`` item)."""
+    import json
+
+    from judgewise.io.answer_files import arena_hard_record
+
+    from .test_arenahard_cli import markdown_counts as arena_hard_counts
+
+    texts = [json.loads(line)["messages"][-1]["content"]["answer"]
+             for f in sorted((shared / "data/arenahard/model_answer").glob("*.jsonl")) for line in f.open()]
+    texts += ["```py\nx = `a`\n# in code\n```\n# out\n", "__**nested**__ and **x**", "1. one\n2. two\n+ three"]
+    for text in texts:
+        expected = arena_hard_counts(text)
+        assert style_counts(text) == tuple(sum(expected[k].values()) for k in ("header_count", "list_count",
+                                                                                "bold_count"))
+        meta = arena_hard_record("p", "m", ["q"], [text], answer_id="a", tstamp=0.0, token_len=1)["metadata"]
+        assert {k: meta[k] for k in expected} == expected
+    assert style_counts(texts[-3]) == (2, 0, 0) and style_counts(texts[-2]) == (0, 0, 3)
+
+
 def test_family_rule_exact_then_longest_prefix_then_leading_letters():
     families = {"gpt": "openai", "gpt-4o-special": "custom", "o1": "openai", "claude": "anthropic"}
     assert family_of("gpt-4o-special", families) == "custom"

@@ -3,7 +3,7 @@
 * **Arena-Hard** (arena-hard-auto v2's ``gen_answer.py`` output, as in ``data/arena-hard-v2.0/model_answer``):
   ``{uid, ans_id, model, messages: [{role: user, content}, {role: assistant, content: {answer}}, ...], tstamp,
   metadata: {token_len, header_count, list_count, bold_count}}``. The metadata (what Arena-Hard's style control
-  reads) is computed as its ``add_markdown_info.py`` does, on the last answer with fenced code blocks removed;
+  reads) is :func:`judgewise.io.markdown.markdown_counts` (its ``add_markdown_info.py``) of the last answer;
   ``token_len`` is the answer's completion tokens as the model's server counted them (Arena-Hard counts with
   tiktoken's gpt-4o encoding, which needs a download at run time).
 * **FastChat** (MT-bench's ``gen_model_answer.py`` output): ``{question_id, answer_id, model_id, choices: [{index: 0,
@@ -15,27 +15,11 @@ Both are read back by :mod:`judgewise.io.arenahard` / :mod:`judgewise.io.mtbench
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from judgewise.errors import InputError
 from judgewise.io.atomic import write_text_atomic
-
-CODE_BLOCK = re.compile(r"```([^`]*)```")
-HEADERS = {f"h{k}": re.compile(rf"^#{{{k}}}\s", re.MULTILINE) for k in range(1, 7)}
-ORDERED, UNORDERED = re.compile(r"^\s*\d+\.\s", re.MULTILINE), re.compile(r"^\s*[-*+]\s", re.MULTILINE)
-BOLD = {"**": re.compile(r"\*\*[^*\n]+\*\*"), "__": re.compile(r"__[^_\n]+__")}
-
-
-def markdown_counts(answer: str) -> dict:
-    """Arena-Hard's style features of an answer (``add_markdown_info.count_markdown_elements`` on the answer with
-    its fenced code blocks' contents removed): headers by level, ordered and unordered list items, bold spans."""
-    text = answer
-    for block in CODE_BLOCK.findall(answer):
-        text = text.replace(block, "")
-    return {"header_count": {name: len(rx.findall(text)) for name, rx in HEADERS.items()},
-            "list_count": {"ordered": len(ORDERED.findall(text)), "unordered": len(UNORDERED.findall(text))},
-            "bold_count": {name: len(rx.findall(text)) for name, rx in BOLD.items()}}
+from judgewise.io.markdown import markdown_counts
 
 
 def arena_hard_record(prompt_id: str, model: str, questions: list[str], answers: list[str], *, answer_id: str,

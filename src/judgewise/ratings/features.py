@@ -2,7 +2,8 @@
 
 Style (CLB §3.2.1 "Bias correction", after Arena-Hard / Chatbot Arena style control): for each response count
 its length, markdown headers (lines starting with 1–6 ``#``), list items (lines starting with ``-``, ``*``, ``+``
-or ``1.``) and bold spans (``**x**`` or ``__x__``), with fenced code blocks removed first. Two definitions
+or ``1.``) and bold spans (``**x**`` or ``__x__``), with fenced code blocks' contents removed first — Arena-Hard's
+per-level counts (:func:`judgewise.io.markdown.markdown_counts`) summed, :func:`style_counts`. Two definitions
 (:data:`STYLE_DEFINITIONS`, one :class:`StyleDefinition` each) turn the counts of the two responses into features:
 
 * ``"arena-hard"`` — Arena-Hard-Auto's and FastChat's style control (lmarena/arena-hard-auto ``utils_math.py``
@@ -37,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.markdown import markdown_counts
 from judgewise.io.schema import RESPONSES_REQUIRED, require_columns
 
 STYLE_FEATURES = ("length", "headers", "lists", "bold")
@@ -69,17 +71,17 @@ def style_definition(name: str) -> StyleDefinition:
         return STYLE_DEFINITIONS[name]
     except KeyError:
         raise ConfigError(f'unknown style definition "{name}" (known: {", ".join(STYLE_DEFINITIONS)})') from None
-_CODE = re.compile(r"```.*?```", re.DOTALL)
-_HEADER = re.compile(r"^#{1,6}\s", re.MULTILINE)
-_LIST = re.compile(r"^\s*(?:[-*+]|\d+\.)\s", re.MULTILINE)
-_BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
+
+
 _LEADING_LETTERS = re.compile(r"[A-Za-z]+")
 
 
 def style_counts(text: str) -> tuple[int, int, int]:
-    """(headers, list items, bold spans) of a markdown text, ignoring fenced code blocks."""
-    prose = _CODE.sub("", text or "")
-    return len(_HEADER.findall(prose)), len(_LIST.findall(prose)), len(_BOLD.findall(prose))
+    """(headers, list items, bold spans) of a markdown text: Arena-Hard's per-level counts
+    (:func:`judgewise.io.markdown.markdown_counts`, fenced code blocks' contents removed) summed over levels and
+    kinds, as Arena-Hard's style control sums them (CLB §3.2.1)."""
+    counts = markdown_counts(text or "")
+    return tuple(sum(counts[kind].values()) for kind in ("header_count", "list_count", "bold_count"))
 
 
 def has_style_metadata(responses: pd.DataFrame) -> bool:
