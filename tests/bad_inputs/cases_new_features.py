@@ -172,4 +172,33 @@ RELIABILITY = [
     rel("reliability_items_non_utf8", "--items", "i.txt", files={"i.txt": b"i0\n\xe9\xff\n"}, names=("i.txt",)),
 ]
 
-NEW_FEATURE_CASES = RANK + ACCURACY + ANCHORS + ECHO + STUDY + SIMULATE + RELIABILITY
+def arena_hard_games(change=None) -> dict:
+    """model_judgment/<judge>/<model>.jsonl of Arena-Hard v0.1 (two games per record) for m1, m2; ``change(rows)``
+    edits the records first."""
+    rows = [{"question_id": q, "model": m, "judge": "j",
+             "games": [{"score": "A>B" if (q + i) % 3 else "B>A"}, {"score": "B>A" if (q + i) % 2 else "A=B"}]}
+            for q in range(1, 6) for i, m in enumerate(("m1", "m2"))]
+    if change:
+        change(rows)
+    return {f"bench/j/{m}.jsonl": jsonl([r for r in rows if r["model"] == m]) for m in ("m1", "m2")}
+
+
+def games(name: str, change, *args, names=()) -> Case:
+    def build(root):
+        for key, content in arena_hard_games(change).items():
+            write(root, key, content)
+        return ["rank", root / "bench" / "j", "--baseline", "base", *args]
+    return Case(name, build, tuple(names))
+
+
+GAMES = [
+    games("games_three_games_in_a_record", lambda rows: rows[0].update(games=[{"score": "A>B"}] * 3),
+          names=("m1.jsonl", "row 1", '"games"')),
+    games("games_record_repeated", lambda rows: rows.append(dict(rows[0])), names=("m1.jsonl", "row 6", "second")),
+    games("games_score_a_number", lambda rows: rows[2]["games"][1].update(score=5),
+          names=("m1.jsonl", "row 2", "games[1].score")),
+    games("games_weighting_unknown", None, "--weighting", "triple", names=("--weighting",)),
+    games("games_style_control_without_answers", None, "--style-control", names=("model_answer",)),
+]
+
+NEW_FEATURE_CASES = GAMES + RANK + ACCURACY + ANCHORS + ECHO + STUDY + SIMULATE + RELIABILITY

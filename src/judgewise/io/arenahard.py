@@ -117,8 +117,9 @@ def _game_verdict(game, k: int, row: int, v: Validator):
 def _game_rows(record: dict, row: int, judge: str, baseline: str | None, config, v: Validator) -> list[dict]:
     """The judgment rows of one question's games (model's view; module doc)."""
     games = record.get("games")
-    if not isinstance(games, list) or not games:
-        v.reject(f"expected a list of games, found {show(games)}", row=row, field="games")
+    if not isinstance(games, list) or not 1 <= len(games) <= 2:
+        v.reject(f"expected a list of one or two games (one per order), found {show(games)}", row=row,
+                 field="games")
         return []
     base = record_baseline(record, baseline, config)
     if base is None:
@@ -141,6 +142,21 @@ def _game_rows(record: dict, row: int, judge: str, baseline: str | None, config,
     return out
 
 
+def _key(record: dict, judge: str) -> tuple:
+    return (str(record.get("question_id", record.get("uid"))), str(record.get("model")), record.get("judge", judge))
+
+
+def _repeated(record, where: str, judge: str, seen: dict) -> bool:
+    """Whether ``record`` repeats a (question, model, judge) already read; remembers where each was first."""
+    if not isinstance(record, dict):
+        return False
+    key = _key(record, judge)
+    if key in seen:
+        return True
+    seen[key] = where
+    return False
+
+
 def read_games(path: str | Path, *, skip_invalid: bool = False, kind: str | None = None,
                baseline: str | None = None, config=None) -> Table:
     """Arena-Hard ``model_judgment`` files (a file, a judge's folder, ``model_judgment/`` or the bench folder) as
@@ -151,12 +167,17 @@ def read_games(path: str | Path, *, skip_invalid: bool = False, kind: str | None
     config = read_config(config) if isinstance(config, (str, Path)) else config
     files = game_files(path)
     report = ReadReport(source=str(path), format="arenahard-games")
-    rows_out = []
+    rows_out, seen = [], {}
     for file in files:
         v = Validator(str(file), report, skip_invalid)
         records, rows = jsonl_records(file, v)
         judge = config.judge if config is not None and config.judge else file.parent.name
         for record, row in zip(records, rows):
+            if _repeated(record, f"{file} row {row}", judge, seen):
+                v.reject(f"a second record of model {show(record.get('model'))} on question "
+                         f"{show(record.get('question_id', record.get('uid')))} (first: {seen[_key(record, judge)]}); "
+                         "each question's games once per model", row=int(row), field="model")
+                continue
             rows_out.extend({**game, "_file": str(file)}
                             for game in _game_rows(record, int(row), judge, baseline, config, v))
     report.rows_read = len(rows_out) + report.rows_skipped  # rows are games, not lines
