@@ -167,3 +167,26 @@ def test_the_embedded_judge_runs_evaluate_end_to_end_offline(tmp_path):
     assert result.design == "all_pairs" and result.stopped in ("target", "exhausted")
     assert result.calls == result.paid_calls == 2 * 3 * 2 and len(result.ranking.models) == 3
     assert result.trust["position_bias_first_shown_wins"]["n"] > 0
+
+
+def test_all_pairs_total_of_the_trust_line_counts_every_turn_with_turns_all(tmp_path):
+    """turns: all judges each user turn of a multi-turn prompt: all pairs in both orders is 2 × pairs × Σ turns, and
+    a run of all of them is 100% of it (not 200%, as a total of one game per prompt said)."""
+    from judgewise.pipeline.text import trust_lines
+
+    n_turns = {f"p{p}": 1 + p % 3 for p in range(6)}  # 1, 2 or 3 user turns
+    models = ["m0", "m1", "m2"]
+    rows = [{"prompt_id": p, "model": m, "text": f"{m} on {p} turn 1",
+             "turns": [f"{m} on {p} turn {t + 1}" for t in range(k)],
+             "prompt_turns": [f"question {p} turn {t + 1}" for t in range(k)]}
+            for p, k in n_turns.items() for m in models]
+    cfg = {**_config(tmp_path, n_models=3), "responses": pd.DataFrame(rows), "design": {"name": "all_pairs"},
+           "orders": "both"}
+    del cfg["target"]
+    pairs = len(models) * (len(models) - 1) // 2
+    for turns, per_prompt in (("all", sum(n_turns.values())), ("first", len(n_turns))):
+        result = judgewise.evaluate({**cfg, "turns": turns}, bootstrap=0)
+        assert result.stopped == "exhausted" and result.calls == 2 * pairs * per_prompt
+        assert result.trust["all_pairs_both_orders_calls"] == result.calls
+        line = next(x for x in trust_lines(result) if x.startswith("calls:"))
+        assert f"calls: {result.calls} of {result.calls} for all pairs in both orders (100.0%)" in line

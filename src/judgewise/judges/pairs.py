@@ -103,6 +103,15 @@ def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: d
     return built
 
 
+def comparisons_per_pair(pool: Pool) -> int:
+    """How many comparisons one pair of models (in one order) gives over the pool's prompts, as
+    :func:`build_comparisons` builds them: one per prompt, or with ``pool.every_turn`` one per user turn of each
+    multi-turn prompt (turns a model did not answer included: the most there can be)."""
+    if not pool.every_turn:
+        return len(pool.prompt_ids)
+    return sum(max(1, len(pool.turns.get(p) or [])) for p in pool.prompt_ids)
+
+
 def _answer_turns(responses: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
     if "turns" not in responses.columns:
         return {}

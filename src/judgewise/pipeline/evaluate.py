@@ -26,7 +26,7 @@ from judgewise.designs import is_single_shot
 from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
 from judgewise.designs.base import Pairs
-from judgewise.judges.pairs import Pool
+from judgewise.judges.pairs import Pool, comparisons_per_pair
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.store import write_export
 from judgewise.judges.stores import open_store
@@ -288,8 +288,8 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
     informativeness for an anchor design."""
     from judgewise.analysis.bias import position_bias, swap_consistency
 
-    n, prompts = len(rounds.index), len(job.pool.prompt_ids)
-    all_pairs_calls = 2 * prompts * n * (n - 1) // 2
+    n = len(rounds.index)
+    all_pairs_calls = 2 * comparisons_per_pair(job.pool) * n * (n - 1) // 2  # every turn with turns: all
     ok = judgments[usable_mask(judgments)]  # io.schema's one rule
     swap = swap_consistency(ok).as_dict() if len(ok) else None
     position = position_bias(ok).as_dict() if len(ok) and "first" in ok.columns else None
