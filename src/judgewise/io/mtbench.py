@@ -48,7 +48,7 @@ def _first_record(path: Path) -> dict:
                 if line.strip():
                     record = json.loads(line)
                     return record if isinstance(record, dict) else {}
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; RecursionError: deep nesting
         pass
     return {}
 
