@@ -60,7 +60,7 @@ def test_direct_accuracy_is_correct_given_attempted():
 
 def test_a_bad_direct_label_names_row_and_field():
     direct = pd.DataFrame({"prompt_id": ["a", "b"], "model": ["x", "x"], "label": ["correct", "maybe"]})
-    with pytest.raises(InputError, match=r"row 2 field \"label\".*'maybe'"):
+    with pytest.raises(InputError, match=r'row 2 field "label".*"maybe"'):
         direct_accuracy(direct)
 
 

@@ -58,6 +58,14 @@ ACCURACY = [
     accuracy("accuracy_bt_l2_nan", "--bt-l2", "nan", names=("--bt-l2",)),
     accuracy("accuracy_bt_l2_inf", "--bt-l2", "inf", names=("--bt-l2",)),
     accuracy("accuracy_unparsed_unknown", "--unparsed", "maybe", names=("maybe",)),
+    accuracy("accuracy_correctness_repeated", files={"c.jsonl": jsonl(correctness() + [
+        {"prompt_id": "p1", "model": "alpha", "correct": 1}])}, names=("c.jsonl", "row 13", '"model"')),
+    accuracy("accuracy_correctness_a_fraction", files={"c.jsonl": jsonl([{**correctness()[0], "correct": 0.5},
+                                                                         *correctness()[1:]])},
+             names=("c.jsonl", "row 1", '"correct"', "0.5")),
+    accuracy("accuracy_direct_repeated", "--direct", "d.jsonl", files={"d.jsonl": jsonl(
+        [{"prompt_id": "p1", "model": "alpha", "label": "correct"},
+         {"prompt_id": "p1", "model": "alpha", "label": "incorrect"}])}, names=("d.jsonl", "row 2")),
     accuracy("accuracy_ci_level_zero", "--ci-level", "0", names=("--ci-level",)),
 ]
 

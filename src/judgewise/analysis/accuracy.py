@@ -24,6 +24,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.schema import require_columns
+from judgewise.io.validate import show
 from judgewise.ratings.bootstrap import rng_from_seed
 
 DIRECT_LABELS = ("correct", "incorrect", "not_attempted")
@@ -40,9 +41,23 @@ def _as_correct(values: pd.Series) -> pd.Series:
     bad = values.notna() & (values.astype(str).str.strip() != "") & out.isna()
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"= {values.iloc[row]!r} is not a correctness value (1/0, true/false)",
+        raise InputError(f"expected a correctness value (1/0, true/false), found {show(values.iloc[row])}",
                          row=row + 1, field="correct")
     return out
+
+
+def refuse_repeated_answers(table: pd.DataFrame, what: str) -> None:
+    """InputError at the first row repeating a (prompt_id, model) of an earlier row (one grade per answer; per judge
+    when the table has a ``judge`` column)."""
+    keys = pd.DataFrame({"p": table["prompt_id"].astype(str).str.strip(), "m": table["model"].astype(str).str.strip()})
+    if "judge" in table.columns:
+        keys["j"] = table["judge"].astype(str)
+    again = np.flatnonzero(keys.duplicated().to_numpy())
+    if len(again):
+        row = int(again[0])
+        first = int(np.flatnonzero((keys == keys.iloc[row]).all(axis=1).to_numpy())[0])
+        raise InputError(f"a second {what} of model {show(keys['m'].iloc[row])} on prompt {show(keys['p'].iloc[row])} "
+                         f"(first at row {first + 1}); one per answer", row=row + 1, field="model")
 
 
 def ground_truth_accuracy(correctness: pd.DataFrame) -> pd.DataFrame:
@@ -64,7 +79,7 @@ def direct_accuracy(direct: pd.DataFrame) -> pd.DataFrame:
     bad = label.notna() & ~label.isin(DIRECT_LABELS) & (label != "")
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"= {direct['label'].iloc[row]!r}, expected one of {list(DIRECT_LABELS)}",
+        raise InputError(f"expected one of {list(DIRECT_LABELS)}, found {show(direct['label'].iloc[row])}",
                          row=row + 1, field="label")
     d = pd.DataFrame({"model": direct["model"].astype(str), "label": label.fillna("")})
     counts = pd.crosstab(d["model"], d["label"])

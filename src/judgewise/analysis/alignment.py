@@ -32,6 +32,7 @@ from judgewise.analysis.accuracy import (
     filter_models,
     ground_truth_accuracy,
     pair_kinds,
+    refuse_repeated_answers,
 )
 from judgewise.analysis.gaming import win_rates_from
 from judgewise.errors import ConfigError, InputError, JudgewiseError
@@ -183,6 +184,9 @@ def accuracy_alignment(judgments: pd.DataFrame, correctness: pd.DataFrame, direc
     """
     check_bootstrap(bootstrap, seed)
     options = method_options(elo_k, bt_l2)
+    refuse_repeated_answers(correctness, "correctness value")
+    if direct is not None:
+        refuse_repeated_answers(direct, "direct-judge grade")
     full_acc = ground_truth_accuracy(correctness)
     filt = filter_models(full_acc, seed=seed, **(filters or {}))
     models = filt.kept

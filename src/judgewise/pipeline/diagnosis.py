@@ -154,7 +154,7 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     -------
     (AccuracyAlignment, Table)
     """
-    from judgewise.analysis.accuracy import ground_truth_accuracy
+    from judgewise.analysis.accuracy import ground_truth_accuracy, refuse_repeated_answers
     from judgewise.analysis.alignment import accuracy_alignment
     from judgewise.pipeline.inputs import read_rated
 
@@ -163,7 +163,10 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     frame, table = read_rated(judgments, format=format, judge=judge, keep_failed=True)  # failed games: counted
     corr = read_plain_table(correctness)
     _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
+    _with_file(refuse_repeated_answers, correctness, corr, "correctness value")
     grades = direct_grades(direct) if direct is not None else None
+    if grades is not None:
+        _with_file(refuse_repeated_answers, direct, grades, "direct-judge grade")
     result = _with_file(accuracy_alignment, direct or correctness, frame, corr, grades, methods=list(methods),
                         bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters or {}, **settings)
     return result, table
