@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scale import write_battles
+from scale import write_in_child as write_battles
 
 
 def rank_elo(path: Path, rounds: int) -> tuple[float, list[dict]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,13 @@ def write_battles(path: Path, n: int, n_models: int, seed: int = 0) -> Path:
     return path
 
 
+def write_in_child(path: Path, n: int, n_models: int) -> Path:
+    """:func:`write_battles` in a child process: this process stays small, so that the children's peak RSS
+    (which Linux carries over from the spawning process's memory at exec) is their own."""
+    subprocess.run([sys.executable, __file__, "--write", str(path), str(n), str(n_models)], check=True)
+    return path
+
+
 def run_rank(path: Path, args: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS in MB) of ``judgewise rank PATH ARGS`` in a child process."""
     command = [sys.executable, "-m", "judgewise.cli.app", "rank", str(path), *args, "--json"]
@@ -88,7 +96,7 @@ def sweep(folder: Path, points: list[tuple[int, int]], rank_args: list[str]) -> 
     results = {}
     for n, m in points:
         for fmt in ("parquet", "jsonl"):
-            path = write_battles(folder / f"battles_{n}_{m}.{fmt}", n, m)
+            path = write_in_child(folder / f"battles_{n}_{m}.{fmt}", n, m)
             seconds, mb = run_rank(path, rank_args)
             path.unlink()
             results[fmt, n, m] = (seconds, mb)
@@ -134,7 +142,11 @@ def main() -> None:
     parser.add_argument("--models", default="50,150,300,1000")
     parser.add_argument("--fixed-models", type=int, default=300)
     parser.add_argument("--fixed-battles", type=int, default=2_000_000)
+    parser.add_argument("--write", nargs=3, metavar=("PATH", "BATTLES", "MODELS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write:
+        write_battles(Path(args.write[0]), int(args.write[1]), int(args.write[2]))
+        return
     battles, models = numbers(args.battles), numbers(args.models)
     rank_args = ["--method", "bt", "--bootstrap", str(args.rounds), "--bootstrap-unit", "battle"]
     points = [(n, args.fixed_models) for n in battles]
@@ -144,7 +156,8 @@ def main() -> None:
         results = sweep(Path(tmp), points, rank_args)
     out = Path(__file__).with_suffix(".png")
     plot(results, battles, models, args.fixed_models, args.fixed_battles, out)
-    print(f"plot: {out}; load average {os.getloadavg()[0]:.1f} at end")
+    print(f"plot: {out}; load average {os.getloadavg()[0]:.1f} at end; this process's own peak RSS "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB (a floor under the children's)")
     top = max(battles)
     p, j = results["parquet", top, args.fixed_models], results["jsonl", top, args.fixed_models]
     tag = f"{top // 1_000_000}m"
