@@ -176,6 +176,9 @@ RELIABILITY = [
     rel("reliability_estimator_without_items", "--estimator", "bias-correction", names=("--items",)),
     rel("reliability_items_json_boolean", "--items", "i.json", files={"i.json": '["i0", true, "i2"]'},
         names=("i.json", "row 2")),
+    rel("reliability_human_repeated_item", "--human", "h.jsonl", files={"h.jsonl": jsonl(
+        [{"item_id": f"i{i}", "rater": "human", "score": float(i % 5)} for i in range(12)]
+        + [{"item_id": "i0", "rater": "human", "score": 3.0}])}, names=("h.jsonl", "row 13", '"item_id"')),
     rel("reliability_items_one", "--items", "i.txt", files={"i.txt": "i0\n"}, names=("i.txt",)),
     rel("reliability_items_non_utf8", "--items", "i.txt", files={"i.txt": b"i0\n\xe9\xff\n"}, names=("i.txt",)),
 ]

@@ -57,7 +57,8 @@ def score_pool_of_files(scores: Path, human: Path | None, target: str | None, hu
     from judgewise.analysis.study import pool_from_scores
 
     frame, human_frame = read_score_tables(scores, human)
-    return pool_from_scores(frame, human_frame, target=target, human_rater=human_rater, source=str(scores))
+    return pool_from_scores(frame, human_frame, target=target, human_rater=human_rater, source=str(scores),
+                            human_source=str(human))
 
 
 def read_item_ids(path: Path) -> list[str]:

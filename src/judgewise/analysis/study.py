@@ -72,7 +72,8 @@ def resolve_judge(name: str, judges) -> str:
 
 
 def pool_from_scores(scores: pd.DataFrame, human: pd.DataFrame | None = None, *, target: str | None = None,
-                     human_rater: str = "human", source: str = "scores") -> ScorePool:
+                     human_rater: str = "human", source: str = "scores",
+                     human_source: str = "human scores") -> ScorePool:
     """Build a pool from a canonical scores table (``item_id, rater, score``) and optional human scores.
 
     The human is ``human`` (its ``rater`` column is ignored) or, when None, the rows of rater ``human_rater``.
@@ -85,7 +86,7 @@ def pool_from_scores(scores: pd.DataFrame, human: pd.DataFrame | None = None, *,
         is_human = frame["rater"] == human_rater
         human_frame, frame = frame[is_human], frame[~is_human]
     else:
-        human_frame = _validated(human.assign(rater=human_rater) if "rater" not in human else human, "human scores")
+        human_frame = _validated(human.assign(rater=human_rater) if "rater" not in human else human, human_source)
     wide = frame.pivot(index="item_id", columns="rater", values="score")
     if wide.shape[1] == 0:
         raise InputError(f"{source}: no judge scores (only the human rater {human_rater!r})")
@@ -97,6 +98,10 @@ def pool_from_scores(scores: pd.DataFrame, human: pd.DataFrame | None = None, *,
     if len(human_frame):
         h = human_frame.drop_duplicates("item_id").set_index("item_id")["score"]
         human_values = h.reindex(wide.index).to_numpy(float)
+        outside = int((~h.index.isin(wide.index)).sum())
+        if outside:
+            log.warning("%s: %d human score(s) on items outside the pool of %d items (no judge or target score) "
+                        "left out", source if human is None else human_source, outside, len(wide))
     return ScorePool(item_ids=wide.index.to_numpy(), judges=tuple(map(str, wide.columns)),
                      scores=wide.to_numpy(float).T, human=human_values)
 
@@ -212,8 +217,8 @@ def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets
     ``minutes_per_label`` and ``cost_per_hour``: the cost model of the savings (§4.1.3; the paper's MedVAL example:
     5 min, $500/h)."""
     if not (0 < minutes_per_label < math.inf and 0 <= cost_per_hour < math.inf):  # NaN fails too
-        raise ConfigError(f"--minutes-per-label must be a finite number > 0 and --cost-per-hour a finite number ≥ 0, got {minutes_per_label} "
-                          f"and {cost_per_hour}")
+        raise ConfigError(f"--minutes-per-label must be a finite number > 0 and --cost-per-hour a finite number "
+                          f"≥ 0, got {minutes_per_label} and {cost_per_hour}")
     targets = list(pool.judges) if targets is None else [resolve_judge(t, pool.judges) for t in targets]
     budgets = sorted(int(b) for b in budgets)
     if not budgets:
