@@ -36,9 +36,9 @@ from judgewise.judges.runner import judge_name
 from judgewise.judges.store import JudgmentStore, write_export
 from judgewise.judges.stores import is_store_url, open_store
 from judgewise.pipeline.config import RunConfig, build_design, load_config
-from judgewise.pipeline.evaluate import (DEFAULT_BOOTSTRAP, EvaluateResult, _expected_tau, _summary, _target_rounds,
-                                         check_pairwise, trust_block)
-from judgewise.pipeline.job import Job, _choose_prompts, build_job, load_pool
+from judgewise.pipeline.evaluate import (DEFAULT_BOOTSTRAP, EvaluateResult, check_pairwise, rounds_expected_tau,
+                                         rounds_summary, target_rounds, trust_block)
+from judgewise.pipeline.job import Job, build_job, choose_prompts, load_pool
 from judgewise.pipeline.leaderboard import (best_first, board_option, judge_identity, leaderboard_games,
                                             stored_games, stored_leaderboard)
 from judgewise.pipeline.rounds import EvaluateProgress, StopRounds
@@ -98,7 +98,7 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
     return EvaluateResult(ranking, rounds.state.games, rounds.state.paid, stopped, design_name, {},
                           [WHY.get(design_name, design_name) + f" (--insertion {insertion or 'binary'})"],
                           Target(), rounds.state.expected_tau, l2, trust, judgments,
-                          _summary(rounds, design_name), placement=placement)
+                          rounds_summary(rounds, design_name), placement=placement)
 
 
 def _insertion_job(cfg: RunConfig, new_model: str, design_name: str) -> tuple[Job, list[str], list[str]]:
@@ -110,7 +110,7 @@ def _insertion_job(cfg: RunConfig, new_model: str, design_name: str) -> tuple[Jo
         raise ConfigError(f"{cfg.source}: cannot add model {new_model!r}: it has no responses in {cfg.responses}; "
                           f"models there: {sorted(set(responses['model']))[:10]}")
     board = [m for m in (cfg.models or every.models) if m != new_model]
-    board_prompts = _choose_prompts(dataclasses.replace(cfg, models=board), responses, board)
+    board_prompts = choose_prompts(dataclasses.replace(cfg, models=board), responses, board)
     answered = set(responses.loc[responses["model"] == new_model, "prompt_id"])
     prompts = [p for p in board_prompts if p in answered]
     if not prompts:
@@ -146,7 +146,7 @@ def _place(job: Job, store: JudgmentStore, design, board_games: pd.DataFrame, ma
     cfg, prompts = job.config, job.pool.prompt_ids
     per = 2 if cfg.orders == "both" else 1
     possible = per * design.n_calls(len(job.models), len(prompts))
-    rounds = _target_rounds(job, store, Target(), l2, progress, job.models, possible)
+    rounds = target_rounds(job, store, Target(), l2, progress, job.models, possible)
     rounds.fit_also(board_games)
     store.note_meta(marker, json.dumps({"design": design.name, "models": list(job.models)}))
     try:
@@ -154,7 +154,7 @@ def _place(job: Job, store: JudgmentStore, design, board_games: pd.DataFrame, ma
         stopped = "placed"
     except StopRounds as stop:
         run, stopped = None, stop.reason
-    rounds.state.expected_tau = _expected_tau(rounds)
+    rounds.state.expected_tau = rounds_expected_tau(rounds)
     return rounds, run, stopped
 
 

@@ -146,7 +146,7 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     if cfg.output:
         write_export(judgments, cfg.output)
     ranking = rank(judgments, "bt", bootstrap=bootstrap, seed=seed, l2=l2)
-    summary = _summary(rounds, name)
+    summary = rounds_summary(rounds, name)
     trust = trust_block(judgments, job, rounds, stopped, detail, target, l2, name, cfg.design)
     if pilot is not None:
         trust["anchor_pilot"] = pilot
@@ -164,8 +164,8 @@ def check_pairwise(cfg: RunConfig, l2: float) -> None:
         raise ConfigError(f"l2 must be > 0 (the ridge that keeps BT finite on separated data), got {l2}")
 
 
-def _target_rounds(job: Job, store, target: Target, l2: float, progress, models: list[str],
-                   possible: int) -> TargetRounds:
+def target_rounds(job: Job, store, target: Target, l2: float, progress, models: list[str],
+                  possible: int) -> TargetRounds:
     """The verdict callback over ``models`` (the engine, the store, the budget and the target)."""
     cfg = job.config
     pool = Pool(job.pool.responses, job.pool.texts, list(models), job.pool.prompt_ids, job.pool.turns,
@@ -188,7 +188,7 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int,
     if pilot_size:
         k = min(pilot_size, prompts)
         possible = per * (k * n * (n - 1) // 2 + (prompts - k) * (n - 1))
-        rounds = _target_rounds(job, store, target, l2, progress, job.models, possible)
+        rounds = target_rounds(job, store, target, l2, progress, job.models, possible)
         try:
             pilot, pilot_prompts = anchor_pilot(rounds, k, rng)
         except StopRounds as stop:
@@ -202,7 +202,7 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int,
         pairs = Pairs(pairs.prompt_ids, pairs.models, pairs.prompt[keep], pairs.a[keep], pairs.b[keep])
     if rounds is None:
         possible = per * (len(pairs) if single else design.n_calls(n, prompts))
-        rounds = _target_rounds(job, store, target, l2, progress, pairs.models if single else job.models, possible)
+        rounds = target_rounds(job, store, target, l2, progress, pairs.models if single else job.models, possible)
     detail = None
     try:
         if single:
@@ -215,7 +215,7 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int,
     except StopRounds as stop:
         stopped = stop.reason
     if rounds.arrays:  # at the stop, on every game (a budget stop may have cut the last round short)
-        rounds.state.expected_tau = _expected_tau(rounds)
+        rounds.state.expected_tau = rounds_expected_tau(rounds)
     return rounds, stopped, detail, pilot
 
 
@@ -267,7 +267,7 @@ def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator)
              "calls": int(rounds.state.games - before), "candidates": candidates}, chosen)
 
 
-def _summary(rounds: TargetRounds, design: str) -> dict:
+def rounds_summary(rounds: TargetRounds, design: str) -> dict:
     """Counts summed over the rounds' engine runs (from their attributes: cheap at hundreds of rounds)."""
     keys = ("judged", "failed", "cached", "calls_made", "retries", "tokens_in", "tokens_out", "cost", "elapsed_s",
             "duplicates", "maybe_charged_timeouts", "reused_answers")
@@ -275,7 +275,9 @@ def _summary(rounds: TargetRounds, design: str) -> dict:
     return {**out, "rounds": rounds.rounds, "design": design, "skipped_comparisons": len(rounds.engine.skipped)}
 
 
-def _expected_tau(rounds: TargetRounds) -> float:
+def rounds_expected_tau(rounds: TargetRounds) -> float:
+    """Posterior-expected Kendall τ of the BT fit on every game the rounds judged
+    (:func:`judgewise.pipeline.targets.expected_kendall_tau`)."""
     from judgewise.pipeline.targets import expected_kendall_tau
 
     return expected_kendall_tau(*rounds.fit())

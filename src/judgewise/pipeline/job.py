@@ -77,7 +77,7 @@ def _read_prompts(source) -> pd.DataFrame:
     return frame.assign(prompt_id=frame[id_col].astype(str))
 
 
-def _choose_prompts(cfg: RunConfig, responses: pd.DataFrame, models: list[str]) -> list[str]:
+def choose_prompts(cfg: RunConfig, responses: pd.DataFrame, models: list[str]) -> list[str]:
     """The prompts judged: those the models answered, ``prompt_ids`` of them when given, the first
     ``max_prompts``."""
     prompt_ids = sorted(responses.loc[responses["model"].isin(models), "prompt_id"].unique())
@@ -107,7 +107,7 @@ def load_pool(cfg: RunConfig) -> Pool:
         where = "models:" if cfg.models else f"the responses in {_name(cfg.responses)}"
         raise ConfigError(f"{cfg.source}: nothing to judge: {where} name {len(models)} model(s) {models[:3]}; "
                           "a judge compares at least 2 models")
-    prompt_ids = _choose_prompts(cfg, responses, models)
+    prompt_ids = choose_prompts(cfg, responses, models)
     prompts = _read_prompts(cfg.prompts) if cfg.prompts is not None else None
     try:
         texts = prompt_texts(responses, prompts)
