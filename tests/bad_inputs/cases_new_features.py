@@ -16,6 +16,7 @@ def rank(name: str, *args, files=None, names=()) -> Case:
 
 RANK = [
     rank("rank_weighting_unknown", "--weighting", "heavy", names=("heavy",)),
+    rank("rank_weighting_arena_hard_without_verdicts", "--weighting", "arena-hard", names=("--weighting", "j.jsonl")),
     rank("rank_style_definition_unknown", "--style-definition", "fancy", names=("fancy",)),
     rank("rank_style_definition_without_style_control", "--style-definition", "arena-hard",
          names=("--style-control",)),

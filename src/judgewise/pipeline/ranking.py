@@ -236,6 +236,9 @@ def resolve_weighting(weighting: str | None, table: Table) -> str | None:
         return table.extras.get("weighting")
     if weighting not in WEIGHTINGS:
         raise ConfigError(f"--weighting must be one of arena-hard, none; got {weighting!r}")
+    if WEIGHTINGS[weighting] is not None and "verdict" not in table.frame.columns:
+        raise ConfigError(f"--weighting {weighting} weighs the strong verdicts (A>>B, B>>A) of 5-way labels; "
+                          f"{table.report.source} ({table.report.format}) carries no 5-way verdicts")
     return WEIGHTINGS[weighting]
 
 
