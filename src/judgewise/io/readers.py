@@ -96,11 +96,16 @@ def read_any(source, format: str | None = None, skip_invalid: bool = False, *, k
     return fmt.read(path, skip_invalid=skip_invalid, kind=kind, **options)
 
 
+OPTION_FLAGS = {"baseline": "--baseline", "config": "--arena-hard-config"}
+"""The command-line options that set a reader option (Arena-Hard games'), named in the error of a misplaced one."""
+
+
 def _check_options(options: dict, reader, what: str) -> None:
     """ConfigError naming the reader options that ``reader`` does not take."""
     unknown = [k for k in options if k not in inspect.signature(reader).parameters]
     if unknown:
-        raise ConfigError(f"{what} takes no option {', '.join(unknown)} (it applies to another input format)")
+        named = [f"{k} ({OPTION_FLAGS[k]})" if k in OPTION_FLAGS else k for k in unknown]
+        raise ConfigError(f"{what} takes no option {', '.join(named)} (it applies to another input format)")
 
 
 def _read_kind(kind: str, source, format: str | None, skip_invalid: bool, options: dict | None = None) -> Table:
