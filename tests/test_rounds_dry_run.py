@@ -32,3 +32,21 @@ def test_multi_round_dry_run_estimates_calls_tokens_and_cost_as_an_upper_bound(t
     assert plan["tokens_in"] > 0 and plan["tokens_out"] > 0 and plan["cost"] > 0
     assert "upper bound" in res.stderr and "calls" in res.stderr and "$" in res.stderr
     assert not (tmp_path / "s.sqlite").exists()  # a dry run creates no store
+
+
+@pytest.mark.parametrize("design", [{"name": "all_pairs"}, {"name": "tournament"}])
+def test_a_real_judge_run_prints_its_plan_not_a_dry_run_line(tmp_path, design):
+    """The plan line before a real run says ``plan:``; ``dry run:`` only when --dry-run calls nothing."""
+    write_responses(tmp_path, 6, MODELS)
+    cfg = {"responses": "responses.jsonl", "store": "s.sqlite", "design": design, "orders": "both",
+           "judge": {"backend": "simulated", "ratings": {m: 1000.0 + 50 * i for i, m in enumerate(MODELS)}}}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg))
+    dry = run_cli("judge", "--config", "run.yaml", "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stderr.startswith("dry run: ") and not (tmp_path / "s.sqlite").exists()
+    real = run_cli("judge", "--config", "run.yaml", "--no-progress", cwd=tmp_path)
+    assert real.returncode == 0, real.stderr
+    assert "dry run" not in real.stdout + real.stderr
+    plan = [line for line in real.stderr.splitlines() if line.startswith("plan: ")]
+    assert len(plan) == 1 and plan[0].removeprefix("plan: ") == dry.stderr.strip().removeprefix("dry run: ")
+    assert "judged" in real.stdout and (tmp_path / "s.sqlite").exists()

@@ -58,7 +58,7 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
         return _run_executor(cfg, dry_run=dry_run, executor=executor, workers=workers, address=address,
                              as_json=as_json)
     cfg = as_worker(cfg) if worker else cfg
-    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err, plan.line()),  # before any call
+    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err, plan.line(dry_run)),  # before any call
                          with_progress=lambda total, run: run_with_progress(progress, total, run))
     if outcome.dry_run:
         if as_json:
@@ -78,7 +78,7 @@ def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: s
     from judgewise.pipeline import run_config
     from judgewise.pipeline.workers import run_workers
 
-    run_config(cfg, dry_run=True, on_plan=lambda plan: say(err, plan.line()))
+    run_config(cfg, dry_run=True, on_plan=lambda plan: say(err, plan.line(dry_run)))  # the workers' plan
     if dry_run:
         return
     summaries = run_workers(cfg, workers, executor=executor, address=address)

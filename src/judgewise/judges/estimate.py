@@ -16,6 +16,11 @@ from judgewise.judges.scheduler import estimate_tokens
 from judgewise.judges.store import JudgmentStore
 
 
+def plan_label(dry_run: bool) -> str:
+    """How a plan's one line starts: ``dry run:`` when nothing will be called, ``plan:`` before a real run."""
+    return "dry run:" if dry_run else "plan:"
+
+
 @dataclass
 class Estimate:
     """What a run will do. ``calls`` counts one call per new game (a re-ask adds one more)."""
@@ -33,8 +38,8 @@ class Estimate:
     def as_dict(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
-    def line(self) -> str:
-        return (f"dry run: {self.calls} calls for {self.games} games ({self.cached} already stored) from "
+    def line(self, dry_run: bool = True) -> str:
+        return (f"{plan_label(dry_run)} {self.calls} calls for {self.games} games ({self.cached} already stored) from "
                 f"{self.comparisons} comparisons; ~{self.tokens_in:,} tokens in, ~{self.tokens_out:,} out; "
                 f"~${self.cost:.4f}; ~{self.seconds:.0f}s ({self.basis})")
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError
 from judgewise.judges.base import JudgeResult
-from judgewise.judges.estimate import Estimate, costed_estimate
+from judgewise.judges.estimate import Estimate, costed_estimate, plan_label
 from judgewise.judges.llm_judge import NO_VERDICT_ERROR
 from judgewise.judges.runner import RunResult, arun_keyed, canonical_json, judge_name, template_name
 from judgewise.judges.scheduler import estimate_tokens
@@ -176,13 +176,14 @@ class GradingPlan:
         return {"mode": POINTWISE, "grades": self.grades, "cached": self.cached, "new": self.new,
                 **{k: e[k] for k in ("calls", "tokens_in", "tokens_out", "cost", "seconds", "basis")}}
 
-    def line(self) -> str:
+    def line(self, dry_run: bool = True) -> str:
         e = self.estimate
         models = f"{self.n_models} model{'s' if self.n_models != 1 else ''}"
         turns = f" ({self.max_turn} turns each at most)" if self.max_turn > 1 else ""
-        return (f"dry run: {e.calls} calls for {self.grades} single-answer grades of {models} on {self.n_prompts} "
-                f"prompts{turns} ({self.cached} already stored); ~{e.tokens_in:,} tokens in, ~{e.tokens_out:,} out; "
-                f"~${e.cost:.4f}; ~{e.seconds:.0f}s ({e.basis}); a grade without a rating is re-asked once")
+        return (f"{plan_label(dry_run)} {e.calls} calls for {self.grades} single-answer grades of {models} on "
+                f"{self.n_prompts} prompts{turns} ({self.cached} already stored); ~{e.tokens_in:,} tokens in, "
+                f"~{e.tokens_out:,} out; ~${e.cost:.4f}; ~{e.seconds:.0f}s ({e.basis}); a grade without a rating is "
+                "re-asked once")
 
 
 def plan_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStore, *,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import failed_mask
-from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound
+from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound, plan_label
 from judgewise.judges.rounds import EngineVerdicts
 from judgewise.judges.runner import run_judging
 from judgewise.judges.store import JudgmentStore, write_export
@@ -46,10 +46,10 @@ class RoundsPlan:
         bound = {} if self.estimate is None else {**self.estimate.as_dict(), "upper_bound": True}
         return {**bound, "design": self.design, "comparisons": self.comparisons, "games": self.games}
 
-    def line(self) -> str:
-        text = (f"dry run: design {self.design} asks for at most {self.comparisons} comparisons ({self.games} games)"
-                f" over {self.n_prompts} prompts and {self.n_models} models, in rounds; stored games are not paid "
-                "again")
+    def line(self, dry_run: bool = True) -> str:
+        text = (f"{plan_label(dry_run)} design {self.design} asks for at most {self.comparisons} comparisons "
+                f"({self.games} games) over {self.n_prompts} prompts and {self.n_models} models, in rounds; stored "
+                "games are not paid again")
         e = self.estimate
         if e is not None:
             text += (f"; upper bound (the design's budget, every game new): {e.calls} calls, ~{e.tokens_in:,} "
