@@ -27,3 +27,31 @@ def test_human_scores_all_in_the_pool_say_nothing(caplog):
     with caplog.at_level(logging.WARNING, logger="judgewise.analysis.study"):
         pool_from_scores(_scores(), human, target="judge1")
     assert not [r for r in caplog.records if "left out" in r.getMessage()]
+
+
+def test_evaluate_and_add_model_through_a_faulty_http_judge_print_no_traceback(tmp_path):
+    """Round after round (one event loop each) through a real 127.0.0.1 server answering some calls with 500s
+    and garbage: the HTTP clients are closed in their own loop, so no "Event loop is closed" traceback is printed
+    (it was, once per round: the previous round's client closed itself on the next loop); failures are counted."""
+    import yaml
+
+    from tests.conftest import run_cli
+    from tests.fault_server import FaultServer
+    from tests.judge_support import write_config
+
+    with FaultServer(rates={"500": 0.1, "garbage": 0.15}, seed=3) as srv:
+        config = write_config(tmp_path, srv.url, n_prompts=8, models=["m0", "m1", "m2", "new"],
+                              limits={"max_attempts": 2})
+        cfg = yaml.safe_load(config.read_text())
+        cfg.pop("design")
+        cfg["models"] = ["m0", "m1", "m2"]
+        config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        env = {"OPENAI_API_KEY": "x"}
+        first = run_cli("evaluate", "-c", config, "--bootstrap", "0", cwd=tmp_path, env=env, timeout=300)
+        added = run_cli("evaluate", "-c", config, "--add-model", "new", "--bootstrap", "0", cwd=tmp_path, env=env,
+                        timeout=300)
+    for res in (first, added):
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert "Traceback" not in res.stderr and "Event loop is closed" not in res.stderr, res.stderr[-2000:]
+        assert "failed:" in res.stdout
+    assert "rounds" in first.stdout and "added" in added.stdout

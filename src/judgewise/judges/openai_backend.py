@@ -170,7 +170,9 @@ class OpenAIBackend:
         return MalformedResponseError(f"malformed response ({type(exc).__name__}): {msg}")
 
     async def aclose(self) -> None:
-        for c in self._clients:
+        """Close the clients of the running loop; the next call makes new ones."""
+        clients, self._clients, self._loop = self._clients, [], None
+        for c in clients:
             await c.close()
 
 

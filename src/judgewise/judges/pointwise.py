@@ -20,7 +20,8 @@ from judgewise.errors import ConfigError
 from judgewise.judges.base import JudgeResult
 from judgewise.judges.estimate import Estimate, costed_estimate, plan_label
 from judgewise.judges.llm_judge import NO_VERDICT_ERROR
-from judgewise.judges.runner import RunResult, arun_keyed, canonical_json, judge_name, template_name
+from judgewise.judges.runner import (RunResult, arun_keyed, canonical_json, closing_backend, judge_name,
+                                     template_name)
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.judges.store import POINTWISE, GameRecord, JudgmentStore, export_grades
 
@@ -224,4 +225,4 @@ def run_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentSt
     """Grade every item not stored yet (the judging engine's scheduler, retries, limits, budget and store) and
     return the grades table (``export_grades``: ``prompt_id, model, judge, score, label, turn``, ...) with counts.
     Options as :func:`judgewise.judges.runner.run_judging` (``orders`` is ignored)."""
-    return asyncio.run(arun_grading(items, judge, store, **options))
+    return asyncio.run(closing_backend(arun_grading(items, judge, store, **options), judge))

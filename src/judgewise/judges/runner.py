@@ -514,4 +514,16 @@ def run_judging(comparisons: Iterable[Comparison], judge: Judge, store: Judgment
     retries apply per call. Raises :class:`JudgeError` on a non-retryable backend error and
     :class:`BudgetExceeded` at a cap, both after storing every finished game (``exc.result`` has them).
     """
-    return asyncio.run(arun_judging(comparisons, judge, store, **kw))
+    return asyncio.run(closing_backend(arun_judging(comparisons, judge, store, **kw), judge))
+
+
+async def closing_backend(run, judge):
+    """Await ``run``, then close the judge backend's HTTP clients inside this event loop: a client left to the
+    garbage collector closes itself on the *next* run's loop and fails there ("Event loop is closed", printed as
+    a traceback by asyncio) — evaluate and add-model judge round after round, one ``asyncio.run`` each."""
+    try:
+        return await run
+    finally:
+        aclose = getattr(getattr(judge, "backend", None), "aclose", None)
+        if aclose is not None:
+            await aclose()
