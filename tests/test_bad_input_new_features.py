@@ -55,3 +55,18 @@ def test_evaluate_and_add_model_through_a_faulty_http_judge_print_no_traceback(t
         assert "Traceback" not in res.stderr and "Event loop is closed" not in res.stderr, res.stderr[-2000:]
         assert "failed:" in res.stdout
     assert "rounds" in first.stdout and "added" in added.stdout
+
+
+def test_anchors_several_with_an_anchor_whose_win_rates_all_tie_says_undefined_not_nan(tmp_path):
+    import json
+
+    from tests.bad_inputs.inputs import anchored, jsonl
+    from tests.conftest import run_cli
+
+    (tmp_path / "two.jsonl").write_text(jsonl(anchored(anchor="A1") + anchored(anchor="A2")))
+    res = run_cli("anchors", tmp_path / "two.jsonl", "--anchor", "A1,m1")
+    assert res.returncode == 0, res.stderr
+    line = next(ln for ln in res.stdout.splitlines() if "Kendall τ-b of each anchor" in ln)
+    assert "nan" not in line and "m1 — (undefined" in line
+    out = json.loads(run_cli("anchors", tmp_path / "two.jsonl", "--anchor", "A1,m1", "--json").stdout)
+    assert out["several"]["tau_vs_pooled"]["m1"] is None

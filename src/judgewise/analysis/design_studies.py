@@ -208,7 +208,9 @@ def _several_text(sev: dict) -> list[str]:
                           else f"{sev['win_rates'][a][k]:>13.1f}" for a in sev["anchors"])
         lines.append(f"  {sev['models'][k]:<24} {cells}  {sev['pooled_bt'][k]:>9.3f}")
     lines.append("  Kendall τ-b of each anchor's ranking vs the pooled one: "
-                 + ", ".join(f"{a} {t:.3f}" if t is not None else f"{a} —" for a, t in sev["tau_vs_pooled"].items()))
+                 + ", ".join(f"{a} {t:.3f}" if t is not None and math.isfinite(t)
+                             else f"{a} — (undefined: fewer than two distinct win rates)"
+                             for a, t in sev["tau_vs_pooled"].items()))
     return lines
 
 
