@@ -251,3 +251,20 @@ def test_likely_anchors_of_a_multi_anchor_file_are_schema_candidates_at_half_the
     assert likely_anchors(two_anchors) == ["r1", "r2"] == schema.anchor_candidates(
         two_anchors["model_a"], two_anchors["model_b"], min_share=0.5)
     assert schema.detect_anchor(two_anchors["model_a"], two_anchors["model_b"]) is None
+
+
+@pytest.mark.parametrize("n_models", [3, 4, 5])
+def test_an_all_pairs_table_has_no_likely_anchor_and_missing_one_pair_makes_it_not_all_pairs(n_models):
+    """3 or 4 models on all pairs each take part in half of the rows or more: still no anchor (the pilot's input)."""
+    import itertools
+
+    from judgewise.analysis.anchor_selection import likely_anchors
+
+    models = [f"m{i}" for i in range(n_models)]
+    pairs = list(itertools.combinations(models, 2))
+    rows = pd.DataFrame([{"prompt_id": p, "model_a": a, "model_b": b} for p in ("p1", "p2") for a, b in pairs])
+    assert schema.compares_every_pair(rows["model_a"], rows["model_b"]) and likely_anchors(rows) == []
+    star = rows[(rows["model_a"] == "m0") | (rows["model_b"] == "m0")]  # the pairs with m0 only: m0 the anchor
+    assert not schema.compares_every_pair(star["model_a"], star["model_b"])
+    assert likely_anchors(star)[0] == "m0"
+

@@ -76,6 +76,17 @@ def test_anchors_reads_a_store_as_it_reads_the_store_export(judged):
     assert _anchors(judged["store"], format="store")["anchors"] == from_store["anchors"]
 
 
+def test_anchors_on_an_all_pairs_store_recommends_the_pilot_not_a_likely_anchor(judged):
+    """4 models on all pairs: each takes part in exactly half of the rows, yet the store has no anchor; without
+    --anchor the command runs the pilot (Anchor §5.3) over all the models."""
+    out = cli_json("anchors", judged["store"], "--pilot-prompts", "5", "--json")
+    assert out["anchors"] == [] and "several" not in out
+    assert out["pilot"]["n_prompts"] == 5 and out["pilot"]["recommended"] in RATINGS
+    assert sorted(c["anchor"] for c in out["pilot"]["candidates"]) == sorted(RATINGS)
+    text = run_cli("anchors", judged["store"], "--pilot-prompts", "5")
+    assert text.returncode == 0 and text.stdout.startswith("pilot on 5 prompts: recommended anchor ")
+
+
 def test_diagnose_reads_a_store_as_it_reads_the_store_export(judged):
     from judgewise.pipeline.diagnosis import diagnose_path
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.io.schema import anchor_candidates, require_columns
+from judgewise.io.schema import anchor_candidates, compares_every_pair, require_columns
 from judgewise.ratings.bradley_terry import fit_bt_arrays
 from judgewise.ratings.encode import encode
 
@@ -109,11 +109,13 @@ def report_from_judgments(judgments: pd.DataFrame, anchor: str) -> AnchorReport:
 
 
 def likely_anchors(judgments: pd.DataFrame) -> list[str]:
-    """Models taking part in at least half of all rows — the anchor(s) of an anchor-based file (an all-pairs
-    file of more than 3 models has none)."""
-    n_models = len(pd.unique(pd.concat([judgments["model_a"], judgments["model_b"]])))
-    found = anchor_candidates(judgments["model_a"], judgments["model_b"], min_share=0.5)  # io.schema
-    return [str(m) for m in found] if n_models > 2 else []
+    """Models taking part in at least half of all rows — the anchor(s) of an anchor-based file. A file comparing
+    every pair of models (all pairs: the pilot's input, Anchor §5.3) or only two models has none."""
+    a, b = judgments["model_a"], judgments["model_b"]
+    n_models = len(pd.unique(pd.concat([a, b])))
+    if n_models <= 2 or compares_every_pair(a, b):  # io.schema
+        return []
+    return [str(m) for m in anchor_candidates(a, b, min_share=0.5)]
 
 
 class QuadraticData:

@@ -197,6 +197,17 @@ def anchor_candidates(model_a, model_b, min_share: float = 1.0) -> list:
     return [_plain(m) for m in counts.index[counts.to_numpy() >= min_share * len(a)]]
 
 
+def compares_every_pair(model_a, model_b) -> bool:
+    """True when every pair of the models meets in some row: an all-pairs (quadratic) table, which has no anchor
+    however large each model's share of the rows (3 or 4 models each take part in half of them or more)."""
+    codes, models = pd.factorize(pd.Series(np.concatenate([np.asarray(model_a), np.asarray(model_b)])))
+    n = len(models)
+    a, b = codes[:len(codes) // 2], codes[len(codes) // 2:]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    met = np.unique((lo * n + hi)[lo != hi])
+    return n >= 2 and len(met) == n * (n - 1) // 2
+
+
 def detect_anchor(model_a, model_b, *, prefer_b: bool = False):
     """The anchor of an anchor design: the one model taking part in every row (Anchor §2: every model is compared
     with one anchor). ``None`` when no model or several models do (an all-pairs table, or only two models).
