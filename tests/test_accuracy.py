@@ -154,3 +154,11 @@ def test_judgments_left_out_of_the_alignment_are_counted():
     assert counts["no_outcome"] == 5 and counts["filtered_models"] == int(with_m0.sum())
     used = counts["discriminative"] + counts["non-discriminative"] + counts["unknown"]
     assert used + counts["no_outcome"] + counts["filtered_models"] == len(judgments)
+
+
+def test_an_unknown_method_is_a_config_error_naming_the_setting_not_an_input_file_error():
+    from judgewise.errors import ConfigError
+
+    judgments, corr, _ = simulate(nondisc_signal=0.2)
+    with pytest.raises(ConfigError, match=r"^methods: unknown aggregator 'bogus'; known: bt, elo, trueskill, winrate"):
+        accuracy_alignment(judgments, corr, methods=("bt", "bogus"), bootstrap=0)

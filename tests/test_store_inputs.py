@@ -62,6 +62,16 @@ def test_accuracy_text_output_ends_with_the_store_read_report(judged):
     assert f"read {n} rows from {judged['store']} [store]: used {n}, skipped 0" in res.stdout
 
 
+@pytest.mark.parametrize("methods", ["bogus", "bt,bogus"])
+def test_accuracy_with_an_unknown_method_blames_the_option_not_the_correctness_file(judged, methods):
+    res = run_cli("accuracy", judged["store"], "--correctness", judged["correct"], "--bootstrap", "0",
+                  "--methods", methods)
+    assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --methods: unknown aggregator 'bogus'"), res.stderr
+    assert "correct.jsonl" not in res.stderr and "bt, elo, trueskill, winrate" in res.stderr
+
+
 def _anchors(path: Path, **kw) -> dict:
     from judgewise.analysis.design_studies import anchor_reports_of_file
     from judgewise.pipeline.inputs import read_rated

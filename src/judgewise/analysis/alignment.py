@@ -139,11 +139,18 @@ def _all_scores(judgments, kinds, direct, methods, subsets, skipped, options,
     return out
 
 
+def check_methods(methods, option: str = "methods") -> None:
+    """ConfigError naming ``option`` (the setting that listed them) when a method is not a known aggregator."""
+    unknown = [m for m in methods if m not in AGGREGATORS]
+    if unknown or not len(methods):
+        found = f"unknown aggregator {unknown[0]!r}" if unknown else "no aggregator"
+        raise ConfigError(f"{option}: {found}; known: {', '.join(sorted(AGGREGATORS))}")
+
+
 def _check_methods(methods, judgments, skipped: dict, options: dict) -> None:
-    """Record methods that are unknown or not fittable on the full data in ``skipped``."""
+    """Refuse unknown methods (:func:`check_methods`); record those not fittable on the full data in ``skipped``."""
+    check_methods(methods)
     for method in methods:
-        if method not in AGGREGATORS:
-            raise InputError(f"unknown aggregator {method!r}; known: {sorted(AGGREGATORS)}", field="methods")
         try:
             AGGREGATORS[method](judgments, **options.get(method, {}))
         except JudgewiseError as exc:

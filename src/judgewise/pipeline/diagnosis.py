@@ -155,11 +155,12 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     (AccuracyAlignment, Table)
     """
     from judgewise.analysis.accuracy import ground_truth_accuracy, refuse_repeated_answers
-    from judgewise.analysis.alignment import accuracy_alignment
+    from judgewise.analysis.alignment import accuracy_alignment, check_methods
     from judgewise.pipeline.inputs import read_rated
 
     if bootstrap < 0 or not 0 < ci_level < 1:
         raise ConfigError(f"--bootstrap must be ≥ 0 and --ci-level in (0, 1); got {bootstrap}, {ci_level}")
+    check_methods(methods, "--methods")  # before any file is read: the option is what is wrong
     frame, table = read_rated(judgments, format=format, judge=judge, keep_failed=True)  # failed games: counted
     corr = read_plain_table(correctness)
     _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
