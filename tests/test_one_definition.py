@@ -131,3 +131,18 @@ def test_registries_are_one_mechanism_and_extend_like_a_dict(where, name):
     finally:
         del reg["zz_user_entry"]
     assert "zz_user_entry" not in reg
+
+
+def test_diagnosis_markdown_count_is_the_style_features_markdown_count(shared):
+    """The markdown-bias diagnostic counts markdown as style control does (io.markdown, Arena-Hard's rules)."""
+    import json
+
+    from judgewise.analysis.bias import markdown_count
+    from judgewise.ratings.features import style_counts
+
+    texts = [json.loads(line)["messages"][-1]["content"]["answer"]
+             for f in sorted((shared / "data/arenahard/model_answer").glob("*.jsonl")) for line in f.open()]
+    assert sum(markdown_count(t) > 0 for t in texts) > len(texts) // 2  # real markdown, not empty counts
+    assert all(markdown_count(t) == sum(style_counts(t)) for t in texts)
+    # by hand, Arena-Hard's rules: an indented '#' and a '1)' item are not markdown; a fenced block is skipped
+    assert markdown_count("  ## indented\n1) item\n```\n# code\n```\n# head\n- a\n**b**") == 3

@@ -8,7 +8,6 @@ App. A.8), verdict scales (Anchor-selection §2), style and self-preference bias
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +16,7 @@ from scipy import stats
 
 from judgewise.io.schema import require_columns, usable_mask
 from judgewise.judges.runner import swap_agreement
+from judgewise.ratings.features import style_counts
 
 
 @dataclass
@@ -126,14 +126,10 @@ def first_wins_both_orders(frame: pd.DataFrame, level: float = 0.95) -> Proporti
 
 # -- length and markdown ------------------------------------------------------------------------------
 
-_HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.M)
-_BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
-_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.M)
-
-
 def markdown_count(text: str) -> int:
-    """Headers + bold spans + list items: the markdown features of style control (CLB §3.2.1)."""
-    return len(_HEADER.findall(text)) + len(_BOLD.findall(text)) + len(_LIST.findall(text))
+    """Headers + bold spans + list items: the markdown features of style control (CLB §3.2.1), summed
+    (:func:`judgewise.ratings.features.style_counts`, the one definition)."""
+    return int(sum(style_counts(text)))
 
 
 def _response_lookup(responses: pd.DataFrame, feature) -> dict[tuple[str, str], float]:
