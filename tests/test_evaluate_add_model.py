@@ -195,6 +195,9 @@ def test_what_cannot_be_added_is_a_clear_error(evaluated, tmp_path, case, words)
         pd.concat([pd.read_json(tmp_path / "w" / "responses.jsonl", lines=True),
                    pd.DataFrame([{"prompt_id": "p000", "model": "extra", "text": "x", "instruction": "question 0"}])]
                   ).to_json(tmp_path / "w" / "responses.jsonl", orient="records", lines=True)
+        cfg = yaml.safe_load(config.read_text())  # the simulated judge rates it (else build_job refuses first)
+        cfg["judge"]["ratings"]["extra"] = 1000.0
+        config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     else:
         config = _copy(evaluated, tmp_path / "w")
     new = "nobody" if case == "no_responses" else "new"

@@ -121,6 +121,8 @@ ECHO = [
          ("c.yaml",)),
     Case("echo_config_directory", lambda root: ["echo-test", "--config", _dir("cfg")(root)], ("cfg",)),
     echo("echo_config_judge_a_string", names=("judge",), judge="gpt-4"),
+    echo("echo_simulated_judge_lacks_a_rating", names=("run.yaml", "judge.ratings", "'c'"),
+         judge={"backend": "simulated", "ratings": {"a": 900, "b": 1000}}),
     echo("echo_config_responses_missing", names=("nope.jsonl",), responses="nope.jsonl"),
 ]
 

@@ -171,6 +171,17 @@ def _check_design_models(cfg: RunConfig, pool: Pool) -> None:
                                   f"{_name(cfg.responses)}; models there: {sorted(known)[:10]}")
 
 
+def _check_simulated_ratings(cfg: RunConfig, pool: Pool) -> None:
+    """A simulated judge needs a true rating for every model it will judge: refused here, before the store is
+    created, rather than at the first game."""
+    if cfg.judge.get("backend") != "simulated" or not isinstance(cfg.judge.get("ratings"), dict):
+        return
+    missing = [m for m in pool.models if m not in cfg.judge["ratings"]]
+    if missing:
+        raise ConfigError(f"{cfg.source}: judge.ratings has no true rating for {len(missing)} model(s) to judge "
+                          f"(e.g. {', '.join(map(repr, missing[:5]))}); rated: {sorted(cfg.judge['ratings'])[:10]}")
+
+
 def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = False) -> Job:
     """Read the inputs, apply the design, build the judge. A multi-round design is accepted only with
     ``allow_rounds`` and yields no comparisons up front."""
@@ -181,6 +192,7 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
     pool.references = _reference_turns(cfg)
     pool.every_turn = cfg.turns == "all"
     _check_design_models(cfg, pool)
+    _check_simulated_ratings(cfg, pool)
     options = {k: v for k, v in cfg.design.items() if k != "name"}
     name = cfg.design.get("name", "all_pairs")
     if allow_rounds and not is_single_shot(name):
