@@ -81,8 +81,9 @@ def _run(case: Case, root: Path):
 @pytest.fixture(scope="module")
 def outcomes(request, tmp_path_factory):
     """Run every selected case once (WORKERS processes at a time); name → (result, before, after, seconds)."""
-    chosen = [c for c in CASES if c.name in {item.callspec.params["case"].name for item in request.session.items
-                                             if hasattr(item, "callspec") and "case" in item.callspec.params}]
+    selected = {item.callspec.params["case"].name for item in request.session.items  # this module's cases only
+                if hasattr(item, "callspec") and isinstance(item.callspec.params.get("case"), Case)}
+    chosen = [c for c in CASES if c.name in selected]
     # folders made here, one thread: pytest's tmp_path_factory is not thread-safe (concurrent mktemp calls raced
     # to create the base folder and failed "is not a normalized and relative path")
     folders = {c.name: tmp_path_factory.mktemp(c.name[:40]) for c in chosen}
