@@ -23,6 +23,27 @@ from judgewise.io.validate import Validator
 CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
 CHUNK_ROWS = 1 << 18  # Parquet rows per chunk
 BLANK_INSIDE = re.compile(rb"\n[ \t\r]*\n")  # starts with a literal: scans at memchr speed
+#: JSON nested deeper than this goes to the row-by-row parser (which reports it as an error): pyarrow's JSON parser
+#: recurses on the C stack and crashes the process (segmentation fault) at about 20,000 levels
+MAX_ARROW_DEPTH = 512
+_BRACKET_STEP = np.zeros(256, dtype=np.int8)
+_BRACKET_STEP[[ord("{"), ord("[")]], _BRACKET_STEP[[ord("}"), ord("]")]] = 1, -1
+
+
+def nests_deeper_than(data: bytes, depth: int) -> bool:
+    """Whether brackets on one line of ``data`` nest deeper than ``depth`` (brackets inside strings count too, so it
+    may say yes for a shallow line: that only sends the chunk to the slower parser). Only lines longer than
+    ``depth`` bytes can, so only those are scanned."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    starts = np.concatenate(([0], ends + 1))
+    ends = np.concatenate((ends, [len(arr)]))
+    for start, end in zip(starts[ends - starts > depth], ends[ends - starts > depth]):
+        step = _BRACKET_STEP[arr[start:end]]
+        brackets = step[np.flatnonzero(step)]
+        if len(brackets) > depth and np.cumsum(brackets, dtype=np.int64).max() > depth:
+            return True
+    return False
 
 
 def _nonblank_lines(data: bytes) -> int:
@@ -41,10 +62,13 @@ class JsonlChunk:
         self.data, self.first_line = data, first_line
 
     def table(self):
-        """The lines as columns, or None when they are not exactly one valid UTF-8 JSON object per line."""
+        """The lines as columns, or None when they are not exactly one valid UTF-8 JSON object per line (or nest
+        deeper than :data:`MAX_ARROW_DEPTH`)."""
         import pyarrow as pa
         import pyarrow.json as pj
 
+        if nests_deeper_than(self.data, MAX_ARROW_DEPTH):
+            return None
         try:
             self.data.decode("utf-8")  # pyarrow lets invalid UTF-8 through
             table = pj.read_json(io.BytesIO(self.data), read_options=pj.ReadOptions(block_size=1 << 24))
