@@ -325,21 +325,28 @@ def test_style_definition_judgewise_stays_available_and_differs(shared, records,
     assert not np.allclose(mine.scores, arena.scores, atol=0.01)
 
 
-def test_null_and_unknown_labels_are_failed_games_and_v20_drops_the_partner(tmp_path):
+def test_null_labels_are_failed_games_unknown_labels_bad_rows_and_v20_drops_the_partner(tmp_path):
     rows = [{"question_id": 1, "model": "m", "games": [{"score": None}, {"score": "A>B"}]},
-            {"question_id": 2, "model": "m", "games": [{"score": "A>>>B"}, {"score": "B>A"}]},
+            {"question_id": 2, "model": "m", "games": [{"score": "B>A"}, {"score": "B>A"}]},
             {"question_id": 3, "model": "m", "games": [{"score": "B>>A"}, {"score": "A=B"}]}]
     v1 = write_judgments(tmp_path / "v1" / "j", rows)
     got = ranked(v1, "--method", "winrate")
-    assert got["m"]["n_games"] == 3 * 1 + 1 + 1 + 1  # games kept: A>B, B>A, B>>A (×3), A=B
+    assert got["m"]["n_games"] == 1 + 1 + 1 + 3 * 1 + 1  # games kept: A>B, B>A, B>A, B>>A (x3), A=B
     res = run_cli("rank", v1, "--method", "winrate")
-    assert res.returncode == 0 and "skipped 2" in res.stdout and "no verdict" in res.stdout + res.stderr
+    assert res.returncode == 0 and "skipped 1" in res.stdout and "no verdict" in res.stdout + res.stderr
     v2 = write_judgments(tmp_path / "v2" / "j", [{**{k: v for k, v in r.items() if k != "question_id"},
                                                   "uid": str(r["question_id"]), "category": "arena-hard-v0.1"}
                                                  for r in rows])
     got2 = ranked(v2, "--method", "winrate")
-    assert got2["m"]["n_games"] == 3 + 1  # only question 3: v2.0 drops a record with a failed game
+    assert got2["m"]["n_games"] == 1 + 1 + 3 + 1  # questions 2 and 3: v2.0 drops a record with a failed game
     assert "gpt-4-0314" in got2  # the v0.1 category's baseline
+    # a label Arena-Hard's parser cannot write is bad input: an error by row and field, or skipped and counted
+    bad = write_judgments(tmp_path / "bad" / "j", [rows[0], {**rows[1], "games": [{"score": "A>>>B"},
+                                                                                  {"score": "B>A"}]}, rows[2]])
+    res = run_cli("rank", bad, "--method", "winrate")
+    assert res.returncode == 2 and "row 2" in res.stderr and "games[0].score" in res.stderr and "A>>>B" in res.stderr
+    res = run_cli("rank", bad, "--method", "winrate", "--skip-invalid")
+    assert res.returncode == 0 and "skipped" in res.stdout
 
 
 def test_unknown_category_and_misplaced_options_are_clear_errors(tmp_path):

@@ -14,7 +14,7 @@
   a record (:func:`record_baseline`): ``baseline=`` when given, else the record's ``baseline`` field, else the
   config's, else Arena-Hard's baseline of the record's ``category`` (``presets/arenahard.yaml``: v2.0 hard
   prompts → o3-mini-2025-01-31, creative writing → gemini-2.0-flash-001), else v0.1's ``gpt-4-0314``.
-  A null score (the judge gave no label) or a label that is no 5-way label is a failed game: kept with ``error``
+  A null score (the judge gave no label) is a failed game: kept with ``error``
   set, counted as skipped and never rated; in a v2.0 record (``uid``) its partner game fails with it, since v2.0's
   ``show_result.py`` drops the record (v0.1's dropped only the game). ``extras``: ``anchor`` (the one baseline),
   ``weighting`` = ``"arena_hard"`` (strong verdicts count 3 times), ``style_definition`` = ``"arena-hard"``,
@@ -101,8 +101,8 @@ def looks_like_games(probe) -> bool:
 
 
 def _game_verdict(game, k: int, row: int, v: Validator):
-    """(verdict from A's view, error): a 5-way label gives its verdict; a null or unknown label is the judge's
-    failure (error text); a score that is no label at all (a list, a number) is rejected (None, None)."""
+    """(verdict from A's view, error): a 5-way label gives its verdict; a null label is the judge's failure (error
+    text); anything else (unknown text, a list, a number) is rejected (None, None): Arena-Hard writes a label or null."""
     score = game.get("score") if isinstance(game, dict) else MISSING
     if score is None:
         return None, f"games[{k}].score is null: the judge gave no verdict"
@@ -111,7 +111,11 @@ def _game_verdict(game, k: int, row: int, v: Validator):
                  field=f"games[{k}].score")
         return None, None
     verdict = verdict5(score)
-    return (verdict, None) if verdict is not None else (None, f"games[{k}].score {show(score)} is no 5-way label")
+    if verdict is None:  # Arena-Hard's parser writes a label or null: any other text is not its output
+        v.reject(f"expected a 5-way label ({', '.join(VERDICT5)}) or null, found {show(score)}", row=row,
+                 field=f"games[{k}].score")
+        return None, None
+    return verdict, None
 
 
 def _game_rows(record: dict, row: int, judge: str, baseline: str | None, config, v: Validator) -> list[dict]:
