@@ -35,6 +35,8 @@ RANK = [
     rank("rank_baseline_on_canonical_judgments", "--baseline", "nobody", names=("--baseline",)),
     rank("rank_arena_hard_config_on_canonical_judgments", "--arena-hard-config", "c.yaml",
          files={"c.yaml": "judge_model: gpt-4.1\nbench_name: arena-hard-v2.0\n"}, names=("--arena-hard-config",)),
+    rank("rank_winshare_anchor_unknown", "--method", "winshare", "--anchor", "nobody", names=("nobody",)),
+    rank("rank_elo_anchor_unknown", "--method", "elo", "--anchor", "nobody", names=("nobody",)),
     rank("rank_winshare_ci_level_two", "--method", "winshare", "--bootstrap", "10", "--ci-level", "2",
          names=("--ci-level",)),
     rank("rank_winshare_bootstrap_negative", "--method", "winshare", "--bootstrap", "-3", names=("--bootstrap",)),
@@ -139,6 +141,7 @@ STUDY = [
     study("study_cost_per_hour_negative", "--cost-per-hour", "-500", names=("--cost-per-hour",)),
     study("study_cost_per_hour_nan", "--cost-per-hour", "nan", names=("--cost-per-hour",)),
     study("study_cost_per_hour_inf", "--cost-per-hour", "inf", names=("--cost-per-hour",)),
+    study("study_target_twice", "--target", "judge1", "--target", "judge1", names=("--target", "judge1")),
     study("study_output_missing_folder", "--output", "no/such/out.json", names=("no/such",)),
 ]
 

@@ -220,6 +220,9 @@ def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets
         raise ConfigError(f"--minutes-per-label must be a finite number > 0 and --cost-per-hour a finite number "
                           f"≥ 0, got {minutes_per_label} and {cost_per_hour}")
     targets = list(pool.judges) if targets is None else [resolve_judge(t, pool.judges) for t in targets]
+    twice = sorted({t for t in targets if targets.count(t) > 1})
+    if twice:
+        raise ConfigError(f"--target names judge(s) {', '.join(map(repr, twice))} more than once")
     budgets = sorted(int(b) for b in budgets)
     if not budgets:
         raise ConfigError("--budgets: no budget to study (e.g. 10:5:1 is empty; use start:stop:step with "

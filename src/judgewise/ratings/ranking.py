@@ -112,6 +112,8 @@ def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, 
     check_bootstrap(bootstrap or 0, seed)
     enc = encode(judgments, **weights)
     require_connected(enc.a, enc.b, enc.models)  # one check for every method (Elo/TrueSkill had none)
+    if anchor is not None:
+        enc.model_id(anchor)  # an anchor not in the judgments is an error for every method, not ignored
     data = RatingData(enc, judgments, anchor=anchor, responses=responses, style_control=style_control)
     if style_control and "style_control" not in inspect.signature(fn).parameters:
         raise ConfigError(f'rating method "{method}" does not support style control (use --method bt)')
