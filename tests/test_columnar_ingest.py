@@ -206,3 +206,18 @@ def test_integer_question_ids_read_as_their_text(tmp_path):
         path = write(rows, tmp_path / f"b{suffix}")
         fast, oracle = read_judgments(path), row_by_row(path, True)
         assert fast.frame["prompt_id"].astype(str).tolist() == oracle.frame["prompt_id"].tolist()
+
+
+@pytest.mark.parametrize("unit", ["prompt", "battle"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_bootstrap_intervals_equal_the_row_by_row_readers(tmp_path, suffix, unit):
+    """Models and prompts are numbered in order of first appearance across chunks, as the row-by-row reader
+    numbers them, so a seeded bootstrap draws the same replicates (intervals equal, not merely close)."""
+    path = write(battle_rows(), tmp_path / f"battles{suffix}")
+    fast, oracle = read_judgments(path).frame, row_by_row(path, True).frame
+    for method in ("bt", "elo"):
+        a = rank(fast, method, bootstrap=30, bootstrap_unit=unit, seed=3)
+        b = rank(oracle, method, bootstrap=30, bootstrap_unit=unit, seed=3)
+        assert a.models == b.models
+        for x, y in ((a.scores, b.scores), (a.ci_low, b.ci_low), (a.ci_high, b.ci_high)):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-8)
