@@ -16,7 +16,6 @@ without writing to it. Every text written goes through ``base.scrub``.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import sqlite3
@@ -29,7 +28,8 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.judges.base import scrub
-from judgewise.judges.store import SQLITE_HEADER, STORE_TABLES, _Immediate, owner_id, owner_is_dead
+from judgewise.judges.sqlite_leases import LeasedSqliteStore, connect_writer, owner_id
+from judgewise.judges.store import SQLITE_HEADER, STORE_TABLES
 
 log = logging.getLogger(__name__)
 
@@ -143,11 +143,15 @@ def _connect_readonly(path: Path, busy_timeout_s: float = 60.0) -> sqlite3.Conne
     return db
 
 
-class GenerationStore:
+class GenerationStore(LeasedSqliteStore):
     """The SQLite file of generated answers. One instance per process (not thread-safe); close() when done.
 
     It is what the judging engine (:func:`judgewise.judges.runner.arun_keyed`) needs of a store: ``statuses``,
-    ``claim``/``release``/``renew_claims``, ``record``, ``frame``, and the answer journal."""
+    ``claim``/``release``/``renew_claims``, ``record``, ``frame``, and the answer journal (claims and the journal:
+    :class:`~judgewise.judges.sqlite_leases.LeasedSqliteStore`)."""
+
+    RESULTS, CLAIMS, JOURNAL, META, SCHEMA = ("generations", "generation_claims", "generation_journal",
+                                             "generation_meta", _SCHEMA)
 
     def __init__(self, path: str | os.PathLike = DEFAULT_GENERATION_STORE, *, lease_s: float = 120.0,
                  busy_timeout_s: float = 60.0):
@@ -158,10 +162,7 @@ class GenerationStore:
         generation_tables(self.path, writing=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lease_s, self.readonly, self.owner = lease_s, False, owner_id()
-        self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL survives a killed process
+        self._db = connect_writer(self.path, busy_timeout_s)
         with self._write():
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             version = (self._db.execute("SELECT value FROM generation_meta WHERE name = 'schema_version'").fetchone()
@@ -193,24 +194,7 @@ class GenerationStore:
         tables = generation_tables(path, writing=True)
         if tables is not None and GENERATION_TABLES <= tables:
             return cls.open_readonly(path)
-        self = cls.__new__(cls)
-        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, owner_id()
-        self._db = sqlite3.connect(":memory:", isolation_level=None)
-        for statement in filter(str.strip, _SCHEMA.split(";")):
-            self._db.execute(statement)
-        return self
-
-    def _write(self):
-        return _Immediate(self._db)
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> "GenerationStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        return cls.empty(path)
 
     # -- reads -------------------------------------------------------------------------------------------------
     def statuses(self, keys: Iterable[str]) -> dict[str, str]:
@@ -250,30 +234,6 @@ class GenerationStore:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0]
 
     # -- claims (leases) -----------------------------------------------------------------------------------------
-    def claim(self, key: str, *, retry_failed: bool = False) -> str:
-        """Take ``key`` for generating: "claimed", "done" (stored; a failed answer counts as done unless
-        ``retry_failed``) or "busy" (another live process holds an unexpired claim on it)."""
-        now = time.time()
-        with self._write():
-            row = self._db.execute("SELECT status FROM generations WHERE key = ?", (key,)).fetchone()
-            if row and (row[0] == "ok" or not retry_failed):
-                return "done"
-            held = self._db.execute("SELECT owner, expires FROM generation_claims WHERE key = ?", (key,)).fetchone()
-            if held and held[0] != self.owner and held[1] > now and not owner_is_dead(held[0]):
-                return "busy"
-            self._db.execute("INSERT OR REPLACE INTO generation_claims VALUES (?, ?, ?)",
-                             (key, self.owner, now + self.lease_s))
-            return "claimed"
-
-    def renew_claims(self) -> int:
-        with self._write():
-            return self._db.execute("UPDATE generation_claims SET expires = ? WHERE owner = ?",
-                                    (time.time() + self.lease_s, self.owner)).rowcount
-
-    def release(self, key: str) -> None:
-        with self._write():
-            self._db.execute("DELETE FROM generation_claims WHERE key = ? AND owner = ?", (key, self.owner))
-
     def claims(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM generation_claims").fetchone()[0]
 
@@ -289,24 +249,3 @@ class GenerationStore:
             self._db.execute("DELETE FROM generation_journal WHERE key = ?", (rec.key,))
 
     # -- the answer journal (scheduler.AnswerJournal) -------------------------------------------------------------
-    def held_answer(self, call_key: str) -> dict | None:
-        row = self._db.execute("SELECT answer FROM generation_journal WHERE call = ?", (call_key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
-        text = scrub(json.dumps(answer, ensure_ascii=False, default=str))
-        try:
-            with self._write():
-                self._db.execute("INSERT OR REPLACE INTO generation_journal VALUES (?, ?, ?, ?)",
-                                 (call_key, game_key, text, time.time()))
-        except sqlite3.OperationalError as exc:  # still in memory, and stored with its answer row
-            log.warning("could not journal an answer received (%s); it is stored with its row when that ends", exc)
-
-    def note_maybe_charged(self) -> None:
-        try:
-            with self._write():
-                self._db.execute("INSERT INTO generation_meta VALUES ('maybe_charged_timeouts', '1') "
-                                 "ON CONFLICT(name) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
-        except sqlite3.OperationalError as exc:
-            log.warning("could not count a call that timed out after sending (%s)", exc)
-

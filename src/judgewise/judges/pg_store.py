@@ -33,9 +33,9 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError, StoreUnavailable
 from judgewise.judges.base import scrub
+from judgewise.judges.sqlite_leases import owner_id, owner_is_dead
 from judgewise.judges.store import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
-                                    JudgmentStore, check_version, owner_id, owner_is_dead, plain_value, scrubbed,
-                                    store_stats)
+                                    JudgmentStore, check_version, plain_value, scrubbed, store_stats)
 
 log = logging.getLogger(__name__)
 

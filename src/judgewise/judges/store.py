@@ -26,10 +26,8 @@ import dataclasses
 import json
 import logging
 import os
-import socket
 import sqlite3
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -40,6 +38,7 @@ from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
 from judgewise.judges.base import scrub
+from judgewise.judges.sqlite_leases import LeasedSqliteStore, connect_writer, owner_id
 
 log = logging.getLogger(__name__)
 
@@ -125,32 +124,10 @@ class GameRecord:
         return tuple(getattr(self, c) for c in GAME_COLUMNS)
 
 
-def owner_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def owner_is_dead(owner: str) -> bool:
-    """True when ``owner`` names a process on this host that no longer runs (or is a zombie)."""
-    host, _, rest = owner.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state in ("Z", "X")
-
-
-class JudgmentStore:
+class JudgmentStore(LeasedSqliteStore):
     """A SQLite file of judge games. Use one instance per process (not thread-safe); close() when done."""
+
+    RESULTS, CLAIMS, JOURNAL, META, SCHEMA = "games", "claims", "answers", "meta", _SCHEMA
 
     def __init__(self, path: str | os.PathLike = DEFAULT_STORE, *, lease_s: float = 120.0,
                  busy_timeout_s: float = 60.0, durable: bool = False):
@@ -161,11 +138,7 @@ class JudgmentStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lease_s, self.readonly = lease_s, False
         self.owner = owner_id()
-        self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        # WAL + NORMAL survives a killed process (only an OS crash/power loss can drop the last commits).
-        self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+        self._db = connect_writer(self.path, busy_timeout_s, durable=durable)
         with self._write():
             if not new:  # another process may have made it a store meanwhile: check again under the lock
                 _check_tables(self._db, self.path)
@@ -204,30 +177,7 @@ class JudgmentStore:
             return cls.open_readonly(path, busy_timeout_s=busy_timeout_s)
         return cls.empty(path)
 
-    @classmethod
-    def empty(cls, path) -> "JudgmentStore":
-        """An empty store in memory, read as if it were ``path`` (what planning reads where no store is yet)."""
-        self = cls.__new__(cls)
-        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, owner_id()
-        self._db = sqlite3.connect(":memory:", isolation_level=None)
-        for statement in filter(str.strip, _SCHEMA.split(";")):
-            self._db.execute(statement)
-        return self
-
     # -- transactions -------------------------------------------------------------------------------
-    def _write(self):
-        """Context manager: one ``BEGIN IMMEDIATE`` transaction (takes the write lock up front)."""
-        return _Immediate(self._db)
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> "JudgmentStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     # -- reads ----------------------------------------------------------------------------------------
     def statuses(self, keys: Iterable[str]) -> dict[str, str]:
         """key → "ok"/"failed" for the keys already stored (absent keys are not in the result)."""
@@ -273,32 +223,6 @@ class JudgmentStore:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0]
 
     # -- claims (leases) ------------------------------------------------------------------------------
-    def claim(self, key: str, *, retry_failed: bool = False) -> str:
-        """Try to take ``key`` for judging. Returns "claimed", "done" (already stored; "failed" rows count
-        as done unless ``retry_failed``) or "busy" (another live process holds an unexpired claim)."""
-        now = time.time()
-        with self._write():
-            row = self._db.execute("SELECT status FROM games WHERE key = ?", (key,)).fetchone()
-            if row and (row[0] == "ok" or not retry_failed):
-                return "done"
-            held = self._db.execute("SELECT owner, expires FROM claims WHERE key = ?", (key,)).fetchone()
-            if held and held[0] != self.owner and held[1] > now and not owner_is_dead(held[0]):
-                return "busy"
-            self._db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (key, self.owner, now + self.lease_s))
-            return "claimed"
-
-    def renew_claims(self) -> int:
-        """Extend the lease of every claim this instance holds; returns how many."""
-        with self._write():
-            cur = self._db.execute("UPDATE claims SET expires = ? WHERE owner = ?",
-                                   (time.time() + self.lease_s, self.owner))
-            return cur.rowcount
-
-    def release(self, key: str) -> None:
-        """Give up a claim without storing a result (e.g. the run stopped before judging it)."""
-        with self._write():
-            self._db.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
-
     # -- writes ---------------------------------------------------------------------------------------
     def record(self, rec: GameRecord) -> None:
         """Store one finished game and drop its claim, in one committed transaction. An "ok" row already
@@ -324,30 +248,6 @@ class JudgmentStore:
         return self._db.execute("SELECT call, game, answer, created_at FROM answers ORDER BY created_at").fetchall()
 
     # -- the answer journal (scheduler.AnswerJournal) ---------------------------------------------------
-    def held_answer(self, call_key: str) -> dict | None:
-        """A completion received earlier for this call (its game not stored yet), or None."""
-        row = self._db.execute("SELECT answer FROM answers WHERE call = ?", (call_key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
-        """Commit a completion just received, before anything else is done with it."""
-        text = scrub(json.dumps(answer, ensure_ascii=False, default=str))
-        try:
-            with self._write():
-                self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?)",
-                                 (call_key, game_key, text, time.time()))
-        except sqlite3.OperationalError as exc:  # the answer is still in memory and stored with its game
-            log.warning("could not journal an answer received (%s); it is stored with its game when that ends", exc)
-
-    def note_maybe_charged(self) -> None:
-        """Count, durably, one call that timed out after being sent (the server may have billed it)."""
-        try:
-            with self._write():
-                self._db.execute("INSERT INTO meta VALUES ('maybe_charged_timeouts', '1') ON CONFLICT(name) "
-                                 "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
-        except sqlite3.OperationalError as exc:
-            log.warning("could not count a call that timed out after sending (%s)", exc)
-
     def note_meta(self, name: str, value: str) -> None:
         """Record a run fact in ``meta`` (committed at once); a fact already recorded under ``name`` stays."""
         with self._write():
@@ -455,18 +355,6 @@ def check_version(version, where: str) -> int:
         raise InputError(f"a judgewise store of schema version {version}, newer than this judgewise reads "
                          f"({SCHEMA_VERSION}); upgrade judgewise to use it", file=where)
     return int(version)
-
-
-class _Immediate:
-    def __init__(self, db: sqlite3.Connection):
-        self.db = db
-
-    def __enter__(self):
-        self.db.execute("BEGIN IMMEDIATE")
-        return self.db
-
-    def __exit__(self, exc_type, *_):
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
 def _totals(df: pd.DataFrame) -> dict:

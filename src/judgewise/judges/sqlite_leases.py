@@ -1,0 +1,150 @@
+"""What every judgewise SQLite store shares: owners and leases (claims), the answer journal, write transactions.
+
+The judging store (:mod:`judgewise.judges.store`) and the generation store (:mod:`judgewise.judges.generation_store`)
+keep their own tables; a subclass names them in ``RESULTS``, ``CLAIMS``, ``JOURNAL`` and ``META`` and gives its
+``SCHEMA``. A claim is a lease: (key, owner, expires); an owner is ``host:pid:nonce``, and a claim of a process on
+this host that no longer runs is free at once (:func:`owner_is_dead`), else when it expires.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+
+from judgewise.judges.base import scrub
+
+log = logging.getLogger(__name__)
+
+
+def owner_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_is_dead(owner: str) -> bool:
+    """True when ``owner`` names a process on this host that no longer runs (or is a zombie)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in ("Z", "X")
+
+
+class Immediate:
+    """Context manager: one ``BEGIN IMMEDIATE`` transaction (takes the write lock up front), rolled back on error."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type, *_):
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def connect_writer(path: Path, busy_timeout_s: float, *, durable: bool = False) -> sqlite3.Connection:
+    """A connection for writing in WAL mode; WAL + NORMAL survives a killed process (only an OS crash or power
+    loss can drop the last commits), ``durable`` = FULL survives those too."""
+    db = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None)
+    db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+    return db
+
+
+class LeasedSqliteStore:
+    """Claims, the answer journal and transactions over a subclass's tables (module docstring)."""
+
+    RESULTS, CLAIMS, JOURNAL, META, SCHEMA = "", "", "", "", ""
+
+    @classmethod
+    def empty(cls, path):
+        """An empty store in memory, read as if it were ``path`` (what planning reads where no store is yet)."""
+        self = cls.__new__(cls)
+        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, owner_id()
+        self._db = sqlite3.connect(":memory:", isolation_level=None)
+        for statement in filter(str.strip, cls.SCHEMA.split(";")):
+            self._db.execute(statement)
+        return self
+
+    def _write(self) -> Immediate:
+        return Immediate(self._db)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- claims (leases) -----------------------------------------------------------------------------------------
+    def claim(self, key: str, *, retry_failed: bool = False) -> str:
+        """Try to take ``key``. Returns "claimed", "done" (already stored; "failed" rows count as done unless
+        ``retry_failed``) or "busy" (another live process holds an unexpired claim)."""
+        now = time.time()
+        with self._write():
+            row = self._db.execute(f"SELECT status FROM {self.RESULTS} WHERE key = ?", (key,)).fetchone()
+            if row and (row[0] == "ok" or not retry_failed):
+                return "done"
+            held = self._db.execute(f"SELECT owner, expires FROM {self.CLAIMS} WHERE key = ?", (key,)).fetchone()
+            if held and held[0] != self.owner and held[1] > now and not owner_is_dead(held[0]):
+                return "busy"
+            self._db.execute(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)",
+                             (key, self.owner, now + self.lease_s))
+            return "claimed"
+
+    def renew_claims(self) -> int:
+        """Extend the lease of every claim this instance holds; returns how many."""
+        with self._write():
+            return self._db.execute(f"UPDATE {self.CLAIMS} SET expires = ? WHERE owner = ?",
+                                    (time.time() + self.lease_s, self.owner)).rowcount
+
+    def release(self, key: str) -> None:
+        """Give up a claim without storing a result (e.g. the run stopped before it)."""
+        with self._write():
+            self._db.execute(f"DELETE FROM {self.CLAIMS} WHERE key = ? AND owner = ?", (key, self.owner))
+
+    # -- the answer journal (scheduler.AnswerJournal) -------------------------------------------------------------
+    def held_answer(self, call_key: str) -> dict | None:
+        """A completion received earlier for this call (its result not stored yet), or None."""
+        row = self._db.execute(f"SELECT answer FROM {self.JOURNAL} WHERE call = ?", (call_key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
+        """Commit a completion just received, before anything else is done with it."""
+        text = scrub(json.dumps(answer, ensure_ascii=False, default=str))
+        try:
+            with self._write():
+                self._db.execute(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)",
+                                 (call_key, game_key, text, time.time()))
+        except sqlite3.OperationalError as exc:  # the answer is still in memory and stored with its row
+            log.warning("could not journal an answer received (%s); it is stored with its row when that ends", exc)
+
+    def note_maybe_charged(self) -> None:
+        """Count, durably, one call that timed out after being sent (the server may have billed it)."""
+        try:
+            with self._write():
+                self._db.execute(f"INSERT INTO {self.META} VALUES ('maybe_charged_timeouts', '1') ON CONFLICT(name) "
+                                 "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+        except sqlite3.OperationalError as exc:
+            log.warning("could not count a call that timed out after sending (%s)", exc)
