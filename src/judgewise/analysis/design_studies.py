@@ -200,8 +200,8 @@ class AnchorReports:
 def _several_text(sev: dict) -> list[str]:
     """The per-anchor win rates and pooled BT of several anchors, one line per model, best pooled first."""
     head = "  ".join(f"vs {a:>10}" for a in sev["anchors"])
-    lines = [f"several anchors (Anchor §5, App. E): win rate % against each anchor, and the pooled BT θ over "
-             f"every comparison with an anchor", f"  {'model':<24} {head}  {'pooled BT':>9}"]
+    lines = ["several anchors (Anchor §5, App. E): win rate % against each anchor, and the pooled BT θ over "
+             "every comparison with an anchor", f"  {'model':<24} {head}  {'pooled BT':>9}"]
     order = np.argsort(-np.asarray(sev["pooled_bt"]), kind="stable")
     for k in order:
         cells = "  ".join(f"{'—':>13}" if sev["win_rates"][a][k] is None or sev["models"][k] == a

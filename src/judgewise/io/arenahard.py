@@ -44,7 +44,7 @@ from judgewise.io.containers import json_list_records, jsonl_records
 from judgewise.io.arenahard_config import read_config, record_baseline
 from judgewise.io.schema import VERDICT5, verdict5, verdict_outcome
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import MISSING, Check, Validator, show, text_field
+from judgewise.io.validate import MISSING, Validator, show
 
 
 def _records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
