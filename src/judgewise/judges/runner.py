@@ -298,13 +298,7 @@ class _Run:
         async def worker():
             while queue and self.stop is None:
                 await self.play(*queue.popleft())
-        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await gather_workers(worker, workers)
 
     async def heartbeat(self, every_s: float) -> None:
         """Renew this run's claims; a failed renewal is logged and tried again (it must not end renewals)."""
@@ -315,6 +309,18 @@ class _Run:
             except (sqlite3.OperationalError, StoreUnavailable) as exc:
                 log.warning("could not renew the claims on games in flight (%s); if they expire, another process "
                             "sharing the store may judge those games too", exc)
+
+
+async def gather_workers(worker, workers: int) -> None:
+    """Run ``workers`` copies of the coroutine function ``worker``; if one raises, the others are cancelled and
+    awaited (so they release what they hold) before the error propagates."""
+    tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def job_id(keys: Iterable[str], retry_failed: bool) -> str:
@@ -371,13 +377,9 @@ class _SharedFeed:
                     await self.run.judge_claimed(key, keyed[key])
                 finally:
                     self.in_play.discard(key)
-        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
         try:
-            await asyncio.gather(*tasks)
+            await gather_workers(worker, workers)
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
             while self.ready:
                 self.run.store.release(self.ready.popleft())
 

@@ -10,14 +10,19 @@ from __future__ import annotations
 from judgewise.errors import ConfigError
 
 
+def call_totals(s: dict) -> str:
+    """What a run paid: calls, retries, tokens, cost and time (the judge, grade and generate summaries)."""
+    return (f"{s['calls_made']} calls, {s['retries']} retries, {s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, "
+            f"${s['cost']:.4f}, {s['elapsed_s']:.1f}s")
+
+
 def summary_lines(summary: dict, output: str | None) -> list[str]:
     """A judging run's summary (:meth:`RunResult.summary`): games, calls, cost, failures, design, placement."""
     s = summary
     if s.get("mode") == "single":  # pointwise grading (judges.pointwise)
         return grading_lines(s, output)
     lines = [f"{s['games']} games from {s['comparisons']} comparisons: {s['judged']} judged, {s['failed']} failed, "
-             f"{s['cached']} already stored (no call); {s['calls_made']} calls, {s['retries']} retries, "
-             f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
+             f"{s['cached']} already stored (no call); {call_totals(s)}",
              f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
              + ("" if not s["failed_total"] else " (rerun with --retry-failed to judge failed games again)")]
     if s.get("maybe_charged_timeouts"):
@@ -44,9 +49,7 @@ def grading_lines(s: dict, output: str | None) -> list[str]:
     """A pointwise grading run's summary: grades, parse failures, calls, cost, the mean score."""
     mean = "—" if s.get("mean_score") is None else f"{s['mean_score']:.2f}"
     lines = [f"{s['games']} grades: {s['judged']} graded, {s['failed']} failed ({s['no_rating']} with no parsable "
-             f"rating after a re-ask), {s['cached']} already stored (no call); {s['calls_made']} calls, "
-             f"{s['retries']} retries, {s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}, "
-             f"{s['elapsed_s']:.1f}s",
+             f"rating after a re-ask), {s['cached']} already stored (no call); {call_totals(s)}",
              f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
              + ("" if not s["failed_total"] else " (rerun with --retry-failed to grade them again)")
              + f"; mean score of the {s['scored']} scored grades: {mean}"]
@@ -309,8 +312,7 @@ def parse_families(pairs: list[str] | None) -> dict[str, str] | None:
 def generate_lines(s: dict, written: list[str]) -> list[str]:
     """A generate run's summary (:func:`judgewise.pipeline.generate.generate`): answers, calls, cost, failures, files."""
     lines = [f"{s['answers']} answers: {s['generated']} generated, {s['failed']} failed, {s['cached']} already stored "
-             f"(no call); {s['calls_made']} calls, {s['retries']} retries, {s['tokens_in']:,} tokens in / "
-             f"{s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s",
+             f"(no call); {call_totals(s)}",
              f"store {s['store']} holds for this job: {s['stored_ok']} ok, {s['stored_failed']} failed"
              + ("" if not s["stored_failed"] else " (rerun with --retry-failed to generate them again)")
              + f"; {s['complete']} of {s['conversations']} conversations complete"]
