@@ -23,10 +23,10 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.mtbench import QUESTIONS_FILE
+from judgewise.io.prompts import ID_FIELDS  # the prompt-id fields of questions files
 from judgewise.io.tables import Table
 
-QUESTIONS_FILE = "question.jsonl"
-PROMPT_ID_FIELDS = ("prompt_id", "question_id", "uid")
 LEVELS_UP = 3
 
 
@@ -56,9 +56,9 @@ def read_prompts(path: Path) -> pd.DataFrame:
     from judgewise.pipeline.diagnosis import read_plain_table
 
     frame = read_plain_table(Path(path))
-    id_field = next((f for f in PROMPT_ID_FIELDS if f in frame.columns), None)
+    id_field = next((f for f in ID_FIELDS if f in frame.columns), None)
     if id_field is None:
-        raise InputError(f"a prompts table needs one of the fields {list(PROMPT_ID_FIELDS)}, found "
+        raise InputError(f"a prompts table needs one of the fields {list(ID_FIELDS)}, found "
                          f"{list(frame.columns)[:12]}", file=str(path))
     frame = frame.rename(columns={id_field: "prompt_id"})
     frame = frame.loc[:, ~frame.columns.duplicated()]
