@@ -1,38 +1,46 @@
-"""OpenAI-compatible chat backend (OpenAI, vLLM, SGLang, llama.cpp server, Ollama, LiteLLM) via ``openai``.
+"""OpenAI-compatible chat backend (OpenAI, vLLM, SGLang, llama.cpp server, Ollama, LiteLLM).
 
-One :class:`openai.AsyncOpenAI` client per endpoint, its own retries disabled (``max_retries=0``) so the
-scheduler's retry policy is the only one. The API key is read from the environment variable the config
-names, held in memory only, never part of ``identity``, and scrubbed (``base.scrub``) from every error
-message and every stored text.
+Calls go through :mod:`judgewise.judges.http11`, a lean keep-alive HTTP/1.1 client (one pool of connections per
+endpoint, as many as calls in flight); an endpoint reached through an HTTP proxy from the environment
+(``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, minus ``NO_PROXY``) goes through the ``openai`` client instead, which
+speaks to proxies. Neither retries on its own: the scheduler's retry policy is the only one. The API key is read
+from the environment variable the config names, held in memory only, never part of ``identity``, and scrubbed
+(``base.scrub``) from every error message and every stored text.
 
-Responses are taken as raw bytes from the client (``cast_to=bytes``: its transport, auth, pooling and HTTP
-error mapping, none of its parsing) and validated here by :func:`parse_chat_body`. Anything an endpoint
-sends that is not a chat completion — HTML, invalid or truncated JSON, an empty body, a JSON array or
-scalar, an object without ``choices``, wrong types inside — is a :class:`MalformedResponseError`: a failed
-attempt with its reason, retried by the scheduler's one policy, never a crash. (Catching the SDK's own
-parse errors instead would not do: for a non-JSON content type it returns the body as a ``str``.)
+Errors are classified once (:meth:`OpenAIBackend._status_error` for an HTTP status, ``_transport_error`` for no
+answer): 408/409/425/429 and 5xx are retried (honouring ``Retry-After``), a timeout after sending is retried and
+counted as maybe charged, a failed connection or one dropped before a whole answer is retried, a 400/413 saying
+the prompt exceeds the context is a failed game, and any other status (401, 404, a redirect...) stops the run.
+A success's body is validated here by :func:`parse_chat_body`: anything an endpoint sends that is not a chat
+completion — HTML, invalid or truncated JSON, an empty body, a JSON array or scalar, an object without
+``choices``, wrong types inside — is a :class:`MalformedResponseError`: a failed attempt with its reason, retried
+by the scheduler's one policy, never a crash.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import os
 import re
-import json
 import time
+import urllib.request
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
-import openai
-
+from judgewise import __version__
 from judgewise.errors import ConfigError
 from judgewise.judges.base import (Completion, FatalCallError, MalformedResponseError, RetryableCallError,
                                    register_secret, scrub)
+from judgewise.judges.http11 import Endpoint, HTTPError, ReadTimeout
 from judgewise.judges.llm_judge import PromptTooLongError
 
 log = logging.getLogger(__name__)
 
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # as the openai client: unless OPENAI_BASE_URL says otherwise
+CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 5.0, 600.0  # the openai client's defaults, when timeout_s is not given
 NO_KEY = "sk-no-key-required"  # what local servers (vLLM, llama.cpp, Ollama) accept when none is configured
 RETRYABLE_STATUS = {408, 409, 425, 429}
 # A 400 for a prompt longer than the model's context (OpenAI, vLLM, llama.cpp server wordings): a failed game,
@@ -71,7 +79,8 @@ class OpenAIBackend:
     ``params`` are sampling parameters passed to every call (temperature, top_p, seed, ...).
     The key comes from the environment variable ``api_key_env`` names, or ``api_key`` (Python only).
     The per-call timeout is the scheduler's (``limits.timeout_s``); ``timeout_s`` here is only the HTTP
-    client's own, default the ``openai`` client's (600 s), so that it never cuts a call short first.
+    client's own (connect and answer; default 5 s and 600 s as the ``openai`` client's), so that it never cuts a
+    call short first. ``base_urls`` default to ``OPENAI_BASE_URL`` or OpenAI's own.
     """
 
     def __init__(self, model: str, *, base_urls: list[str] | str | None = None, api_key_env: str | None = None,
@@ -85,8 +94,10 @@ class OpenAIBackend:
         self.logprobs, self.top_logprobs, self.spread = logprobs, top_logprobs, spread
         register_secret(api_key)  # a key given directly (Python API) is scrubbed like one from the environment
         self._secret = api_key or self._read_key(api_key_env)
-        self._urls, self._timeout_s = urls, timeout_s
-        self._clients: list[openai.AsyncOpenAI] = []
+        self._urls = [u or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL for u in urls]
+        self._timeout_s = timeout_s
+        self._endpoints = [self._endpoint(u) for u in self._urls]  # None: through a proxy, by the openai client
+        self._sdk_clients: dict[int, object] = {}
         self._loop = None
         self._in_flight = [0] * len(urls)
         self._cycle = itertools.cycle(range(len(urls)))
@@ -114,16 +125,19 @@ class OpenAIBackend:
     def _pick(self) -> int:
         return SPREADS[self.spread](self)
 
-    def _client(self, i: int) -> openai.AsyncOpenAI:
-        """Endpoint ``i``'s client, made for the running event loop (each ``asyncio.run`` has its own, and
-        an HTTP connection pool cannot outlive its loop)."""
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:
-            timeout = {} if self._timeout_s is None else {"timeout": self._timeout_s}
-            self._clients = [openai.AsyncOpenAI(base_url=u, api_key=self._secret or NO_KEY, max_retries=0,
-                                                **timeout) for u in self._urls]
-            self._loop = loop
-        return self._clients[i]
+    def _endpoint(self, url: str) -> Endpoint | None:
+        """The lean client's pool for ``url``, or None when a proxy from the environment applies to it."""
+        if _proxied(url):
+            return None
+        headers = {"Authorization": f"Bearer {self._secret or NO_KEY}", "Content-Type": "application/json",
+                   "Accept": "application/json", "User-Agent": f"judgewise/{__version__}"}
+        context = _ssl_context() if url.startswith("https:") else None
+        try:
+            return Endpoint(url, headers=headers, ssl_context=context,
+                            connect_timeout_s=self._timeout_s or CONNECT_TIMEOUT_S,
+                            read_timeout_s=self._timeout_s or READ_TIMEOUT_S)
+        except ValueError as exc:
+            raise ConfigError(f"judge.base_url: {exc}; expected e.g. http://localhost:8000/v1") from None
 
     async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion:
@@ -135,45 +149,118 @@ class OpenAIBackend:
             kw.update(logprobs=True, top_logprobs=self.top_logprobs)
         if grammar:  # GBNF, honoured by llama.cpp servers; sent only when the judge asks (use_grammar: true)
             kw["grammar"] = grammar
+        payload = {"model": self.model, "messages": messages, **kw}
         self._in_flight[i] += 1
         start = time.perf_counter()
         try:
-            # The client's own POST (errors, auth, pooling) without the per-call request transform, which costs
-            # more CPU than the rest of a judgment at hundreds of calls per second; the body comes back as bytes.
-            body = await self._client(i).post("/chat/completions", body={"model": self.model, "messages": messages,
-                                                                          **kw}, cast_to=bytes)
-        except openai.APIError as exc:
-            raise self._map_error(exc) from None
+            body = await self._post(i, payload)
         finally:
             self._in_flight[i] -= 1
         return self._completion(parse_chat_body(body), time.perf_counter() - start)
+
+    async def _post(self, i: int, payload: dict) -> bytes:
+        """The body of a 2xx answer to the chat-completions POST at endpoint ``i``; any other outcome raised as
+        the error the scheduler acts on."""
+        endpoint = self._endpoints[i]
+        if endpoint is None:
+            return await self._sdk_post(i, payload)
+        try:
+            response = await endpoint.post("/chat/completions", json.dumps(payload, ensure_ascii=False).encode())
+        except HTTPError as exc:
+            raise _transport_error(exc) from None
+        if 200 <= response.status < 300:
+            return response.body
+        message, code = _error_text(response.status, response.body, response.headers)
+        raise self._status_error(response.status, message, code, response.headers)
+
+    def _status_error(self, status: int, message: str, code, headers) -> Exception:
+        """The one classification of an HTTP error status (both transports)."""
+        msg = scrub(message)[:500]
+        if status in RETRYABLE_STATUS or status >= 500:
+            return RetryableCallError(f"HTTP {status}: {msg}", status=status, retry_after=_retry_after(headers))
+        if status in (400, 413) and TOO_LONG.search(f"{code} {msg}"):
+            return PromptTooLongError(f"HTTP {status}: {msg}")
+        return FatalCallError(f"HTTP {status} from {self.model}: {msg}", status=status)
 
     def _completion(self, body: "ChatBody", latency: float) -> Completion:
         return Completion(text=body.text, tokens_in=body.tokens_in, tokens_out=body.tokens_out, latency_s=latency,
                           cost=self.prices.cost(body.tokens_in, body.tokens_out), top_logprobs=body.top_logprobs,
                           raw={"finish_reason": body.finish_reason, "model": body.model})
 
-    def _map_error(self, exc: openai.APIError) -> Exception:
-        msg = scrub(str(exc))[:500]
-        if isinstance(exc, openai.APITimeoutError):  # sent, then no answer in time: the server may have billed it
-            return RetryableCallError(f"{type(exc).__name__}: {msg}", maybe_charged=True)
-        if isinstance(exc, openai.APIConnectionError):
-            return RetryableCallError(f"{type(exc).__name__}: {msg}")
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            if status in RETRYABLE_STATUS or status >= 500:
-                return RetryableCallError(f"HTTP {status}: {msg}", status=status,
-                                          retry_after=_retry_after(exc.response.headers))
-            if status in (400, 413) and TOO_LONG.search(f"{getattr(exc, 'code', '')} {msg}"):
-                return PromptTooLongError(f"HTTP {status}: {msg}")
-            return FatalCallError(f"HTTP {status} from {self.model}: {msg}", status=status)
-        return MalformedResponseError(f"malformed response ({type(exc).__name__}): {msg}")
+    # -- through a proxy: the openai client --------------------------------------------------------------------------
+    async def _sdk_post(self, i: int, payload: dict) -> bytes:
+        import openai
+
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # an HTTP connection pool cannot outlive its loop (each asyncio.run has its own)
+            self._sdk_clients, self._loop = {}, loop
+        if i not in self._sdk_clients:
+            timeout = {} if self._timeout_s is None else {"timeout": self._timeout_s}
+            self._sdk_clients[i] = openai.AsyncOpenAI(base_url=self._urls[i], api_key=self._secret or NO_KEY,
+                                                      max_retries=0, **timeout)
+        try:  # the body as bytes: none of the client's parsing (parse_chat_body validates it)
+            return await self._sdk_clients[i].post("/chat/completions", body=payload, cast_to=bytes)
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc.status_code, str(exc), getattr(exc, "code", ""), exc.response.headers) \
+                from None
+        except openai.APITimeoutError as exc:  # sent, then no answer in time: the server may have billed it
+            raise RetryableCallError(f"{type(exc).__name__}: {scrub(str(exc))[:500]}", maybe_charged=True) from None
+        except openai.APIConnectionError as exc:
+            raise RetryableCallError(f"{type(exc).__name__}: {scrub(str(exc))[:500]}") from None
+        except openai.APIError as exc:
+            raise MalformedResponseError(f"malformed response ({type(exc).__name__}): {scrub(str(exc))[:500]}") \
+                from None
 
     async def aclose(self) -> None:
-        """Close the clients of the running loop; the next call makes new ones."""
-        clients, self._clients, self._loop = self._clients, [], None
+        """Close the connections of the running loop; the next call opens new ones."""
+        clients, self._sdk_clients, self._loop = list(self._sdk_clients.values()), {}, None
         for c in clients:
             await c.close()
+        for endpoint in self._endpoints:
+            if endpoint is not None:
+                await endpoint.aclose()
+
+
+def _transport_error(exc: HTTPError) -> RetryableCallError:
+    """No whole answer: retried; counted as maybe charged when the request was sent and the wait timed out."""
+    return RetryableCallError(f"{type(exc).__name__}: {scrub(str(exc))[:500]}",
+                              maybe_charged=isinstance(exc, ReadTimeout))
+
+
+def _error_text(status: int, body: bytes, headers: dict) -> tuple[str, str | None]:
+    """(message, error code) of an error answer, worded as the openai client words it: ``Error code: 429 - <the
+    body's error.message>``; the start of the body when it is not such JSON, the target of a redirect."""
+    text = body.decode("utf-8", "replace").strip()
+    message, code = f"Error code: {status}", None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    error = data.get("error", data) if isinstance(data, dict) else None
+    if isinstance(error, dict):
+        code = error.get("code")
+        if isinstance(error.get("message"), str) and error["message"]:
+            return f"{message} - {error['message']}", code
+    if 300 <= status < 400:
+        return f"{message} - redirected to {headers.get('location', '?')}: set base_url to the address it names", code
+    return (f"{message} - {' '.join(text.split())[:200]}" if text else message), code
+
+
+def _proxied(url: str) -> bool:
+    """Whether a proxy from the environment applies to ``url`` (as ``httpx`` reads it: ``<scheme>_proxy`` or
+    ``all_proxy``, unless ``no_proxy`` names the host)."""
+    proxies = urllib.request.getproxies()
+    parts = urlsplit(url)
+    if not (proxies.get(parts.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parts.netloc)
+
+
+def _ssl_context():
+    """How ``https`` servers are verified: as ``httpx`` does (certifi's roots, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``)."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 @dataclass(frozen=True)

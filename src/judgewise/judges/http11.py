@@ -1,0 +1,294 @@
+"""A lean asyncio HTTP/1.1 client for the judge's POSTs: keep-alive connections to one endpoint, pooled per loop.
+
+What the OpenAI-compatible backend needs and nothing more: ``POST`` a body, get (status, headers, body) back, over
+TCP or TLS, reusing connections (HTTP/1.1 keep-alive; a connection the server closes leaves the pool the moment the
+event loop sees it close, with no polling). Bodies are framed by ``Content-Length``, ``chunked`` or the end of the
+connection; gzip and deflate bodies are decoded. One request at a time per connection, as many connections as
+requests in flight (the scheduler bounds them). Per call it costs a few tens of microseconds where ``httpx`` with
+hundreds of pooled connections costs milliseconds (its pool scans and polls every connection for every request).
+
+The errors say what became of the request: :class:`ConnectError` (no connection, nothing sent), :class:`ReadTimeout`
+(sent, no whole answer in time: the server may have acted on it), :class:`ConnectionDropped` (sent, and the
+connection ended, or answered something that is not HTTP/1.x, before a whole answer came).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+MAX_HEAD = 64 * 1024  # bytes of status line and headers accepted before the answer is called malformed
+
+
+class HTTPError(Exception):
+    """A request that got no whole HTTP answer."""
+
+
+class ConnectError(HTTPError):
+    """No connection could be opened: the request was not sent."""
+
+
+class ReadTimeout(HTTPError):
+    """The request was sent and no whole answer came in time (the server may have acted on it)."""
+
+
+class ConnectionDropped(HTTPError):
+    """The request was sent; the connection closed, or answered something that is not HTTP/1.x, first."""
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]  # lower-case names; repeated headers joined with ", "
+    body: bytes
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection: writes a request, parses the answer as its bytes arrive."""
+
+    def __init__(self) -> None:
+        self.transport = None
+        self.buf = bytearray()
+        self.waiter: asyncio.Future | None = None
+        self.closed = False   # the connection is gone (or going): never reused
+        self.reusable = True  # False once the answer says so (Connection: close, framing by end of connection)
+        self._start()
+
+    def _start(self) -> None:
+        self.status, self.headers, self.length, self.chunked = None, None, None, False
+        self.parts: list[bytes] = []
+        self.chunk_left: int | None = None
+
+    # -- asyncio.Protocol --------------------------------------------------------------------------------------------
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self.waiter is None or self.waiter.done():  # bytes nobody asked for: this connection is not trusted again
+            self.reusable = False
+            return
+        self.buf += data
+        try:
+            self._parse()
+        except ConnectionDropped as exc:
+            self._fail(exc)
+
+    def eof_received(self) -> bool:
+        return False  # close the transport: connection_lost follows
+
+    def connection_lost(self, exc) -> None:
+        self.closed = True
+        if self.waiter is None or self.waiter.done():
+            return
+        if self.status is not None and self.length is None and not self.chunked:  # body framed by the connection end
+            self._finish(bytes(self.buf))
+            return
+        got = "part of an answer" if self.status is not None or self.buf else "no answer"
+        self._fail(ConnectionDropped(f"the server closed the connection after {got}" + (f" ({exc})" if exc else "")))
+
+    # -- requests ----------------------------------------------------------------------------------------------------
+    def send(self, data: bytes, loop: asyncio.AbstractEventLoop) -> asyncio.Future:
+        self.waiter = loop.create_future()
+        self.buf.clear()
+        self._start()
+        self.transport.write(data)
+        return self.waiter
+
+    def close(self, *, abort: bool = False) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort() if abort else self.transport.close()
+
+    def _fail(self, exc: Exception) -> None:
+        self.reusable = False
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(exc)
+
+    # -- parsing -----------------------------------------------------------------------------------------------------
+    def _parse(self) -> None:
+        buf = self.buf
+        while self.status is None:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buf) > MAX_HEAD or not (buf.startswith(b"HTTP/") or b"HTTP/".startswith(bytes(buf))):
+                    raise ConnectionDropped(f"not an HTTP/1.x answer: starts {bytes(buf[:40])!r}")
+                return
+            self._head(bytes(buf[:end]))
+            del buf[:end + 4]
+            if 100 <= self.status < 200:  # an interim answer (100 Continue, 103 Early Hints): the real one follows
+                self._start()
+        if self.chunked:
+            body = self._chunks()
+            if body is None:
+                return
+        elif self.length is not None:
+            if len(buf) < self.length:
+                return
+            body = bytes(buf[:self.length])
+            del buf[:self.length]
+        else:
+            return  # framed by the end of the connection: connection_lost finishes it
+        if buf:
+            self.reusable = False  # more bytes than the answer: do not trust this connection again
+        self._finish(body)
+
+    def _head(self, head: bytes) -> None:
+        lines = head.decode("latin-1").split("\r\n")
+        version, _, rest = lines[0].partition(" ")
+        code = rest[:3]
+        if not version.startswith("HTTP/1.") or not code.isdigit():
+            raise ConnectionDropped(f"not an HTTP/1.x status line: {lines[0][:60]!r}")
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, sep, value = line.partition(":")
+            if not sep:
+                raise ConnectionDropped(f"a malformed header line in the answer: {line[:60]!r}")
+            name, value = name.strip().lower(), value.strip()
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        self.status, self.headers = int(code), headers
+        connection = headers.get("connection", "").lower()
+        if "close" in connection or (version == "HTTP/1.0" and "keep-alive" not in connection):
+            self.reusable = False
+        self.chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        if self.status in (204, 304) or self.status < 200:
+            self.length, self.chunked = 0, False
+        elif not self.chunked:
+            self.length = _content_length(headers.get("content-length"))
+            if self.length is None:
+                self.reusable = False
+
+    def _chunks(self) -> bytes | None:
+        """The whole chunked body once it is in, else None (the chunks read so far are kept)."""
+        buf = self.buf
+        while True:
+            if self.chunk_left is None:  # a chunk-size line
+                eol = buf.find(b"\r\n")
+                if eol < 0:
+                    if len(buf) > MAX_HEAD:
+                        raise ConnectionDropped("a malformed chunk-size line in the answer")
+                    return None
+                size = bytes(buf[:eol]).split(b";")[0].strip()
+                try:
+                    self.chunk_left = int(size, 16)
+                except ValueError:
+                    raise ConnectionDropped(f"a malformed chunk size in the answer: {size[:20]!r}") from None
+                del buf[:eol + 2]
+            if self.chunk_left == 0:  # the last chunk: trailers (ignored) up to an empty line
+                end = -2 if buf.startswith(b"\r\n") else buf.find(b"\r\n\r\n")
+                if end == -1:
+                    return None
+                del buf[:end + 4]
+                return b"".join(self.parts)
+            if len(buf) < self.chunk_left + 2:
+                return None
+            self.parts.append(bytes(buf[:self.chunk_left]))
+            del buf[:self.chunk_left + 2]
+            self.chunk_left = None
+
+    def _finish(self, body: bytes) -> None:
+        encoding = self.headers.get("content-encoding", "").lower()
+        try:
+            if encoding in ("gzip", "x-gzip"):
+                body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+            elif encoding == "deflate":
+                body = _inflate(body)
+            elif encoding not in ("", "identity"):
+                raise ConnectionDropped(f"an answer in content-encoding {encoding!r}, which is not supported")
+        except zlib.error as exc:
+            return self._fail(ConnectionDropped(f"an answer whose {encoding} body does not decode ({exc})"))
+        except ConnectionDropped as exc:
+            return self._fail(exc)
+        if not self.waiter.done():
+            self.waiter.set_result(Response(self.status, self.headers, body))
+
+
+def _content_length(value: str | None) -> int | None:
+    if value is None:
+        return None
+    values = {v.strip() for v in value.split(",")}  # a repeated header with one value is allowed (RFC 9110 8.6)
+    if len(values) != 1 or not next(iter(values)).isdigit():
+        raise ConnectionDropped(f"an invalid Content-Length in the answer: {value[:40]!r}")
+    return int(values.pop())
+
+
+def _inflate(body: bytes) -> bytes:
+    try:
+        return zlib.decompress(body)
+    except zlib.error:
+        return zlib.decompress(body, -zlib.MAX_WBITS)  # raw deflate, as some servers send it
+
+
+class Endpoint:
+    """Keep-alive connections to one base URL (``http://`` or ``https://``), remade for each event loop.
+
+    ``headers`` are sent with every request (besides Host and Content-Length); ``connect_timeout_s`` bounds opening
+    a connection, ``read_timeout_s`` waiting for the whole answer; ``ssl_context`` verifies ``https`` servers.
+    """
+
+    def __init__(self, base_url: str, *, headers: dict[str, str], connect_timeout_s: float, read_timeout_s: float,
+                 ssl_context=None):
+        url = urlsplit(base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"not an http:// or https:// URL: {base_url!r}")
+        self.host = url.hostname
+        self.port = url.port or (443 if url.scheme == "https" else 80)
+        self.ssl = ssl_context if url.scheme == "https" else None
+        self.prefix = url.path.rstrip("/")
+        self.connect_timeout_s, self.read_timeout_s = connect_timeout_s, read_timeout_s
+        fields = {"Host": url.netloc.rpartition("@")[2], **headers}
+        self._head = "".join(f"{k}: {v}\r\n" for k, v in fields.items()).encode("utf-8")
+        self._loop = None
+        self._idle: list[_Connection] = []
+        self._open: set[_Connection] = set()
+
+    async def post(self, path: str, body: bytes) -> Response:
+        """POST ``body`` to ``path`` (below the base URL's path); the answer, whatever its status."""
+        loop = asyncio.get_running_loop()
+        conn = await self._connection(loop)
+        waiter = conn.send(b"POST %s HTTP/1.1\r\n%sContent-Length: %d\r\n\r\n%s" % (
+            (self.prefix + path).encode("utf-8"), self._head, len(body), body), loop)
+        timer = loop.call_later(self.read_timeout_s, _expire, waiter, self.read_timeout_s)
+        answered = False
+        try:
+            response = await waiter
+            answered = True
+            return response
+        finally:
+            timer.cancel()
+            if answered and conn.reusable and not conn.closed:
+                self._idle.append(conn)
+            else:  # no whole answer (an error, a timeout, a cancelled call): the connection goes
+                self._open.discard(conn)
+                conn.close(abort=not answered)
+
+    async def _connection(self, loop) -> _Connection:
+        if loop is not self._loop:  # connections belong to the loop that opened them
+            self._loop, self._idle, self._open = loop, [], set()
+        while self._idle:
+            conn = self._idle.pop()
+            if not conn.closed:
+                return conn
+            self._open.discard(conn)
+        try:
+            _, conn = await asyncio.wait_for(
+                loop.create_connection(_Connection, self.host, self.port, ssl=self.ssl), self.connect_timeout_s)
+        except asyncio.TimeoutError:
+            raise ConnectError(f"could not connect to {self.host}:{self.port} within {self.connect_timeout_s:g}s") \
+                from None
+        except OSError as exc:  # refused, unreachable, unknown host, TLS verification failed
+            raise ConnectError(f"could not connect to {self.host}:{self.port}: {exc}") from None
+        self._open.add(conn)
+        return conn
+
+    async def aclose(self) -> None:
+        """Close every connection (call inside the loop that opened them)."""
+        for conn in list(self._open):
+            conn.close()
+        self._idle, self._open, self._loop = [], set(), None
+
+
+def _expire(waiter: asyncio.Future, seconds: float) -> None:
+    if not waiter.done():
+        waiter.set_exception(ReadTimeout(f"no whole answer within {seconds:g}s of sending"))
