@@ -3,15 +3,15 @@
 A chunk offers its rows two ways: ``table()``, the columns as pyarrow parsed them (None when pyarrow cannot parse
 them, or when the rows it found are not the file's rows: an object split over two lines, two objects on one
 line), and the raw rows for the row-by-row readers of :mod:`judgewise.io.containers` (``records``/``frame``), with
-the rows numbered as in the whole file (JSONL: line number; Parquet: row index + 1). Only one chunk is in memory
-at a time.
+the rows numbered as in the whole file (JSONL: line number; Parquet: row index + 1). At most two chunks are in
+memory at a time: the one being coded and the next, read and parsed ahead in a background thread (:func:`read_ahead`).
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,84 +22,176 @@ from judgewise.io.validate import Validator
 
 CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
 CHUNK_ROWS = 1 << 18  # Parquet rows per chunk
-BLANK_INSIDE = re.compile(rb"\n[ \t\r]*\n")  # starts with a literal: scans at memchr speed
 #: JSON nested deeper than this goes to the row-by-row parser (which reports it as an error): pyarrow's JSON parser
 #: recurses on the C stack and crashes the process (segmentation fault) at about 20,000 levels
 MAX_ARROW_DEPTH = 512
 _BRACKET_STEP = np.zeros(256, dtype=np.int8)
 _BRACKET_STEP[[ord("{"), ord("[")]], _BRACKET_STEP[[ord("}"), ord("]")]] = 1, -1
+WHITESPACE = np.zeros(256, dtype=bool)  # what bytes.strip() removes: a line of only these is blank
+WHITESPACE[list(b" \t\n\r\x0b\x0c")] = True
 
 
-def nests_deeper_than(data: bytes, depth: int) -> bool:
+def newline_offsets(arr: np.ndarray, step: int = 1 << 20) -> np.ndarray:
+    """The offsets of the newlines in ``arr`` (bytes as uint8), found a slice at a time (cache-sized pieces, no
+    mask the size of the data)."""
+    parts = [np.flatnonzero(arr[i:i + step] == 10) + i for i in range(0, len(arr), step)]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+
+
+def _line_bounds(arr: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of each line, given the offsets of the newlines (the text after the last one is a
+    line too, empty when the data ends with a newline)."""
+    return np.concatenate(([0], ends + 1)), np.concatenate((ends, [len(arr)]))
+
+
+def nests_deeper_than(data, depth: int, ends: np.ndarray | None = None) -> bool:
     """Whether brackets on one line of ``data`` nest deeper than ``depth`` (brackets inside strings count too, so it
     may say yes for a shallow line: that only sends the chunk to the slower parser). Only lines longer than
-    ``depth`` bytes can, so only those are scanned."""
+    ``depth`` bytes can, so only when there are such lines are the brackets counted (all lines in one pass).
+    ``ends``: the offsets of the newlines, when already known."""
     arr = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(arr == 10)
-    starts = np.concatenate(([0], ends + 1))
-    ends = np.concatenate((ends, [len(arr)]))
-    for start, end in zip(starts[ends - starts > depth], ends[ends - starts > depth]):
-        step = _BRACKET_STEP[arr[start:end]]
-        brackets = step[np.flatnonzero(step)]
-        if len(brackets) > depth and np.cumsum(brackets, dtype=np.int64).max() > depth:
-            return True
-    return False
+    ends = newline_offsets(arr) if ends is None else ends
+    starts, stops = _line_bounds(arr, ends)
+    if not np.any(stops - starts > depth):
+        return False
+    at = np.flatnonzero(_BRACKET_STEP[arr])
+    if len(at) <= depth:
+        return False
+    step = _BRACKET_STEP[arr[at]]
+    level = np.cumsum(step, dtype=np.int64)
+    line = np.searchsorted(ends, at)  # the line of each bracket: how many newlines come before it
+    first = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))  # each line's first bracket
+    return bool(np.any(np.maximum.reduceat(level, first) - (level[first] - step[first]) > depth))
 
 
-def _nonblank_lines(data: bytes) -> int:
-    """How many lines of ``data`` hold something other than whitespace."""
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    first, last = data[:data.find(b"\n")], data[data.rfind(b"\n", 0, len(data) - 1) + 1:]
-    if first.strip() and last.strip() and BLANK_INSIDE.search(data) is None:
-        return lines
-    return sum(1 for line in data.split(b"\n") if line.strip())
+def object_lines(arr: np.ndarray, ends: np.ndarray) -> int | None:
+    """How many lines hold something other than whitespace, or None when one of them does not open with ``{`` and
+    close with ``}``. With these bounds, pyarrow finding as many rows as lines proves one JSON object per line: a
+    newline (never raw inside a string) between ``}`` and ``{`` can only part two top-level objects, so no object
+    spans two lines and a line with two objects would make one row too many. Only lines that do not look like
+    ``{...}`` (blank, padded with whitespace) are looked at one by one; a ``\\r`` before the newline is allowed."""
+    starts, stops = _line_bounds(arr, ends)
+    full = starts < stops
+    starts, stops = starts[full], stops[full]
+    last = arr[stops - 1]
+    crlf = (last == 13) & (stops - starts > 1)
+    last = np.where(crlf, arr[stops - 1 - crlf], last)
+    blank = 0
+    for i in np.flatnonzero((arr[starts] != ord("{")) | (last != ord("}"))):
+        text = bytes(arr[starts[i]:stops[i]]).strip()
+        if text and (text[:1] != b"{" or text[-1:] != b"}"):
+            return None
+        blank += not text
+    return len(starts) - blank
 
 
 class JsonlChunk:
-    """Whole lines of a JSONL file; ``first_line`` is the file's line number of the first."""
+    """Whole lines of a JSONL file (bytes or a memoryview of them); ``first_line`` is the file's line number of
+    the first. The newlines are found once (``ends``): they give the line count, the blank lines and the long ones."""
 
-    def __init__(self, data: bytes, first_line: int):
+    def __init__(self, data, first_line: int):
         self.data, self.first_line = data, first_line
+        self.arr = np.frombuffer(data, dtype=np.uint8)
+        self.ends = newline_offsets(self.arr)
+        self._table = _UNPARSED
+
+    @property
+    def newlines(self) -> int:
+        return len(self.ends)
 
     def table(self):
         """The lines as columns, or None when they are not exactly one valid UTF-8 JSON object per line (or nest
-        deeper than :data:`MAX_ARROW_DEPTH`)."""
+        deeper than :data:`MAX_ARROW_DEPTH`). Parsed once (:func:`read_ahead` parses it in a background thread)."""
+        if self._table is _UNPARSED:
+            self._table = self._parse()
+        return self._table
+
+    def _parse(self):
         import pyarrow as pa
         import pyarrow.json as pj
 
-        if nests_deeper_than(self.data, MAX_ARROW_DEPTH):
+        if nests_deeper_than(self.arr, MAX_ARROW_DEPTH, self.ends):
             return None
         try:
-            self.data.decode("utf-8")  # pyarrow lets invalid UTF-8 through
-            table = pj.read_json(io.BytesIO(self.data), read_options=pj.ReadOptions(block_size=1 << 24))
+            table = pj.read_json(pa.BufferReader(pa.py_buffer(self.data)),
+                                 read_options=pj.ReadOptions(block_size=self._block_size()))
+            if not _isascii(self.data):
+                table.validate(full=True)  # pyarrow lets invalid UTF-8 through: checked on the parsed strings
+                table.column_names  # and on the keys
         except (UnicodeDecodeError, pa.ArrowException):
             return None
-        return table if table.num_rows == _nonblank_lines(self.data) else None
+        return table if table.num_rows == object_lines(self.arr, self.ends) else None
+
+    def _block_size(self) -> int:
+        """pyarrow's parsing unit: 1 MB (many pieces for its threads to share), or room for the longest line."""
+        longest = int(np.diff(self.ends, prepend=-1, append=len(self.arr)).max())
+        return max(1 << 20, 2 * longest + 64)
 
     def records(self, v: Validator) -> tuple[list[dict], np.ndarray]:
         """The lines parsed one by one (bad lines rejected or skipped by ``v``, counted as read)."""
-        return jsonl_bytes_records(self.data, v, self.first_line)
+        return jsonl_bytes_records(bytes(self.data), v, self.first_line)
+
+
+_UNPARSED = object()
+_NOT_WHITESPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+
+
+def _isascii(data) -> bool:
+    """Whether the bytes are all ASCII (so valid UTF-8); of a memoryview, its whole underlying block is looked at
+    (a no only costs a check of the parsed strings)."""
+    return (data.obj if isinstance(data, memoryview) else data).isascii()
+
+
+def _line_blocks(fh, size: int) -> Iterator[memoryview]:
+    """The file in blocks of whole lines of about ``size`` bytes, each read once and not copied: a block ends
+    at its last newline and the next read starts after it (a line longer than ``size`` is read on to its end)."""
+    while block := fh.read(size):
+        cut = block.rfind(b"\n") + 1 if len(block) == size else len(block)
+        if cut == 0:
+            block += fh.readline()
+            cut = len(block)
+        elif cut < len(block):
+            fh.seek(cut - len(block), io.SEEK_CUR)
+        yield memoryview(block)[:cut]
 
 
 def jsonl_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> Iterator[JsonlChunk]:
     """The file's lines in chunks of about ``chunk_bytes`` (default CHUNK_BYTES); an unreadable or empty file is
     an error naming it."""
-    chunk_bytes = chunk_bytes or CHUNK_BYTES
     try:
         fh = open(path, "rb")
     except OSError as exc:
         raise v.error(f"cannot read the file ({exc.strerror or exc})") from None
     with fh:
         line, seen = 1, False
-        while block := fh.read(chunk_bytes):
-            if not block.endswith(b"\n"):
-                block += fh.readline()  # whole lines only
-            if not block.isspace():
+        for block in _line_blocks(fh, chunk_bytes or CHUNK_BYTES):
+            chunk = JsonlChunk(block, line)
+            if _NOT_WHITESPACE.search(block):
                 seen = True
-                yield JsonlChunk(block, line)
-            line += block.count(b"\n")
+                yield chunk
+            line += chunk.newlines
     if not seen:
         raise v.error("the file is empty: expected at least one row of data")
+
+
+def read_ahead(chunks: Iterable) -> Iterator:
+    """The chunks, each read and parsed (``table()``) in a background thread while the caller works on the one
+    before (pyarrow and numpy release the GIL): at most two chunks in memory."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    it = iter(chunks)
+
+    def step():
+        chunk = next(it, None)
+        if chunk is not None:
+            chunk.table()
+        return chunk
+
+    with ThreadPoolExecutor(1, thread_name_prefix="judgewise-read") as pool:
+        ahead = pool.submit(step)
+        while (chunk := ahead.result()) is not None:
+            ahead = pool.submit(step)
+            yield chunk
 
 
 class ParquetChunk:

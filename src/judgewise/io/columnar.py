@@ -189,7 +189,7 @@ def _names_columns(chunks: list[CodedChunk], cols: tuple[str, ...]) -> list[pd.C
     appearance over the columns in turn."""
     maps, names = _id_maps([c.names[col] for col in cols for c in chunks])
     dtype = _category_dtype(len(names))
-    categories = pd.Index(names)
+    categories = pd.Index(names, dtype=object)  # plain str: iterated fast (pandas 3 would store them in Arrow)
     return [pd.Categorical.from_codes(_join(chunks, col, maps[k * len(chunks):(k + 1) * len(chunks)], dtype),
                                       categories=categories, validate=False) for k, col in enumerate(cols)]
 
@@ -220,9 +220,11 @@ def assemble(chunks: list[CodedChunk], columns: list[str]) -> pd.DataFrame:
 def read_coded(chunks: Iterable, fast: Callable, careful: Callable, v, columns: list[str]) -> pd.DataFrame:
     """Read every chunk: ``fast(table)`` → CodedChunk or None (not clean); ``careful(chunk)`` → the chunk's
     validated frame from the row-by-row reader (which raises or skips with the format's own messages)."""
+    from judgewise.io.chunks import read_ahead
+
     numbers = [c for c in columns if c not in NAME_COLUMNS]
     coded = []
-    for chunk in chunks:
+    for chunk in read_ahead(chunks):
         table = chunk.table()
         done = fast(table) if table is not None else None
         if done is not None:
