@@ -61,14 +61,15 @@ async def _raw_httpx_rate(url: str, n: int, concurrency: int) -> float:
 
 
 STAGES = [  # (stage, substrings of "file:function" of the profiled functions that belong to it), first match wins
-    ("store writes (SQLite)", ("judges/store", "sqlite3")),
+    ("store writes (SQLite)", ("judges/store", "judges/sqlite_leases", "sqlite3")),
     ("templates", ("judges/templates", "jinja2")),
     ("parsing the verdict", ("judges/parsing",)),
-    ("progress display", ("rich/", "progress")),
+    ("progress display", ("rich/", "cli/progress")),
     ("JSON encode/decode", ("json/", "_json")),
-    ("HTTP client", ("httpx", "httpcore", "h11", "anyio", "sniffio", "ssl", "socket")),
-    ("engine (scheduler, backend, judge)", ("judgewise/",)),
-    ("event loop (asyncio; waiting in epoll)", ("asyncio", "selectors", "poll")),
+    ("HTTP client", ("judges/http11", "selector_events", "sslproto", "ssl.py", "_ssl", "_socket", "socket.py",
+                     "zlib", "httpx", "httpcore", "h11", "anyio", "sniffio", "openai/")),
+    ("engine (scheduler, backend, judge, keys)", ("judgewise/", "hashlib", "dataclasses", "copy.py", "random.py")),
+    ("event loop (asyncio; waiting in epoll)", ("asyncio", "selectors", "poll", "contextvars")),
 ]
 
 

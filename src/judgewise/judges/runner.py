@@ -13,6 +13,7 @@ counted as ``maybe_charged_timeouts``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -446,6 +447,8 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
     if scheduled is not None:
         scheduled.journal = store
     beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
+    checkpoints = getattr(store, "background_checkpoints", contextlib.nullcontext)()  # SQLite: fsyncs off the loop
+    checkpoints.__enter__()
     try:
         if worker:
             job = job_id(keyed, retry_failed)
@@ -462,6 +465,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
             result.by_others = max(0, len(result.judgments) - result.cached - result.judged - result.failed)
     finally:
         beat.cancel()
+        checkpoints.__exit__(None, None, None)
         if scheduled is not None:
             scheduled.journal = None
         if original is not None:

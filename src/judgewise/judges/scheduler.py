@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import dataclasses
 import hashlib
 import json
 import logging
@@ -150,7 +149,7 @@ class ScheduledBackend:
             return Completion(**held)
         comp = await self._with_retries(messages, kw)
         if key is not None:  # durable before anything else happens (parse, re-ask, the game's row)
-            await off_loop(journal, "hold_answer", game, key, dataclasses.asdict(comp))
+            await off_loop(journal, "hold_answer", game, key, dict(vars(comp)))  # its fields (asdict: 10x the CPU)
         return comp
 
     async def _with_retries(self, messages: list[dict], kw: dict) -> Completion:
