@@ -184,8 +184,9 @@ class ScheduledBackend:
             self.stats.attempts += 1
             start = time.perf_counter()
             try:
-                comp = await asyncio.wait_for(self.inner.complete(messages, **kw), self.timeout_s)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(self.timeout_s):  # not wait_for: no extra task per call
+                    comp = await self.inner.complete(messages, **kw)
+            except TimeoutError:
                 raise RetryableCallError(f"call timed out after {self.timeout_s:g}s", maybe_charged=True) from None
         comp.latency_s = comp.latency_s or (time.perf_counter() - start)
         if self._tpm:
