@@ -23,7 +23,17 @@ def shared() -> Path:
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 600):
-    """Run ``python -m judgewise.cli.app ARGS`` in a real subprocess; returns CompletedProcess (text)."""
+    """Run ``judgewise ARGS`` in its own process (forked from a preloaded server, :mod:`tests.forkrun`: the same
+    entry point, exit code, stdout, stderr, folder and environment as ``python -m judgewise.cli.app ARGS`` without
+    ~1 s of start-up); returns CompletedProcess (text). Tests about the process itself (signals, SIGKILL, servers)
+    use :func:`run_process` or ``subprocess.Popen``."""
+    from tests import forkrun
+
+    return forkrun.run(args, cwd=cwd, timeout=timeout, env=env)
+
+
+def run_process(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 600):
+    """Run ``python -m judgewise.cli.app ARGS`` in a new interpreter; returns CompletedProcess (text)."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "judgewise.cli.app", *map(str, args)], cwd=cwd,
                           env=full_env, capture_output=True, text=True, timeout=timeout)

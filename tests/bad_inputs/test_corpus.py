@@ -3,7 +3,7 @@ the file, row, field or option at fault, no traceback, and no file created or ch
 error line are allowed).
 
 Cases live in ``cases_*.py`` (each a :class:`~tests.bad_inputs.inputs.Case`). They run concurrently (a thread
-pool; each case its own process forked from a preloaded server, see :mod:`.forkrun`), once per module; each
+pool; each case its own process forked from a preloaded server, see :mod:`tests.forkrun`), once per module; each
 parametrised test then checks one case's outcome (``-k`` runs only the selected cases). Every case must pass:
 ``owner`` only records which area holds the fix. ``JUDGEWISE_CORPUS_TALLY=FILE`` writes each case's
 class (clean, traceback, silent, messy, timeout) to FILE as JSON.
@@ -27,7 +27,7 @@ from tests.bad_inputs.cases_files import FILE_CASES
 from tests.bad_inputs.cases_new_features import NEW_FEATURE_CASES
 from tests.bad_inputs.cases_others import _HELD, OTHER_CASES
 from tests.bad_inputs.inputs import Case
-from tests.bad_inputs import forkrun
+from tests import forkrun
 
 CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES
 WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
