@@ -11,12 +11,12 @@ import json
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.conftest import run_cli
 from tests.fault_server import FaultServer
 from tests.judge_support import MODEL
 
@@ -65,8 +65,7 @@ def _scripted_judge(seen: list):
 
 
 def _cli(args: list, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "judgewise.cli.app", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(*args, cwd=cwd, timeout=300)
 
 
 @pytest.fixture()
