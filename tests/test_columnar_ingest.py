@@ -1,4 +1,5 @@
-"""Columnar, chunked ingest (io.columnar, io.chunks, io.battles) against the row-by-row readers it replaces.
+"""Columnar, chunked ingest (io.columnar, io.chunks, io.battles) against the row-by-row readers it replaces
+(JSONL, Parquet and, for canonical judgments, CSV).
 
 The oracle of every test is the row-by-row path, called directly (``containers`` + ``validate_table``, and
 ``battles.battle_frame`` for battle logs): the same table, the same report, the same error (file, row, field, what
@@ -56,6 +57,8 @@ def judgment_rows(n: int = N, seed: int = 1) -> list[dict]:
 def write(rows: list[dict], path: Path) -> Path:
     if path.suffix == ".parquet":
         pq.write_table(pa.Table.from_pylist(rows), path)
+    elif path.suffix == ".csv":
+        pd.DataFrame(rows).to_csv(path, index=False)
     else:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -87,7 +90,8 @@ def as_text(frame: pd.DataFrame) -> pd.DataFrame:
         {c: object for c in ("prompt_id", "model_a", "model_b", "judge")})
 
 
-CASES = [("battles", ".jsonl"), ("battles", ".parquet"), ("judgments", ".jsonl"), ("judgments", ".parquet")]
+CASES = [("battles", ".jsonl"), ("battles", ".parquet"), ("judgments", ".jsonl"), ("judgments", ".parquet"),
+         ("judgments", ".csv")]
 BAD_ROWS = {  # (what is broken, the bad row's change, the field the error must name)
     "battles": [("unknown winner", {"winner": "model_c"}, "winner"),
                 ("same model", {"model_b": "m3", "model_a": " m3"}, "model_b"),
@@ -221,3 +225,29 @@ def test_bootstrap_intervals_equal_the_row_by_row_readers(tmp_path, suffix, unit
         assert a.models == b.models
         for x, y in ((a.scores, b.scores), (a.ci_low, b.ci_low), (a.ci_high, b.ci_high)):
             np.testing.assert_allclose(x, y, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_csv_blank_lines_and_quoted_cells_read_and_fail_as_the_row_reader(tmp_path, newline):
+    """Rows are numbered as the row reader numbers them (blank lines count); a quoted cell (which may hold a
+    newline, so lines are no longer rows) sends the file to the row reader."""
+    lines = [",".join(str(r[c]) for c in ("prompt_id", "model_a", "model_b", "judge", "outcome"))
+             for r in judgment_rows()]
+    lines[200:200] = ["", ""]
+    lines[6000] = lines[6000].replace(",j,", ",j2,")
+    head = '"prompt_id","model_a","model_b","judge","outcome"'  # a quoted header (pyarrow writes one) is fine
+    path = tmp_path / "j.csv"
+    path.write_bytes(newline.join([head, *lines, ""]).encode())
+    fast, oracle = read_judgments(path), row_by_row(path, False)
+    assert isinstance(fast.frame["model_a"].dtype, pd.CategoricalDtype)  # read by the columnar path
+    assert fast.report.as_dict() == oracle.report.as_dict()
+    pd.testing.assert_frame_equal(as_text(fast.frame), as_text(oracle.frame), check_dtype=False)
+    bad = lines[:]
+    bad[8500] = bad[8500].rsplit(",", 1)[0] + ",2"
+    for quoted in (False, True):
+        if quoted:
+            bad[7000] = bad[7000].replace(",j,", ',"j, the judge",')
+        path.write_bytes(newline.join([head, *bad, ""]).encode())
+        message = error_of(lambda: read_judgments(path))
+        assert message == error_of(lambda: row_by_row(path, False))
+        assert "row 8501 " in message and str(path) in message, message  # blank lines count as rows

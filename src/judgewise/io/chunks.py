@@ -174,6 +174,83 @@ def jsonl_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> It
         raise v.error("the file is empty: expected at least one row of data")
 
 
+class CsvChunk:
+    """Whole lines of a CSV file after its header. ``first_row``: the row number the row reader gives its first
+    line (records after the header, blank ones counted), ``first_line`` its line in the file. When no line holds a
+    quote (``quoted`` False) each line is one record, so the chunk's rows are the file's rows."""
+
+    def __init__(self, data, first_row: int, first_line: int, header: list[str], header_text: str):
+        self.data, self.first_row, self.first_line = data, first_row, first_line
+        self.header, self.header_text = header, header_text
+        raw, n = (data.obj, len(data)) if isinstance(data, memoryview) else (data, len(data))  # a view: of a prefix
+        self.newlines = raw.count(b"\n", 0, n)
+        cr = raw.count(b"\r", 0, n) - raw.count(b"\r\n", 0, n) if raw.find(b"\r", 0, n) >= 0 else 0
+        self.rows = self.newlines + cr + (0 if not n or raw.endswith((b"\n", b"\r"), 0, n) else 1)  # lone CR: a row
+        self.quoted = raw.find(b'"', 0, n) >= 0
+        self._table = _UNPARSED
+
+    def table(self):
+        """Every cell as text (pyarrow's CSV parser), or None when a line is quoted, ragged or not UTF-8."""
+        if self._table is _UNPARSED:
+            self._table = None if self.quoted else self._parse()
+        return self._table
+
+    def _parse(self):
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        text = {name: pa.string() for name in self.header}
+        try:
+            table = pcsv.read_csv(
+                pa.BufferReader(pa.py_buffer(self.data)),
+                read_options=pcsv.ReadOptions(column_names=self.header, block_size=1 << 20),
+                parse_options=pcsv.ParseOptions(newlines_in_values=False, ignore_empty_lines=False),
+                convert_options=pcsv.ConvertOptions(column_types=text, strings_can_be_null=False,
+                                                    quoted_strings_can_be_null=False))
+        except pa.ArrowException:
+            return None
+        return table if table.num_rows == self.rows else None
+
+    def frame(self, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
+        """The rows as the whole-file CSV reader makes them (:func:`judgewise.io.containers.csv_rows`), numbered
+        as in the file, counted as read."""
+        from judgewise.io.containers import csv_rows, decode_utf8
+
+        text = decode_utf8(bytes(self.data), v, first_line=self.first_line)
+        return csv_rows(self.header_text + text, self.header, v, self.first_row)
+
+
+def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tuple[list[str], Iterator[CsvChunk]] | None:
+    """The header of a CSV file and its lines after it in chunks of about ``chunk_bytes``; None when its header
+    is not one line of UTF-8 (a quoted name holding a newline) or is blank: the whole-file reader then reads it
+    and says what is wrong."""
+    from judgewise.io.containers import csv_header
+
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        return None
+    first = fh.readline()
+    try:
+        header_text = first.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        header_text = '"'
+    if first.count(b'"') % 2 or b"\r" in first.rstrip(b"\r\n") or not header_text.strip():  # one line
+        fh.close()
+        return None
+    header = csv_header(header_text, v)
+
+    def chunks() -> Iterator[CsvChunk]:
+        with fh:
+            row, line = 1, 2
+            for block in _line_blocks(fh, chunk_bytes or CHUNK_BYTES):
+                chunk = CsvChunk(block, row, line, header, header_text)
+                yield chunk
+                row, line = row + chunk.rows, line + chunk.newlines
+
+    return header, chunks()
+
+
 def read_ahead(chunks: Iterable) -> Iterator:
     """The chunks, each read and parsed (``table()``) in a background thread while the caller works on the one
     before (pyarrow and numpy release the GIL): at most two chunks in memory."""

@@ -1,6 +1,6 @@
 """Judgments read column by column: names checked on their distinct values, models as integer codes per chunk.
 
-The fast path of the judgments readers (Arena battles, canonical JSONL/Parquet tables). Each chunk of the file
+The fast path of the judgments readers (Arena battles, canonical JSONL/CSV/Parquet tables). Each chunk of the file
 (:mod:`judgewise.io.chunks`) is parsed by pyarrow; each name column is dictionary-encoded and the name rules of
 :mod:`judgewise.io.validate` (non-empty, no control characters, surrounding whitespace removed) run on its
 distinct values only, so a chunk of 300,000 battles among 150 models costs 150 checks, not 300,000. A chunk
@@ -9,7 +9,8 @@ the format's own reader, which raises — or skips and counts — with the same 
 before. Chunks are kept only as integer codes (plus their distinct names); at the end the codes of all chunks are
 unified into one pandas ``Categorical`` per column, categories in order of first appearance (``model_a`` before
 ``model_b``, as :func:`judgewise.ratings.encode.encode` numbers models), so rankings are the same as from the
-row-by-row path. Memory: one chunk plus a few bytes per row.
+row-by-row path. Memory: two chunks (one coded while the next is parsed) plus a few bytes per row. CSV cells are
+all text: a number column is read by reading each of its distinct texts as the row reader does.
 """
 
 from __future__ import annotations
@@ -253,29 +254,63 @@ def canonical_chunk(table, *, json: bool) -> CodedChunk | None:
         coded.names[col] = name_codes(table[col], json=json)
         if coded.names[col] is None:
             return None
-    outcome = number_column(table["outcome"], 0.0, 1.0)
+    outcome = _numbers(table["outcome"], 0.0, 1.0)
     if outcome is None or not distinct_pairs(coded.names["model_a"], coded.names["model_b"]):
         return None
     coded.numbers["outcome"] = outcome
     if "verdict" in table.column_names:
-        verdict = number_column(table["verdict"], -2.0, 2.0, nulls=True)
-        if verdict is None or not np.isin(verdict[~np.isnan(verdict)], VERDICTS).all():
+        verdict = _numbers(table["verdict"], -2.0, 2.0, nulls=True)
+        if verdict is None or not np.isin(_floats(verdict)[~np.isnan(_floats(verdict))], VERDICTS).all():
             return None
         coded.numbers["verdict"] = verdict
     return coded
 
 
+def _numbers(column, low: float, high: float, *, nulls: bool = False):
+    """A number column (:func:`number_column`), or a text one (CSV) read as the row reader reads each distinct
+    text (:func:`judgewise.io.validate.as_number`; an empty cell is a null)."""
+    pa, _ = _pa()
+    kind = value_type(column)
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return number_column(column, low, high, nulls=nulls)
+    return text_numbers(column, low, high, nulls=nulls)
+
+
+def text_numbers(column, low: float, high: float, *, nulls: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
+    """A column of numbers written as text (CSV cells) as (codes, distinct values), each distinct text read by
+    :func:`judgewise.io.validate.as_number`; None when one is not a number in [low, high] (an empty cell is a
+    null: NaN when ``nulls`` allows it)."""
+    from judgewise.io.validate import as_number
+
+    if column.null_count:
+        return None
+    codes, distinct = distinct_codes(column)
+    texts = pd.Series(distinct.to_pylist(), dtype=object)
+    values = np.array(as_number(texts), dtype=np.float64)
+    empty = (texts == "").to_numpy()
+    with np.errstate(invalid="ignore"):
+        ok = (values >= low) & (values <= high)
+    if not (ok | (empty & nulls)).all():
+        return None
+    values[empty] = np.nan
+    return _compact(codes, len(values)), values
+
+
 def read_canonical_columnar(path, container: str, v, kind: str | None = None):
-    """A canonical judgments table from JSONL or Parquet through the fast path (NotColumnar: another table, or
-    columns the fast path does not carry)."""
+    """A canonical judgments table from JSONL, CSV or Parquet through the fast path (NotColumnar: another table,
+    columns the fast path does not carry, or a CSV with quoted cells)."""
     from judgewise.io.canonical import finish_table, infer_kind, validate_rows
-    from judgewise.io.chunks import jsonl_chunks, parquet_chunks, parquet_columns
+    from judgewise.io.chunks import csv_chunks, jsonl_chunks, parquet_chunks, parquet_columns
     from judgewise.io.containers import records_frame
     from judgewise.errors import InputError
 
     if container == "parquet":
         columns = parquet_columns(path, v)
         chunks = parquet_chunks(path, v)
+    elif container == "csv":
+        columns, chunks = csv_chunks(path, v) or (None, None)
+        if columns is None:
+            raise NotColumnar("a CSV whose header is quoted or not UTF-8")
     else:
         chunks = jsonl_chunks(path, v)
         first = next(chunks)
@@ -292,23 +327,27 @@ def read_canonical_columnar(path, container: str, v, kind: str | None = None):
     order += [c for c in FAST_JUDGMENT_COLUMNS[:5] if c not in order]
 
     def careful(chunk):
-        frame, rows = chunk.frame(v) if container == "parquet" else records_frame(*chunk.records(v))[:2]
+        if getattr(chunk, "quoted", False):  # a quoted cell may hold a newline: lines are no longer rows
+            raise NotColumnar("a CSV with quoted cells")
+        frame, rows = chunk.frame(v) if container != "jsonl" else records_frame(*chunk.records(v))[:2]
         if not set(frame.columns) <= set(FAST_JUDGMENT_COLUMNS):
             raise NotColumnar("a chunk has other columns")
-        return validate_rows(frame, rows, "judgments", container == "parquet", v)
+        return validate_rows(frame, rows, "judgments", container != "jsonl", v)
 
     frame = read_coded(chunks, lambda t: canonical_chunk(t, json=container != "parquet"), careful, v, order)
+    if container == "csv" and not len(frame) and not v.report.rows_skipped:
+        raise v.error("the CSV has a header but no data rows")  # as the whole-file reader says it
     return finish_table(frame, "judgments", v)
 
 
 def read_canonical_fast(path, container: str, *, skip_invalid: bool = False, kind: str | None = None):
-    """A canonical table: judgments in JSONL or Parquet through the fast path, anything else (or columns it does
-    not carry) through :func:`judgewise.io.canonical.read_canonical`."""
+    """A canonical table: judgments in JSONL, CSV or Parquet through the fast path, anything else (or columns it
+    does not carry) through :func:`judgewise.io.canonical.read_canonical`."""
     from judgewise.io.canonical import read_canonical
     from judgewise.io.tables import ReadReport
     from judgewise.io.validate import Validator
 
-    if container in ("jsonl", "parquet") and kind in (None, "judgments"):
+    if container in ("jsonl", "parquet", "csv") and kind in (None, "judgments"):
         v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
         try:
             return read_canonical_columnar(Path(path), container, v, kind)

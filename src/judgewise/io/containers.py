@@ -37,13 +37,14 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def decode_utf8(data: bytes, v: Validator) -> str:
+def decode_utf8(data: bytes, v: Validator, first_line: int = 1) -> str:
     """The text of a whole-file format (CSV, JSON list); non-UTF-8 bytes are an error naming their line (a line
-    of the file, not a row: a CSV header and multi-line cells make the two differ)."""
+    of the file, not a row: a CSV header and multi-line cells make the two differ). ``first_line``: the file's
+    line number of the first line of ``data`` (a chunk further in, where no byte-order mark is removed)."""
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig" if first_line == 1 else "utf-8")
     except UnicodeDecodeError as exc:
-        line = _line_of(data, exc.start)
+        line = _line_of(data, exc.start) + first_line - 1
         raise v.error(f"byte 0x{data[exc.start]:02x} at line {line} is not UTF-8 (a UTF-16 or Latin-1 file?); "
                       "save the file as UTF-8") from None
 
@@ -163,14 +164,14 @@ def _csv_fast(text: str, header: list[str]) -> pd.DataFrame | None:
     return frame
 
 
-def _csv_careful(text: str, header: list[str], v: Validator) -> pd.DataFrame:
+def _csv_careful(text: str, header: list[str], v: Validator, first_row: int = 1) -> pd.DataFrame:
     """Python's csv module, row by row: a row with the wrong number of cells is rejected with its number."""
     try:
         body = list(csv.reader(io.StringIO(text, newline="")))[1:]
     except csv.Error as exc:
         raise v.error(f"not valid CSV ({exc})") from None
     kept, rows = [], []
-    for number, cells in enumerate(body, start=1):
+    for number, cells in enumerate(body, start=first_row):
         if not any(c.strip() for c in cells):
             kept.append([""] * len(header))
         elif len(cells) != len(header):
@@ -185,27 +186,42 @@ def _csv_careful(text: str, header: list[str], v: Validator) -> pd.DataFrame:
     return frame
 
 
-def read_csv(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
-    """A CSV with a header row; every value is text; an empty cell is missing (except in ``text``, where it is
-    an empty response); blank lines are ignored; ragged rows are rejected."""
-    text = decode_utf8(read_bytes(path, v), v)
+def csv_header(text: str, v: Validator) -> list[str]:
+    """The column names of a CSV's first record; each must be named once."""
     try:
         header = next(csv.reader(io.StringIO(text, newline="")))
     except (csv.Error, StopIteration) as exc:
         raise v.error(f"not valid CSV ({exc})") from None
     if len(set(header)) != len(header) or any(not name.strip() for name in header):
         raise v.error(f"the CSV header must name each column once, found {header}")
+    return header
+
+
+def csv_rows(text: str, header: list[str], v: Validator, first_row: int = 1) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows of CSV ``text`` (its first record the header; the next is row ``first_row`` of the file) as
+    text cells, blank rows left out, counted as read; an empty cell is missing except in ``text``."""
     frame = _csv_fast(text, header)
-    if frame is None:
-        frame = _csv_careful(text, header, v)
+    if frame is not None:
+        frame.index = frame.index + (first_row - 1)
+    else:
+        frame = _csv_careful(text, header, v, first_row)
     blank = (frame == "").to_numpy().all(axis=1)
     rows = frame.index.to_numpy(dtype=np.int64)[~blank] + 1
     frame = frame[~blank].reset_index(drop=True)
-    if not len(frame) and not v.report.rows_skipped:
-        raise v.error("the CSV has a header but no data rows")
     v.report.rows_read += len(frame)
     for col in frame.columns.difference(FREE_TEXT_COLUMNS):
         frame[col] = frame[col].mask(frame[col] == "", None)
+    return frame, rows
+
+
+def read_csv(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
+    """A CSV with a header row; every value is text; an empty cell is missing (except in ``text``, where it is
+    an empty response); blank lines are ignored; ragged rows are rejected."""
+    text = decode_utf8(read_bytes(path, v), v)
+    header = csv_header(text, v)
+    frame, rows = csv_rows(text, header, v)
+    if not len(frame) and not v.report.rows_skipped:
+        raise v.error("the CSV has a header but no data rows")
     return frame, rows, True
 
 
