@@ -246,6 +246,7 @@ class GenerationStore(LeasedSqliteStore):
         with self._write():
             self._db.execute(_UPSERT, rec.values())
             self._db.execute("DELETE FROM generation_claims WHERE key = ?", (rec.key,))
+            self._settle_journal(rec.key)
             self._db.execute("DELETE FROM generation_journal WHERE key = ?", (rec.key,))
 
     # -- the answer journal (scheduler.AnswerJournal) -------------------------------------------------------------

@@ -38,6 +38,7 @@ from judgewise.judges.stores import open_store
 log = logging.getLogger(__name__)
 
 ORDERS = ("both", "one")
+CLAIM_AHEAD = 32  # most games a run claims in one transaction (fewer commits per game at high concurrency)
 
 
 # -- identities and keys ----------------------------------------------------------------------------
@@ -227,16 +228,23 @@ class _Run:
     busy: list = field(default_factory=list)
     record: Callable[[str, object, dict, JudgeResult], GameRecord] = None  # default: a game's record (_record)
 
-    async def play(self, key: str, game: Game) -> None:
-        claim = await off_loop(self.store, "claim", key, retry_failed=self.retry_failed)
-        if claim == "done":
-            self.state.cached += 1
-            self.state.total -= 1
-            return
-        if claim == "busy":
-            self.busy.append((key, game))
-            return
-        await self.judge_claimed(key, game)
+    async def claim_next(self, queue: deque, claimed: deque, size: int) -> None:
+        """Claim the next ``size`` games of ``queue`` (one transaction: the store's ``claim_many``; one by one with
+        ``size`` 1): those claimed go to ``claimed``, those stored meanwhile count as cached, and those another
+        process holds wait in ``busy``."""
+        batch = [queue.popleft() for _ in range(min(size, len(queue)))]
+        if size > 1:
+            answers = await off_loop(self.store, "claim_many", [k for k, _ in batch], retry_failed=self.retry_failed)
+        else:
+            answers = [await off_loop(self.store, "claim", batch[0][0], retry_failed=self.retry_failed)]
+        for item, answer in zip(batch, answers):
+            if answer == "done":
+                self.state.cached += 1
+                self.state.total -= 1
+            elif answer == "busy":
+                self.busy.append(item)
+            else:
+                claimed.append(item)
 
     async def judge_claimed(self, key: str, game) -> None:
         """Judge a game this run holds the claim of, and store it (or release the claim when the run stops)."""
@@ -294,12 +302,23 @@ class _Run:
         return self.state.cost / self.state.done if self.state.done else self.est_cost_per_game
 
     async def drain(self, queue: deque, workers: int) -> None:
-        """Play the queue with ``workers`` workers; if one raises, the others are cancelled (releasing their
-        claims) and awaited before the error propagates."""
+        """Play the queue with ``workers`` workers, claiming games ``workers // 8`` at a time (at most
+        :data:`CLAIM_AHEAD`, one at a time for a store without ``claim_many``); if one raises, the others are
+        cancelled (releasing their claims) and awaited before the error propagates. Claims not played are released."""
+        claimed: deque = deque()
+        size = max(1, min(CLAIM_AHEAD, workers // 8)) if hasattr(self.store, "claim_many") else 1
+
         async def worker():
-            while queue and self.stop is None:
-                await self.play(*queue.popleft())
-        await gather_workers(worker, workers)
+            while self.stop is None and (claimed or queue):
+                if claimed:
+                    await self.judge_claimed(*claimed.popleft())
+                else:
+                    await self.claim_next(queue, claimed, size)
+        try:
+            await gather_workers(worker, workers)
+        finally:
+            while claimed:
+                self.store.release(claimed.popleft()[0])
 
     async def heartbeat(self, every_s: float) -> None:
         """Renew this run's claims; a failed renewal is logged and tried again (it must not end renewals)."""

@@ -8,6 +8,7 @@ this host that no longer runs is free at once (:func:`owner_is_dead`), else when
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -129,6 +130,8 @@ class LeasedSqliteStore:
             self._db.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
 
     def close(self) -> None:
+        if not self.readonly:
+            self.flush_journal()
         self._db.close()
 
     def __enter__(self):
@@ -141,17 +144,25 @@ class LeasedSqliteStore:
     def claim(self, key: str, *, retry_failed: bool = False) -> str:
         """Try to take ``key``. Returns "claimed", "done" (already stored; "failed" rows count as done unless
         ``retry_failed``) or "busy" (another live process holds an unexpired claim)."""
-        now = time.time()
+        return self.claim_many([key], retry_failed=retry_failed)[0]
+
+    def claim_many(self, keys: list[str], *, retry_failed: bool = False) -> list[str]:
+        """:meth:`claim` for each of ``keys`` (its answer for each, in order), in one transaction."""
+        now, out = time.time(), []
         with self._write():
-            row = self._db.execute(f"SELECT status FROM {self.RESULTS} WHERE key = ?", (key,)).fetchone()
-            if row and (row[0] == "ok" or not retry_failed):
-                return "done"
-            held = self._db.execute(f"SELECT owner, expires FROM {self.CLAIMS} WHERE key = ?", (key,)).fetchone()
-            if held and held[0] != self.owner and held[1] > now and not owner_is_dead(held[0]):
-                return "busy"
-            self._db.execute(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)",
-                             (key, self.owner, now + self.lease_s))
-            return "claimed"
+            for key in keys:
+                row = self._db.execute(f"SELECT status FROM {self.RESULTS} WHERE key = ?", (key,)).fetchone()
+                if row and (row[0] == "ok" or not retry_failed):
+                    out.append("done")
+                    continue
+                held = self._db.execute(f"SELECT owner, expires FROM {self.CLAIMS} WHERE key = ?", (key,)).fetchone()
+                if held and held[0] != self.owner and held[1] > now and not owner_is_dead(held[0]):
+                    out.append("busy")
+                    continue
+                self._db.execute(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)",
+                                 (key, self.owner, now + self.lease_s))
+                out.append("claimed")
+        return out
 
     def renew_claims(self) -> int:
         """Extend the lease of every claim this instance holds; returns how many."""
@@ -165,20 +176,54 @@ class LeasedSqliteStore:
             self._db.execute(f"DELETE FROM {self.CLAIMS} WHERE key = ? AND owner = ?", (key, self.owner))
 
     # -- the answer journal (scheduler.AnswerJournal) -------------------------------------------------------------
+    # An answer received inside an event loop is held back until the end of the loop's turn: the game's row, stored
+    # in the same step (the common case: the answer parsed), supersedes it in the row's own transaction, so a
+    # finished game costs one commit, not two. Otherwise it is committed before the game's next call is sent
+    # (held_answer runs before each call), or by the loop's next turn (call_soon), or at close: never later.
+    _held: list | None = None  # journal rows not committed yet
+
     def held_answer(self, call_key: str) -> dict | None:
-        """A completion received earlier for this call (its result not stored yet), or None."""
+        """A completion received earlier for this call (its result not stored yet), or None. Runs before every call
+        is sent, so it first commits the answers held back: a game's earlier answers are durable before its next
+        call goes out."""
+        self.flush_journal()
         row = self._db.execute(f"SELECT answer FROM {self.JOURNAL} WHERE call = ?", (call_key,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
-        """Commit a completion just received, before anything else is done with it."""
-        text = scrub(json.dumps(answer, ensure_ascii=False, default=str))
+        """Journal a completion just received: committed now outside an event loop, else as the comment above says."""
+        row = (call_key, game_key, scrub(json.dumps(answer, ensure_ascii=False, default=str)), time.time())
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if self._held is None:
+            self._held = []
+            if loop is not None:
+                loop.call_soon(self.flush_journal)
+        self._held.append(row)
+        if loop is None:
+            self.flush_journal()
+
+    def flush_journal(self) -> None:
+        """Commit the answers held back (none: nothing to do)."""
+        rows, self._held = self._held, None
+        if not rows:
+            return
         try:
             with self._write():
-                self._db.execute(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)",
-                                 (call_key, game_key, text, time.time()))
-        except sqlite3.OperationalError as exc:  # the answer is still in memory and stored with its row
-            log.warning("could not journal an answer received (%s); it is stored with its row when that ends", exc)
+                self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.OperationalError as exc:  # the answers are still in memory and stored with their rows
+            log.warning("could not journal %d answer(s) received (%s); each is stored with its row when that ends",
+                        len(rows), exc)
+
+    def _settle_journal(self, game_key: str) -> None:
+        """Inside the transaction storing ``game_key``'s row: the answers held back are written with it, except the
+        game's own (its row supersedes them; the caller deletes any committed earlier)."""
+        rows, self._held = self._held, None
+        rows = [r for r in rows or () if r[1] != game_key]
+        if rows:
+            self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", rows)
 
     def note_maybe_charged(self) -> None:
         """Count, durably, one call that timed out after being sent (the server may have billed it)."""

@@ -231,6 +231,7 @@ class JudgmentStore(LeasedSqliteStore):
         with self._write():
             self._db.execute(_UPSERT, rec.values())
             self._db.execute("DELETE FROM claims WHERE key = ?", (rec.key,))
+            self._settle_journal(rec.key)
             self._db.execute("DELETE FROM answers WHERE game = ?", (rec.key,))
 
     def absorb(self, games: pd.DataFrame, meta: dict[str, str], answers: list[tuple]) -> None:
@@ -245,6 +246,7 @@ class JudgmentStore(LeasedSqliteStore):
 
     def answer_rows(self) -> list[tuple]:
         """The answer journal: (call, game, answer, created_at) rows (``store copy`` moves them)."""
+        self.flush_journal()
         return self._db.execute("SELECT call, game, answer, created_at FROM answers ORDER BY created_at").fetchall()
 
     # -- the answer journal (scheduler.AnswerJournal) ---------------------------------------------------
