@@ -10,7 +10,7 @@ from scipy.special import expit
 from judgewise.errors import ConfigError
 from judgewise.ratings import ci_aware_rank, rank
 from judgewise.ratings.aggregate import battle_categories, pair_counts
-from judgewise.ratings.bootstrap import multinomial
+from judgewise.ratings.bootstrap import MAX_TABLE_MEANS, multinomial, poisson_draws
 from judgewise.ratings.bradley_terry import fit_lbfgs, newton_batch
 from judgewise.ratings.encode import encode
 
@@ -37,6 +37,37 @@ def test_poisson_corrected_multinomial_has_multinomial_moments():
     cov = np.cov(draws.T)
     expected = n * (np.diag(probs) - np.outer(probs, probs))
     np.testing.assert_allclose(cov, expected, atol=0.05 * n * probs.max())
+
+
+@pytest.mark.parametrize("means", [np.array([1.0] * 50), np.array([0.3, 2.0, 2.0, 15.0, 15.0, 15.0, 80.0, 400.0])])
+def test_table_poisson_draws_follow_the_poisson_law(means):
+    """The CDF-table sampler against scipy's pmf: per mean, a chi-square goodness of fit over the draws' values
+    (cells with expected count < 5 pooled into the tails), and the layout rounds × categories."""
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    draws = poisson_draws(rng, means, 4000)
+    assert draws.shape == (4000, len(means)) and draws.dtype == np.int64
+    for mean in np.unique(means):
+        values = draws[:, means == mean].ravel()
+        edges = np.arange(stats.poisson.ppf(1e-4, mean), stats.poisson.ppf(1 - 1e-4, mean) + 1)
+        observed = np.array([(values <= edges[0]).sum()] + [(values == k).sum() for k in edges[1:-1]]
+                            + [(values >= edges[-1]).sum()])
+        expected = len(values) * np.concatenate(([stats.poisson.cdf(edges[0], mean)],
+                                                 stats.poisson.pmf(edges[1:-1], mean),
+                                                 [stats.poisson.sf(edges[-1] - 1, mean)]))
+        keep = expected >= 5
+        chi2 = (((observed - expected) ** 2 / expected)[keep]).sum()
+        assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-3, (mean, chi2)
+
+
+def test_many_distinct_means_use_numpys_sampler_with_the_same_law():
+    rng = np.random.default_rng(4)
+    means = np.linspace(1.0, 3.0, MAX_TABLE_MEANS + 1)
+    draws = poisson_draws(rng, means, 400)
+    assert draws.shape == (400, len(means))
+    np.testing.assert_allclose(draws.mean(axis=0).mean(), means.mean(), rtol=0.01)
+    np.testing.assert_allclose(draws.var(axis=0).mean(), means.mean(), rtol=0.02)
 
 
 def test_batched_newton_replicates_equal_independent_fits():
