@@ -14,7 +14,6 @@ Intervals are percentile intervals at ``ci_level``; the bootstrap median is repo
 
 from __future__ import annotations
 
-import functools
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from scipy import sparse
 
 from judgewise.errors import ConfigError
 from judgewise.ratings.method import MethodResult, RatingData
+from judgewise.ratings.poisson import poisson_draws
 from judgewise.ratings.threads import single_blas_thread
 
 UNITS = ("prompt", "battle")
@@ -75,55 +75,12 @@ def _unit_matrix(data: RatingData, unit: str, matrix: sparse.csr_matrix) -> tupl
     return sparse.csr_matrix(per_prompt), np.full(len(present), 1.0 / len(present))
 
 
-MAX_TABLE_MEANS = 4096  # distinct Poisson means worth a CDF table each (see poisson_draws)
-
-
-@functools.lru_cache(maxsize=MAX_TABLE_MEANS)
-def _poisson_cdf_table(mean: float) -> np.ndarray:
-    """P(X ≤ k), k = 0, 1, …, for X ~ Poisson(mean) (scipy's regularised-gamma CDF, exact to double precision),
-    up to and including the first k where it is 1.0 in double precision."""
-    from scipy.stats import poisson
-
-    size = int(mean + 12.0 * np.sqrt(mean) + 40.0)
-    cdf = poisson.cdf(np.arange(size), mean)
-    while cdf[-1] < 1.0:
-        size *= 2
-        cdf = poisson.cdf(np.arange(size), mean)
-    return cdf[: int(np.searchsorted(cdf, 1.0)) + 1]
-
-
-def poisson_draws(rng: np.random.Generator, means: np.ndarray, rounds: int) -> np.ndarray:
-    """``rounds`` independent Poisson(means[k]) draws per category, as a (rounds × categories) int64 array.
-
-    The bootstraps' means take few distinct values (a battle category's mean is its count; every prompt's is 1):
-    then each draw is one uniform U and a binary search for the least k with CDF(k) > U in that mean's CDF table
-    (inversion, exact up to double rounding, as numpy's own samplers are); ~2× faster than
-    ``Generator.poisson``, whose per-draw cost is logs and exponentials. Categories are drawn grouped by mean
-    (contiguous blocks) and put back in their order by one gather. With more than MAX_TABLE_MEANS distinct means
-    (e.g. fractional weights) numpy's sampler is used.
-    """
-    means = np.asarray(means, dtype=np.float64)
-    distinct, inverse = np.unique(means, return_inverse=True)
-    if len(distinct) > MAX_TABLE_MEANS:
-        return rng.poisson(means, size=(rounds, len(means)))
-    order = np.argsort(inverse, kind="stable")  # categories grouped by mean
-    bounds = np.searchsorted(inverse[order], np.arange(len(distinct) + 1))
-    grouped = np.empty((rounds, len(means)), dtype=np.int64)
-    for k, mean in enumerate(distinct):
-        block = rng.random((rounds, bounds[k + 1] - bounds[k]))
-        grouped[:, bounds[k]:bounds[k + 1]] = np.searchsorted(_poisson_cdf_table(mean), block, side="right")
-    if len(distinct) == 1:
-        return grouped
-    position = np.empty_like(order)
-    position[order] = np.arange(len(order))
-    return grouped[:, position]
-
-
 def multinomial(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int) -> np.ndarray:
     """``rounds`` exact Multinomial(n, probs) draws (rounds × categories), several times faster than
     ``rng.multinomial``.
 
-    Draw X ~ Poisson(n·probs) (:func:`poisson_draws`); then T = ΣX. Given T = t, X ~ Multinomial(t, probs).
+    Draw X ~ Poisson(n·probs) (:func:`judgewise.ratings.poisson.poisson_draws`); then T = ΣX. Given T = t,
+    X ~ Multinomial(t, probs).
     If t < n, add n − t independent categorical draws: Multinomial(t) + Multinomial(n − t) = Multinomial(n).
     If t > n, remove t − n of the t items chosen uniformly without replacement: what remains are n exchangeable
     categorical draws, i.e. Multinomial(n). Either way the result is exactly Multinomial(n, probs); the
@@ -132,15 +89,15 @@ def multinomial(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int
     probs = probs / probs.sum()
     draws = poisson_draws(rng, n * probs, rounds)
     cumulative = np.cumsum(probs)
-    for r in range(rounds):
-        short = n - int(draws[r].sum())
+    for r, total in enumerate(draws.sum(axis=1)):  # integer-valued floats: sums exact below 2⁵³
+        short = n - int(total)
         if short > 0:
             extra = np.searchsorted(cumulative, rng.random(short) * cumulative[-1], side="right")
-            np.add.at(draws[r], np.minimum(extra, len(probs) - 1), 1)
+            np.add.at(draws[r], np.minimum(extra, len(probs) - 1), 1.0)
         elif short < 0:
             positions = rng.choice(n - short, -short, replace=False, shuffle=False)
-            np.subtract.at(draws[r], np.searchsorted(np.cumsum(draws[r]), positions, side="right"), 1)
-    return draws.astype(np.float64)
+            np.subtract.at(draws[r], np.searchsorted(np.cumsum(draws[r]), positions, side="right"), 1.0)
+    return draws
 
 
 def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit: str,
