@@ -14,14 +14,14 @@ sequential definition (``online_elo_reference``), far faster.
 
 from __future__ import annotations
 
-import numba
+import functools
+
 import numpy as np
 
 from judgewise.errors import ConfigError
 from judgewise.ratings.method import MethodResult, RatingData
 
 
-@numba.njit(cache=True, nogil=True)
 def _elo_pass(a, b, outcome, weight, row_unit, multiplicity, n_models, k, initial):  # pragma: no cover - compiled
     """Ratings of each replicate r: row i applied ``multiplicity[r, row_unit[i]]`` times, rows in order."""
     rounds = multiplicity.shape[0]
@@ -39,6 +39,14 @@ def _elo_pass(a, b, outcome, weight, row_unit, multiplicity, n_models, k, initia
     return ratings
 
 
+@functools.cache
+def _compiled_pass():
+    """:func:`_elo_pass` compiled (numba, cached on disk), imported on first use: most commands never rate by Elo."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_elo_pass)
+
+
 def online_elo_replicates(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_models: int,
                           multiplicity: np.ndarray, k: float = 4.0, initial: float = 1000.0,
                           row_unit: np.ndarray | None = None) -> np.ndarray:
@@ -46,9 +54,10 @@ def online_elo_replicates(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, wei
     order (``row_unit`` defaults to the identity: one multiplicity per row)."""
     mult = np.ascontiguousarray(np.atleast_2d(multiplicity), dtype=np.int64)
     units = np.arange(len(a), dtype=np.int64) if row_unit is None else np.ascontiguousarray(row_unit, np.int64)
-    return _elo_pass(np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64),
-                     np.ascontiguousarray(outcome, dtype=np.float64), np.ascontiguousarray(weight, dtype=np.float64),
-                     units, mult, int(n_models), float(k), float(initial))
+    return _compiled_pass()(np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64),
+                            np.ascontiguousarray(outcome, dtype=np.float64),
+                            np.ascontiguousarray(weight, dtype=np.float64),
+                            units, mult, int(n_models), float(k), float(initial))
 
 
 def online_elo(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_models: int,
