@@ -27,7 +27,7 @@ from judgewise.ratings.poisson import poisson_draws
 from judgewise.ratings.threads import single_blas_thread
 
 UNITS = ("prompt", "battle")
-CHUNK_CELLS = 4_000_000  # draws per chunk (rounds × units): bounds memory whatever the data size
+CHUNK_CELLS = 2_000_000  # draws per chunk (rounds × units): bounds memory whatever the data size
 CHUNK_ROUNDS = 128
 WORKERS = 2  # threads for batched replicates (the target machine has 2 cores)
 
@@ -105,7 +105,6 @@ def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit:
     """Replicates in chunks of ≤ CHUNK_ROUNDS; chunk i draws from ``rng.spawn``'s i-th child, so the result
     does not depend on ``workers`` (threads: numpy's draws and ufuncs release the GIL)."""
     units, probs = _unit_matrix(data, unit, result.stats.matrix)
-    units_t = units.T.tocsr()  # statistics × units, made once for every chunk's product
     n = int(data.cats.count.sum()) if unit == "battle" else len(probs)
     chunk = max(1, min(rounds, CHUNK_ROUNDS, CHUNK_CELLS // max(len(probs), 1)))
     sizes = [min(chunk, rounds - start) for start in range(0, rounds, chunk)]
@@ -113,7 +112,7 @@ def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit:
     def run(child_and_size):
         child, size = child_and_size
         draws = multinomial(child, n, probs, size)
-        return result.stats.from_stats(np.asarray(units_t @ draws.T).T)
+        return result.stats.from_stats(np.asarray(units.T @ draws.T).T)
 
     jobs = list(zip(rng.spawn(len(sizes)), sizes))
     if workers <= 1 or len(jobs) == 1:
