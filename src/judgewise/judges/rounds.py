@@ -58,7 +58,8 @@ class EngineVerdicts:
 
     def summary(self) -> dict:
         """Counts summed over the rounds, plus the totals of the judgments table."""
-        out = {k: sum(r.summary()[k] for r in self.results) for k in SUMMED}
+        per_round = [r.summary() for r in self.results]  # once each: a summary groups the round's judgments
+        out = {k: sum(s[k] for s in per_round) for k in SUMMED}
         table = self.judgments()
         status = table["status"] if len(table) else pd.Series(dtype=str)
         out.update(rounds=len(self.results), ok_total=int((status == "ok").sum()),
