@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 EXTRA_PRELOAD = ["pandas", "scipy.stats", "pyarrow.parquet", "openai", "httpx", "jinja2", "sqlite3", "asyncio"]
@@ -32,13 +33,17 @@ def preload() -> list[str]:
 
 
 _CONTEXT = None
+_LOCK = threading.Lock()
 
 
 def _context():
+    """The forkserver context, its preload set before any process starts (callers may be threads of a pool)."""
     global _CONTEXT
-    if _CONTEXT is None:
-        _CONTEXT = multiprocessing.get_context("forkserver")
-        _CONTEXT.set_forkserver_preload(preload())
+    with _LOCK:
+        if _CONTEXT is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(preload())
+            _CONTEXT = context
     return _CONTEXT
 
 
@@ -46,7 +51,6 @@ def _child(args: list[str], cwd: str, env: dict, out: str, err: str) -> None:
     """In the forked process: take the caller's environment and folder, redirect fds 1 and 2, run the CLI, exit
     with its code after what a real interpreter does at exit (join non-daemon threads, run atexit handlers)."""
     import atexit
-    import threading
     import traceback
 
     atexit._clear()  # handlers the server's imports registered are not this command's
