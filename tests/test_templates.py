@@ -186,3 +186,17 @@ def test_ordinary_template_features_still_work_in_the_sandbox(tmp_path):
     payload = "{% for w in ['x', 'y'] %}{{ w|upper }}{{ loop.index }}{% endfor %}{{ 'ab' * 3 }}{{ 2 ** 3 }}"
     t = load_template_file(_hostile(tmp_path, payload))
     assert "X1Y2ababab8" in t.pairwise_messages("q", "a", "b")[-1]["content"]
+
+
+def test_a_system_block_is_rendered_once_only_when_it_reads_no_variable():
+    header = "{{#- judgewise-template\nname: sys_{v}\nversion: 1\nkind: pairwise\nparser: arena_hard_5way\n-#}}\n"
+    user = "{% block user %}{{ instruction }} {{ response_a }} {{ response_b }}{% endblock %}"
+    reask = "{% block reask %}Verdict?{% endblock %}"
+    fixed = parse_template(header.format(v=1) + "{% block system %}Judge {{ 'fairly' | upper }}.{% endblock %}"
+                           + user + reask)
+    per_call = parse_template(header.format(v=2) + "{% block system %}Judge the answers to {{ instruction }}."
+                              "{% endblock %}" + user + reask)
+    for instruction in ("Q1", "Q2"):
+        assert fixed.pairwise_messages(instruction, "a", "b")[0]["content"] == "Judge FAIRLY."
+        assert per_call.pairwise_messages(instruction, "a", "b")[0]["content"] == \
+            f"Judge the answers to {instruction}."

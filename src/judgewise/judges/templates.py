@@ -33,6 +33,7 @@ from pathlib import Path
 
 import jinja2
 import yaml
+from jinja2 import meta, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from judgewise.errors import ConfigError, InputError
@@ -152,6 +153,14 @@ class JudgeTemplate:
         return self._render("grammar", {}) or None
 
     def _render(self, block: str, variables: dict) -> str:
+        if block in _fixed_blocks(self.source):  # reads no variable (a system prompt): the same text every call
+            key = (self.source, block)
+            if key not in _FIXED_TEXT:
+                _FIXED_TEXT[key] = self._render_now(block, {})
+            return _FIXED_TEXT[key]
+        return self._render_now(block, variables)
+
+    def _render_now(self, block: str, variables: dict) -> str:
         compiled = _compile(self.source)
         if block not in compiled.blocks:
             if block in ("user", "reask"):
@@ -181,6 +190,23 @@ def _compile(source: str) -> jinja2.Template:
     if source not in _COMPILED:
         _COMPILED[source] = _ENV.from_string(source)
     return _COMPILED[source]
+
+
+_FIXED_BLOCKS: dict[str, frozenset[str]] = {}
+_FIXED_TEXT: dict[tuple[str, str], str] = {}
+
+
+def _fixed_blocks(source: str) -> frozenset[str]:
+    """Names of the blocks of ``source`` that read no variable (nor any global such as ``range``): rendered once."""
+    if source not in _FIXED_BLOCKS:
+        fixed = set()
+        for block in _ENV.parse(source).find_all(nodes.Block):
+            body = nodes.Template(block.body, lineno=block.lineno)
+            body.set_environment(_ENV)
+            if not meta.find_undeclared_variables(body):
+                fixed.add(block.name)
+        _FIXED_BLOCKS[source] = frozenset(fixed)
+    return _FIXED_BLOCKS[source]
 
 
 def parse_template(source: str, path: str = "<string>") -> JudgeTemplate:
