@@ -121,9 +121,10 @@ def _drop_failed_judgments(frame: pd.DataFrame, rows: np.ndarray, v: Validator) 
     if "error" not in frame.columns or "outcome" not in frame.columns:
         return frame, rows
     failed = failed_mask(frame)  # the one rule (io.schema)
+    errors = frame["error"].to_numpy()
     for i in np.flatnonzero(failed):
-        v.report.skip(str(v.error(f"judge call failed ({show(frame['error'].iloc[i])}); not rated",
-                                  row=int(rows[i]), field="error")))
+        v.report.skip(str(v.error(f"judge call failed ({show(errors[i])}); not rated", row=int(rows[i]),
+                                  field="error")))
     return frame[~failed].reset_index(drop=True), rows[~failed]
 
 
@@ -148,7 +149,8 @@ def coerce(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     if kind == "judgments" and "verdict" in frame.columns:
         frame["verdict"] = as_number(frame["verdict"])
     if kind == "judgments" and "judgment_id" in frame.columns:
-        frame["judgment_id"] = frame["judgment_id"].map(lambda x: None if pd.isna(x) else str(x))
+        if not isinstance(frame["judgment_id"].dtype, pd.StringDtype):  # a text column is already that
+            frame["judgment_id"] = frame["judgment_id"].map(lambda x: None if pd.isna(x) else str(x))
     return frame
 
 

@@ -133,6 +133,8 @@ def unmark_absent(frame: pd.DataFrame) -> pd.DataFrame:
 
 def given(series: pd.Series) -> np.ndarray:
     """Values present: neither null nor absent from their record (:data:`MISSING`)."""
+    if series.dtype != object:  # only an object column can hold the MISSING marker
+        return series.notna().to_numpy()
     return series.notna().to_numpy() & np.fromiter((v is not MISSING for v in series), bool, len(series))
 
 

@@ -217,6 +217,11 @@ class PgJudgmentStore:
             ("SELECT COUNT(*) FROM games WHERE status = %s", (status,))
         return self._run("count games", lambda c: c.execute(sql, args).fetchone()[0])
 
+    def modes(self) -> dict:
+        """How many stored rows there are of each ``mode`` (pairwise games, pointwise grades)."""
+        return dict(self._run("count modes", lambda c: c.execute(
+            "SELECT mode, COUNT(*) FROM games GROUP BY mode").fetchall()))
+
     def judge_history(self, identity_json: str) -> tuple[float, float, int] | None:
         """Mean (tokens_out, latency_s) per call of the judge's earlier successful games, and their number."""
         row = self._run("read history", lambda c: c.execute(HISTORY_SQL, (identity_json,)).fetchone())

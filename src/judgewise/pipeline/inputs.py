@@ -111,15 +111,15 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
     if format == "store" and not is_store(path):
         return None  # read_store_table says what is wrong with it
     if format == "store" or (format is None and is_store(path)):
-        from judgewise.judges.store import export_grades, grade_mask
+        from judgewise.judges.store import POINTWISE, export_grades
         from judgewise.judges.stores import open_store_readonly
 
         with open_store_readonly(path) as store:
+            modes = store.modes()  # counted by the database: a store of games is not read twice
+            if not modes.get(POINTWISE) or (only_grades and modes[POINTWISE] < sum(modes.values())):
+                return None
             stored = store.frame()
         path = store_label(path)
-        mask = grade_mask(stored)
-        if not mask.any() or (only_grades and not mask.all()):
-            return None
         frame = export_grades(stored)
         return _failed_grades_skipped(Table("grades", frame, ReadReport(str(path), "store", rows_read=len(frame),
                                                                         rows_used=len(frame))))
