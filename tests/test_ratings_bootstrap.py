@@ -145,3 +145,27 @@ def test_replicates_without_a_finite_mle_are_counted_not_hidden():
     boot = ranking.info["bootstrap"]
     assert boot["nonconverged_replicates"] > 0  # about exp(-1) of replicates drop the one loss of "top"
     assert np.isfinite(ranking.ci_low).all() and np.isfinite(ranking.ci_high).all()
+
+
+def test_unit_statistics_single_precision_only_when_exact():
+    """Half-integer matrices give the double product exactly in float32; fractional entries, or sums past 2²²,
+    take the double product."""
+    from scipy import sparse
+
+    from judgewise.ratings.bootstrap import UnitStatistics
+
+    rng = np.random.default_rng(5)
+    halves = sparse.random(300, 40, density=0.2, format="csr", random_state=1,
+                           data_rvs=lambda k: rng.integers(1, 9, k) / 2)
+    draws = rng.poisson(3.0, size=(7, 300)).astype(np.float64)
+    product = UnitStatistics(halves)
+    assert product.exact32 and product.units.dtype == np.float32
+    np.testing.assert_array_equal(product(draws), (halves.T @ draws.T).T)
+    fractional = halves.copy()
+    fractional.data = fractional.data / 3.0
+    product = UnitStatistics(fractional)
+    assert not product.exact32
+    np.testing.assert_allclose(product(draws), (fractional.T @ draws.T).T, rtol=1e-15)
+    big = draws.copy()
+    big[0, 0] = 2.0 ** 22
+    np.testing.assert_array_equal(UnitStatistics(halves)(big), (halves.T @ big.T).T)
