@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
+from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
 
@@ -61,7 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     _setup_logging(verbose)
     command = typer.main.get_command(build_app())
     try:
-        code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
+        with read_progress(err_console):  # a bar for large inputs, on a terminal only
+            code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
     except JudgewiseError as exc:
         say(err_console, str(exc), label="error:", style="bold red")  # user text in exc: never read as markup
         sys.exit(exc.exit_code)

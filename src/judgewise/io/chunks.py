@@ -10,6 +10,7 @@ memory at a time: the one being coded and the next, read and parsed ahead in a b
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -94,6 +95,7 @@ class JsonlChunk:
         self.arr = np.frombuffer(data, dtype=np.uint8)
         self.ends = newline_offsets(self.arr)
         self._table = _UNPARSED
+        self.progress: tuple[int, int] | None = None  # (bytes of the file read up to its end, the file's size)
 
     @property
     def newlines(self) -> int:
@@ -163,9 +165,10 @@ def jsonl_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> It
     except OSError as exc:
         raise v.error(f"cannot read the file ({exc.strerror or exc})") from None
     with fh:
-        line, seen = 1, False
+        line, seen, size = 1, False, os.fstat(fh.fileno()).st_size
         for block in _line_blocks(fh, chunk_bytes or CHUNK_BYTES):
             chunk = JsonlChunk(block, line)
+            chunk.progress = (fh.tell(), size)
             if _NOT_WHITESPACE.search(block):
                 seen = True
                 yield chunk
@@ -188,6 +191,7 @@ class CsvChunk:
         self.rows = self.newlines + cr + (0 if not n or raw.endswith((b"\n", b"\r"), 0, n) else 1)  # lone CR: a row
         self.quoted = raw.find(b'"', 0, n) >= 0
         self._table = _UNPARSED
+        self.progress: tuple[int, int] | None = None  # as JsonlChunk's
 
     def table(self):
         """Every cell as text (pyarrow's CSV parser), or None when a line is quoted, ragged or not UTF-8."""
@@ -242,9 +246,10 @@ def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tupl
 
     def chunks() -> Iterator[CsvChunk]:
         with fh:
-            row, line = 1, 2
+            row, line, size = 1, 2, os.fstat(fh.fileno()).st_size
             for block in _line_blocks(fh, chunk_bytes or CHUNK_BYTES):
                 chunk = CsvChunk(block, row, line, header, header_text)
+                chunk.progress = (fh.tell(), size)
                 yield chunk
                 row, line = row + chunk.rows, line + chunk.newlines
 
@@ -276,6 +281,7 @@ class ParquetChunk:
 
     def __init__(self, table, first_row: int):
         self._table, self.first_row = table, first_row
+        self.progress: tuple[int, int] | None = None  # as JsonlChunk's (rows read as a share of the size)
 
     def table(self):
         return self._table
@@ -306,10 +312,12 @@ def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
         pf = pq.ParquetFile(path, read_dictionary=strings)  # strings as stored: codes without hashing each row
         if pf.metadata.num_rows == 0:
             raise v.error("the Parquet file has no rows: expected at least one row of data")
-        first = 1
+        first, size, total = 1, os.path.getsize(path), pf.metadata.num_rows
         for batch in pf.iter_batches(batch_size=chunk_rows or CHUNK_ROWS, columns=columns):
-            yield ParquetChunk(pa.Table.from_batches([batch]), first)
+            chunk = ParquetChunk(pa.Table.from_batches([batch]), first)
             first += batch.num_rows
+            chunk.progress = (size * (first - 1) // total, size)
+            yield chunk
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise v.error(f"not a readable Parquet file ({exc})") from None
 

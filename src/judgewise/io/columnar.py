@@ -220,8 +220,10 @@ def assemble(chunks: list[CodedChunk], columns: list[str]) -> pd.DataFrame:
 
 def read_coded(chunks: Iterable, fast: Callable, careful: Callable, v, columns: list[str]) -> pd.DataFrame:
     """Read every chunk: ``fast(table)`` → CodedChunk or None (not clean); ``careful(chunk)`` → the chunk's
-    validated frame from the row-by-row reader (which raises or skips with the format's own messages)."""
+    validated frame from the row-by-row reader (which raises or skips with the format's own messages). Progress
+    is reported after each chunk (:mod:`judgewise.io.progress`)."""
     from judgewise.io.chunks import read_ahead
+    from judgewise.io.progress import report
 
     numbers = [c for c in columns if c not in NAME_COLUMNS]
     coded = []
@@ -233,6 +235,8 @@ def read_coded(chunks: Iterable, fast: Callable, careful: Callable, v, columns: 
         else:
             done = coded_frame(careful(chunk), numbers)
         coded.append(done)
+        if chunk.progress is not None:
+            report(v.file, *chunk.progress)  # a bar, when the caller listens (io.progress)
     frame = assemble(coded, columns)
     _pa()[0].default_memory_pool().release_unused()  # pyarrow's freed chunks back to the system, for the fits
     return frame
