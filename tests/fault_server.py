@@ -10,12 +10,14 @@ successful call was ever repeated. ``freeze()`` holds every new request (a reque
 while held is not answered and not counted), which lets a test kill a client with no answer in flight.
 
 Run as a script to serve from a separate process: ``python tests/fault_server.py --latency 0.2`` prints
-``URL <base_url>`` and serves until killed.
+``URL <base_url>`` and serves until killed, from an asyncio server (:meth:`FaultServer.serve`: the same answers and
+faults, one thread, a fraction of the CPU per request, so that a benchmark measures its client, not this server).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
 import math
@@ -27,6 +29,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # New kinds are appended, so that a seed's draws of the earlier kinds stay what they were.
@@ -42,6 +45,7 @@ MALFORMED = {  # fault kind -> (content type, body) of an HTTP 200 that is not a
 FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage", "too_long",  # too_long: 400, context exceeded
           *MALFORMED)
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
+COMPLETIONS = (None, "empty", "garbage")  # faults answered with a chat completion: a success, counted when delivered
 
 
 def request_key(messages: list) -> str:
@@ -60,7 +64,7 @@ class FaultServer:
     def __init__(self, *, latency_s: float = 0.0, rates: dict | None = None, seed: int = 0,
                  retry_after_s: float = 0.05, hang_s: float = 5.0, model: str = "judge-model",
                  api_key: str | None = None, reflect_auth: bool = False, answer=default_answer, fault_fn=None,
-                 candidates=None, reflect_auth_in_answer: bool = False):
+                 candidates=None, reflect_auth_in_answer: bool = False, threaded: bool = True):
         unknown = set(rates or {}) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown}; known: {FAULTS}")
@@ -79,13 +83,16 @@ class FaultServer:
         self._lock = threading.Lock()
         self._open = threading.Event()
         self._open.set()
-        self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self.port = 0  # set once serving
+        if threaded:
+            self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
+            self._httpd.daemon_threads = True
+            self.port = self._httpd.server_address[1]
+            self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> "FaultServer":
         self._thread.start()
@@ -95,6 +102,57 @@ class FaultServer:
         self._open.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    async def serve(self) -> None:
+        """Serve from an asyncio server in this thread until cancelled (a server made with ``threaded=False``; the
+        script's way): one thread instead of one per connection, a fraction of the threaded server's CPU per
+        request, so that a benchmark measures its client rather than this server. Every fault works as in the
+        threaded server; ``freeze`` does not (nothing outside the process can call it)."""
+        server = await asyncio.start_server(self._serve_connection, "127.0.0.1", 0, backlog=1024)
+        self.port = server.sockets[0].getsockname()[1]
+        print(f"URL {self.url}", flush=True)
+        async with server:
+            await server.serve_forever()
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:  # HTTP/1.1 keep-alive: requests one after another
+                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+                fields = {name.strip().lower(): value.strip()
+                          for name, _, value in (line.partition(":") for line in head[1:] if line)}
+                body = json.loads(await reader.readexactly(int(fields.get("content-length", 0))) or b"{}")
+                if not await self._serve_request(head[0].split(" ")[1], fields.get("authorization"), body,
+                                                 reader, writer):
+                    break
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, IndexError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    async def _serve_request(self, path: str, auth: str | None, body: dict, reader, writer) -> bool:
+        """One request, served as the threaded handler serves it; False when the connection is to close."""
+        self.auth_seen[auth or ""] += 1
+        refused = self.refusal(path, auth, body)
+        if refused:
+            writer.write(_http_answer(*refused))
+            return True
+        messages = body.get("messages", [])
+        key = request_key(messages)
+        fault = self.draw_fault(messages, key)
+        await asyncio.sleep(self.latency_s)
+        if reader.at_eof():  # the client went away meanwhile
+            self.note("abandoned")
+            return False
+        if fault:
+            self.note(fault)
+        if fault in ("timeout", "drop"):
+            if fault == "timeout":
+                await asyncio.sleep(self.hang_s)
+            return False
+        writer.write(_http_answer(*self.answer_for(fault, body, messages, auth)))
+        if fault in COMPLETIONS:
+            self.note("ok", key)
+        return True
 
     def freeze(self) -> None:
         """Hold new requests unanswered until :meth:`thaw`."""
@@ -120,6 +178,42 @@ class FaultServer:
             if u < 0:
                 return kind
         return None
+
+    def refusal(self, path: str, auth: str | None, body: dict) -> tuple | None:
+        """The answer (see :meth:`answer_for`) to a request refused before any fault: an unknown route, a wrong
+        key, an unknown model; None for a request to serve."""
+        if not path.endswith("/chat/completions"):
+            return self.error(404, f"no route {path}", auth)
+        if self.api_key is not None and auth != f"Bearer {self.api_key}":
+            return self.error(401, "invalid api key", auth)
+        if body.get("model") != self.model:
+            return self.error(404, f"model {body.get('model')!r} not found", auth)
+        return None
+
+    def error(self, status: int, message: str, auth: str | None, headers: dict | None = None) -> tuple:
+        if self.reflect_auth:  # a leaky proxy echoing the credentials it received
+            message += f" (received Authorization: {auth})"
+        data = json.dumps({"error": {"message": message, "type": "fault", "code": status}}).encode()
+        return status, "application/json", data, headers or {}
+
+    def answer_for(self, fault: str | None, body: dict, messages: list, auth: str | None) -> tuple:
+        """(status, content type, body bytes, headers) to send for ``fault`` (None: a good answer); not for the
+        "timeout" and "drop" faults, which send nothing."""
+        if fault == "429":
+            ms = int(self.retry_after_s * 1000)
+            return self.error(429, "rate limited", auth, {"retry-after-ms": str(ms),
+                                                           "Retry-After": str(max(1, round(ms / 1000)))})
+        if fault == "500":
+            return self.error(500, "internal error", auth)
+        if fault == "too_long":  # worded as OpenAI and vLLM word it
+            return self.error(400, "This model's maximum context length is 8192 tokens. However, your messages "
+                                   "resulted in 9000 tokens. Please reduce the length of the messages.", auth)
+        if fault in MALFORMED:
+            return 200, *MALFORMED[fault], {}
+        text = {"empty": "", "garbage": "%$# lorem ipsum, no verdict at all"}.get(fault) or self.answer(messages)
+        if self.reflect_auth_in_answer:  # a leaky endpoint quoting the credentials back in its completion
+            text = f"(you sent Authorization: {auth}) {text}"
+        return 200, "application/json", json.dumps(_completion(self, body, messages, text)).encode(), {}
 
     def note(self, event: str, key: str | None = None) -> None:
         with self._lock:
@@ -166,52 +260,32 @@ def _make_handler(server: FaultServer):
                 time.sleep(min(0.05, max(0.001, end - time.monotonic())))
             return not _peer_closed(self.connection)
 
-        def _send(self, status: int, body: dict, headers: dict | None = None) -> bool:
-            return self._send_raw(status, "application/json", json.dumps(body).encode(), headers)
-
-        def _error(self, status: int, message: str, headers: dict | None = None) -> None:
-            if server.reflect_auth:  # a leaky proxy echoing the credentials it received
-                message += f" (received Authorization: {self.headers.get('Authorization')})"
-            self._send(status, {"error": {"message": message, "type": "fault", "code": status}}, headers)
-
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            server.auth_seen[self.headers.get("Authorization", "")] += 1
+            auth = self.headers.get("Authorization")
+            server.auth_seen[auth or ""] += 1
+            refused = server.refusal(self.path, auth, body)
+            if refused:
+                return self._send_raw(*refused)
             messages = body.get("messages", [])
-            if not self.path.endswith("/chat/completions"):
-                return self._error(404, f"no route {self.path}")
-            if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
-                return self._error(401, "invalid api key")
-            if body.get("model") != server.model:
-                return self._error(404, f"model {body.get('model')!r} not found")
             key = request_key(messages)  # once per request: at 1,000+ requests/s its JSON and hash add up
             fault = server.draw_fault(messages, key)
             if not self._wait(server.latency_s):
                 return server.note("abandoned")
             if fault:
                 server.note(fault)
-            if fault == "429":
-                ms = int(server.retry_after_s * 1000)
-                return self._error(429, "rate limited", {"retry-after-ms": str(ms),
-                                                         "Retry-After": str(max(1, round(ms / 1000)))})
-            if fault == "500":
-                return self._error(500, "internal error")
-            if fault == "too_long":  # worded as OpenAI and vLLM word it
-                return self._error(400, "This model's maximum context length is 8192 tokens. However, your "
-                                        "messages resulted in 9000 tokens. Please reduce the length of the messages.")
-            if fault == "timeout":
-                self._wait(server.hang_s)
+            if fault in ("timeout", "drop"):
+                if fault == "timeout":
+                    self._wait(server.hang_s)
                 self.close_connection = True
                 return None
-            if fault == "drop":
-                self.close_connection = True
-                return None
-            if fault in MALFORMED:
-                return self._send_raw(200, *MALFORMED[fault])
-            text = {"empty": "", "garbage": "%$# lorem ipsum, no verdict at all"}.get(fault) or server.answer(messages)
-            if server.reflect_auth_in_answer:  # a leaky endpoint quoting the credentials back in its completion
-                text = f"(you sent Authorization: {self.headers.get('Authorization')}) {text}"
-            self._reply(body, messages, text, key)
+            answer = server.answer_for(fault, body, messages, auth)
+            if fault not in COMPLETIONS:
+                return self._send_raw(*answer)
+            if _peer_closed(self.connection):
+                return server.note("abandoned")
+            if self._send_raw(*answer):
+                server.note("ok", key)
 
         def _send_raw(self, status: int, content_type: str, data: bytes, headers: dict | None = None) -> bool:
             try:
@@ -227,22 +301,25 @@ def _make_handler(server: FaultServer):
             except OSError:
                 return False
 
-        def _reply(self, body: dict, messages: list, text: str, key: str) -> None:
-            n_in = sum(len(str(m.get("content", ""))) for m in messages) // 4
-            resp = {"id": "cmpl-fault", "object": "chat.completion", "created": int(time.time()),
-                    "model": server.model,
-                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": n_in, "completion_tokens": len(text) // 4 + 1,
-                              "total_tokens": n_in + len(text) // 4 + 1}}
-            if body.get("logprobs"):
-                resp["choices"][0]["logprobs"] = {"content": _logprobs(text, server.candidates)}
-            if _peer_closed(self.connection):
-                return server.note("abandoned")
-            if self._send(200, resp):
-                server.note("ok", key)
-
     return Handler
+
+
+def _http_answer(status: int, content_type: str, data: bytes, headers: dict) -> bytes:
+    head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", f"Content-Type: {content_type}",
+            f"Content-Length: {len(data)}", *(f"{k}: {v}" for k, v in headers.items())]
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data
+
+
+def _completion(server: FaultServer, body: dict, messages: list, text: str) -> dict:
+    n_in = sum(len(str(m.get("content", ""))) for m in messages) // 4
+    resp = {"id": "cmpl-fault", "object": "chat.completion", "created": int(time.time()), "model": server.model,
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": n_in, "completion_tokens": len(text) // 4 + 1,
+                      "total_tokens": n_in + len(text) // 4 + 1}}
+    if body.get("logprobs"):
+        resp["choices"][0]["logprobs"] = {"content": _logprobs(text, server.candidates)}
+    return resp
 
 
 def _logprobs(text: str, candidates: dict) -> list[dict]:
@@ -263,15 +340,11 @@ def main(argv: list[str] | None = None) -> None:
     for kind in FAULTS:
         ap.add_argument(f"--rate-{kind}", type=float, default=0.0)
     args = ap.parse_args(argv)
-    sys.setswitchinterval(0.0005)  # many threads mostly sleeping: hand the GIL over quickly
     rates = {k: getattr(args, f"rate_{k}") for k in FAULTS}
-    with FaultServer(latency_s=args.latency, rates=rates, model=args.model) as srv:
-        print(f"URL {srv.url}", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+    try:
+        asyncio.run(FaultServer(latency_s=args.latency, rates=rates, model=args.model, threaded=False).serve())
+    except KeyboardInterrupt:
+        pass
     sys.exit(0)
 
 

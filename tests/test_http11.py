@@ -219,3 +219,29 @@ def test_an_endpoint_behind_an_environment_proxy_is_reached_through_the_proxy(mo
         assert sum(proxy.successes.values()) == 1
     assert comp.text == default_answer(MESSAGES)
     assert isinstance(err, RetryableCallError) and "judge.invalid" in str(err)
+
+
+@pytest.mark.parametrize("rate, kind", [(None, None), ("500", RetryableCallError), ("drop", RetryableCallError),
+                                        ("truncated_json", MalformedResponseError)])
+def test_the_fault_server_script_serves_answers_and_faults_from_its_own_process(rate, kind):
+    """The script's asyncio server (what the throughput benchmark runs) answers as the threaded one does."""
+    import sys
+
+    from tests.conftest import REPO
+
+    args = [f"--rate-{rate}", "1.0"] if rate else []
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "fault_server.py"), "--latency", "0.01", *args],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split()[1]
+        backend = OpenAIBackend("judge-model", base_urls=url)
+        if kind is None:
+            assert _complete(backend).text == default_answer(MESSAGES)
+            unknown = _error(OpenAIBackend("other-model", base_urls=url))
+            assert isinstance(unknown, FatalCallError) and "'other-model' not found" in str(unknown)
+        else:
+            err = _error(backend)
+            assert type(err) is kind and (rate != "500" or err.status == 500), repr(err)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
