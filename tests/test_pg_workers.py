@@ -76,7 +76,8 @@ def test_a_sigkilled_workers_games_go_to_the_others_and_nothing_is_paid_twice(pg
             wait_for(lambda: srv.total_successes() >= 60, 120, "60 successful calls")
             srv.freeze()  # hold new requests; every answer delivered reaches the store, then the kill
             wait_for(lambda: _paid_and_held(pg_url) == srv.total_successes(), 30, "answers stored")
-            wait_for(lambda: sum(srv.requests.values()) > sum(srv.events.values()), 10, "a held request")
+            # more held requests than one worker may have in flight (concurrency 4): the victim holds one too
+            wait_for(lambda: sum(srv.requests.values()) - sum(srv.events.values()) > 4, 60, "held requests of both")
             held = _one(pg_url, "SELECT COUNT(*) FROM judgewise.claims")
             victim.send_signal(signal.SIGKILL)
             victim.wait(timeout=30)
@@ -87,7 +88,8 @@ def test_a_sigkilled_workers_games_go_to_the_others_and_nothing_is_paid_twice(pg
         summary = _finish(survivor)
         _check_once_each(pg_url, srv, 240)
     assert victim.returncode == -signal.SIGKILL and held > 0
-    assert summary["judged"] + summary["by_others"] == 240 and summary["by_others"] > 0
+    # games the victim stored before the survivor started count as cached by it
+    assert summary["judged"] + summary["by_others"] + summary["cached"] == 240 and summary["by_others"] > 0
     assert srv.events["abandoned"] > 0  # the victim's calls in flight were never answered
 
 
