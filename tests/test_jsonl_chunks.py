@@ -140,3 +140,23 @@ def test_a_crlf_file_with_blank_lines_reads_as_the_lf_file(tmp_path):
     crlf.write_bytes(("\r\n".join(lines) + "\r\n\r\n").encode())
     a, b = read_judgments(lf), read_judgments(crlf)
     assert a.frame.astype(str).equals(b.frame.astype(str))
+
+
+def test_a_pipe_is_read_in_whole_lines_too(tmp_path):
+    """A FIFO cannot seek back to the start of a block's last line: that line is read on to its end instead."""
+    import os
+    import threading
+
+    data = b"\n".join(random_lines(np.random.default_rng(5), 300)) + b"\n"
+    fifo = tmp_path / "battles.jsonl"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(data,))
+    writer.start()
+    chunks = list(jsonl_chunks(fifo, validator(fifo), 1000))
+    writer.join()
+    assert all(bytes(c.data).endswith(b"\n") for c in chunks) and len(chunks) > 10
+    assert all(c.progress is None for c in chunks)
+    file_lines = data.split(b"\n")
+    for chunk in chunks:
+        lines = bytes(chunk.data).split(b"\n")[:-1]
+        assert lines == file_lines[chunk.first_line - 1:chunk.first_line - 1 + len(lines)]

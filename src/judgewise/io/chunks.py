@@ -146,10 +146,12 @@ def _isascii(data) -> bool:
 
 def _line_blocks(fh, size: int) -> Iterator[memoryview]:
     """The file in blocks of whole lines of about ``size`` bytes, each read once and not copied: a block ends
-    at its last newline and the next read starts after it (a line longer than ``size`` is read on to its end)."""
+    at its last newline and the next read starts after it (a line longer than ``size`` is read on to its end; so
+    is the last line of a block of a pipe, which cannot be read again)."""
+    seekable = fh.seekable()
     while block := fh.read(size):
         cut = block.rfind(b"\n") + 1 if len(block) == size else len(block)
-        if cut == 0:
+        if cut == 0 or (cut < len(block) and not seekable):
             block += fh.readline()
             cut = len(block)
         elif cut < len(block):
@@ -168,7 +170,7 @@ def jsonl_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> It
         line, seen, size = 1, False, os.fstat(fh.fileno()).st_size
         for block in _line_blocks(fh, chunk_bytes or CHUNK_BYTES):
             chunk = JsonlChunk(block, line)
-            chunk.progress = (fh.tell(), size)
+            chunk.progress = (fh.tell(), size) if fh.seekable() else None
             if _NOT_WHITESPACE.search(block):
                 seen = True
                 yield chunk
@@ -249,7 +251,7 @@ def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tupl
             row, line, size = 1, 2, os.fstat(fh.fileno()).st_size
             for block in _line_blocks(fh, chunk_bytes or CHUNK_BYTES):
                 chunk = CsvChunk(block, row, line, header, header_text)
-                chunk.progress = (fh.tell(), size)
+                chunk.progress = (fh.tell(), size) if fh.seekable() else None
                 yield chunk
                 row, line = row + chunk.rows, line + chunk.newlines
 
