@@ -224,7 +224,8 @@ class Endpoint:
     """Keep-alive connections to one base URL (``http://`` or ``https://``), remade for each event loop.
 
     ``headers`` are sent with every request (besides Host and Content-Length); ``connect_timeout_s`` bounds opening
-    a connection, ``read_timeout_s`` waiting for the whole answer; ``ssl_context`` verifies ``https`` servers.
+    a connection, ``read_timeout_s`` waiting for the whole answer; ``ssl_context`` (a context, or a function making
+    one, called at the first connection) verifies ``https`` servers.
     """
 
     def __init__(self, base_url: str, *, headers: dict[str, str], connect_timeout_s: float, read_timeout_s: float,
@@ -271,6 +272,8 @@ class Endpoint:
             if not conn.closed:
                 return conn
             self._open.discard(conn)
+        if callable(self.ssl):
+            self.ssl = self.ssl()
         try:
             _, conn = await asyncio.wait_for(
                 loop.create_connection(_Connection, self.host, self.port, ssl=self.ssl), self.connect_timeout_s)

@@ -131,9 +131,8 @@ class OpenAIBackend:
             return None
         headers = {"Authorization": f"Bearer {self._secret or NO_KEY}", "Content-Type": "application/json",
                    "Accept": "application/json", "User-Agent": f"judgewise/{__version__}"}
-        context = _ssl_context() if url.startswith("https:") else None
         try:
-            return Endpoint(url, headers=headers, ssl_context=context,
+            return Endpoint(url, headers=headers, ssl_context=_ssl_context,  # made at the first https connection
                             connect_timeout_s=self._timeout_s or CONNECT_TIMEOUT_S,
                             read_timeout_s=self._timeout_s or READ_TIMEOUT_S)
         except ValueError as exc:
