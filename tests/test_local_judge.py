@@ -66,6 +66,12 @@ def model_path():
     return ensure_model()
 
 
+@pytest.fixture(scope="module")
+def backend(model_path):
+    """One loaded model for the tests that are not about a fresh instance (loading costs seconds each)."""
+    return LocalBackend(model_path)
+
+
 def test_ensure_model_assembles_a_checksum_checked_file(tmp_path):
     path = ensure_model(tmp_path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -85,7 +91,7 @@ def test_system_prompt_is_folded_into_the_first_user_turn():
 
 def test_embedded_judge_gives_the_same_verdicts_twice_whatever_the_call_order(model_path):
     """Two fresh instances, the second judging in reverse order (its prefix cache differs): same verdicts."""
-    items = games()[:6]  # one prompt: 3 pairs × 2 orders
+    items = games()[:4]  # one prompt: 2 pairs × 2 orders
     first = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), items))
     second = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), items[::-1]))[::-1]
     assert all(r.verdict is not None for r in first)
@@ -100,8 +106,8 @@ def test_clearing_the_cache_each_call_gives_the_same_verdicts(model_path):
 
 
 @pytest.mark.parametrize("template", ["llmbar_binary", "clb_confidence", "arena_hard_5way"])
-def test_embedded_judge_returns_only_grammar_valid_verdicts(model_path, template):
-    results = asyncio.run(judge_all(embedded_judge(template, model_path=model_path), games()[1:2]))
+def test_embedded_judge_returns_only_grammar_valid_verdicts(backend, template):
+    results = asyncio.run(judge_all(LLMJudge(backend, template, use_grammar=True), games()[1:2]))
     labels = set(get_template(template).parser.labels)
     written = {"llmbar_binary": r"Output \(([ab])\)", "clb_confidence": r"Answer: ([12])",
                "arena_hard_5way": r"\[\[(A>>B|A>B|A=B|B>A|B>>A)\]\]"}[template]
@@ -111,8 +117,7 @@ def test_embedded_judge_returns_only_grammar_valid_verdicts(model_path, template
         assert m is not None and m.group(1) in labels
 
 
-def test_embedded_judge_grades_pointwise_within_the_label_set(model_path):
-    backend = LocalBackend(model_path)
+def test_embedded_judge_grades_pointwise_within_the_label_set(backend):
     grader = LLMJudge(backend, "direct_correctness", use_grammar=True)
     rater = LLMJudge(backend, "likert", use_grammar=True)
     g = asyncio.run(grader.grade("What is 2+2?", "5"))
@@ -138,15 +143,16 @@ def test_prompt_beyond_the_context_window_fails_with_a_reason(model_path):
 def test_embedded_judge_plumbs_through_runner_and_sqlite_store(model_path, tmp_path):
     runner = pytest.importorskip("judgewise.judges.runner", reason="runner not available")
     store = tmp_path / "judgments.sqlite"
+    comps = comparisons()[:3]  # one prompt, its 3 pairs
     judge = embedded_judge(TINY, model_path=model_path)
-    res = runner.run_judging(comparisons(), judge, str(store), concurrency=2)
+    res = runner.run_judging(comps, judge, str(store), concurrency=2)
     table = res.judgments
-    assert res.n_games == 2 * len(comparisons()) == len(table) and res.failed == 0
+    assert res.n_games == 2 * len(comps) == len(table) and res.failed == 0
     assert set(table["status"]) == {"ok"} and set(table["outcome"]) <= {0.0, 1.0}
     # both orders are stored, each with the model shown first
     per_pair = table.groupby(["prompt_id", "model_a", "model_b"])["first"].agg(set)
     assert all(len(s) == 2 for s in per_pair)
-    again = runner.run_judging(comparisons(), embedded_judge(TINY, model_path=model_path),
+    again = runner.run_judging(comps, embedded_judge(TINY, model_path=model_path),
                                str(store), concurrency=2)
     assert again.calls_made == 0 and again.cached == res.n_games
     assert list(again.judgments.sort_values("first")["outcome"]) == list(table.sort_values("first")["outcome"])
