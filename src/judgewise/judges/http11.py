@@ -269,7 +269,7 @@ class Endpoint:
             self._loop, self._idle, self._open = loop, [], set()
         while self._idle:
             conn = self._idle.pop()
-            if not conn.closed:
+            if not conn.closed and not conn.transport.is_closing():
                 return conn
             self._open.discard(conn)
         if callable(self.ssl):

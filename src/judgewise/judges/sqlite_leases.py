@@ -76,6 +76,12 @@ def connect_writer(path: Path, busy_timeout_s: float, *, durable: bool = False) 
 AUTOCHECKPOINT_PAGES = 1000  # SQLite's default
 
 
+def _journal_rows(held: list[tuple]) -> list[tuple]:
+    """Journal rows as stored: each answer as JSON, scrubbed of secrets."""
+    return [(call, game, scrub(json.dumps(answer, ensure_ascii=False, default=str)), at)
+            for call, game, answer, at in held]
+
+
 def _checkpoint_until(path: Path, stop: threading.Event, every_s: float) -> None:
     """PASSIVE checkpoints of the WAL of ``path`` every ``every_s`` until ``stop`` (never blocks a writer)."""
     try:
@@ -192,7 +198,7 @@ class LeasedSqliteStore:
 
     def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
         """Journal a completion just received: committed now outside an event loop, else as the comment above says."""
-        row = (call_key, game_key, scrub(json.dumps(answer, ensure_ascii=False, default=str)), time.time())
+        row = (call_key, game_key, answer, time.time())  # serialised only if written (_journal_rows)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -212,7 +218,7 @@ class LeasedSqliteStore:
             return
         try:
             with self._write():
-                self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", rows)
+                self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))
         except sqlite3.OperationalError as exc:  # the answers are still in memory and stored with their rows
             log.warning("could not journal %d answer(s) received (%s); each is stored with its row when that ends",
                         len(rows), exc)
@@ -223,7 +229,7 @@ class LeasedSqliteStore:
         rows, self._held = self._held, None
         rows = [r for r in rows or () if r[1] != game_key]
         if rows:
-            self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", rows)
+            self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))
 
     def note_maybe_charged(self) -> None:
         """Count, durably, one call that timed out after being sent (the server may have billed it)."""
