@@ -29,7 +29,7 @@ import logging
 import math
 
 import numpy as np
-from scipy import optimize, sparse
+from scipy import sparse
 from scipy.special import expit
 
 from judgewise.errors import ConfigError, RatingError
@@ -101,8 +101,24 @@ def choose_l2(pc: PairCounts, models: list[str], l2: float | None) -> tuple[floa
     return SEPARATION_L2, groups
 
 
+def fit_mle(pc: PairCounts, l2: float = 0.0) -> np.ndarray:
+    """θ maximising the BT likelihood (− l2/2·|θ|²) on pair counts, centred on mean 0 when l2 = 0: Newton's method
+    from θ = 0 (exact Hessian, steps capped at 3 log-odds units) to steps below 1e-12 — the objective is strictly
+    concave on the gauge once separation is ruled out or l2 > 0 (:func:`choose_l2`), so it converges in a few
+    steps; :func:`fit_lbfgs` should it not within 100. (Newton needs no scipy.optimize, whose import is a
+    quarter of a second of every ``rank``.)"""
+    theta, converged = newton_batch(pc, np.zeros((1, pc.n_models)), pc.wins[None, :], pc.total[None, :], l2,
+                                    max_iter=100, chord_iter=0, tol=1e-12)
+    if not converged[0]:
+        return fit_lbfgs(pc, l2)
+    theta = theta[0]
+    return theta - theta.mean() if l2 == 0 else theta
+
+
 def fit_lbfgs(pc: PairCounts, l2: float = 0.0, theta0: np.ndarray | None = None, tol: float = 1e-10) -> np.ndarray:
     """θ maximising the BT likelihood on pair counts by L-BFGS with the exact gradient, centred on mean 0."""
+    from scipy import optimize
+
     x0 = np.zeros(pc.n_models) if theta0 is None else np.asarray(theta0, dtype=np.float64)
     scale = max(float(pc.total.sum()), 1.0)  # scale the objective so the gradient tolerance is relative
 
@@ -325,7 +341,7 @@ def bradley_terry(data, *, l2: float | None = None, scale: str = "elo", anchor_r
         if spec is not None:
             result.info["style"] = style_info(spec, data.responses)
     else:
-        theta = fit_lbfgs(pc, l2)
+        theta = fit_mle(pc, l2)
         result = MethodResult(to_scale(theta), {"theta": theta - theta.mean()},
                               stats=_bt_stats_form(data, pc, theta, l2, to_scale))
     result.extra["elo"] = elo_scale(result.extra["theta"], anchor, anchor_rating)

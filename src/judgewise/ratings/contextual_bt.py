@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 from scipy.special import expit
 
 from judgewise.errors import ConfigError, InputError
@@ -94,7 +93,9 @@ def fit_contextual(enc: EncodedJudgments, x: np.ndarray, weight: np.ndarray, l2:
         return loss / scale, grad / scale
 
     x0 = np.zeros(m + k) if start is None else start
-    res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10_000, "gtol": 1e-9})
+    from scipy.optimize import minimize  # on use: its import is a quarter second of every command
+
+    res = minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10_000, "gtol": 1e-9})
     params = res.x.copy()
     params[:m] -= params[:m].mean()
     return params

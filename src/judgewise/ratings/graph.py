@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 
 from judgewise.errors import RatingError
 
@@ -17,6 +16,8 @@ from judgewise.errors import RatingError
 def components(rows: np.ndarray, cols: np.ndarray, n_models: int, directed: bool = False) -> tuple[int, np.ndarray]:
     """(number of components, component of each model) of the graph with edges rows[k] → cols[k]; strongly
     connected components when ``directed``."""
+    from scipy.sparse.csgraph import connected_components  # on use: it loads scipy.linalg (~0.1 s per command)
+
     graph = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_models, n_models))
     return connected_components(graph, directed=directed, connection="strong" if directed else "weak")
 

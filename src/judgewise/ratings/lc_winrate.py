@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 from scipy.special import expit
 
 from judgewise.errors import ConfigError, InputError, RatingError
@@ -51,8 +50,10 @@ def _logistic(x: np.ndarray, o: np.ndarray, w: np.ndarray, penalty: np.ndarray) 
         loss = np.sum(w * (np.logaddexp(0.0, eta) - o * eta)) + 0.5 * np.sum(penalty * coef ** 2)
         return loss, x.T @ (w * (expit(eta) - o)) + penalty * coef
 
-    return optimize.minimize(fun, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B",
-                             options={"maxiter": 5000, "gtol": 1e-9}).x
+    from scipy.optimize import minimize  # on use: its import is a quarter second of every command
+
+    return minimize(fun, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B",
+                    options={"maxiter": 5000, "gtol": 1e-9}).x
 
 
 def prompt_difficulty(model: np.ndarray, prompt: np.ndarray, o: np.ndarray, w: np.ndarray, n_models: int,
@@ -65,8 +66,10 @@ def prompt_difficulty(model: np.ndarray, prompt: np.ndarray, o: np.ndarray, w: n
         loss = np.sum(w * (np.logaddexp(0.0, eta) - o * eta)) + 0.5 * l2 * d @ d
         return loss, np.concatenate([np.bincount(model, g, n_models), np.bincount(prompt, g, n_prompts) + l2 * d])
 
-    res = optimize.minimize(fun, np.zeros(n_models + n_prompts), jac=True, method="L-BFGS-B",
-                            options={"maxiter": 5000, "gtol": 1e-8})
+    from scipy.optimize import minimize  # on use: its import is a quarter second of every command
+
+    res = minimize(fun, np.zeros(n_models + n_prompts), jac=True, method="L-BFGS-B",
+                   options={"maxiter": 5000, "gtol": 1e-8})
     return res.x[n_models:]
 
 
@@ -85,7 +88,9 @@ def shared_slope_glm(model: np.ndarray, x_len: np.ndarray, d: np.ndarray, o: np.
                                      [r @ x_len + l2 * b]])
 
     x0 = np.zeros(2 * m + 1) if start is None else start
-    return optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10_000, "gtol": 1e-9}).x
+    from scipy.optimize import minimize  # on use: its import is a quarter second of every command
+
+    return minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10_000, "gtol": 1e-9}).x
 
 
 def _length_deltas(data: RatingData, model: np.ndarray, prompt: np.ndarray, anchor: int) -> np.ndarray:
