@@ -29,7 +29,9 @@ def preload() -> list[str]:
 
     import judgewise
 
-    return [m.name for m in pkgutil.walk_packages(judgewise.__path__, "judgewise.")] + EXTRA_PRELOAD
+    # "__main__" (multiprocessing's default): a script run as main (e.g. the `pytest` console script) is imported
+    # once in the server, not again in every child
+    return ["__main__", *(m.name for m in pkgutil.walk_packages(judgewise.__path__, "judgewise.")), *EXTRA_PRELOAD]
 
 
 _CONTEXT = None
