@@ -2,13 +2,15 @@
 
 The server (tests/fault_server.py, no faults, 200 ms per answer by default) runs in its own process; the judge is
 the real chain (Arena-Hard template → OpenAIBackend and its keep-alive HTTP client under the scheduler → parser)
-writing every game to a SQLite store (claim, answer journal, row: each committed as it happens). With ``c`` calls in
+writing every game to a SQLite store (claims a batch at a time; each answer committed with its game's row, as the
+engine commits them in any run). With ``c`` calls in
 flight the ideal is c / latency calls/s; the goal (issue 16) at concurrency 256 is ≥ 85% of the ideal 1,280 calls/s
 with ≤ 0.6 ms of judging-process CPU per call. First a baseline: the same number of bare POSTs through the engine's
 own HTTP client (``judges.http11``) at the same concurrency, without the engine (``--no-baseline`` skips it).
 Prints call latency, calls/s and CPU of the judging process (its user + system time, background threads included)
-and of the server; ``--profile`` adds the judging CPU per call split by stage (HTTP client, JSON, templates,
-parsing, store writes, progress, engine, event loop; cProfile's own time per function, which profiling inflates).
+and of the server; ``--profile`` adds the judging time per call split by stage (HTTP client, store writes, engine,
+JSON, event loop, templates, the judgments table, parsing, progress, and the idle wait in epoll; cProfile's own time
+per function, built-ins counted with their callers; profiling inflates it).
 The last two lines are ``cpu_ms_per_call=<float>`` and ``calls_per_s=<float> ideal=<float>``.
 
     .venv/bin/python benchmarks/judge_throughput.py [--games 2560] [--concurrency 256] [--latency 0.2] [--profile]

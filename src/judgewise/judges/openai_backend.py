@@ -256,7 +256,8 @@ def _proxied(url: str) -> bool:
 
 
 def _ssl_context():
-    """How ``https`` servers are verified: as ``httpx`` does (certifi's roots, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``)."""
+    """How ``https`` servers are verified: as ``httpx`` does (certifi's roots, or ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR``)."""
     import httpx
 
     return httpx.create_ssl_context()

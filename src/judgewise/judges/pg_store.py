@@ -22,6 +22,7 @@ a retry after a commit whose answer was lost does no harm. Schema versions are t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
@@ -253,6 +254,15 @@ class PgJudgmentStore:
                     return "busy"
             return "done" if self._drop_done(c, [key], retry_failed) else "claimed"
         return self._run("claim a game", take)
+
+    def claim_many(self, keys: list[str], *, retry_failed: bool = False) -> list[str]:
+        """:meth:`claim` for each of ``keys``, in order (each in its own transaction, as the SQLite store's one
+        transaction would not save a round trip here)."""
+        return [self.claim(key, retry_failed=retry_failed) for key in keys]
+
+    def background_checkpoints(self):
+        """Nothing to do (the SQLite store checkpoints its WAL in a thread during a run): a no-op block."""
+        return contextlib.nullcontext()
 
     def _drop_done(self, c, keys: list[str], retry_failed: bool) -> set[str]:
         """Of keys just claimed, those already stored (read after the claim, so a game stored meanwhile is seen):

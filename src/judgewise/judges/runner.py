@@ -303,10 +303,11 @@ class _Run:
 
     async def drain(self, queue: deque, workers: int) -> None:
         """Play the queue with ``workers`` workers, claiming games ``workers // 8`` at a time (at most
-        :data:`CLAIM_AHEAD`, one at a time for a store without ``claim_many``); if one raises, the others are
+        :data:`CLAIM_AHEAD`; one at a time from a store called off the loop, PostgreSQL); if one raises, the others are
         cancelled (releasing their claims) and awaited before the error propagates. Claims not played are released."""
         claimed: deque = deque()
-        size = max(1, min(CLAIM_AHEAD, workers // 8)) if hasattr(self.store, "claim_many") else 1
+        batched = hasattr(self.store, "claim_many") and not getattr(self.store, "threadsafe", False)  # SQLite: atomic
+        size = max(1, min(CLAIM_AHEAD, workers // 8)) if batched else 1
 
         async def worker():
             while self.stop is None and (claimed or queue):

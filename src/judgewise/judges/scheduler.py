@@ -11,8 +11,9 @@ Never paying twice: with an :class:`AnswerJournal` (the runner gives it the stor
 handed to the journal *before anything else happens* (before parsing, a re-ask, or the game's own row); the SQLite
 store commits it with the game's row when that is stored in the same step, else before the game's next call is
 sent, and at the latest on the event loop's next turn (``sqlite_leases``). A call whose answer the journal holds is
-answered from it instead of being sent again — across retries, stops and ``kill -9`` restarts. Attempts that time out after the request went out are counted as
-``maybe_charged_timeouts``: the server may have answered (and billed) a call whose answer never arrived.
+answered from it instead of being sent again — across retries, stops and ``kill -9`` restarts. Attempts that time
+out after the request went out are counted as ``maybe_charged_timeouts``: the server may have answered (and billed)
+a call whose answer never arrived.
 """
 
 from __future__ import annotations

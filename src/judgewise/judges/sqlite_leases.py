@@ -137,7 +137,7 @@ class LeasedSqliteStore:
 
     def close(self) -> None:
         if not self.readonly:
-            self.flush_journal()
+            self._flush_journal()
         self._db.close()
 
     def __enter__(self):
@@ -192,7 +192,7 @@ class LeasedSqliteStore:
         """A completion received earlier for this call (its result not stored yet), or None. Runs before every call
         is sent, so it first commits the answers held back: a game's earlier answers are durable before its next
         call goes out."""
-        self.flush_journal()
+        self._flush_journal()
         row = self._db.execute(f"SELECT answer FROM {self.JOURNAL} WHERE call = ?", (call_key,)).fetchone()
         return json.loads(row[0]) if row else None
 
@@ -206,12 +206,12 @@ class LeasedSqliteStore:
         if self._held is None:
             self._held = []
             if loop is not None:
-                loop.call_soon(self.flush_journal)
+                loop.call_soon(self._flush_journal)
         self._held.append(row)
         if loop is None:
-            self.flush_journal()
+            self._flush_journal()
 
-    def flush_journal(self) -> None:
+    def _flush_journal(self) -> None:
         """Commit the answers held back (none: nothing to do)."""
         rows, self._held = self._held, None
         if not rows:

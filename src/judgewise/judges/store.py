@@ -254,7 +254,7 @@ class JudgmentStore(LeasedSqliteStore):
 
     def answer_rows(self) -> list[tuple]:
         """The answer journal: (call, game, answer, created_at) rows (``store copy`` moves them)."""
-        self.flush_journal()
+        self._flush_journal()
         return self._db.execute("SELECT call, game, answer, created_at FROM answers ORDER BY created_at").fetchall()
 
     # -- the answer journal (scheduler.AnswerJournal) ---------------------------------------------------
