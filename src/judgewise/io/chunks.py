@@ -239,10 +239,10 @@ def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tupl
     first = fh.readline()
     try:
         header_text = first.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        header_text = '"'
-    if first.count(b'"') % 2 or b"\r" in first.rstrip(b"\r\n") or not header_text.strip():  # one line
-        fh.close()
+    except UnicodeDecodeError:  # e.g. UTF-16: the whole-file reader names the byte
+        header_text = None
+    if header_text is None or first.count(b'"') % 2 or b"\r" in first.rstrip(b"\r\n") or not header_text.strip():
+        fh.close()  # not one line of UTF-8
         return None
     header = csv_header(header_text, v)
 
