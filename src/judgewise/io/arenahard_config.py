@@ -14,7 +14,6 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
 
 from judgewise.errors import InputError
 
@@ -22,6 +21,8 @@ from judgewise.errors import InputError
 @lru_cache(maxsize=1)
 def presets() -> dict:
     """The published baselines and judges (``presets/arenahard.yaml``), read once."""
+    import yaml  # on use, as below: most commands never read a yaml
+
     text = resources.files("judgewise.io").joinpath("presets", "arenahard.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text)
 
@@ -50,6 +51,8 @@ def read_config(path: str | Path) -> ArenaHardConfig:
     """Read an Arena-Hard judge config yaml (``judge_model``, ``bench_name``, optional ``baseline_model``).
 
     A bench without a ``baseline_model`` (v2.0) gets the published per-category baselines."""
+    import yaml
+
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -8,7 +8,6 @@ this host that no longer runs is free at once (:func:`owner_is_dead`), else when
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -199,6 +198,8 @@ class LeasedSqliteStore:
     def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
         """Journal a completion just received: committed now outside an event loop, else as the comment above says."""
         row = (call_key, game_key, answer, time.time())  # serialised only if written (_journal_rows)
+        import asyncio  # here, not at the top: reading a store (every rank of a file checks for one) never needs it
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
