@@ -4,7 +4,8 @@ Writes 2,000,000 seeded synthetic Chatbot-Arena battles among 150 models as JSON
 in a child process; or uses ``--file``), then times, three times each, ``pyarrow.json.read_json`` on the file (in
 this process) and the whole CLI, ``judgewise rank FILE --method bt --json`` (no bootstrap), in a child process
 (:func:`scale.run_rank`: wall clock and the child's peak RSS). The acceptance bound is rank ≤ 3 × read_json: the
-CLI's reading, checking and coding of the battles, its imports and the fit against the bare parse. The machine's
+CLI's reading, checking and coding of the battles, its imports and the fit against the bare parse. It also times
+the same command on a two-battle file (the CLI's fixed start-up) and prints the ratio without it. The machine's
 load average is printed: on a shared machine the times are noisy, the memory is not.
 
 Run: ``.venv/bin/python benchmarks/ingest_speed.py [--battles 2000000] [--models 150] [--file PATH]``.
@@ -36,7 +37,16 @@ def read_json_seconds(path: Path) -> float:
     return seconds
 
 
-def measure(path: Path, battles: int) -> None:
+def startup_seconds(folder: Path) -> float:
+    """Median wall seconds of the same command on a two-battle file: the CLI's fixed cost (interpreter, imports,
+    command set-up), which the bound charges to the read."""
+    tiny = folder / "two_battles.jsonl"
+    tiny.write_text('{"question_id": "q1", "model_a": "a", "model_b": "b", "winner": "model_a"}\n'
+                    '{"question_id": "q2", "model_a": "b", "model_b": "a", "winner": "model_a"}\n')
+    return statistics.median(run_rank(tiny, ["--method", "bt"])[0] for _ in range(RUNS))
+
+
+def measure(path: Path, battles: int, folder: Path) -> None:
     """Alternate the two, RUNS times; print each run and then the medians."""
     parse, rank, peak = [], [], []
     for run in range(RUNS):
@@ -47,7 +57,9 @@ def measure(path: Path, battles: int) -> None:
         print(f"run {run + 1}: read_json_s={parse[-1]:.2f} rank_bt_s={seconds:.2f} rank_peak_mb={mb:.0f} "
               f"load={os.getloadavg()[0]:.1f}", flush=True)
     p, r = statistics.median(parse), statistics.median(rank)
+    start = startup_seconds(folder)
     print(f"rank peak RSS (median) {statistics.median(peak):.0f} MB; file {path.stat().st_size / 1e6:.0f} MB")
+    print(f"start-up (rank of a two-battle file) {start:.2f} s; rank minus start-up = {(r - start) / p:.2f}× read_json")
     print(f"read_json_s={p:.2f} rank_bt_s={r:.2f} ratio={r / p:.2f} battles={battles}")
 
 
@@ -61,11 +73,12 @@ def main() -> None:
     if args.file:
         with open(args.file, "rb") as fh:
             battles = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
-        measure(args.file, battles)
+        with tempfile.TemporaryDirectory() as tmp:
+            measure(args.file, battles, Path(tmp))
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = write_in_child(Path(tmp) / "battles.jsonl", args.battles, args.models)
-        measure(path, args.battles)
+        measure(path, args.battles, Path(tmp))
 
 
 if __name__ == "__main__":
