@@ -28,11 +28,12 @@ def battles(rng, n=2000, k=5, prompts=None, prompt_effect=0.0) -> pd.DataFrame:
                          "model_b": [f"m{i}" for i in b], "judge": "j", "outcome": outcome})
 
 
-def test_poisson_corrected_multinomial_has_multinomial_moments():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_poisson_corrected_multinomial_has_multinomial_moments(compiled):
     rng = np.random.default_rng(0)
     probs = np.array([0.5, 0.3, 0.15, 0.05])
     n, rounds = 200, 20_000
-    draws = multinomial(rng, n, probs, rounds)
+    draws = multinomial(rng, n, probs, rounds, compiled)
     assert (draws.sum(axis=1) == n).all() and (draws >= 0).all()
     np.testing.assert_allclose(draws.mean(axis=0), n * probs, rtol=0.01)
     cov = np.cov(draws.T)

@@ -23,7 +23,7 @@ from scipy import sparse
 
 from judgewise.errors import ConfigError
 from judgewise.ratings.method import MethodResult, RatingData
-from judgewise.ratings.poisson import poisson_draws
+from judgewise.ratings.poisson import MIN_COMPILED_DRAWS, poisson_draws
 from judgewise.ratings.threads import single_blas_thread
 
 UNITS = ("prompt", "battle")
@@ -75,7 +75,8 @@ def _unit_matrix(data: RatingData, unit: str, matrix: sparse.csr_matrix) -> tupl
     return sparse.csr_matrix(per_prompt), np.full(len(present), 1.0 / len(present))
 
 
-def multinomial(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int) -> np.ndarray:
+def multinomial(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int,
+                compiled: bool = False) -> np.ndarray:
     """``rounds`` exact Multinomial(n, probs) draws (rounds × categories), several times faster than
     ``rng.multinomial``.
 
@@ -84,10 +85,11 @@ def multinomial(rng: np.random.Generator, n: int, probs: np.ndarray, rounds: int
     If t < n, add n − t independent categorical draws: Multinomial(t) + Multinomial(n − t) = Multinomial(n).
     If t > n, remove t − n of the t items chosen uniformly without replacement: what remains are n exchangeable
     categorical draws, i.e. Multinomial(n). Either way the result is exactly Multinomial(n, probs); the
-    correction touches only |n − t| ≈ √n items.
+    correction touches only |n − t| ≈ √n items. ``compiled``: draw with the compiled sampler (worth it for large
+    batches of draws, ``poisson.MIN_COMPILED_DRAWS``).
     """
     probs = probs / probs.sum()
-    draws = poisson_draws(rng, n * probs, rounds)
+    draws = poisson_draws(rng, n * probs, rounds, compiled)
     cumulative = np.cumsum(probs)
     for r, total in enumerate(draws.sum(axis=1)):  # integer-valued floats: sums exact below 2⁵³
         short = n - int(total)
@@ -133,9 +135,11 @@ def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit:
     product = UnitStatistics(units)
     del units  # the product holds its own copy (single precision when exact)
 
+    compiled = rounds * len(probs) >= MIN_COMPILED_DRAWS
+
     def run(child_and_size):
         child, size = child_and_size
-        return result.stats.from_stats(product(multinomial(child, n, probs, size)))
+        return result.stats.from_stats(product(multinomial(child, n, probs, size, compiled)))
 
     jobs = list(zip(rng.spawn(len(sizes)), sizes))
     if workers <= 1 or len(jobs) == 1:

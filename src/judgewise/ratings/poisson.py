@@ -16,18 +16,21 @@ import functools
 import numpy as np
 
 MAX_TABLE_MEANS = 4096  # distinct means worth a table each; beyond, numpy's sampler
+#: fewer draws in all than this: numpy's sampler (compiling or loading the kernel costs more than it saves)
+MIN_COMPILED_DRAWS = 10_000_000
 
 
 @functools.lru_cache(maxsize=MAX_TABLE_MEANS)
 def _cdf_table(mean: float) -> np.ndarray:
-    """F(0), F(1), … of Poisson(mean), up to and including the first value that is 1.0 in double precision."""
-    from scipy.stats import poisson
+    """F(0), F(1), … of Poisson(mean), up to and including the first value that is 1.0 in double precision
+    (``scipy.special.pdtr``, the regularised upper incomplete gamma Q(k + 1, mean))."""
+    from scipy.special import pdtr
 
     size = int(mean + 12.0 * np.sqrt(mean) + 40.0)
-    cdf = poisson.cdf(np.arange(size), mean)
+    cdf = pdtr(np.arange(size), mean)
     while cdf[-1] < 1.0:
         size *= 2
-        cdf = poisson.cdf(np.arange(size), mean)
+        cdf = pdtr(np.arange(size), mean)
     return cdf[: int(np.searchsorted(cdf, 1.0)) + 1]
 
 
@@ -62,13 +65,14 @@ def _kernel():
     return invert
 
 
-def poisson_draws(rng: np.random.Generator, means: np.ndarray, rounds: int) -> np.ndarray:
+def poisson_draws(rng: np.random.Generator, means: np.ndarray, rounds: int, compiled: bool = True) -> np.ndarray:
     """``rounds`` independent Poisson(means[k]) draws per category: a (rounds × categories) float64 array of
-    integers (exact below 2⁵³; the layout and type the bootstrap's products use) (module doc); with more than
-    MAX_TABLE_MEANS distinct means (e.g. fractional weights), numpy's sampler."""
+    integers (exact below 2⁵³; the layout and type the bootstrap's products use) (module doc). numpy's sampler
+    instead when ``compiled`` is False (a caller drawing fewer than MIN_COMPILED_DRAWS in all) or with more than
+    MAX_TABLE_MEANS distinct means (e.g. fractional weights)."""
     means = np.asarray(means, dtype=np.float64)
     distinct, table_of = np.unique(means, return_inverse=True)
-    if len(distinct) > MAX_TABLE_MEANS:
+    if not compiled or len(distinct) > MAX_TABLE_MEANS:
         return rng.poisson(means, size=(rounds, len(means))).astype(np.float64)
     cdf, guide, start, length = _tables(distinct)
     draws = rng.random((rounds, len(means)))
