@@ -84,7 +84,7 @@ def main() -> None:
         ranking = rank(frame, "bt")
         fits.append(time.perf_counter() - t0)
     fit_s = float(np.median(fits))
-    print(f"BT fit via rank() (encode + aggregate + L-BFGS + Newton polish), 3 runs: "
+    print(f"BT fit via rank() (encode + aggregate + Newton from zero), 3 runs: "
           f"{', '.join(f'{t:.3f}' for t in fits)} s (first run includes first-touch of fresh memory); "
           f"median {fit_s:.3f} s")
 
