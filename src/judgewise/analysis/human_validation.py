@@ -317,13 +317,10 @@ def study_of_files(scores: Path, *, human: Path | None = None, targets: list[str
         Trials and population values of every target; ``settings`` adds ``targets``, ``n_items`` (per target)
         and ``scores``.
     """
-    from judgewise.analysis.study import StudyResult, run_study
+    from judgewise.analysis.study import StudyResult, refuse_repeated_targets, run_study
 
     pools = pools_per_target(scores, human, list(targets or []), human_rater)
-    names = [name for name, _ in pools]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ConfigError(f"--target names judge(s) {', '.join(map(repr, twice))} more than once")
+    refuse_repeated_targets([name for name, _ in pools])
     results = [run_study(pool, targets=[name], metrics=list(metrics), budgets=list(budgets), trials=trials,
                          methods=list(methods), n_candidates=candidates, seed=seed,
                          minutes_per_label=minutes_per_label, cost_per_hour=cost_per_hour) for name, pool in pools]

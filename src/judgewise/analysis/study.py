@@ -71,6 +71,13 @@ def resolve_judge(name: str, judges) -> str:
     raise InputError(f"target {name!r} {what}; judges: {', '.join(hits or judges)}")
 
 
+def refuse_repeated_targets(targets: list[str]) -> None:
+    """ConfigError naming the judges that ``--target`` lists more than once."""
+    twice = sorted({t for t in targets if targets.count(t) > 1})
+    if twice:
+        raise ConfigError(f"--target names judge(s) {', '.join(map(repr, twice))} more than once")
+
+
 def pool_from_scores(scores: pd.DataFrame, human: pd.DataFrame | None = None, *, target: str | None = None,
                      human_rater: str = "human", source: str = "scores",
                      human_source: str = "human scores") -> ScorePool:
@@ -220,9 +227,7 @@ def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets
         raise ConfigError(f"--minutes-per-label must be a finite number > 0 and --cost-per-hour a finite number "
                           f"≥ 0, got {minutes_per_label} and {cost_per_hour}")
     targets = list(pool.judges) if targets is None else [resolve_judge(t, pool.judges) for t in targets]
-    twice = sorted({t for t in targets if targets.count(t) > 1})
-    if twice:
-        raise ConfigError(f"--target names judge(s) {', '.join(map(repr, twice))} more than once")
+    refuse_repeated_targets(targets)
     budgets = sorted(int(b) for b in budgets)
     if not budgets:
         raise ConfigError("--budgets: no budget to study (e.g. 10:5:1 is empty; use start:stop:step with "

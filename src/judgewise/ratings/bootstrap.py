@@ -120,7 +120,7 @@ class UnitStatistics:
     def __call__(self, draws: np.ndarray) -> np.ndarray:
         if self.exact32 and float(draws.max(initial=0.0)) * self.column_max < 2.0 ** 22:
             return np.asarray(self.units.T @ draws.astype(np.float32).T, dtype=np.float64).T
-        return np.asarray(self.units.astype(np.float64).T @ draws.T).T
+        return np.asarray(self.units.astype(np.float64, copy=False).T @ draws.T).T
 
 
 def _stats_replicates(data: RatingData, result: MethodResult, rounds: int, unit: str,

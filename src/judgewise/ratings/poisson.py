@@ -71,8 +71,10 @@ def poisson_draws(rng: np.random.Generator, means: np.ndarray, rounds: int, comp
     instead when ``compiled`` is False (a caller drawing fewer than MIN_COMPILED_DRAWS in all) or with more than
     MAX_TABLE_MEANS distinct means (e.g. fractional weights)."""
     means = np.asarray(means, dtype=np.float64)
-    distinct, table_of = np.unique(means, return_inverse=True)
-    if not compiled or len(distinct) > MAX_TABLE_MEANS:
+    if compiled:
+        distinct, table_of = np.unique(means, return_inverse=True)
+        compiled = len(distinct) <= MAX_TABLE_MEANS
+    if not compiled:
         return rng.poisson(means, size=(rounds, len(means))).astype(np.float64)
     cdf, guide, start, length = _tables(distinct)
     draws = rng.random((rounds, len(means)))
