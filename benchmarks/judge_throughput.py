@@ -163,8 +163,9 @@ def main() -> None:
     print(f"games={result.n_games} judged={result.judged} failed={result.failed} calls={result.calls_made} "
           f"wall={wall:.2f}s")
     print(f"concurrency={args.concurrency} server_latency={args.latency}s ideal={ideal:.1f} calls/s")
+    cpu_ms = 1000 * client_cpu / max(1, result.calls_made)
     print(f"judging process CPU: {client_cpu:.2f}s ({100 * client_cpu / wall:.0f}% of one core, "
-          f"{1000 * client_cpu / max(1, result.calls_made):.3f} ms per call)")
+          f"{cpu_ms:.3f} ms per call)")
     print(f"server process CPU: {server_cpu1 - server_cpu0:.2f}s ({100 * (server_cpu1 - server_cpu0) / wall:.0f}% "
           f"of one core)")
     if baseline:
@@ -174,7 +175,6 @@ def main() -> None:
         split = stage_split(profile, result.calls_made)
         print("judging time per call by stage (cProfile, own time of each function; profiling inflates it): " +
               ", ".join(f"{stage} {ms:.3f} ms" for stage, ms in split))
-    cpu_ms = 1000 * client_cpu / max(1, result.calls_made)
     print(f"achieved {rate:.1f} calls/s = {100 * rate / ideal:.1f}% of ideal (goal >= {100 * GOAL_SHARE:.0f}%), "
           f"{cpu_ms:.2f} ms judging CPU per call (goal <= {GOAL_CPU_MS} ms)")
     print(f"cpu_ms_per_call={cpu_ms:.3f}")

@@ -28,8 +28,6 @@ CHUNK_ROWS = 1 << 18  # Parquet rows per chunk
 MAX_ARROW_DEPTH = 512
 _BRACKET_STEP = np.zeros(256, dtype=np.int8)
 _BRACKET_STEP[[ord("{"), ord("[")]], _BRACKET_STEP[[ord("}"), ord("]")]] = 1, -1
-WHITESPACE = np.zeros(256, dtype=bool)  # what bytes.strip() removes: a line of only these is blank
-WHITESPACE[list(b" \t\n\r\x0b\x0c")] = True
 
 
 def newline_offsets(arr: np.ndarray, step: int = 1 << 20) -> np.ndarray:

@@ -264,7 +264,8 @@ def canonical_chunk(table, *, json: bool) -> CodedChunk | None:
     coded.numbers["outcome"] = outcome
     if "verdict" in table.column_names:
         verdict = _numbers(table["verdict"], -2.0, 2.0, nulls=True)
-        if verdict is None or not np.isin(_floats(verdict)[~np.isnan(_floats(verdict))], VERDICTS).all():
+        values = None if verdict is None else verdict[1] if isinstance(verdict, tuple) else verdict
+        if values is None or not np.isin(values[~np.isnan(values)], VERDICTS).all():  # distinct values suffice
             return None
         coded.numbers["verdict"] = verdict
     return coded
@@ -305,7 +306,7 @@ def read_canonical_columnar(path, container: str, v, kind: str | None = None):
     columns the fast path does not carry, or a CSV with quoted cells)."""
     from judgewise.io.canonical import finish_table, infer_kind, validate_rows
     from judgewise.io.chunks import csv_chunks, jsonl_chunks, parquet_chunks, parquet_columns
-    from judgewise.io.containers import records_frame
+    from judgewise.io.containers import records_frame, require_csv_rows
     from judgewise.errors import InputError
 
     if container == "parquet":
@@ -339,8 +340,8 @@ def read_canonical_columnar(path, container: str, v, kind: str | None = None):
         return validate_rows(frame, rows, "judgments", container != "jsonl", v)
 
     frame = read_coded(chunks, lambda t: canonical_chunk(t, json=container != "parquet"), careful, v, order)
-    if container == "csv" and not len(frame) and not v.report.rows_skipped:
-        raise v.error("the CSV has a header but no data rows")  # as the whole-file reader says it
+    if container == "csv":
+        require_csv_rows(frame, v)  # as the whole-file reader says it
     return finish_table(frame, "judgments", v)
 
 

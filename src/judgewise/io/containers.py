@@ -220,9 +220,14 @@ def read_csv(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
     text = decode_utf8(read_bytes(path, v), v)
     header = csv_header(text, v)
     frame, rows = csv_rows(text, header, v)
+    require_csv_rows(frame, v)
+    return frame, rows, True
+
+
+def require_csv_rows(frame: pd.DataFrame, v: Validator) -> None:
+    """A CSV read whole or in chunks must hold a data row (or have skipped one): the error names the file."""
     if not len(frame) and not v.report.rows_skipped:
         raise v.error("the CSV has a header but no data rows")
-    return frame, rows, True
 
 
 def read_parquet(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:

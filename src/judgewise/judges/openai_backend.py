@@ -166,7 +166,7 @@ class OpenAIBackend:
         try:
             response = await endpoint.post("/chat/completions", json.dumps(payload, ensure_ascii=False).encode())
         except HTTPError as exc:
-            raise _transport_error(exc) from None
+            raise _transport_error(exc, maybe_charged=isinstance(exc, ReadTimeout)) from None
         if 200 <= response.status < 300:
             return response.body
         message, code = _error_text(response.status, response.body, response.headers)
@@ -203,9 +203,9 @@ class OpenAIBackend:
             raise self._status_error(exc.status_code, str(exc), getattr(exc, "code", ""), exc.response.headers) \
                 from None
         except openai.APITimeoutError as exc:  # sent, then no answer in time: the server may have billed it
-            raise RetryableCallError(f"{type(exc).__name__}: {scrub(str(exc))[:500]}", maybe_charged=True) from None
+            raise _transport_error(exc, maybe_charged=True) from None
         except openai.APIConnectionError as exc:
-            raise RetryableCallError(f"{type(exc).__name__}: {scrub(str(exc))[:500]}") from None
+            raise _transport_error(exc, maybe_charged=False) from None
         except openai.APIError as exc:
             raise MalformedResponseError(f"malformed response ({type(exc).__name__}): {scrub(str(exc))[:500]}") \
                 from None
@@ -220,10 +220,10 @@ class OpenAIBackend:
                 await endpoint.aclose()
 
 
-def _transport_error(exc: HTTPError) -> RetryableCallError:
-    """No whole answer: retried; counted as maybe charged when the request was sent and the wait timed out."""
-    return RetryableCallError(f"{type(exc).__name__}: {scrub(str(exc))[:500]}",
-                              maybe_charged=isinstance(exc, ReadTimeout))
+def _transport_error(exc: Exception, maybe_charged: bool) -> RetryableCallError:
+    """No whole answer (either transport): retried; ``maybe_charged`` when the request was sent and the wait timed
+    out (the server may have billed it)."""
+    return RetryableCallError(f"{type(exc).__name__}: {scrub(str(exc))[:500]}", maybe_charged=maybe_charged)
 
 
 def _error_text(status: int, body: bytes, headers: dict) -> tuple[str, str | None]:

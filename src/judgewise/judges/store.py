@@ -219,7 +219,8 @@ class JudgmentStore(LeasedSqliteStore):
         """How many stored rows there are of each ``mode`` (pairwise games, pointwise grades), without reading
         the rows."""
         if "mode" not in self._columns():  # a version-1 store: games only
-            return {ADDED_COLUMNS["mode"]: self.count()} if self.count() else {}
+            n = self.count()
+            return {ADDED_COLUMNS["mode"]: n} if n else {}
         return dict(self._db.execute("SELECT mode, COUNT(*) FROM games GROUP BY mode").fetchall())
 
     def judge_history(self, identity_json: str) -> tuple[float, float, int] | None:
