@@ -58,6 +58,13 @@ class BudgetExceeded(JudgewiseError):
     exit_code = 5
 
 
+class ReportError(JudgewiseError):
+    """A report section raised: ``report`` names the section and the cause and exits non-zero (with
+    ``partial=True`` the other sections are still written)."""
+
+    exit_code = 7
+
+
 class StoreUnavailable(JudgewiseError):
     """A shared judgment store (PostgreSQL) could not be reached, nor reached again within the reconnect window."""
 

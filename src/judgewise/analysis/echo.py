@@ -212,7 +212,7 @@ def echo_win_correlation(judgments: pd.DataFrame, flagged: pd.DataFrame) -> Echo
     eb = np.array([lookup.get(k, np.nan) for k in zip(pid, d["model_b"].astype(str))], dtype=float)
     ok = ~np.isnan(ea) & ~np.isnan(eb)
     diff, outcome = (ea - eb)[ok], d["outcome"].to_numpy(dtype=float)[ok]
-    rho, p = (stats.spearmanr(diff, outcome) if np.ptp(diff) > 0 and np.ptp(outcome) > 0
+    rho, p = (stats.spearmanr(diff, outcome) if len(diff) and np.ptp(diff) > 0 and np.ptp(outcome) > 0
               else (float("nan"), float("nan")))
     one = diff != 0
     clean_wins = np.where(diff[one] < 0, outcome[one], 1.0 - outcome[one])

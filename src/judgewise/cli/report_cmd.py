@@ -32,6 +32,8 @@ def register(app: typer.Typer) -> None:
         pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool several judges into one leaderboard."),
         l2: float = typer.Option(None, "--l2", help="BT ridge (default: the MLE, or l2=0.01, a weak prior, only "
                                                     "on separated data; 0 refuses separated data)."),
+        partial: bool = typer.Option(False, "--partial", help="When a section fails, still write the others "
+                                                              "(the command exits non-zero all the same)."),
     ) -> None:
         """Write a one-file offline HTML report (or Markdown + figures) of a run."""
         from judgewise.report import write_report
@@ -41,7 +43,7 @@ def register(app: typer.Typer) -> None:
         path = write_report(srcs, output, format=format, gold=gold, study=study, method=method,
                             bootstrap=bootstrap, seed=seed, title=title, command=command,
                             input_format=input_format, responses=responses, judge=judge, pool_judges=pool_judges,
-                            l2=l2)
+                            l2=l2, partial=partial)
         typer.echo(f"report written: {path} ({path.stat().st_size / 1024:.0f} KB)")
 
     @app.command("serve")

@@ -20,14 +20,13 @@ one annotator's directory, or one annotations file (model = the folder above its
 
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
 from judgewise.io.containers import json_list_records
-from judgewise.io.schema import detect_anchor
+from judgewise.io.schema import detect_anchor, text_prompt_id
 from judgewise.io.tables import ReadReport, Table
 from judgewise.io.validate import (MISSING, Check, Validator, duplicate_field, missing_text, name_text, not_text,
                                    number_field, text_field)
@@ -39,7 +38,7 @@ OUTPUTS = "model_outputs.json"
 @lru_cache(maxsize=1 << 16)  # every model's file repeats the same instructions
 def prompt_id_of(instruction: str) -> str:
     """Stable id of an AlpacaEval instruction: ``"ae-"`` + SHA-1(UTF-8 text)[:16] (identical across models)."""
-    return "ae-" + hashlib.sha1(instruction.encode("utf-8")).hexdigest()[:16]
+    return text_prompt_id(instruction, "ae-")
 
 
 def annotation_files(path: str | Path) -> list[tuple[str, str, Path]]:

@@ -4,6 +4,8 @@ Built-in formats, in detection order (see :mod:`judgewise.io.registry` to add yo
 
 ==================== ===========================================================================================
 ``alpacaeval``        AlpacaEval results directory or one annotations.json (judgments + responses)
+``autoarena``         AutoArena head-to-head CSV/Parquet ``prompt, model_a, model_b, response_a, response_b, winner``
+``peereval``          PeerEval judgments JSONL (``peereval judge`` output; :mod:`.peereval`)
 ``arenahard-battles`` Arena-Hard / Chatbot Arena battles ``{question_id, model_a, model_b, winner}`` (judgments)
 ``arenahard-games``   Arena-Hard ``model_judgment`` files with 5-way ``games`` (judgments)
 ``mtbench``           MT-bench data folder: question.jsonl + model_answer/ (responses with turns; :mod:`.mtbench`)
@@ -24,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.io import alpacaeval, arenahard, mtbench
+from judgewise.io import alpacaeval, arenahard, autoarena, mtbench, peereval
 from judgewise.io.canonical import from_dataframe
 from judgewise.io.columnar import read_canonical_fast
 from judgewise.io.registry import Probe, detect_format, get_format, register_format
@@ -51,25 +53,36 @@ def _looks_like_judgebench(probe: Probe) -> bool:
 
 def _register_builtins() -> None:
     register_format("alpacaeval", detect=alpacaeval.looks_like_alpacaeval, read=alpacaeval.read_alpacaeval,
-                    description="AlpacaEval results dir (results/<model>/<annotator>/annotations.json)")
+                    description="AlpacaEval results dir (results/<model>/<annotator>/annotations.json)",
+                    containers=("dir", "json"))
+    register_format("autoarena", detect=autoarena.looks_like_autoarena, read=autoarena.read_autoarena,
+                    description="AutoArena head-to-head {prompt, model_a, model_b, response_a, response_b, winner}",
+                    containers=("csv", "parquet", "jsonl"))
+    register_format("peereval", detect=peereval.looks_like_peereval, read=peereval.read_peereval,
+                    description="PeerEval judgments JSONL {question_id, solver_left, solver_right, judgment}",
+                    containers=("jsonl",))
     register_format("arenahard-battles", detect=arenahard.looks_like_battles, read=arenahard.read_battles,
-                    description="Arena-Hard battles {question_id, model_a, model_b, winner}")
+                    description="Arena-Hard battles {question_id, model_a, model_b, winner}",
+                    containers=("dir", "json", "jsonl", "parquet"))
     register_format("arenahard-games", detect=arenahard.looks_like_games, read=arenahard.read_games,
-                    description="Arena-Hard model_judgment files with 5-way games")
+                    description="Arena-Hard model_judgment files with 5-way games", containers=("dir", "jsonl"))
     register_format("mtbench", detect=mtbench.looks_like_folder, read=mtbench.read_folder,
-                    description="MT-bench data folder (question.jsonl + model_answer/, FastChat llm_judge layout)")
+                    description="MT-bench data folder (question.jsonl + model_answer/, FastChat llm_judge layout)",
+                    containers=("dir",))
     register_format("mtbench-judgments", detect=mtbench.looks_like_judgments, read=mtbench.read_judgments,
-                    description="MT-bench model_judgment/*_single.jsonl (grades) or *_pair.jsonl (judgments)")
+                    description="MT-bench model_judgment/*_single.jsonl (grades) or *_pair.jsonl (judgments)",
+                    containers=("dir", "jsonl"))
     register_format("mtbench-answers", detect=mtbench.looks_like_answers, read=mtbench.read_answers,
-                    description="MT-bench / FastChat model_answer/*.jsonl with every turn (responses)")
+                    description="MT-bench / FastChat model_answer/*.jsonl with every turn (responses)",
+                    containers=("dir", "jsonl"))
     register_format("arenahard-answers", detect=arenahard.looks_like_answers, read=arenahard.read_answers,
-                    description="Arena-Hard model_answer/*.jsonl (responses)")
+                    description="Arena-Hard model_answer/*.jsonl (responses)", containers=("dir", "jsonl"))
     register_format("judgebench", detect=_looks_like_judgebench, read=_read_judgebench,
-                    description="JudgeBench judge outputs (outputs/*judge_name-*.jsonl)")
+                    description="JudgeBench judge outputs (outputs/*judge_name-*.jsonl)", containers=("dir", "jsonl"))
     for container, suffixes in CANONICAL_SUFFIXES.items():
         register_format(container, detect=lambda p, s=suffixes: not p.is_dir and p.suffix in s,
                         read=partial(read_canonical_fast, container=container),
-                        description=f"canonical table as {container}")
+                        description=f"canonical table as {container}", containers=(container,))
 
 
 _register_builtins()

@@ -2,8 +2,11 @@
 
 A reader is ``read(path, *, skip_invalid=False, kind=None) -> Table`` (``kind`` is the canonical table the
 caller wants, a hint only foreign readers may ignore); a detector is ``detect(probe) -> bool`` where the
-:class:`Probe` gives cheap facts about the path (is it a directory, its suffix, the field names of its first
-record). Detection tries formats in registration order (specific foreign formats first, canonical last)::
+:class:`Probe` gives cheap facts about the path (is it a directory, its suffix, its container, the field names of
+its first record). ``containers`` declares what the reader can open (``dir``, ``json``, ``jsonl``, ``csv``,
+``parquet``; None = anything): detection offers a path only to formats that can read its container, so a CSV
+whose header names a JSON format's fields is never sent to a JSON reader. Detection tries formats in registration
+order (specific foreign formats first, canonical last)::
 
     from judgewise.io import register_format
     register_format("mytool", detect=lambda p: p.suffix == ".mytool", read=my_reader, description="...")
@@ -23,6 +26,8 @@ from judgewise.errors import ConfigError, InputError
 from judgewise.io.tables import Table
 
 PROBE_BYTES = 1 << 16
+CONTAINER_OF_SUFFIX = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+CONTAINERS = ("dir", "json", "jsonl", "csv", "parquet")
 
 
 class Probe:
@@ -38,6 +43,13 @@ class Probe:
     @cached_property
     def suffix(self) -> str:
         return self.path.suffix.lower()
+
+    @cached_property
+    def container(self) -> str:
+        """What holds the data: ``dir``, ``csv``, ``parquet``, ``json`` (one JSON document), else ``jsonl``."""
+        if self.is_dir:
+            return "dir"
+        return CONTAINER_OF_SUFFIX.get(self.suffix, "jsonl")
 
     @cached_property
     def head(self) -> str:
@@ -61,13 +73,13 @@ class Probe:
     def _first_keys(self):
         if self.is_dir:
             return ()
-        if self.suffix == ".parquet":
+        if self.container == "parquet":
             import pyarrow.parquet as pq
 
             return pq.read_schema(self.path).names
-        if self.suffix == ".csv":
+        if self.container == "csv":
             return next(csv.reader(io.StringIO(self.head)))
-        if self.suffix == ".json":
+        if self.container == "json":
             data = json.loads(self.path.read_text(encoding="utf-8-sig"))
             return data[0].keys() if isinstance(data, list) and data and isinstance(data[0], dict) else ()
         first = next(line for line in self.head.splitlines() if line.strip())
@@ -86,15 +98,23 @@ class Format:
     detect: Callable[[Probe], bool]
     read: Reader
     description: str = ""
+    containers: tuple[str, ...] | None = None  # what the reader opens (CONTAINERS); None: anything
+
+    def can_open(self, probe: Probe) -> bool:
+        return self.containers is None or probe.container in self.containers
 
 
 FORMATS: dict[str, Format] = {}
 
 
 def register_format(name: str, *, detect: Callable[[Probe], bool], read: Reader, description: str = "",
-                    first: bool = False) -> Format:
-    """Add (or replace) a format; ``first=True`` makes detection try it before all others."""
-    fmt = Format(name, detect, read, description)
+                    first: bool = False, containers: tuple[str, ...] | None = None) -> Format:
+    """Add (or replace) a format; ``first=True`` makes detection try it before all others; ``containers`` (a
+    subset of ``CONTAINERS``) limits detection to the paths its reader can open."""
+    unknown = set(containers or ()) - set(CONTAINERS)
+    if unknown:
+        raise ConfigError(f"format {name!r}: unknown containers {sorted(unknown)}; expected some of {CONTAINERS}")
+    fmt = Format(name, detect, read, description, tuple(containers) if containers is not None else None)
     if first:
         rest = {k: f for k, f in FORMATS.items() if k != name}
         FORMATS.clear()
@@ -117,7 +137,7 @@ def detect_format(path: str | Path) -> Format:
     if not probe.path.exists():
         raise InputError("no such file or directory", file=str(path))
     for fmt in FORMATS.values():
-        if fmt.detect(probe):
+        if fmt.can_open(probe) and fmt.detect(probe):
             return fmt
     what = "directory holds no file of a known format (e.g. no AlpacaEval annotations.json under " \
            "results/<model>/<annotator>/)" if probe.is_dir else "cannot detect the file's format"

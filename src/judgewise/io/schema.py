@@ -14,6 +14,7 @@ instead of spelling their own copy (a copy that "only differs a little" is where
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -197,14 +198,23 @@ def anchor_candidates(model_a, model_b, min_share: float = 1.0) -> list:
     return [_plain(m) for m in counts.index[counts.to_numpy() >= min_share * len(a)]]
 
 
-def compares_every_pair(model_a, model_b) -> bool:
-    """True when every pair of the models meets in some row: an all-pairs (quadratic) table, which has no anchor
-    however large each model's share of the rows (3 or 4 models each take part in half of them or more)."""
-    codes, models = pd.factorize(pd.Series(np.concatenate([np.asarray(model_a), np.asarray(model_b)])))
+def pair_ids(model_a, model_b) -> tuple[np.ndarray, int]:
+    """Each row's *unordered* model pair as one integer (``lo·n + hi`` over the models' codes; a row with one model
+    on both sides gets ``-1``) and ``n``, the number of models. Works alike on strings and on the categoricals the
+    columnar readers give (whose unordered categories have no min/max and no string concatenation)."""
+    both = pd.Series(np.concatenate([np.asarray(model_a, dtype=object), np.asarray(model_b, dtype=object)]))
+    codes, models = pd.factorize(both)
     n = len(models)
     a, b = codes[:len(codes) // 2], codes[len(codes) // 2:]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
-    met = np.unique((lo * n + hi)[lo != hi])
+    return np.where(lo != hi, lo * n + hi, -1), n
+
+
+def compares_every_pair(model_a, model_b) -> bool:
+    """True when every pair of the models meets in some row: an all-pairs (quadratic) table, which has no anchor
+    however large each model's share of the rows (3 or 4 models each take part in half of them or more)."""
+    ids, n = pair_ids(model_a, model_b)
+    met = np.unique(ids[ids >= 0])
     return n >= 2 and len(met) == n * (n - 1) // 2
 
 
@@ -219,3 +229,22 @@ def detect_anchor(model_a, model_b, *, prefer_b: bool = False):
     if prefer_b and len(in_all) == 2 and len(b := pd.unique(pd.Series(np.asarray(model_b)))) == 1:
         in_all = [_plain(b[0])]
     return in_all[0] if len(in_all) == 1 else None
+
+
+def require_matching_responses(judgments: pd.DataFrame, responses: pd.DataFrame, *, file: str | None = None) -> None:
+    """InputError naming the responses ``file`` when none of its ``(prompt_id, model)`` rows is a side of a judged
+    game: the figures that read texts (length, echo, gaming, style) would have nothing to read."""
+    prompt = judgments["prompt_id"].astype(str).to_numpy()
+    judged = pd.MultiIndex.from_arrays([np.concatenate([prompt, prompt]), np.concatenate(
+        [judgments["model_a"].astype(str).to_numpy(), judgments["model_b"].astype(str).to_numpy()])])
+    given = pd.MultiIndex.from_arrays([responses["prompt_id"].astype(str), responses["model"].astype(str)])
+    if not len(judged) or given.isin(judged).any():
+        return
+    found = f"e.g. {given[0]}" if len(given) else "no rows at all"
+    raise InputError(f"no response matches a judged (prompt_id, model): the judgments have e.g. {judged[0]}, the "
+                     f"responses {found}; give the model outputs of the judged prompts", file=file)
+
+
+def text_prompt_id(text: str, prefix: str) -> str:
+    """Stable id of a prompt known only by its text: ``prefix`` + SHA-1(UTF-8 text)[:16], the same in every file."""
+    return prefix + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]

@@ -45,6 +45,7 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
     """
     from judgewise.analysis.diagnostics import diagnose, with_truth
     from judgewise.io import read_responses
+    from judgewise.io.schema import require_matching_responses
     from judgewise.io.provenance import judge_groups, label_judges, note_dropped, select_judge
     from judgewise.pipeline.inputs import read_judgments_or_store
 
@@ -56,6 +57,7 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
     responses = table.extras.get("responses")
     if responses_path is not None:
         responses = read_responses(responses_path, skip_invalid=skip_invalid)
+        require_matching_responses(table.frame, responses.frame, file=str(responses_path))
     frame, truth = with_truth(table.frame)
     if judge is not None:
         frame, dropped = select_judge(frame, judge)

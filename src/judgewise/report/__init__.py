@@ -10,7 +10,7 @@ import logging
 import os
 from pathlib import Path
 
-from judgewise.errors import ConfigError, InputError
+from judgewise.errors import ConfigError, InputError, ReportError
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ def choose_judge(run, options) -> None:
 def write_report(sources, output, *, format: str = "html", gold=None, study=None, method: str = "auto",
                  bootstrap: int = 200, seed: int = 0, title: str = "judgewise report",
                  command: str | None = None, input_format: str | None = None, responses=None,
-                 judge: str | None = None, pool_judges: bool = False, l2: float | None = None) -> Path:
+                 judge: str | None = None, pool_judges: bool = False, l2: float | None = None,
+                 partial: bool = False) -> Path:
     """Write the report for ``sources`` (path(s) anything ``judgewise.io`` reads, a judging store, or a
     judgments DataFrame/Table) to ``output``; returns the path of the written HTML or Markdown file.
 
@@ -58,6 +59,9 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     ``responses`` adds model outputs (path or DataFrame ``prompt_id, model, text``) to a run without them.
     ``judge`` keeps one judge's rows; ``pool_judges`` pools several; a run mixing judges needs one of them.
     ``l2``: the BT ridge (default: the MLE, or a weak prior only on separated data; ``ratings.bradley_terry``).
+    A section that raises is a :class:`ReportError` naming it and the cause, and nothing is written; with
+    ``partial=True`` the other sections are written first (the failed one marked), then the error is raised.
+    "Not applicable" sections (no gold ranking, no study, ...) are not failures.
     """
     from judgewise.io.atomic import write_text_atomic
     from judgewise.report.context import ReportOptions
@@ -71,6 +75,9 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     target = output_target(Path(output), format)
     _check_side_inputs(options)
     sections = build_report(sources, options=options, input_format=input_format, responses=responses)
+    failed = failed_sections(sections)
+    if failed and not partial:
+        raise ReportError(f"{failed}; no report written (--partial writes the other sections)")
     _make_folder(target.parent)
     if format == "html":
         write_text_atomic(target, render_html(sections, title=title))
@@ -79,7 +86,16 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     slots = [f"{s.title} ({s.status})" for s in sections if s.is_slot]
     if slots:
         log.info("report sections shown as slots: %s", "; ".join(slots))
+    if failed:
+        raise ReportError(f"{failed}; the other sections were written to {target} (--partial)")
     return target
+
+
+def failed_sections(sections) -> str:
+    """'report section "Title" failed: Cause' for each section that raised ('' when none did)."""
+    from judgewise.report.model import FAILED
+
+    return "; ".join(f'report section "{s.title}" failed: {s.note}' for s in sections if s.status == FAILED)
 
 
 def output_target(output: Path, format: str) -> Path:

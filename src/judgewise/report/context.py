@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import ConfigError
-from judgewise.io.schema import detect_anchor, usable_mask
+from judgewise.io.schema import detect_anchor, pair_ids, usable_mask
 from judgewise.report.inputs import RunData
 
 log = logging.getLogger(__name__)
@@ -106,9 +106,8 @@ class ReportContext:
     def _every_pair_on_every_prompt(self) -> bool:
         df = self.valid
         n = len(self.models)
-        lo = df[["model_a", "model_b"]].min(axis=1)
-        hi = df[["model_a", "model_b"]].max(axis=1)
-        pairs = (lo + "\x00" + hi).groupby(df["prompt_id"]).nunique()
+        ids, _ = pair_ids(df["model_a"], df["model_b"])
+        pairs = pd.Series(ids[ids >= 0]).groupby(df["prompt_id"].astype(str).to_numpy()[ids >= 0]).nunique()
         return bool(len(pairs)) and bool((pairs == n * (n - 1) // 2).all())
 
     @cached_property

@@ -149,8 +149,11 @@ def add_responses(run: RunData, source, *, format: str | None = None) -> None:
     """Attach model outputs (a responses table: ``prompt_id, model, text``) to a run, e.g. for a store."""
 
     from judgewise.io import read_responses
+    from judgewise.io.schema import require_matching_responses
 
     frame = read_responses(source if isinstance(source, pd.DataFrame) else Path(source), format=format).frame
+    require_matching_responses(run.judgments, frame, file="<DataFrame>" if isinstance(source, pd.DataFrame)
+                               else str(source))
     frames = [f for f in (run.responses, frame) if f is not None]
     run.responses = pd.concat(frames, ignore_index=True).drop_duplicates(subset=["prompt_id", "model"])
     _fill_prompts(run)

@@ -2,7 +2,8 @@
 
 ``SECTIONS`` is the registry (key → (title, builder)), in report order; add an entry to add a section.
 A builder whose library piece is missing (ImportError) yields a marked "not available yet" slot; one whose
-input is absent (no gold ranking, no study) a "not applicable" slot; an error is shown, never hidden.
+input is absent (no gold ranking, no study) a "not applicable" slot; an error is shown, never hidden: a "failed"
+slot, which makes ``write_report`` stop non-zero naming the section (its traceback is logged at debug level).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def build_sections(ctx: ReportContext, keys: list[str] | None = None) -> list[Se
         except JudgewiseError as exc:
             _slot(section, NOT_APPLICABLE, f"cannot be computed for this run: {exc}")
         except Exception as exc:  # noqa: BLE001 — a broken section must not hide the others
-            log.warning("report section %s failed: %s", key, exc, exc_info=True)
+            log.debug("report section %s failed: %s", key, exc, exc_info=True)  # the traceback with --verbose
             _slot(section, FAILED, f"{type(exc).__name__}: {exc}")
         out.append(section)
     return out
