@@ -103,3 +103,45 @@ def run(args, cwd: Path | None = None, timeout: float = 600, env: dict | None = 
             raise subprocess.TimeoutExpired(args, timeout)
         read = lambda p: Path(p).read_text(encoding="utf-8", errors="replace") if os.path.exists(p) else ""
         return subprocess.CompletedProcess(args, proc.exitcode, read(out), read(err))
+
+
+class Started:
+    """A command left running (e.g. ``serve``): its process and what it has written so far; :meth:`stop` ends it."""
+
+    def __init__(self, proc, io_dir: str):
+        self.proc, self.io_dir = proc, io_dir
+
+    def _read(self, name: str) -> str:
+        path = os.path.join(self.io_dir, name)
+        return Path(path).read_text(encoding="utf-8", errors="replace") if os.path.exists(path) else ""
+
+    @property
+    def stdout(self) -> str:
+        return self._read("out")
+
+    @property
+    def stderr(self) -> str:
+        return self._read("err")
+
+    def stop(self, timeout: float = 20) -> None:
+        """Terminate the command (SIGTERM, then SIGKILL after ``timeout``) and remove its output files."""
+        import shutil
+
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(timeout)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join()
+        shutil.rmtree(self.io_dir, ignore_errors=True)
+
+
+def start(args, cwd: Path | None = None, env: dict | None = None) -> Started:
+    """Start ``judgewise ARGS`` forked from the preloaded server without waiting for it (as :func:`run`)."""
+    args = [str(a) for a in args]
+    io_dir = tempfile.mkdtemp(prefix="judgewise-cli-io-")
+    out, err = os.path.join(io_dir, "out"), os.path.join(io_dir, "err")
+    proc = _context().Process(target=_child, args=(args, str(cwd or os.getcwd()), {**os.environ, **(env or {})},
+                                                   out, err))
+    proc.start()
+    return Started(proc, io_dir)

@@ -121,10 +121,13 @@ class ReportContext:
         """The leaderboard, from ``judgewise.ratings.rank`` — the same call ``judgewise rank`` makes."""
         from judgewise.ratings import rank
 
+        hints = self.run.rating_hints  # as `rank` rates the input (Arena-Hard games: weighting, pinned baseline)
         kwargs = {"method": self.method, "bootstrap": self.options.bootstrap, "seed": self.options.seed,
-                  "pool_judges": self.options.pool_judges}
+                  "pool_judges": self.options.pool_judges, "weighting": hints.get("weighting")}
         if self.method == "winrate" and self.anchor:
             kwargs["anchor"] = self.anchor
+        elif hints.get("pin_anchor") and hints.get("anchor") in self.models:
+            kwargs["anchor"] = hints["anchor"]
         if self.method == "bt" and self.options.l2 is not None:
             kwargs["l2"] = self.options.l2
         return rank(self.valid, **kwargs)

@@ -34,6 +34,12 @@ class RunData:
     prompts: dict[str, str] = field(default_factory=dict)
     store_summary: dict | None = None
     store_path: Path | None = None
+    rating_hints: dict = field(default_factory=dict)  # what the input says about rating it (RATING_HINTS)
+
+
+RATING_HINTS = ("weighting", "anchor", "pin_anchor")
+"""Table extras that change how ``rank`` rates an input (Arena-Hard games: strong verdicts weigh 3, the baseline is
+pinned); the report and explorer rate with them too, so their leaderboard is ``rank``'s."""
 
 
 def load_run(sources, *, format: str | None = None) -> RunData:
@@ -46,7 +52,9 @@ def load_run(sources, *, format: str | None = None) -> RunData:
     responses = [p.responses for p in parts if p.responses is not None]
     run = RunData(judgments=judgments, sources=[s for p in parts for s in p.sources],
                   read_reports=[r for p in parts for r in p.read_reports],
-                  responses=pd.concat(responses, ignore_index=True) if responses else None)
+                  responses=pd.concat(responses, ignore_index=True) if responses else None,
+                  rating_hints=parts[0].rating_hints if all(p.rating_hints == parts[0].rating_hints for p in parts)
+                  else {})
     for p in parts:
         run.prompts.update(p.prompts)
         run.store_summary = run.store_summary or p.store_summary
@@ -96,7 +104,8 @@ def _from_table(table: Table) -> RunData:
     if isinstance(responses, Table):
         responses = responses.frame
     return RunData(judgments=table.frame.reset_index(drop=True), sources=[table.report.source],
-                   read_reports=[table.report], responses=responses)
+                   read_reports=[table.report], responses=responses,
+                   rating_hints={k: table.extras[k] for k in RATING_HINTS if table.extras.get(k) is not None})
 
 
 def _from_store(path: Path | str) -> RunData:
