@@ -122,7 +122,7 @@ def mtbench_pair(folder: Path) -> Path:
     frame = judgments()
     once = frame.drop_duplicates(["prompt_id", "model_a", "model_b"]).iloc[::2]  # one record per pair and prompt
     rows = [{"question_id": 81 + int(r.prompt_id[1:]), "model_1": r.model_a, "model_2": r.model_b,
-             "g1_winner": PAIR_WINNER[r.outcome], "g2_winner": PAIR_WINNER[1.0 - r.outcome],
+             "g1_winner": PAIR_WINNER[r.outcome], "g2_winner": PAIR_WINNER[r.outcome],
              "judge": ["gpt-4", "pair-v2"], "g1_judgment": "[[A]]", "g2_judgment": "[[B]]", "turn": 1}
             for r in once.itertuples()]
     return _jsonl(folder / "model_judgment" / "gpt-4_pair.jsonl", rows)

@@ -109,7 +109,7 @@ def plan_command(
     from judgewise.analysis.planning import PlanInputs, plan
     from judgewise.pipeline.plan_config import measure, plan_run_config, write_run_config
 
-    measured = measure(path) if path is not None else None
+    measured = measure(path, informative=informativeness is None) if path is not None else None
     n_models = n_models or (measured.n_models if measured else None)
     if not n_models:
         raise ConfigError("plan needs --models N or judgments to count them in (PATH)")

@@ -52,9 +52,11 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
     if not 0 < ci_level < 1 or bootstrap < 0:
         raise ConfigError(f"--ci-level must be in (0, 1) and --bootstrap ≥ 0, got {ci_level}, {bootstrap}")
     table = read_judgments_or_store(path, format=format, skip_invalid=skip_invalid, any_kind=True)
+    responses = table.extras.get("responses")
+    if table.kind == "responses" and isinstance(table.extras.get("judgments"), Table):
+        table, responses = table.extras["judgments"], table  # a folder of answers and their judgments (MT-bench)
     if table.kind != "judgments":
         raise ConfigError(f"{path} holds a {table.kind} table; diagnose needs pairwise judgments")
-    responses = table.extras.get("responses")
     if responses_path is not None:
         responses = read_responses(responses_path, skip_invalid=skip_invalid)
         require_matching_responses(table.frame, responses.frame, file=str(responses_path))

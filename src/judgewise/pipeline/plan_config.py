@@ -27,10 +27,12 @@ class Measured:
         return f"measured from {self.source}: {self.n_models} models; {self.how}"
 
 
-def measure(path: Path, *, anchor: str | None = None, pilot_prompts: int = 10, seed: int = 0) -> Measured:
+def measure(path: Path, *, anchor: str | None = None, pilot_prompts: int = 10, seed: int = 0,
+            informative: bool = True) -> Measured:
     """Read ``path`` (any judgments format or a judging store, through :func:`read_rated`) and measure: an
     anchor-based file gives its anchor's informativeness (Anchor §4.3), an all-pairs one the pilot's recommended
-    anchor and its informativeness (§5.3)."""
+    anchor and its informativeness (§5.3). ``informative``: a measured informativeness of 0 (no anchor comparison
+    separates two models) is a ConfigError naming ``path``, as no anchor plan can be sized from it."""
     from judgewise.analysis.design_studies import anchor_reports_of_file
     from judgewise.pipeline.inputs import read_rated
 
@@ -39,16 +41,22 @@ def measure(path: Path, *, anchor: str | None = None, pilot_prompts: int = 10, s
     n_models = len(set(frame["model_a"]) | set(frame["model_b"]))
     if reports.anchors:
         rep = reports.anchors[0]
-        return Measured(str(path), n_models, float(rep["informativeness"]), rep["anchor"],
-                        f"anchor {rep['anchor']} has informativeness {rep['informativeness']:.2f} "
-                        f"over {rep['n_prompts']} prompts")
-    if reports.pilot:
+        measured = Measured(str(path), n_models, float(rep["informativeness"]), rep["anchor"],
+                            f"anchor {rep['anchor']} has informativeness {rep['informativeness']:.2f} "
+                            f"over {rep['n_prompts']} prompts")
+    elif reports.pilot:
         rec = reports.pilot["recommended"]
         value = next(float(c["informativeness"]) for c in reports.pilot["candidates"] if c["anchor"] == rec)
-        return Measured(str(path), n_models, value, rec,
-                        f"pilot on {reports.pilot['n_prompts']} prompts recommends anchor {rec} "
-                        f"(informativeness {value:.2f}): {reports.pilot['reason']}")
-    return Measured(str(path), n_models, None, None, "no anchor or all-pairs pilot to measure informativeness on")
+        measured = Measured(str(path), n_models, value, rec,
+                            f"pilot on {reports.pilot['n_prompts']} prompts recommends anchor {rec} "
+                            f"(informativeness {value:.2f}): {reports.pilot['reason']}")
+    else:
+        return Measured(str(path), n_models, None, None, "no anchor or all-pairs pilot to measure informativeness on")
+    if informative and not measured.informativeness:
+        raise ConfigError(f"{path}: {measured.how}: no comparison through the anchor separates two models, so no "
+                          "anchor plan can be sized from these judgments (N/I is infinite); give --informativeness "
+                          "to plan with an assumed value")
+    return measured
 
 
 def plan_design(result, anchor: str | None) -> tuple[dict, dict]:
