@@ -7,7 +7,7 @@ The public API, importable from the package top (loaded on first use, so ``impor
     ranking = jw.rank(table.frame, "winrate", anchor="gpt4_1106_preview", bootstrap=200)
     ranking.to_frame()                                     # model, score, ci_low, ci_high, rank, n, ...
 
-Readers: ``read_judgments``, ``read_responses``, ``read_scores``, ``read_any``, ``register_format``.
+Readers: ``read_judgments`` (any format, or a judging store), ``read_responses``, ``read_scores``, ``read_any``, ``register_format``.
 Ratings: ``rank``, ``Ranking``, ``RATING_METHODS``. The main job: ``evaluate("run.yaml")`` (judge in rounds until the
 ranking reaches ``target:``, then rank with a trust block); ``add_model("run.yaml", "NEW")`` places one more model into
 the leaderboard it stored. Answers to judge: ``generate("gen.yaml")`` (every model answers every prompt, stored as
@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _PUBLIC = {
-    "read_judgments": "judgewise.io", "read_responses": "judgewise.io", "read_scores": "judgewise.io",
+    "read_judgments": "judgewise.pipeline.inputs", "read_responses": "judgewise.io", "read_scores": "judgewise.io",
     "read_any": "judgewise.io", "register_format": "judgewise.io", "Table": "judgewise.io",
     "rank": "judgewise.ratings", "Ranking": "judgewise.ratings", "RATING_METHODS": "judgewise.ratings",
     "load_config": "judgewise.pipeline", "build_job": "judgewise.pipeline",

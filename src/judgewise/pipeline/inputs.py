@@ -201,6 +201,33 @@ def read_judgments_or_store(path: Path, *, format: str | None = None, skip_inval
     return reader(path, format=format, skip_invalid=skip_invalid, options=options)
 
 
+def read_judgments(source, format: str | None = None, skip_invalid: bool = False, *,
+                   options: dict | None = None) -> Table:
+    """``judgewise.read_judgments``: a judgments table from every input the CLI reads — a DataFrame, a file or
+    folder of any format :func:`judgewise.io.read_judgments` knows, or a judging store (the SQLite file
+    ``judgewise judge`` / ``evaluate`` wrote, or a ``postgresql://`` URL), read without writing to it.
+
+    Parameters
+    ----------
+    source : DataFrame, path or store URL
+    format : str, optional
+        Force the format (a reader name or ``"store"``); default: detect.
+    skip_invalid : bool
+        Skip and count malformed rows.
+    options : dict, optional
+        Options of the format's reader (e.g. Arena-Hard games' ``baseline``).
+
+    Returns
+    -------
+    Table
+    """
+    if isinstance(source, pd.DataFrame):
+        from judgewise.io import read_judgments as read_table
+
+        return read_table(source, format, skip_invalid, options=options)
+    return read_judgments_or_store(Path(source), format=format, skip_invalid=skip_invalid, options=options)
+
+
 def usable_judgments(frame: pd.DataFrame) -> pd.DataFrame:
     """The judgments to rate: failed games left out by the package's one rule
     (:func:`judgewise.io.schema.usable_games`). The readers' reports already count them as skipped.
