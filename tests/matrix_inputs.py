@@ -10,7 +10,6 @@ name to ``(format, builder)``: ``format`` is the name it has in the format regis
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,7 +22,8 @@ STRENGTH = {"gpt-4-0314": 0.0, "model-b": 1.0, "model-c": -0.5, "model-d": 0.6}
 N_PROMPTS = 8
 V2_BASELINE = "o3-mini-2025-01-31"  # Arena-Hard v2.0's hard_prompt baseline
 NEW_MODEL = "model-new"  # answered but left out of the evaluated store's models: evaluate --add-model places it
-JUDGEBENCH_FILE = "response_model-claude-3-5-sonnet-20240620__judge_name-arena_hard__judge_model-claude-3-haiku-20240307.jsonl"
+JUDGEBENCH_FILE = ("response_model-claude-3-5-sonnet-20240620__judge_name-arena_hard__"
+                   "judge_model-claude-3-haiku-20240307.jsonl")
 
 
 def judgments(seed: int = 7) -> pd.DataFrame:
@@ -236,10 +236,6 @@ def evaluated_store(folder: Path) -> Path:
     (folder / "run.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
     judgewise.evaluate(folder / "run.yaml", bootstrap=0)
     return folder / "store.sqlite"
-
-
-def copy_folder(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst, dirs_exist_ok=True)
 
 
 def builders(shared: Path) -> dict[str, tuple[str, Callable[[Path], Path]]]:

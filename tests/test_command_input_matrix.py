@@ -21,6 +21,7 @@ from __future__ import annotations
 import html as htmllib
 import json
 import re
+import shutil
 import time
 import urllib.request
 from html.parser import HTMLParser
@@ -153,10 +154,6 @@ def postgres_copy(inputs, server) -> str:
 def postgres_store(inputs, pg_server) -> str:
     """The PostgreSQL store the read-only cells share."""
     return postgres_copy(inputs, pg_server)
-
-
-def source(name: str, inputs: dict, request) -> Path | str:
-    return request.getfixturevalue("postgres_store") if name == "store-postgresql" else inputs[name]
 
 
 # --- what a cell does ---------------------------------------------------------------------------------------------
@@ -333,8 +330,6 @@ def run_store_export(path, folder: Path) -> Cell:
 def run_evaluate(path, folder: Path, store_sqlite: Path) -> Cell:
     """``evaluate --add-model`` on the run config that made the store (its store overridden for PostgreSQL)."""
     extra = ["--store", str(path)] if str(path).startswith("postgresql") else []
-    import shutil
-
     work = folder / "evaluate"
     shutil.copytree(Path(store_sqlite).parent, work, dirs_exist_ok=True)
     res = run_cli("evaluate", "-c", work / "run.yaml", "--add-model", matrix_inputs.NEW_MODEL, "--bootstrap", "0",

@@ -38,8 +38,8 @@ COMMAND_MODULES = (
 # purpose. ``evaluate`` reads judgments only from the store its run config names (``--add-model``).
 JUDGMENT_COMMANDS = ("rank", "report", "diagnose", "anchors", "accuracy", "plan", "serve", "store export",
                      "store stats", "evaluate")
-OTHER_COMMANDS = ("agree", "judge", "generate", "simulate", "power sign", "power wilcoxon", "select", "reliability", "study", "echo-test",
-                  "demo", "version", "store copy")
+OTHER_COMMANDS = ("agree", "judge", "generate", "simulate", "power sign", "power wilcoxon", "select", "reliability",
+                  "study", "echo-test", "demo", "version", "store copy")
 
 err_console = Console(stderr=True)
 

@@ -1,4 +1,4 @@
-"""AutoArena head-to-head files (CSV, Parquet or JSONL): one judged game per row, read as a judgments table.
+"""AutoArena head-to-head files (CSV or Parquet; JSONL when forced): one judged game per row, as a judgments table.
 
 AutoArena (kolenaIO/autoarena) compares two models' ``response`` to the same ``prompt`` and records which won. Its
 head-to-head rows are ``prompt, model_a, model_b, response_a, response_b, winner`` with ``winner`` ``A`` (model_a's
@@ -32,8 +32,9 @@ CONTAINER_OF = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}  # anyth
 
 
 def looks_like_autoarena(probe) -> bool:
-    """A file whose first record has AutoArena's head-to-head fields (prompt and winner beside the two models)."""
-    return set(REQUIRED) <= probe.keys and "outcome" not in probe.keys
+    """A file whose first record has AutoArena's head-to-head fields (prompt and winner beside the two models; a
+    battle log's ``question_id`` or a canonical ``outcome`` says it is something else)."""
+    return set(REQUIRED) <= probe.keys and not {"outcome", "question_id", "uid"} & probe.keys
 
 
 def winner_outcome(winner) -> float:

@@ -57,7 +57,7 @@ def _register_builtins() -> None:
                     containers=("dir", "json"))
     register_format("autoarena", detect=autoarena.looks_like_autoarena, read=autoarena.read_autoarena,
                     description="AutoArena head-to-head {prompt, model_a, model_b, response_a, response_b, winner}",
-                    containers=("csv", "parquet", "jsonl"))
+                    containers=("csv", "parquet"))
     register_format("peereval", detect=peereval.looks_like_peereval, read=peereval.read_peereval,
                     description="PeerEval judgments JSONL {question_id, solver_left, solver_right, judgment}",
                     containers=("jsonl",))
