@@ -3,8 +3,16 @@ as ties, messages that say what happened, one warning per cause."""
 
 from __future__ import annotations
 
+import json
 from importlib.metadata import version
 
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from judgewise.ratings.result import competition_rank
 from tests.conftest import run_cli
 
 
@@ -32,3 +40,54 @@ def test_completion_refuses_an_unknown_shell_in_one_line():
     res = run_cli("completion", "tcsh")
     assert res.returncode != 0
     assert res.stderr.count("error:") == 1 and "tcsh" in res.stderr
+
+
+# --- ties shown as ties -------------------------------------------------------------------------------------------
+
+def _symmetric_judgments(path):
+    """m2 and m3 meet every other model with the same results (shown on either side), so any fit ties them;
+    m1 beats them and m4 loses to them."""
+    rows = []
+    for p in range(6):
+        for a, b, outcome in [("m1", "m2", 1), ("m3", "m1", 0), ("m2", "m4", 1), ("m4", "m3", 0), ("m2", "m3", 0.5),
+                              ("m1", "m4", 1)]:
+            rows.append({"prompt_id": f"p{p}", "model_a": a, "model_b": b, "judge": "j", "outcome": outcome})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _table_ranks(stdout: str) -> dict[str, int]:
+    """model -> rank from the rich leaderboard table (rows start with │ rank │ model │)."""
+    cells = [[c.strip() for c in line.split("│")[1:3]] for line in stdout.splitlines() if line.startswith("│")]
+    return {model: int(rank) for rank, model in cells}
+
+
+@pytest.mark.parametrize("method", ["bt", "winshare"])
+def test_tied_scores_share_a_rank_without_bootstrap_in_every_output(tmp_path, method):
+    data = _symmetric_judgments(tmp_path / "j.jsonl")
+    records = json.loads(run_cli("rank", data, "--method", method, "--json").stdout)
+    scores = {r["model"]: r["score"] for r in records}
+    assert scores["m2"] == pytest.approx(scores["m3"]), "the data should tie m2 and m3"
+    for rec in records:
+        assert rec["rank"] == 1 + sum(other > rec["score"] + 1e-9 for other in scores.values()), rec
+    ranks = {r["model"]: r["rank"] for r in records}
+    assert ranks["m2"] == ranks["m3"] and len(set(ranks.values())) == 3
+
+    text = run_cli("rank", data, "--method", method)
+    assert text.returncode == 0, text.stderr
+    assert _table_ranks(text.stdout) == ranks
+    for suffix, read in [(".csv", pd.read_csv), (".parquet", pd.read_parquet)]:
+        out = tmp_path / f"r{suffix}"
+        assert run_cli("rank", data, "--method", method, "--output", out).returncode == 0
+        assert dict(zip(read(out)["model"], read(out)["rank"])) == ranks
+
+
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1000.0, np.nan]), min_size=1, max_size=12), st.randoms())
+def test_competition_rank_gives_equal_scores_equal_ranks_whatever_the_model_order(scores, rnd):
+    scores = np.array(scores)
+    rank = competition_rank(scores)
+    perm = np.array(rnd.sample(range(len(scores)), len(scores)))
+    assert np.array_equal(competition_rank(scores[perm]), rank[perm])
+    key = np.nan_to_num(scores, nan=-np.inf)
+    for i in range(len(scores)):
+        assert rank[i] == 1 + np.sum(key > key[i])
