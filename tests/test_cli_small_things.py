@@ -12,7 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from judgewise.analysis.accuracy import FIGURE_RANGES
+from judgewise.ratings.bootstrap import normal_interval
 from judgewise.ratings.result import competition_rank
+from tests.clb_support import clb_data
 from tests.conftest import run_cli
 
 
@@ -91,3 +94,26 @@ def test_competition_rank_gives_equal_scores_equal_ranks_whatever_the_model_orde
     key = np.nan_to_num(scores, nan=-np.inf)
     for i in range(len(scores)):
         assert rank[i] == 1 + np.sum(key > key[i])
+
+
+# --- intervals that contain their point ---------------------------------------------------------------------------
+
+def test_accuracy_intervals_contain_their_estimate_even_at_perfect_agreement(tmp_path):
+    """A judge that always prefers the correct answer ranks models as accuracy does on discriminative pairs
+    (τ = 1): resampled figures can only be lower, yet the printed interval must hold 1."""
+    judgments, corr = clb_data(n_models=8, n_questions=60, seed=0, p_correct_wins=1.0)
+    judgments.to_json(tmp_path / "j.jsonl", orient="records", lines=True)
+    corr.to_csv(tmp_path / "c.csv", index=False)
+    out = json.loads(run_cli("accuracy", tmp_path / "j.jsonl", "--correctness", tmp_path / "c.csv",
+                             "--methods", "winrate,bt", "--bootstrap", "30", "--json").stdout)
+    rows = [r for r in out["table"] if r["kendall_tau_b"] is not None]
+    assert any(r["kendall_tau_b"] > 1 - 1e-9 for r in rows), "the data should give some perfect agreement"
+    for row in rows:
+        for name, (lo, hi) in FIGURE_RANGES.items():
+            assert lo <= row[f"{name}_low"] <= row[name] <= row[f"{name}_high"] <= hi, (row["source"], name, row)
+
+
+@given(st.floats(-1, 1), st.lists(st.floats(-1, 1), min_size=2, max_size=40), st.sampled_from([0.5, 0.9, 0.95]))
+def test_normal_interval_contains_its_point_and_stays_in_range(point, reps, level):
+    lo, hi = normal_interval(point, reps, level, (-1.0, 1.0))
+    assert -1.0 <= lo <= point <= hi <= 1.0
