@@ -117,3 +117,50 @@ def test_accuracy_intervals_contain_their_estimate_even_at_perfect_agreement(tmp
 def test_normal_interval_contains_its_point_and_stays_in_range(point, reps, level):
     lo, hi = normal_interval(point, reps, level, (-1.0, 1.0))
     assert -1.0 <= lo <= point <= hi <= 1.0
+
+
+# --- study's savings, one warning per cause ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def judgebench_study(shared, tmp_path_factory):
+    """``study`` on every JudgeBench judge (two item sets: one judge scored the other set), text and JSON."""
+    out = tmp_path_factory.mktemp("study") / "study.json"
+    res = run_cli("study", shared / "data/judgebench", "--budgets", "10,20,30", "--trials", "4", "--metrics",
+                  "rho,icc", "--methods", "metric-match", "--output", out)
+    assert res.returncode == 0, res.stderr
+    return res, json.loads(out.read_text())
+
+
+def test_study_prints_each_warning_once_whatever_the_number_of_targets(judgebench_study):
+    res, summary = judgebench_study
+    assert len(summary["settings"]["targets"]) > 1
+    err = " ".join(res.stderr.split())
+    assert err.count("outside the pool") == 1
+    assert err.count("claude-3-haiku-20240307") == 1 and "no other judge scored its items" in err
+    assert "RuntimeWarning" not in err and "Mean of empty slice" not in err
+
+
+def test_study_savings_in_percent_labels_and_dollars_are_one_labelled_line(judgebench_study):
+    """The headline's annotation savings (a share of random's budget) and the cost model's dollars describe the
+    same (budget, metric) cells, on one line that names both."""
+    res, summary = judgebench_study
+    cells = [r for r in summary["savings"] if r["cost_savings"] is not None]
+    share = 100 * summary["headline"]["savings"]
+    labels = float(np.mean([r["budget"] - r["matching_budget"] for r in cells]))
+    dollars = float(np.mean([r["cost_savings"] for r in cells]))
+    lines = [line for line in res.stdout.splitlines() if "$" in line]
+    assert len(lines) == 1, lines
+    line = lines[0]
+    assert f"{len(cells)} of {len(summary['savings'])}" in line and f"{share:+.1f}% of R" in line
+    assert f"{labels:+.1f} labels" in line and f"${abs(dollars):,.2f}" in line
+    assert "mean saving" not in res.stdout
+
+
+def test_select_and_reliability_print_no_routine_info_lines(shared):
+    for args in (["select", "--budget", "10"], ["reliability"]):
+        res = run_cli(args[0], shared / "data/judgebench", "--target", "o1-mini", *args[1:])
+        assert res.returncode == 0, res.stderr
+        assert "INFO" not in res.stderr, res.stderr
+        assert " ".join(res.stderr.split()).count("outside the pool") <= 1
+    verbose = run_cli("reliability", shared / "data/judgebench", "--target", "o1-mini", "--verbose")
+    assert "score rows from" in " ".join(verbose.stderr.split())
