@@ -9,7 +9,7 @@ from importlib.metadata import version
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgewise.analysis.accuracy import FIGURE_RANGES
@@ -85,11 +85,15 @@ def test_tied_scores_share_a_rank_without_bootstrap_in_every_output(tmp_path, me
         assert dict(zip(read(out)["model"], read(out)["rank"])) == ranks
 
 
-@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1000.0, np.nan]), min_size=1, max_size=12), st.randoms())
-def test_competition_rank_gives_equal_scores_equal_ranks_whatever_the_model_order(scores, rnd):
-    scores = np.array(scores)
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # the machine may be busy
+
+
+@PROPERTY
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1000.0, np.nan]), min_size=1, max_size=12).flatmap(
+    lambda s: st.tuples(st.just(s), st.permutations(range(len(s))))))
+def test_competition_rank_gives_equal_scores_equal_ranks_whatever_the_model_order(case):
+    scores, perm = np.array(case[0]), np.array(case[1])
     rank = competition_rank(scores)
-    perm = np.array(rnd.sample(range(len(scores)), len(scores)))
     assert np.array_equal(competition_rank(scores[perm]), rank[perm])
     key = np.nan_to_num(scores, nan=-np.inf)
     for i in range(len(scores)):
@@ -113,6 +117,7 @@ def test_accuracy_intervals_contain_their_estimate_even_at_perfect_agreement(tmp
             assert lo <= row[f"{name}_low"] <= row[name] <= row[f"{name}_high"] <= hi, (row["source"], name, row)
 
 
+@PROPERTY
 @given(st.floats(-1, 1), st.lists(st.floats(-1, 1), min_size=2, max_size=40), st.sampled_from([0.5, 0.9, 0.95]))
 def test_normal_interval_contains_its_point_and_stays_in_range(point, reps, level):
     lo, hi = normal_interval(point, reps, level, (-1.0, 1.0))
@@ -164,3 +169,21 @@ def test_select_and_reliability_print_no_routine_info_lines(shared):
         assert " ".join(res.stderr.split()).count("outside the pool") <= 1
     verbose = run_cli("reliability", shared / "data/judgebench", "--target", "o1-mini", "--verbose")
     assert "score rows from" in " ".join(verbose.stderr.split())
+
+
+# --- evaluate without a target --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n_models", [3, 5])  # all pairs (≤ 3 models), adaptive (a leaderboard)
+def test_evaluate_without_a_target_never_says_it_stops_at_one(tmp_path, n_models):
+    rows = [{"prompt_id": f"p{p}", "model": f"m{i}", "text": f"answer {i} to {p}", "instruction": f"question {p}"}
+            for p in range(6) for i in range(n_models)]
+    (tmp_path / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = {"responses": "responses.jsonl", "store": "store.sqlite", "orders": "one",
+              "judge": {"backend": "simulated", "ratings": {f"m{i}": 1000 + 100 * i for i in range(n_models)}}}
+    (tmp_path / "run.yaml").write_text(json.dumps(config))  # JSON is YAML
+    res = run_cli("evaluate", "-c", "run.yaml", "--bootstrap", "0", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    text = " ".join(res.stdout.split())
+    assert "no target" in text
+    for claim in ("stopping at the target", "when the target is reached", "target stops it"):
+        assert claim not in text, text
