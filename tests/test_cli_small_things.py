@@ -16,7 +16,7 @@ from judgewise.analysis.accuracy import FIGURE_RANGES
 from judgewise.ratings.bootstrap import normal_interval
 from judgewise.ratings.result import competition_rank
 from tests.clb_support import clb_data
-from tests.conftest import run_cli
+from tests.conftest import REPO, run_cli, run_process
 
 
 def test_version_flag_prints_the_installed_distribution_version():
@@ -187,3 +187,65 @@ def test_evaluate_without_a_target_never_says_it_stops_at_one(tmp_path, n_models
     assert "no target" in text
     for claim in ("stopping at the target", "when the target is reached", "target stops it"):
         assert claim not in text, text
+
+
+# --- no warning from the embedded runtime or the packaging ---------------------------------------------------------
+
+@pytest.mark.local
+def test_mtbench_grading_with_the_embedded_judge_leaves_no_unclosed_file(tmp_path, shared):
+    """A new interpreter with ResourceWarnings shown: llama-cpp-python's /dev/null handles are closed at exit."""
+    pytest.importorskip("llama_cpp", reason="embedded judge extra not installed: pip install 'judgewise[local]'")
+    mtbench = shared / "data/mtbench"
+    config = {"responses": str(mtbench / "reference_answer/gpt-4.jsonl"), "prompts": str(mtbench / "question.jsonl"),
+              "max_prompts": 1, "store": "mtbench.sqlite",
+              "judge": {"backend": "local", "mode": "single", "template": "mtbench_single", "use_grammar": True}}
+    (tmp_path / "run.yaml").write_text(json.dumps(config))
+    res = run_process("judge", "--config", "run.yaml", cwd=tmp_path,
+                      env={"PYTHONWARNINGS": "default::ResourceWarning"})
+    assert res.returncode == 0, res.stderr
+    assert "ResourceWarning" not in res.stderr and "unclosed file" not in res.stderr, res.stderr
+
+
+def test_the_package_metadata_applies_without_a_deprecation_warning(monkeypatch):
+    """setuptools reads pyproject.toml as an install does: an SPDX ``license`` string (setuptools ≥ 77), not the
+    deprecated table that warned on every ``pip install``."""
+    import tomllib
+    import warnings
+
+    pytest.importorskip("setuptools", minversion="77", reason="reading the metadata needs setuptools >= 77")
+    from setuptools.config.pyprojecttoml import apply_configuration
+    from setuptools.dist import Distribution
+
+    monkeypatch.chdir(REPO)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dist = apply_configuration(Distribution(), "pyproject.toml")
+    assert [str(w.message).splitlines()[0] for w in caught] == []
+    assert dist.metadata.license_expression == "Apache-2.0"
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
+    assert "setuptools>=77" in requires
+
+
+# --- the plan's time for the embedded judge -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["pairwise", "single"])
+def test_the_plan_times_the_embedded_judge_one_call_at_a_time_at_its_measured_latency(tmp_path, shared, mode):
+    """The embedded judge answers one call at a time, whatever --concurrency says: a plan that divided by the
+    concurrency (and assumed an HTTP endpoint's latency) promised a run 9× shorter than it was."""
+    from judgewise.judges.local_backend import LocalBackend
+
+    if mode == "pairwise":
+        config = {"responses": str(REPO / "examples/alpacaeval"), "models": ["claude-2", "alpaca-7b", "falcon-7b-instruct"],
+                  "max_prompts": 2, "judge": {"backend": "local"}, "design": {"name": "all_pairs"}}
+    else:
+        mtbench = shared / "data/mtbench"
+        config = {"responses": str(mtbench / "reference_answer/gpt-4.jsonl"),
+                  "prompts": str(mtbench / "question.jsonl"), "max_prompts": 2,
+                  "judge": {"backend": "local", "mode": "single", "template": "mtbench_single"}}
+    (tmp_path / "run.yaml").write_text(json.dumps({**config, "store": "s.sqlite"}))
+    res = run_cli("judge", "--config", "run.yaml", "--dry-run", "--json", "--concurrency", "8", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    plan = json.JSONDecoder().raw_decode(res.stdout)[0]["dry_run"]
+    assert plan["calls"] > 1
+    assert plan["seconds"] == pytest.approx(plan["calls"] * LocalBackend.expected_latency_s)
+    assert "1 call at a time" in plan["basis"]
