@@ -18,8 +18,12 @@ they arrive; ``responses: gen.yaml`` in a run config reads them). Judging: ``loa
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import PackageNotFoundError, version as _distribution_version
 
-__version__ = "0.1.0"
+try:  # one definition: the version pyproject.toml gave the installed distribution
+    __version__ = _distribution_version("judgewise")
+except PackageNotFoundError:  # a source tree on sys.path that was never installed
+    __version__ = "0+unknown"
 
 #: public name -> module that defines it
 _PUBLIC = {

@@ -12,7 +12,8 @@ Inputs are three tables keyed by ``(prompt_id, model)``:
 The accuracy ranking is compared with each aggregator's ranking (win share, Bradley–Terry, Elo, TrueSkill;
 CLB App. C) and with the direct judge's, on all pairs and on discriminative / non-discriminative pairs
 (exactly one answer correct vs both or neither; CLB §5.4), by Kendall τ-b, Spearman ρ, Pearson r and Kendall
-distance (CLB §4.3) with percentile bootstrap intervals over prompts.
+distance (CLB §4.3) with normal bootstrap intervals over prompts (estimate ± z·SD of the prompt-resampled
+figures, clipped to the figure's range: ``alignment._intervals`` says why not percentile).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from judgewise.ratings.bootstrap import rng_from_seed
 DIRECT_LABELS = ("correct", "incorrect", "not_attempted")
 SUBSETS = ("all", "discriminative", "non-discriminative")
 FIGURES = ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance")
+FIGURE_RANGES = {"kendall_tau_b": (-1.0, 1.0), "spearman_rho": (-1.0, 1.0), "pearson_r": (-1.0, 1.0),
+                 "kendall_distance": (0.0, 1.0)}  # what each figure can be: its intervals are clipped to it
 
 
 def _as_correct(values: pd.Series) -> pd.Series:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.analysis.accuracy import (
+    FIGURE_RANGES,
     FIGURES,
     SUBSETS,
     ModelFilter,
@@ -38,7 +39,7 @@ from judgewise.analysis.gaming import win_rates_from
 from judgewise.errors import ConfigError, InputError, JudgewiseError
 from judgewise.io.schema import usable_mask
 from judgewise.ratings.agreement import agreement
-from judgewise.ratings.bootstrap import check_bootstrap, draw_units, percentile_interval
+from judgewise.ratings.bootstrap import check_bootstrap, draw_units, normal_interval
 
 log = logging.getLogger(__name__)
 
@@ -232,9 +233,10 @@ def _row(source, subset, scores, acc, j, d, kinds, failures, reps, level) -> dic
             else (scores.attrs.get("note", "") if scores is not None else ""))
     row = {"source": source, "subset": subset, "n_models": 0 if scores is None else int(scores.size),
            "n_judgments": n_judgments, "note": note}
-    row.update(_figures(acc, scores))
+    figures = _figures(acc, scores)
+    row.update(figures)
     boot = reps.get((source, subset))
-    row.update(_intervals(boot, level))
+    row.update(_intervals(figures, boot, level))
     row["bootstrap_failed"] = int(np.isnan(boot).all(axis=1).sum()) if boot is not None else 0
     return row
 
@@ -269,11 +271,15 @@ def _rows(groups: list[np.ndarray], draw: np.ndarray) -> np.ndarray:
     return np.concatenate(parts) if parts else np.array([], dtype=int)
 
 
-def _intervals(reps: np.ndarray | None, level: float) -> dict[str, float]:
+def _intervals(figures: dict[str, float], reps: np.ndarray | None, level: float) -> dict[str, float]:
+    """Each figure's normal bootstrap interval (:func:`~judgewise.ratings.bootstrap.normal_interval`, clipped to
+    :data:`FIGURE_RANGES`). Not percentile: every replicate re-estimates both the accuracy ranking and the judge's,
+    and the added noise only lowers their agreement, so the replicates sit below the estimate (at τ = 1 all of
+    them) and a percentile interval can exclude it (``1.000 [0.843, 0.979]``); the normal interval is centred on
+    the estimate with the replicates' spread."""
     out = {}
     for k, name in enumerate(FIGURES):
         values = reps[:, k] if reps is not None and len(reps) else np.array([])
-        values = values[np.isfinite(values)]
-        lo, hi = percentile_interval(values, level)
-        out[f"{name}_low"], out[f"{name}_high"] = float(lo), float(hi)
+        lo, hi = normal_interval(figures[name], values, level, FIGURE_RANGES[name])
+        out[f"{name}_low"], out[f"{name}_high"] = lo, hi
     return out

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from judgewise.analysis.anchor_selection import QuadraticData, informativeness
 from judgewise.analysis.planning import PILOT_PROMPTS
 from judgewise.errors import ConfigError
 from judgewise.ratings.agreement import kendall_tau_b
+from judgewise.ratings.result import competition_rank
 
 EDGE = 3  # the strongest / weakest few models of a pool are "extreme" (§5.3 bottom-three finding)
 
@@ -40,7 +40,7 @@ def _position(rank: int, n: int) -> str:
 def pilot_ranks(scores: np.ndarray) -> np.ndarray:
     """Rank (1 = best) of each model in the pilot's BT ranking; models with equal scores (to 1e-9, fit noise)
     share the better rank, so the ranks do not depend on the order the models were first seen in."""
-    return stats.rankdata(-np.round(np.asarray(scores, float), 9), method="min").astype(int)
+    return competition_rank(scores)
 
 
 def pick_anchor(candidates: list[dict], key: str) -> tuple[dict, list[str]]:

@@ -41,7 +41,7 @@ def read_score_tables(scores: Path, human: Path | None = None) -> tuple[pd.DataF
     from judgewise.io.readers import read_scores
 
     table = read_scores(scores)
-    log.info("read %d score rows from %s [%s]", table.report.rows_used, scores, table.report.format)
+    log.debug("read %d score rows from %s [%s]", table.report.rows_used, scores, table.report.format)
     if human is None:
         return table.frame, None
     human_frame = read_scores(human).frame
@@ -252,22 +252,39 @@ def reliability_of_files(scores: Path, target: str, metrics: list[str], *, human
 
 
 @dataclass
-class _LeftOut:
-    """Which "judges left out" lines were already logged (each once)."""
+class _PoolNotes:
+    """What building every target's pool found, told once per cause after all pools are built: judges left out
+    of a target's pool (scored other items), targets left out (nobody else scored their items), human scores
+    outside the pools."""
 
-    told: set = field(default_factory=set)
+    left_out: dict = field(default_factory=dict)  # judges left out -> first target whose pool left them out
+    alone: list = field(default_factory=list)  # targets no other judge shares items with
+    outside: dict = field(default_factory=dict)  # (human scores outside, pool size) -> targets
 
     def note(self, pool, name: str, judges: set) -> None:
         left_out = tuple(sorted(judges - set(pool.judges)))
-        if left_out and left_out not in self.told:
-            self.told.add(left_out)
-            log.info("judges with no score on the items of %s (and judges sharing them) are left out: %s",
-                     pool.judges[pool.judge_index(name)], ", ".join(left_out))
+        if left_out:
+            self.left_out.setdefault(left_out, pool.judges[pool.judge_index(name)])
+        if pool.human_outside:
+            self.outside.setdefault((pool.human_outside, len(pool.item_ids)), []).append(
+                pool.judges[pool.judge_index(name)])
+
+    def tell(self, source: str) -> None:
+        from judgewise.analysis.study import warn_human_outside
+
+        if self.alone:
+            log.info("left out %s: no other judge scored its items", ", ".join(self.alone))
+        for judges, target in self.left_out.items():
+            if not set(judges) <= set(self.alone):  # those are told above
+                log.info("judges with no score on the items of %s (and judges sharing them) are left out: %s",
+                         target, ", ".join(judges))
+        for (outside, size), targets in self.outside.items():
+            warn_human_outside(source, outside, size, targets if len(self.outside) > 1 else None)
 
 
 def pools_per_target(scores: Path, human: Path | None, targets: list[str], human_rater: str = "human"):
     """``(target, ScorePool)`` pairs, each target on its own item pool; without ``targets`` every judge that shares
-    its items with another judge (the others are logged and left out).
+    its items with another judge (the others are logged and left out). What was left out is told once per cause.
 
     Raises
     ------
@@ -279,16 +296,18 @@ def pools_per_target(scores: Path, human: Path | None, targets: list[str], human
     frame, human_frame = read_score_tables(scores, human)
     judges = set(frame["rater"].astype(str)) - {human_rater}
     names = targets if targets else sorted(judges)
-    pairs, left_out = [], _LeftOut()
+    pairs, notes = [], _PoolNotes()
     for name in names:
-        pool = pool_from_scores(frame, human_frame, target=name, human_rater=human_rater, source=str(scores))
-        left_out.note(pool, name, judges)
+        pool = pool_from_scores(frame, human_frame, target=name, human_rater=human_rater, source=str(scores),
+                                human_source=str(human), warn_outside=False)
         if len(pool.judges) < 2:
             if targets:
                 raise InputError(f"no other judge scored the items of {name!r}: Metric Match needs other judges")
-            log.info("left out %s: no other judge scored its items", name)
+            notes.alone.append(pool.judges[pool.judge_index(name)])
             continue
+        notes.note(pool, name, judges)
         pairs.append((pool.judges[pool.judge_index(name)], pool))
+    notes.tell(str(scores) if human is None else str(human))
     if not pairs:
         raise InputError("no judge shares its items with another judge: nothing to study", file=str(scores))
     return pairs

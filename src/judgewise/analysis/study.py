@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 import zlib
 from dataclasses import dataclass, field
 
@@ -47,6 +48,7 @@ class ScorePool:
     judges: tuple[str, ...]       # (R,)
     scores: np.ndarray            # (R, n)
     human: np.ndarray | None      # (n,) or None when no human scores are known
+    human_outside: int = 0        # human scores on items outside the pool (left out)
 
     def judge_index(self, name: str) -> int:
         """Position of judge ``name`` (exact, else a unique case-insensitive substring); InputError otherwise."""
@@ -80,13 +82,15 @@ def refuse_repeated_targets(targets: list[str]) -> None:
 
 def pool_from_scores(scores: pd.DataFrame, human: pd.DataFrame | None = None, *, target: str | None = None,
                      human_rater: str = "human", source: str = "scores",
-                     human_source: str = "human scores") -> ScorePool:
+                     human_source: str = "human scores", warn_outside: bool = True) -> ScorePool:
     """Build a pool from a canonical scores table (``item_id, rater, score``) and optional human scores.
 
     The human is ``human`` (its ``rater`` column is ignored) or, when None, the rows of rater ``human_rater``.
     With ``target`` the pool is the target's items; judges that scored none of them are left out (logged, e.g. a
     JudgeBench judge on another pair set); a judge missing some of them is an InputError. Duplicated
-    (item, rater) rows, non-numeric scores and constant judges are InputErrors.
+    (item, rater) rows, non-numeric scores and constant judges are InputErrors. Human scores on items outside the
+    pool are left out, counted in ``human_outside`` and logged as a warning (``warn_outside=False``: the caller
+    tells once for several pools).
     """
     frame = _validated(scores, source)
     if human is None:
@@ -101,16 +105,21 @@ def pool_from_scores(scores: pd.DataFrame, human: pd.DataFrame | None = None, *,
         name = resolve_judge(target, wide.columns)
         wide = _restrict_to(wide, wide.index[wide[name].notna()], source)
     _check_complete(wide, source)
-    human_values = None
+    human_values, outside = None, 0
     if len(human_frame):
         h = human_frame.drop_duplicates("item_id").set_index("item_id")["score"]
         human_values = h.reindex(wide.index).to_numpy(float)
         outside = int((~h.index.isin(wide.index)).sum())
-        if outside:
-            log.warning("%s: %d human score(s) on items outside the pool of %d items (no judge or target score) "
-                        "left out", source if human is None else human_source, outside, len(wide))
+        if outside and warn_outside:
+            warn_human_outside(source if human is None else human_source, outside, len(wide))
     return ScorePool(item_ids=wide.index.to_numpy(), judges=tuple(map(str, wide.columns)),
-                     scores=wide.to_numpy(float).T, human=human_values)
+                     scores=wide.to_numpy(float).T, human=human_values, human_outside=outside)
+
+
+def warn_human_outside(source: str, outside: int, pool_size: int, targets: list[str] | None = None) -> None:
+    """The one warning that human scores outside a pool were left out (``targets``: the pools it holds for)."""
+    log.warning("%s: %d human score(s) on items outside the pool of %d items (no judge or target score) left out%s",
+                source, outside, pool_size, f" (targets {', '.join(targets)})" if targets else "")
 
 
 def _validated(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -300,7 +309,8 @@ def _paired_errors(trials: pd.DataFrame, method: str, baseline: str = BASELINE):
 
 def _wins(err_m: np.ndarray, err_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Macro (1[mean ε_m < mean ε_r]) and micro (mean of 1[ε_m < ε_r]) wins over the last (trial) axis (§3.3)."""
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():  # a cell with no defined trial: NaN mean, no win (counted in error_table)
+        warnings.simplefilter("ignore", RuntimeWarning)
         macro = (np.nanmean(err_m, axis=-1) < np.nanmean(err_r, axis=-1)).astype(float)
     m = np.where(np.isnan(err_m), np.inf, err_m)
     r = np.where(np.isnan(err_r), np.inf, err_r)

@@ -29,7 +29,8 @@ COMMAND_MODULES = (
     "judgewise.cli.reliability_cmd",  # select, reliability, study
     "judgewise.cli.diagnose_cmd",  # diagnose, accuracy
     "judgewise.cli.report_cmd",    # report, serve
-    "judgewise.cli.demo_cmd",      # demo
+    "judgewise.cli.demo_cmd",      # demo, version
+    "judgewise.cli.completion_cmd",  # completion
 )
 
 # The commands that read judgments (a judgments file or folder of any registered format, or a judging store); the
@@ -45,16 +46,25 @@ err_console = Console(stderr=True)
 
 
 def build_app() -> typer.Typer:
-    app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                       help="Evaluate language models with an LLM judge, reliably and at the lowest cost.")
 
     @app.callback()
-    def root() -> None:
+    def root(_version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                           help="Print `judgewise X.Y.Z` and exit.")) -> None:
         """Evaluate language models with an LLM judge (add --verbose to any command for debug logs)."""
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
     return app
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from judgewise import __version__
+
+        typer.echo(f"judgewise {__version__}")
+        raise typer.Exit()
 
 
 def _setup_logging(verbose: bool) -> None:

@@ -59,7 +59,7 @@ def render_alignment(result, console: Console) -> None:
     """The comparison table, then per-model accuracy, the filter report and what was skipped."""
     level = result.settings["level"]
     title = (f"judgewise accuracy · rankings vs ground-truth accuracy "
-             f"({level * 100:g}% bootstrap CI over prompts, {result.settings['bootstrap']} rounds)")
+             f"({level * 100:g}% normal bootstrap CI over prompts, {result.settings['bootstrap']} rounds)")
     names = ("source", "pairs", "judgments", "Kendall τ", "Spearman ρ", "Pearson r", "Kendall distance", "note")
     print_table(console, title, [(n, "left" if n in ("source", "pairs", "note") else "right") for n in names],
                 [[row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),

@@ -73,9 +73,9 @@ def run_evaluation(cfg, *, show_progress: bool, bootstrap: int, run=None):
 
 def print_result(result, seed: int, console: Console | None = None) -> None:
     """What ``judgewise evaluate`` prints (on ``console``, default stdout): the design and why, the placement of an
-    added model, the ranking with its intervals, the trust block. ``seed``: the config's, shown when the ranking
-    has no bootstrap."""
-    from judgewise.pipeline.text import add_model_lines, trust_lines
+    added model, the ranking with its intervals (or that it has none), the trust block. ``seed``: the config's;
+    unused now that the ranking records the seed of its bootstrap (kept for callers)."""
+    from judgewise.pipeline.text import add_model_lines, interval_line, trust_lines
 
     console = console or out
     for reason in result.reasons:
@@ -83,9 +83,7 @@ def print_result(result, seed: int, console: Console | None = None) -> None:
     for line in add_model_lines(result.placement) if result.placement else []:
         say(console, line)
     _print_ranking(result, console)
-    boot = result.ranking.info.get("bootstrap") or {}
-    say(console, f"95% intervals: percentile bootstrap, {boot.get('rounds', 0)} rounds over prompts (seed "
-                 f"{boot.get('seed', seed)}); rank = 1 + models whose lower bound exceeds this upper bound")
+    say(console, interval_line(result.ranking))
     for line in trust_lines(result):
         say(console, line)
 

@@ -255,7 +255,7 @@ def read_judgebench(path: str | Path, *, skip_invalid: bool = False) -> Table:
         log.warning("%s: %d of %d JudgeBench games could not be parsed (kept with an error, outcome NaN)",
                     path, n_unparsed, len(frame))
     if n_conflicting:
-        log.info("%s: %d judge outputs held several different verdicts; the last one was used", path, n_conflicting)
+        log.debug("%s: %d judge outputs held several different verdicts; the last one was used", path, n_conflicting)
     resp = pd.DataFrame(list(responses.values()), columns=["prompt_id", "model", "text", "instruction"])
     resp_table = Table("responses", resp, ReadReport(str(path), "judgebench", len(resp), len(resp)))
     counts = {"games": len(frame), "errors": n_unparsed, "conflicting_verdicts": n_conflicting,

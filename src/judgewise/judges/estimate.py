@@ -2,7 +2,10 @@
 
 Prompt tokens come from rendering the judge's template for every new game (≈ 4 characters a token) when
 the judge has one; output tokens and latency from this judge's earlier rows in the store when there are
-some, otherwise from the stated defaults. Time is the slowest of concurrency, requests/min and tokens/min.
+some, otherwise from the config's ``expected_latency_s`` / ``expected_tokens_out``, else the backend's own
+``expected_latency_s`` (the embedded judge's is measured), else :data:`DEFAULT_LATENCY_S`. Time is the slowest of
+concurrency (capped by the backend's ``max_concurrency``: the embedded judge answers one call at a time),
+requests/min and tokens/min.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from judgewise.judges.limits import RateLimits
 from judgewise.judges.runner import canonical_json, game_key, plan_games
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.judges.store import JudgmentStore
+
+
+DEFAULT_LATENCY_S = 3.0  # seconds per call of an HTTP endpoint when neither the store nor the config says
 
 
 def plan_label(dry_run: bool) -> str:
@@ -61,7 +67,7 @@ def _history(store: JudgmentStore, identity: dict) -> tuple[float, float, int] |
 
 def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentStore, *, orders: str = "both",
                  seed: int = 0, concurrency: int = 8, limits: RateLimits | None = None,
-                 expected_tokens_out: int | None = None, expected_latency_s: float = 3.0,
+                 expected_tokens_out: int | None = None, expected_latency_s: float | None = None,
                  retry_failed: bool = False) -> Estimate:
     """Estimate the job without calling the judge (see module docstring); with ``retry_failed`` games stored
     as failed count as new, as the run will judge them again."""
@@ -78,27 +84,33 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
 
 def costed_estimate(judge: Judge, store: JudgmentStore, comparisons: int, games: int, cached: int, calls: int,
             tokens_in: int, concurrency: int, limits: RateLimits | None, expected_tokens_out: int | None,
-            expected_latency_s: float) -> Estimate:
+            expected_latency_s: float | None) -> Estimate:
     """The estimate of ``calls`` calls reading ``tokens_in`` prompt tokens: output tokens, cost and time."""
+    backend = getattr(judge, "backend", None)
     history = _history(store, dict(judge.identity))
     cap = getattr(judge, "max_tokens", None) or 512
+    if expected_latency_s is None:
+        expected_latency_s = getattr(backend, "expected_latency_s", None) or DEFAULT_LATENCY_S
     out_per_call, latency, n_hist = history or (expected_tokens_out or min(cap, 512), expected_latency_s, 0)
     tokens_out = int(out_per_call * calls)
-    prices = getattr(getattr(judge, "backend", None), "prices", None)
+    prices = getattr(backend, "prices", None)
     cost = prices.cost(tokens_in, tokens_out) if prices is not None else 0.0
     limits = limits or RateLimits()
-    seconds = max([calls * latency / max(1, concurrency)]
+    in_flight = max(1, min(concurrency, getattr(backend, "max_concurrency", None) or concurrency))
+    seconds = max([calls * latency / in_flight]
                   + ([calls / limits.rpm * 60] if limits.rpm else [])
                   + ([(tokens_in + tokens_out) / limits.tpm * 60] if limits.tpm else []))
     basis = (f"output tokens and latency from {n_hist} stored games of this judge" if history else
              f"assuming {out_per_call} output tokens and {latency:g}s per call")
+    if in_flight < concurrency:
+        basis += f", {in_flight} call at a time" if in_flight == 1 else f", {in_flight} calls at a time"
     return Estimate(comparisons=comparisons, games=games, cached=cached, calls=calls,
                     tokens_in=tokens_in, tokens_out=tokens_out, cost=cost, seconds=seconds, basis=basis)
 
 
 def estimate_upper_bound(sample: list[Comparison], comparisons: int, games: int, judge: Judge,
                          store: JudgmentStore, *, concurrency: int = 8, limits: RateLimits | None = None,
-                         expected_tokens_out: int | None = None, expected_latency_s: float = 3.0) -> Estimate:
+                         expected_tokens_out: int | None = None, expected_latency_s: float | None = None) -> Estimate:
     """Upper bound for a multi-round design that asks at most ``comparisons`` comparisons (``games`` games): every
     game counted as a new call (games already stored are not subtracted: the rounds are not known before the
     answers), prompt tokens per game the mean over ``sample`` (representative comparisons of the pool)."""

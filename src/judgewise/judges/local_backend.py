@@ -8,6 +8,8 @@ it exists so judgewise runs end to end offline (demo, tests of format, determini
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
 import logging
 import os
 import threading
@@ -35,9 +37,24 @@ def cache_dir() -> Path:
 
 def _import(module: str):
     try:
-        return __import__(module, fromlist=["_"])
+        imported = __import__(module, fromlist=["_"])
     except ImportError as exc:
         raise ConfigError(f"{INSTALL_HINT} (import of {module!r} failed: {exc})") from exc
+    if module.startswith("llama_cpp"):
+        _close_devnull_at_exit()
+    return imported
+
+
+@functools.cache
+def _close_devnull_at_exit() -> None:
+    """llama-cpp-python opens ``os.devnull`` twice when it is imported (``llama_cpp._utils``, to silence llama.cpp
+    while a model loads) and never closes it, so every process that used the embedded judge ended with
+    ``ResourceWarning: unclosed file '/dev/null'``: close both at exit (freeing a model does not write to them)."""
+    utils = __import__("llama_cpp._utils", fromlist=["_"])
+    for name in ("outnull_file", "errnull_file"):
+        handle = getattr(utils, name, None)
+        if handle is not None:
+            atexit.register(handle.close)
 
 
 def ensure_model(directory: str | Path | None = None) -> Path:
@@ -81,6 +98,15 @@ class LocalBackend:
     before every call. Logprobs are not returned (llama-cpp-python would need ``logits_all``: n_ctx × vocab
     floats of memory).
     """
+
+    #: One model instance answers one call at a time (calls queue on its lock): a run's ``concurrency`` does not
+    #: divide the time (:mod:`judgewise.judges.estimate`).
+    max_concurrency = 1
+    #: Seconds per call when the store has no earlier call of this judge to measure from: ``make demo`` on a fresh
+    #: clone of a 2-core machine kept busy, 96 pairwise calls of ~545 prompt tokens in 621 s (README). The same
+    #: machine with 7 agents sharing it (load average 11): 3.6–59 s, median 20 s, over 10 calls of ~530 tokens;
+    #: quieter, MT-bench grading took 3.4 s a call (README).
+    expected_latency_s = 6.5
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 8192, seed: int = 0,
                  n_threads: int | None = None, reuse_prefix: bool = True, temperature: float = 0.0):

@@ -189,7 +189,7 @@ class GradingPlan:
 
 def plan_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStore, *,
                  retry_failed: bool = False, concurrency: int = 8, limits=None, expected_tokens_out: int | None = None,
-                 expected_latency_s: float = 3.0) -> GradingPlan:
+                 expected_latency_s: float | None = None) -> GradingPlan:
     """The plan of grading ``items`` into ``store``: nothing is called; prompt tokens from rendering the template
     for every new grade, output tokens and latency as :mod:`judgewise.judges.estimate` takes them."""
     keyed = keyed_items(judge, items)

@@ -71,48 +71,54 @@ class EvaluateResult:
         return out if self.placement is None else {**out, "placement": self.placement}
 
 
-def choose_design(n_models: int, n_prompts: int, max_calls: int | None, orders: str = "both") -> tuple[dict, list[str]]:
+def choose_design(n_models: int, n_prompts: int, max_calls: int | None, orders: str = "both",
+                  has_target: bool = True) -> tuple[dict, list[str]]:
     """``design: auto``: Anchor Fig. 5 through :func:`judgewise.analysis.planning.plan`, then the choice that can
     stop at a target. ≤ 3 models: all pairs (plan's rule), judged in prompt chunks. A leaderboard (≥ 4 models):
     plan recommends a pilot-chosen mediocre anchor at a fixed size; with a target to stop at, the adaptive design
-    spends each round on the pairs whose order is least certain and stops as soon as the target is reached.
+    spends each round on the pairs whose order is least certain and stops as soon as the target is reached
+    (``has_target=False``: the reasons say the budget or the design ends the run instead).
     Returns the design mapping and the reasons."""
     advice = plan(PlanInputs(n_models=n_models, budget=max_calls))
     if advice.design == "quadratic":
-        return {"name": "all_pairs"}, [advice.reasons[0], "judged in prompt chunks, refitting after each and "
-                                       "stopping at the target"]
-    budget, size = adaptive_budget(n_models, n_prompts, max_calls, orders)
+        stop = ("stopping at the target" if has_target
+                else "no target: every pair on every prompt is judged unless the budget ends the run first")
+        return {"name": "all_pairs"}, [advice.reasons[0], f"judged in prompt chunks, refitting after each and {stop}"]
+    budget, size = adaptive_budget(n_models, n_prompts, max_calls, orders, has_target)
+    how = ("with a target to stop at, adaptive (Arena-lite-style sequential design) spends each round on the pairs "
+           "whose order is least certain and stops when the target is reached" if has_target else
+           "adaptive (Arena-lite-style sequential design) spends each round on the pairs whose order is least "
+           "certain; no target: it runs until its budget is spent")
     reasons = [f"{n_models} models, a full ranking: plan recommends {advice.design} "
                f"({advice.judge_calls:,} calls + {advice.pilot_calls:,} pilot at a fixed size; `judgewise plan`)",
-               "with a target to stop at, adaptive (Arena-lite-style sequential design) spends each round on the "
-               "pairs whose order is least certain and stops when the target is reached",
-               size]
+               how, size]
     return {"name": "adaptive", "budget": budget}, reasons + advice.warnings
 
 
-def adaptive_budget(n_models: int, n_prompts: int, max_calls: int | None, orders: str = "both") -> tuple[int, str]:
+def adaptive_budget(n_models: int, n_prompts: int, max_calls: int | None, orders: str = "both",
+                    has_target: bool = True) -> tuple[int, str]:
     """The adaptive design's budget in comparisons when the config gives none: ``budget.max_calls`` (in
-    comparisons of ``orders``) or every pair on every prompt — the target stops it earlier. (budget, reason)."""
+    comparisons of ``orders``) or every pair on every prompt — a target stops it earlier. (budget, reason)."""
     per = 2 if orders == "both" else 1
     all_pairs = n_prompts * n_models * (n_models - 1) // 2
     budget = max(min(all_pairs, max_calls // per) if max_calls else all_pairs, 1)
     return budget, (f"adaptive budget: {budget:,} comparisons ({budget * per:,} calls, orders {orders}) of "
-                    f"{all_pairs:,} possible")
+                    f"{all_pairs:,} possible" + ("" if has_target else ", all of them judged (no target)"))
 
 
-def _resolved_config(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
+def _resolved_config(cfg: RunConfig, has_target: bool) -> tuple[RunConfig, list[str]]:
     """The config with ``design: auto`` (also the default when no design is given) replaced by the choice."""
     if cfg.design.get("name") == "adaptive" and "budget" not in cfg.design:
         pool = load_pool(cfg)
         budget, reason = adaptive_budget(len(pool.models), len(pool.prompt_ids), cfg.budget.get("max_calls"),
-                                         cfg.orders)
+                                         cfg.orders, has_target)
         return (dataclasses.replace(cfg, design={**cfg.design, "budget": budget}),
                 [f"given in {cfg.source} without a budget; {reason}"])
     if cfg.design_given and cfg.design.get("name", "all_pairs") != AUTO_DESIGN:
         return cfg, [f"given in {cfg.source}"]
     pool = load_pool(cfg)
     design, reasons = choose_design(len(pool.models), len(pool.prompt_ids), cfg.budget.get("max_calls"),
-                                    cfg.orders)
+                                    cfg.orders, has_target)
     return dataclasses.replace(cfg, design=design), reasons
 
 
@@ -125,7 +131,7 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     check_pairwise(cfg, l2)
     target = parse_target(cfg.target, cfg.source)
-    cfg, reasons = _resolved_config(cfg)
+    cfg, reasons = _resolved_config(cfg, target.is_set)
     pilot_size = int(cfg.design.get("pilot_prompts", PILOT_PROMPTS)) if pilots_anchor(cfg.design) else 0
     if pilot_size:  # the anchor is still to be chosen: read the pool and build the judge without it
         job = dataclasses.replace(build_job(dataclasses.replace(cfg, design={"name": "adaptive"}),

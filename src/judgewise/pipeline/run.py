@@ -134,7 +134,7 @@ def _run_single_shot(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, 
     cfg, opts = job.config, job.config.run_options()
     est = estimate_run(job.comparisons, job.judge, store, orders=cfg.orders, seed=cfg.seed,
                        concurrency=opts["concurrency"], limits=opts["limits"],
-                       expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)),
+                       expected_latency_s=cfg.judge.get("expected_latency_s"),
                        expected_tokens_out=cfg.judge.get("expected_tokens_out"), retry_failed=cfg.retry_failed)
     on_plan(est)
     if dry_run:
@@ -154,7 +154,7 @@ def _run_grading(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with
     opts = cfg.run_options()
     plan = plan_grading(job.grades, job.judge, store, retry_failed=cfg.retry_failed, concurrency=opts["concurrency"],
                         limits=opts["limits"], expected_tokens_out=cfg.judge.get("expected_tokens_out"),
-                        expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)))
+                        expected_latency_s=cfg.judge.get("expected_latency_s"))
     on_plan(plan)
     if dry_run:
         return JudgeOutcome(plan, skipped=job.skipped)
@@ -210,7 +210,7 @@ def _rounds_estimate(job: Job, store: JudgmentStore, comparisons: int, games: in
     sample = build_comparisons(pool.responses, triples, pool.texts).comparisons
     return estimate_upper_bound(sample, comparisons, games, job.judge, store, concurrency=opts["concurrency"],
                                 limits=opts["limits"], expected_tokens_out=cfg.judge.get("expected_tokens_out"),
-                                expected_latency_s=float(cfg.judge.get("expected_latency_s", 3.0)))
+                                expected_latency_s=cfg.judge.get("expected_latency_s"))
 
 
 def _with_leaderboard(design: dict, models: list[str], store_path: str, judge) -> dict:

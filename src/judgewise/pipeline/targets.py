@@ -43,6 +43,11 @@ class Target:
     separated: float | None = None
     margin: float = DEFAULT_MARGIN_ELO
 
+    @property
+    def is_set(self) -> bool:
+        """Whether there is a target to stop at (else the design or the budget ends the run)."""
+        return self.kendall_tau is not None or self.separated is not None
+
     def describe(self) -> str:
         parts = []
         if self.kendall_tau is not None:

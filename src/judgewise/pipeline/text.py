@@ -144,15 +144,23 @@ def trust_lines(result) -> list[str]:
     return lines
 
 
+RANK_WITH_INTERVALS = "rank = 1 + models whose lower bound exceeds this upper bound"
+RANK_WITHOUT_INTERVALS = "rank = 1 + models with a higher score (tied scores share a rank)"
+
+
+def interval_line(ranking) -> str:
+    """How a ranking's intervals were made (or that there are none) and what its ranks count
+    (:func:`judgewise.ratings.result.ci_aware_rank`)."""
+    boot = ranking.info.get("bootstrap")
+    if not boot:
+        return f"no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks); {RANK_WITHOUT_INTERVALS}"
+    return (f"{ranking.ci_level * 100:g}% intervals: percentile bootstrap, {boot['rounds']} rounds over "
+            f"{boot['unit']}s (seed {boot['seed']}); {RANK_WITH_INTERVALS}")
+
+
 def ranking_info_lines(ranking) -> list[str]:
     """How a ranking's intervals were made and, for style control, the fitted coefficients; BT separation; pooling."""
-    level = f"{ranking.ci_level * 100:g}%"
-    boot = ranking.info.get("bootstrap")
-    if boot:
-        lines = [f"{level} intervals: percentile bootstrap, {boot['rounds']} rounds over {boot['unit']}s "
-                 f"(seed {boot['seed']}); rank = 1 + models whose lower bound exceeds this upper bound"]
-    else:
-        lines = ["no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks)"]
+    lines = [interval_line(ranking)]
     coefficients = ranking.info.get("coefficients")
     if coefficients:
         units = ranking.info.get("coefficient_units", "")
@@ -248,15 +256,34 @@ def study_lines(summary: dict) -> list[str]:
     def paper(text: str) -> str:  # the Metric Match paper's figure, shown next to Metric Match's only
         return f" (paper {text})" if method == "metric-match" else ""
 
+    lines += _savings_lines(summary)
     lines.append(f"{method} vs random: error {-100 * head['improvement']:+.1f}%{paper('−18.7%')}, macro win rate "
                  f"{head['macro']:.3f} [{head['macro_lo']:.3f}, {head['macro_hi']:.3f}]{paper('0.838')}, micro "
                  f"{head['micro']:.3f}{paper('0.538')}, "
-                 f"annotation savings {100 * head['savings']:.1f}%{paper('32.5%')}")
+                 f"annotation savings {100 * head['savings']:+.1f}% of random's budget{paper('32.5%')}")
     return lines
 
 
+def _savings_lines(summary: dict) -> list[str]:
+    """The annotation savings (Metric Match §4.1.2) and what they are worth in the cost model (§4.1.3), over the
+    same budget × metric cells: the headline's share of random's budget R saved, (R − E_m(R))/R averaged over the
+    cells, and the labels R − E_m(R) and dollars C(R) averaged over them. A share weighs a small budget as much as a
+    large one, labels and dollars do not, so their signs can differ: both are shown, named, side by side."""
+    head, settings = summary["headline"], summary["settings"]
+    rows = [r for r in summary.get("savings", []) if r["cost_savings"] == r["cost_savings"]]  # NaN: never reached
+    if not rows or "minutes_per_label" not in settings:
+        return []
+    labels = sum(r["budget"] - r["matching_budget"] for r in rows) / len(rows)
+    dollars = sum(r["cost_savings"] for r in rows) / len(rows)
+    return [f"annotation savings over the {len(rows)} of {len(summary['savings'])} (budget, metric) cells where "
+            f"{head['method']} reaches random's error at budget R: {100 * head['savings']:+.1f}% of R on average, "
+            f"{labels:+.1f} labels on average = {'-' if dollars < 0 else '+'}${abs(dollars):,.2f} (cost model: "
+            f"{settings['minutes_per_label']:g} min per label at ${settings['cost_per_hour']:,.0f}/h); the % weighs "
+            f"small budgets as much as large ones; negative = more labels than random"]
+
+
 def _classification_lines(summary: dict) -> list[str]:
-    """Threshold classification win rates per metric (Metric Match §4.3) and the cost model's savings (§4.1.3)."""
+    """Threshold classification win rates per metric (Metric Match §4.3)."""
     settings = summary["settings"]
     by_metric: dict[str, list] = {}
     for row in summary.get("classification", []):
@@ -265,11 +292,6 @@ def _classification_lines(summary: dict) -> list[str]:
     lines = [f"classification 1[ρ̂ > t] vs 1[ρ > t] (t ∈ {{{thresholds}}}), {summary['headline']['method']} vs "
              f"random: " + "; ".join(f"{m} macro {sum(v[0] for v in vals) / len(vals):.3f} micro "
                                     f"{sum(v[1] for v in vals) / len(vals):.3f}" for m, vals in by_metric.items())]
-    costs = [r["cost_savings"] for r in summary.get("savings", []) if r["cost_savings"] == r["cost_savings"]]
-    if costs and "minutes_per_label" in settings:
-        lines.append(f"cost model: {settings['minutes_per_label']:g} min per label at "
-                     f"${settings['cost_per_hour']:,.0f}/h → mean saving ${sum(costs) / len(costs):,.2f} per "
-                     f"study budget where the method reaches random's error")
     return lines
 
 

@@ -8,7 +8,8 @@
 
 Methods with a :class:`StatsForm` turn a batch of draws into a batch of statistics with one sparse product and
 fit the whole batch at once; the others are refitted replicate by replicate from integer row multiplicities.
-Intervals are percentile intervals at ``ci_level``; the bootstrap median is reported too. Seeded with
+Intervals are percentile intervals at ``ci_level`` (:func:`percentile_interval`; :func:`normal_interval` for
+statistics whose replicates are biased away from the estimate); the bootstrap median is reported too. Seeded with
 ``numpy.random.Generator`` only.
 """
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
+from scipy.special import ndtri
 
 from judgewise.errors import ConfigError
 from judgewise.ratings.method import MethodResult, RatingData
@@ -227,6 +229,22 @@ def percentile_interval(replicates, level: float, axis: int = 0):
         warnings.simplefilter("ignore", RuntimeWarning)
         low, high = np.nanpercentile(reps, [tail, 100.0 - tail], axis=axis)
     return low, high
+
+
+def normal_interval(point, replicates, level: float, bounds: tuple[float, float] = (-np.inf, np.inf)):
+    """Normal ("standard") bootstrap interval at ``level``: ``point`` ± z·SD of the replicates (NaNs ignored),
+    clipped to ``bounds``, the statistic's range (Efron & Tibshirani 1993, §13.2). Always contains ``point``.
+
+    For a statistic whose replicates are biased away from the estimate, where the percentile interval can miss
+    the point: a rank correlation between two rankings that each replicate re-estimates (resampling adds noise to
+    both, which only lowers their agreement; at τ = 1 every replicate is ≤ 1). NaN bounds with fewer than two
+    finite replicates or a NaN point."""
+    reps = np.asarray(replicates, dtype=float)
+    reps = reps[np.isfinite(reps)]
+    if len(reps) < 2 or not np.isfinite(point):
+        return float("nan"), float("nan")
+    half = float(ndtri(0.5 + level / 2)) * float(np.std(reps, ddof=1))
+    return float(max(point - half, bounds[0])), float(min(point + half, bounds[1]))
 
 
 def summarise(reps: np.ndarray, ci_level: float, unit: str) -> BootstrapResult:

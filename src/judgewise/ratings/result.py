@@ -13,7 +13,8 @@ class Ranking:
 
     Arrays are aligned with ``models``. ``ci_low``/``ci_high`` are bootstrap percentile bounds at
     ``ci_level`` (NaN when no bootstrap was run). ``rank`` is the CI-aware rank: 1 + the number of models
-    whose lower bound exceeds this model's upper bound (plain rank by score when no intervals).
+    whose lower bound exceeds this model's upper bound; without intervals, 1 + the number of models with a higher
+    score, so tied models share a rank (:func:`ci_aware_rank`).
     ``n`` is the number of judgments each model took part in. ``extra`` holds method-specific per-model
     arrays (e.g. ``se``, ``n_wins``, ``n_draws``, ``discrete_win_rate``, ``elo``, ``mu``, ``sigma``) and
     ``info`` method-level facts (coefficients of style control, rows used/skipped, settings).
@@ -68,12 +69,30 @@ def _num(x):
     return None if np.isnan(x) else x
 
 
+SCORE_DECIMALS = 9
+"""Scores equal to this many decimals are equal: a fit's last digits are noise, not an order between models."""
+
+
+def competition_rank(scores: np.ndarray) -> np.ndarray:
+    """1 + the number of models with a higher score ("1, 1, 1, 4": equal scores share the better rank, so a rank
+    never depends on the order the models were first seen in); scores compared to :data:`SCORE_DECIMALS`, a NaN
+    score ranks after every number."""
+    points = np.round(np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf), SCORE_DECIMALS)
+    return _count_above(points, points)
+
+
 def ci_aware_rank(scores: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> np.ndarray:
-    """1 + number of models whose lower bound exceeds this model's upper bound (plain rank if no CIs)."""
-    scores = np.asarray(scores, dtype=float)
-    if np.all(np.isnan(ci_low)) or np.all(np.isnan(ci_high)):
-        order = np.argsort(-scores, kind="stable")
-        rank = np.empty(len(scores), dtype=int)
-        rank[order] = np.arange(1, len(scores) + 1)
-        return rank
-    return 1 + (np.asarray(ci_low)[None, :] > np.asarray(ci_high)[:, None]).sum(axis=1)
+    """1 + the number of models clearly better than this one: whose lower bound exceeds this model's upper bound.
+    Without intervals (no bootstrap) a model's interval is its score: :func:`competition_rank`, ties share a rank."""
+    low, high = np.asarray(ci_low, dtype=float), np.asarray(ci_high, dtype=float)
+    if np.all(np.isnan(low)) or np.all(np.isnan(high)):
+        return competition_rank(scores)
+    return _count_above(low, high)
+
+
+def _count_above(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """1 + #{j: low[j] > high[i]} for every i, by one sort (NaN bounds compare false: they never count, and a NaN
+    ``high`` has nothing above it)."""
+    above = np.sort(low[~np.isnan(low)])
+    rank = 1 + len(above) - np.searchsorted(above, high, side="right")
+    return np.where(np.isnan(high), 1, rank).astype(int)

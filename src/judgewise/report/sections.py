@@ -100,9 +100,11 @@ def leaderboard_section(ctx: ReportContext, s: Section) -> None:
     records = r.to_records()
     level = f"{round(100 * r.ci_level)}%"
     extras = [k for k in ("se", "n_wins", "n_draws", "discrete_win_rate", "mu", "sigma") if k in r.extra]
+    intervals = (f"{level} bootstrap intervals over {ctx.options.bootstrap} rounds; rank is CI-aware: "
+                 "1 + number of models whose lower bound exceeds this model's upper bound" if r.info.get("bootstrap")
+                 else "no bootstrap intervals; rank = 1 + number of models with a higher score (ties share a rank)")
     s.tables.append(TableBlock(
-        caption=f"Leaderboard ({ctx.method}; {level} bootstrap intervals over {ctx.options.bootstrap} rounds; "
-                "rank is CI-aware: 1 + number of models whose lower bound exceeds this model's upper bound)",
+        caption=f"Leaderboard ({ctx.method}; {intervals})",
         columns=["rank", "model", "score", f"{level} CI", "n", *extras],
         rows=[[rec["rank"], rec["model"], fmt_num(rec["score"], 4),
                f"[{fmt_num(rec['ci_low'], 4)}, {fmt_num(rec['ci_high'], 4)}]", fmt_num(rec["n"]),
