@@ -40,7 +40,7 @@ COMMAND_MODULES = (
 JUDGMENT_COMMANDS = ("rank", "report", "diagnose", "anchors", "accuracy", "plan", "serve", "store export",
                      "store stats", "evaluate")
 OTHER_COMMANDS = ("agree", "judge", "generate", "simulate", "power sign", "power wilcoxon", "select", "reliability",
-                  "study", "echo-test", "demo", "version", "store copy")
+                  "study", "echo-test", "demo", "version", "completion", "store copy")
 
 err_console = Console(stderr=True)
 
