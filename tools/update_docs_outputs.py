@@ -1,0 +1,44 @@
+"""Refresh the expected output of every console example in README.md and docs/*.md from real runs.
+
+    python tools/update_docs_outputs.py                 # every page, slow blocks included
+    python tools/update_docs_outputs.py docs/ratings.md # some pages
+    python tools/update_docs_outputs.py --check         # report what differs, change nothing (exit 1 if any)
+
+Lines that match the page (its ``...`` wildcards included) keep their form; lines that differ are replaced by what
+the command printed, so hand-made elisions survive a refresh. Doctest (``>>>``) blocks are checked, not rewritten.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from tools.docs_examples import PAGES, REPO, describe, refreshed_page, run_page  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pages", nargs="*", type=Path, help="pages to refresh (default: README.md and docs/*.md)")
+    parser.add_argument("--check", action="store_true", help="only report the differences")
+    parser.add_argument("--no-slow", action="store_true", help="leave out blocks marked <!-- docs: slow -->")
+    args = parser.parse_args(argv)
+    pages = [p.resolve() for p in args.pages] or PAGES
+    failed = 0
+    for page in pages:
+        outcomes = run_page(page, slow=not args.no_slow)
+        bad = [o for o in outcomes if not o.ok]
+        failed += len(bad)
+        for outcome in bad:
+            print(describe(outcome) if args.check or outcome.step is None else
+                  f"{page.relative_to(REPO)} line {outcome.block.line}: refreshed $ {outcome.step.command}")
+        if not args.check and any(o.step is not None and not o.ok for o in outcomes):
+            page.write_text(refreshed_page(page, outcomes), encoding="utf-8")
+        print(f"{page.relative_to(REPO)}: {len(outcomes)} examples run, {len(bad)} differed")
+    return 1 if failed and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
