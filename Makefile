@@ -37,7 +37,7 @@ test: $(BASE_STAMP)
 
 # The docs site (mkdocs + material + mkdocstrings), built strictly: any warning fails.
 docs: $(BASE_STAMP)
-	$(PY) -m mkdocs build --strict -d site
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d site
 
 test-all:
 	$(MAKE) test SLOW=1

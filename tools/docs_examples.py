@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -231,6 +232,7 @@ class Outcome:
     actual: list[str]
     ok: bool
     message: str = ""
+    seconds: float = 0.0
 
 
 def run_page(page: Path, slow: bool) -> list[Outcome]:
@@ -251,8 +253,10 @@ def run_page(page: Path, slow: bool) -> list[Outcome]:
                 outcomes.append(Outcome(block, None, report, not report, "\n".join(report)))
                 continue
             for step in steps_of(block):
+                started = time.perf_counter()
                 actual = box.run(step.command)
-                outcomes.append(Outcome(block, step, actual, output_matches(step.expected, actual)))
+                outcomes.append(Outcome(block, step, actual, output_matches(step.expected, actual),
+                                        seconds=time.perf_counter() - started))
     finally:
         box.close()
     return outcomes

@@ -24,11 +24,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pages", nargs="*", type=Path, help="pages to refresh (default: README.md and docs/*.md)")
     parser.add_argument("--check", action="store_true", help="only report the differences")
     parser.add_argument("--no-slow", action="store_true", help="leave out blocks marked <!-- docs: slow -->")
+    parser.add_argument("--report-slower-than", type=float, default=10.0, metavar="S",
+                        help="list the commands that took at least S seconds (default 10)")
     args = parser.parse_args(argv)
     pages = [p.resolve() for p in args.pages] or PAGES
     failed = 0
     for page in pages:
+        before = page.read_text(encoding="utf-8")
         outcomes = run_page(page, slow=not args.no_slow)
+        if page.read_text(encoding="utf-8") != before:
+            print(f"{page.relative_to(REPO)} changed while its examples ran; run again", file=sys.stderr)
+            failed += 1
+            continue
         bad = [o for o in outcomes if not o.ok]
         failed += len(bad)
         for outcome in bad:
@@ -36,7 +43,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{page.relative_to(REPO)} line {outcome.block.line}: refreshed $ {outcome.step.command}")
         if not args.check and any(o.step is not None and not o.ok for o in outcomes):
             page.write_text(refreshed_page(page, outcomes), encoding="utf-8")
-        print(f"{page.relative_to(REPO)}: {len(outcomes)} examples run, {len(bad)} differed")
+        for outcome in outcomes:
+            if outcome.seconds >= args.report_slower_than:
+                print(f"  {outcome.seconds:6.1f}s line {outcome.block.line}: $ {outcome.step.command}")
+        total = sum(o.seconds for o in outcomes)
+        print(f"{page.relative_to(REPO)}: {len(outcomes)} examples run in {total:.0f}s, {len(bad)} differed")
     return 1 if failed and args.check else 0
 
 
