@@ -16,6 +16,7 @@ import dataclasses
 import doctest
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -27,7 +28,7 @@ PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(`{3,})\s*([\w-]*)\s*$")
 DIRECTIVE = re.compile(r"^<!--\s*docs:\s*(skip|slow|file)\b\s*(.*?)\s*-->\s*$")
 COMMAND_TIMEOUT_S = 600
-ENV = {"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "JUDGEWISE_PROGRESS": "0", "PYTHONHASHSEED": "0",
+ENV = {"PYTHONUNBUFFERED": "1", "NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "JUDGEWISE_PROGRESS": "0", "PYTHONHASHSEED": "0",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
@@ -197,9 +198,15 @@ class Sandbox:
         self.namespace: dict = {}
 
     def run(self, command: str) -> list[str]:
-        done = subprocess.run(["sh", "-c", command], cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_TIMEOUT_S)
-        text = done.stdout.decode("utf-8", "replace").replace(str(self.root), "/tmp/docs")
+        """Run ``command`` here; its stdout and stderr, merged as a terminal shows them, as lines."""
+        args = plain_judgewise_command(command)
+        if args is not None and os.environ.get("JUDGEWISE_TEST_SUBPROCESS") != "1":
+            text = forked_judgewise(args, self.cwd, self.env)
+        else:
+            done = subprocess.run(["sh", "-c", command], cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_TIMEOUT_S)
+            text = done.stdout.decode("utf-8", "replace")
+        text = text.replace(str(self.root), "/tmp/docs")
         lines = [ln.rstrip() for ln in text.splitlines()]
         while lines and not lines[-1]:
             lines.pop()
@@ -223,6 +230,36 @@ class Sandbox:
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+SHELL_SYNTAX = re.compile(r"[|<>;&`$*?(){}\\]|^\s*\w+=")
+
+
+def plain_judgewise_command(command: str) -> list[str] | None:
+    """The arguments of ``judgewise ARGS`` when the command needs no shell (no pipe, redirect, variable, glob)."""
+    if SHELL_SYNTAX.search(command.split("#")[0] if " #" in command else command):
+        return None
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return None
+    return words[1:] if words and words[0] == "judgewise" else None
+
+
+def forked_judgewise(args: list[str], cwd: Path, env: dict) -> str:
+    """``judgewise ARGS`` in a process forked from tests/forkrun.py's preloaded server (no interpreter start-up)."""
+    from tests import forkrun
+
+    with tempfile.TemporaryDirectory(prefix="judgewise-docs-io-") as io_dir:
+        out = os.path.join(io_dir, "out")
+        proc = forkrun._context().Process(target=forkrun._child, args=(args, str(cwd), env, out, None))
+        proc.start()
+        proc.join(COMMAND_TIMEOUT_S)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+            raise subprocess.TimeoutExpired(args, COMMAND_TIMEOUT_S)
+        return Path(out).read_text(encoding="utf-8", errors="replace")
 
 
 @dataclasses.dataclass
