@@ -27,7 +27,7 @@ def test_page_examples_including_slow_ones_print_what_the_page_shows(page):
 
 def test_every_page_is_in_the_site_nav_and_readme_is_a_front_page():
     nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
-    missing = [p.name for p in PAGES if p.parent.name == "docs" and p.name not in nav]
+    missing = [p.name for p in PAGES if p.parent == REPO / "docs" and p.name not in nav]
     assert not missing, f"pages not in mkdocs.yml nav: {missing}"
     assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 400
 
