@@ -16,7 +16,8 @@ Writes (and overwrites) everything under examples/ except alpacaeval/ (its own R
 - mtbench/: MT-bench's question.jsonl and GPT-4 reference answers (FastChat, Apache-2.0), as published.
 - synthetic/responses.jsonl: 8 models m0..m7 and a late model `new` × 100 prompts of template answers, for the simulated judge.
 - synthetic/clb_judgments.jsonl, clb_correctness.csv: a seeded correct-looks-better setting (below);
-  synthetic/separated.jsonl: a table where one model won every game (the BT MLE does not exist).
+  synthetic/separated.jsonl: a table where one model won every game (the BT MLE does not exist); synthetic/soft.jsonl:
+  hard verdicts with the judge's soft preference (a `soft` column, as a store export of a logprobs judge has).
 """
 from __future__ import annotations
 
@@ -129,6 +130,15 @@ def synthetic(out: Path, seed: int = 0) -> None:
     sep += [{"prompt_id": f"t{k}", "model_a": "mid", "model_b": "low", "judge": "j", "outcome": float(k % 4 == 0)}
             for k in range(20)]
     jsonl(out / "separated.jsonl", sep)
+    # a store export's shape with soft preferences: hard verdicts plus the judge's expected outcome from logprobs
+    strength = {"m1": 0.0, "m2": 0.4, "m3": 0.8, "m4": 1.0}
+    soft = []
+    for p in range(40):
+        for a, b in itertools.combinations(sorted(strength, reverse=True), 2):
+            p_a = 1 / (1 + math.exp(strength[b] - strength[a]))
+            soft.append({"prompt_id": f"p{p:02d}", "model_a": a, "model_b": b, "judge": "logprob-judge",
+                         "outcome": float(rng.random() < p_a), "soft": round(min(1.0, max(0.0, rng.gauss(p_a, 0.1))), 3)})
+    jsonl(out / "soft.jsonl", soft)
 
 
 def main() -> None:

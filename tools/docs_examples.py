@@ -246,13 +246,30 @@ def plain_judgewise_command(command: str) -> list[str] | None:
     return words[1:] if words and words[0] == "judgewise" else None
 
 
+def _docs_child(args: list[str], cwd: str, env: dict, out: str) -> None:
+    """tests.forkrun's child, stderr merged into stdout, after giving the consoles the preloaded server made at import
+    the page's width: such a console took its width from the server's COLUMNS, not from this command's."""
+    import gc
+
+    from rich.console import Console
+
+    server_columns = os.environ.get("COLUMNS", "")
+    if server_columns.isdigit() and server_columns != env.get("COLUMNS"):
+        for obj in gc.get_objects():
+            if isinstance(obj, Console) and obj._width == int(server_columns):
+                obj._width = int(env["COLUMNS"])
+    from tests import forkrun
+
+    forkrun._child(args, cwd, env, out, None)
+
+
 def forked_judgewise(args: list[str], cwd: Path, env: dict) -> str:
     """``judgewise ARGS`` in a process forked from tests/forkrun.py's preloaded server (no interpreter start-up)."""
     from tests import forkrun
 
     with tempfile.TemporaryDirectory(prefix="judgewise-docs-io-") as io_dir:
         out = os.path.join(io_dir, "out")
-        proc = forkrun._context().Process(target=forkrun._child, args=(args, str(cwd), env, out, None))
+        proc = forkrun._context().Process(target=_docs_child, args=(args, str(cwd), env, out))
         proc.start()
         proc.join(COMMAND_TIMEOUT_S)
         if proc.is_alive():
@@ -310,6 +327,18 @@ def describe(outcome: Outcome) -> str:
             + ")")
 
 
+# What changes from run to run by nature (durations, file sizes): written as ``...`` by a refresh
+VOLATILE = [(re.compile(r"(\$\d+\.\d{4}, )\d+(\.\d+)?s\b"), r"\1...s"), (re.compile(r"\(\d+ KB\)"), "(... KB)"),
+            (re.compile(r"\b(in|took) \d+\.\d+\s?s\b"), r"\1 ...s"), (re.compile(r"[0-9.]+ calls/s"), "... calls/s")]
+
+
+def masked(line: str) -> str:
+    """``line`` with its durations and sizes written as wildcards."""
+    for pattern, replacement in VOLATILE:
+        line = pattern.sub(replacement, line)
+    return line
+
+
 def refreshed_page(page: Path, outcomes: list[Outcome]) -> str:
     """The page's text with each run console step's expected output replaced by its refreshed template."""
     lines = page.read_text(encoding="utf-8").splitlines()
@@ -323,6 +352,6 @@ def refreshed_page(page: Path, outcomes: list[Outcome]) -> str:
         for outcome in by_block[start]:
             command = outcome.step.command.split("\n")
             body += ["$ " + command[0], *command[1:]]
-            body += align(outcome.step.expected, outcome.actual)[1]
+            body += [masked(line) for line in align(outcome.step.expected, outcome.actual)[1]]
         lines[block.start:block.end] = body
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@
     python tools/update_docs_outputs.py --check         # report what differs, change nothing (exit 1 if any)
 
 Lines that match the page (its ``...`` wildcards included) keep their form; lines that differ are replaced by what
-the command printed, so hand-made elisions survive a refresh. Doctest (``>>>``) blocks are checked, not rewritten.
+the command printed (durations and file sizes written as ``...``), so hand-made elisions survive a refresh. Doctest (``>>>``) blocks are checked, not rewritten.
 """
 from __future__ import annotations
 
