@@ -13,12 +13,12 @@ else
 PYTEST_MARK := -m "not slow"
 endif
 
-.PHONY: demo test test-all install install-local clean
+.PHONY: demo test test-all install install-local clean docs
 
 $(BASE_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip setuptools wheel
-	$(PY) -m pip install -q -e '.[test,report,postgres]'
+	$(PY) -m pip install -q -e '.[test,report,postgres,docs]'
 	touch $@
 
 $(LOCAL_STAMP): $(BASE_STAMP)
@@ -35,8 +35,12 @@ demo: $(LOCAL_STAMP)
 test: $(BASE_STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest $(PYTEST_MARK) $(PYTEST_ARGS)
 
+# The docs site (mkdocs + material + mkdocstrings), built strictly: any warning fails.
+docs: $(BASE_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d site
+
 test-all:
 	$(MAKE) test SLOW=1
 
 clean:
-	rm -rf $(VENV) .pytest_cache build src/*.egg-info demo-output
+	rm -rf $(VENV) .pytest_cache build site src/*.egg-info demo-output

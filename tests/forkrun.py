@@ -59,6 +59,10 @@ def _child(args: list[str], cwd: str, env: dict, out: str, err: str) -> None:
     os.environ.clear()
     os.environ.update(env)
     for fd, name in ((1, out), (2, err)):
+        if name is None:  # stderr merged into stdout, line buffered: the order a terminal shows
+            os.dup2(1, fd)
+            sys.stdout.reconfigure(line_buffering=True)
+            continue
         handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(handle, fd)
         os.close(handle)
