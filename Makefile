@@ -15,22 +15,33 @@ endif
 
 .PHONY: demo test test-all install install-local clean
 
+# llama-cpp-python has no prebuilt wheel for Linux x86-64 on PyPI: it compiles from source, once.
+LOCAL_BUILD_TIME := about 10 min on a quiet 2-core machine, 25-30 min on a busy one
+
 $(BASE_STAMP): pyproject.toml
+	@echo "Installing judgewise and its base dependencies into $(VENV) (once)..."
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip setuptools wheel
 	$(PY) -m pip install -q -e '.[test,report,postgres]'
 	touch $@
 
 $(LOCAL_STAMP): $(BASE_STAMP)
-	@echo "Building the embedded judge (llama-cpp-python from source, ~5-8 min, once)..."
+	@echo "Building the embedded judge's runtime (llama-cpp-python from source, $(LOCAL_BUILD_TIME); once)..."
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -e '.[local]'
 	touch $@
 
 install: $(BASE_STAMP)
 install-local: $(LOCAL_STAMP)
 
-demo: $(LOCAL_STAMP)
-	$(VENV)/bin/judgewise demo
+# Part 1 (evaluate on replayed real verdicts) needs only the base install, so it runs before the embedded runtime is
+# built; part 2 (the embedded judge judging, storing, resuming) runs once it is.
+demo: $(BASE_STAMP)
+	$(VENV)/bin/judgewise demo --no-judge
+	@test -f $(LOCAL_STAMP) || printf '\n%s\n%s\n\n' \
+	  "Part 1 above showed the main job. Part 2 runs the embedded judge live: its runtime compiles now," \
+	  "once ($(LOCAL_BUILD_TIME)); part 1 needed none of it. Ctrl-C stops here."
+	@$(MAKE) --no-print-directory $(LOCAL_STAMP)
+	$(VENV)/bin/judgewise demo --no-replay
 
 test: $(BASE_STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest $(PYTEST_MARK) $(PYTEST_ARGS)
