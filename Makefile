@@ -16,7 +16,7 @@ endif
 .PHONY: demo test test-all install install-local clean
 
 # llama-cpp-python has no prebuilt wheel for Linux x86-64 on PyPI: it compiles from source, once.
-LOCAL_BUILD_TIME := about 10 min on a quiet 2-core machine, 25-30 min on a busy one
+LOCAL_BUILD_TIME := 14 min of CPU time: about 7-8 min on an idle 2-core machine, 26-40 min on a busy one
 
 $(BASE_STAMP): pyproject.toml
 	@echo "Installing judgewise and its base dependencies into $(VENV) (once)..."

@@ -121,7 +121,7 @@ def test_demo_part_2_judges_stores_and_resumes_with_the_embedded_judge(tmp_path)
     res = run_cli("demo", "--no-replay", "--bootstrap", "50", "--threads", "1", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     steps = re.findall(r"^(\d)\. .*?: (\d+) new calls, (\d+) reused from the store, stopped: (\w+)", res.stdout, re.M)
-    half = games // 2
+    half = games // 4 * 2
     assert [(int(a), int(b)) for _, a, b, _ in steps] == [(half, 0), (games - half, half), (0, games)]
     assert steps[0][3] == "budget"
     assert "Its verdicts mean nothing:" in res.stdout

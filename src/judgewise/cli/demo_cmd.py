@@ -43,9 +43,10 @@ def _replay_part(demo: DemoRun, *, bootstrap: int, progress: bool | None) -> Non
     config = demo.examples / REPLAY_CONFIG
     demo.replay_store = demo.out_dir / "replay.sqlite"
     cfg = fresh_config(config, demo.replay_store)
-    out.rule("1 · the main job on real verdicts: rank 7 AlpacaEval models, stop at the target", style="bold")
-    _line(f"judge: GPT-4-turbo's recorded AlpacaEval 2.0 preferences, replayed as pairwise verdicts (Anchor §4.3: "
-          f"on an instruction, the answer GPT-4-turbo preferred more over the shared anchor wins); offline, free")
+    out.rule(f"1 · the main job on real verdicts: rank {len(cfg.models)} AlpacaEval models, stop at the target",
+             style="bold")
+    _line("judge: GPT-4-turbo's recorded AlpacaEval 2.0 preferences, replayed as pairwise verdicts (Anchor §4.3: "
+          "on an instruction, the answer GPT-4-turbo preferred more over the shared anchor wins); offline, free")
     _line(f"$ judgewise evaluate --config {config} --store {demo.replay_store}")
     start = time.perf_counter()
     demo.replay = run_evaluation(cfg, progress=progress, bootstrap=bootstrap)
@@ -59,19 +60,20 @@ def _replay_part(demo: DemoRun, *, bootstrap: int, progress: bool | None) -> Non
              f"{n_pairs} pairs the same way (Kendall τ {check.tau:.3f})"
              + _discordant_text(check), label="check (possible here because every verdict is recorded):")
     say(out, f"{' · '.join(f'{m} {s:.1f}' for m, s in check.published)} (Kendall τ of this run against it: "
-             f"{check.tau_published:.3f})", label="AlpacaEval's own leaderboard (win rate vs its anchor, all "
-                                                   "805 instructions):")
+             f"{check.tau_published:.3f})", label=f"AlpacaEval's own leaderboard (win rate vs its anchor, all "
+                                                    f"{check.published_prompts} instructions):")
     _line(f"part 1 took {demo.timings['replay_s']:.1f}s")
 
 
 def _discordant_text(check) -> str:
-    """"; the other way round: a / b (intervals overlap), ..." or nothing."""
+    """"; the other way round: a / b, c / d — …intervals overlap…" or nothing."""
     if not check.discordant:
         return ""
-    pairs = [f"{a} / {b}" + (" (their 95% intervals overlap: the table does not tell them apart)" if overlap else
-                             " (their intervals do not overlap)")
+    pairs = [f"{a} / {b}" + ("" if overlap else " (95% intervals apart)")
              for (a, b), overlap in zip(check.discordant, check.overlapping)]
-    return f"; the other way round: {', '.join(pairs)}"
+    note = ("their 95% intervals overlap, so the table does not claim their order" if all(check.overlapping) else
+            "unmarked pairs: 95% intervals overlap, so the table does not claim their order")
+    return f"; the other way round: {', '.join(pairs)} — {note}"
 
 
 def _embedded_part(demo: DemoRun, *, threads: int | None, bootstrap: int, progress: bool | None) -> None:
@@ -85,7 +87,7 @@ def _embedded_part(demo: DemoRun, *, threads: int | None, bootstrap: int, progre
     if threads:
         cfg = dataclasses.replace(cfg, judge={**cfg.judge, "n_threads": int(threads)})
     total = len(cfg.models) * (len(cfg.models) - 1) * len(cfg.prompt_ids)  # all pairs, both orders
-    half = total // 2
+    half = total // 4 * 2  # whole comparisons (both orders), about half the games
     out.rule("2 · the embedded judge (Gemma 3 270M), live and offline: judging, storing, resuming", style="bold")
     say(out, "a 270M-parameter model mostly picks the answer shown first, so the ranking below says nothing about "
              "the models; this part shows the machinery working on your machine.",

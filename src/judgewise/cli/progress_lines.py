@@ -87,7 +87,8 @@ class ProgressLines:
         share = f" ({done / total:.0%})" if total else ""
         eta = f", ETA {_clock_text((total - done) / rate)}" if total and rate > 0 and total > done else ""
         money = f", ${cost:.4f}" if cost else ""
-        self.pending = (f"{self.verb} {done:,}{of} {self.noun}{share}, {rate:.1f} {self.noun}/s, {failed:,} failed"
+        speed = f"{rate:.1f}" if rate >= 0.1 or rate == 0 else f"{rate:.2g}"  # 0.04/s, not 0.0/s, on a slow judge
+        self.pending = (f"{self.verb} {done:,}{of} {self.noun}{share}, {speed} {self.noun}/s, {failed:,} failed"
                         f"{money}{extra}, {_clock_text(elapsed)} elapsed{eta}")
         if now - self.last >= self.interval:
             self._print(self.pending)

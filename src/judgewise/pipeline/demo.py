@@ -57,6 +57,7 @@ class ReplayCheck:
     discordant: list[tuple[str, str]]  # pairs the run orders the other way (the reference's better model first)
     overlapping: list[bool]    # per discordant pair: the run's 95% intervals of the two overlap (not told apart)
     published: list[tuple[str, float]]  # AlpacaEval win rate vs the anchor over every instruction, best first
+    published_prompts: int
     tau_published: float
 
 
@@ -110,7 +111,7 @@ def replay_check(result, cfg) -> ReplayCheck:
     published = sorted(((m, float(s)) for m, s in zip(win.models, win.scores) if m in got), key=lambda p: -p[1])
     scores = np.array([got[m] for m in models])
     return ReplayCheck(len(one_order), reference, kendall_tau_b(scores, np.array([ref[m] for m in models])),
-                       discordant, overlapping, published,
+                       discordant, overlapping, published, int(slice_table.frame["prompt_id"].nunique()),
                        kendall_tau_b(scores, np.array([dict(published)[m] for m in models])))
 
 
