@@ -1,8 +1,8 @@
 """``judgewise generate --config gen.yaml``: answers of every configured model to every prompt, stored as they arrive.
 
 Parse the options → :func:`judgewise.pipeline.generate.generate` → print the plan (before any call), progress
-(stderr: a bar on a terminal, lines in a log), and the summary. ``--dry-run`` stops after the plan; ``--json`` prints the summary (or the
-plan) as JSON. A rerun makes no call for answers already stored.
+(stderr: a bar on a terminal, lines in a log), and the summary. ``--dry-run`` stops after the plan; ``--json``
+prints the summary (or the plan) as JSON. A rerun makes no call for answers already stored.
 """
 
 from __future__ import annotations

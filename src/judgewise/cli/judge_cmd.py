@@ -1,5 +1,5 @@
-"""``judgewise judge --config run.yaml`` (dry run, progress bar or lines, summary; ``--worker`` on a shared store) and the
-``judgewise store`` group (:mod:`judgewise.cli.store_cmd`).
+"""``judgewise judge --config run.yaml`` (dry run, progress bar or lines, summary; ``--worker`` on a shared store)
+and the ``judgewise store`` group (:mod:`judgewise.cli.store_cmd`).
 
 Every command reports failure counts. ``judge`` prints the dry-run estimate before any call; with
 ``--dry-run`` it stops there. A rerun of the same config makes no call for games already stored; games

@@ -286,8 +286,8 @@ def rounds_expected_tau(rounds: TargetRounds) -> float:
 def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped: str, detail, target: Target,
                 l2: float, design: str, design_options: dict) -> dict:
     """How far to trust the ranking: what stopped the run, calls used against all pairs (in the run's ``orders``,
-    and in both orders), the judge's swap consistency and position bias (where both orders / the shown order exist), the anchor's
-    informativeness for an anchor design."""
+    and in both orders), the judge's swap consistency and position bias (where both orders / the shown order
+    exist), the anchor's informativeness for an anchor design."""
     from judgewise.analysis.bias import position_bias, swap_consistency
 
     n = len(rounds.index)
