@@ -1,127 +1,136 @@
-"""`judgewise demo`: ranks the shipped AlpacaEval slice exactly, then runs a tiny `judgewise evaluate` offline."""
+"""`judgewise demo` and the shipped run configs of the main job: evaluate on replayed GPT-4-turbo verdicts stops at its
+target with fewer calls than all pairs; the simulated config recovers its true order's top; the embedded judge judges,
+stores and resumes (local mark)."""
 
 from __future__ import annotations
 
-import itertools
+import importlib.util
 import json
+import re
 import sqlite3
-from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
 from judgewise.pipeline.config import load_config
-from judgewise.pipeline.demo import (DEMO_MODELS, REAL_JUDGE_HINT, demo_config, find_slice, pick_prompts, rank_slice,
-                                     write_demo_config)
+from judgewise.pipeline.demo import EMBEDDED_CONFIG, REAL_JUDGE_HINT, REPLAY_CONFIG, find_examples
 
 from .conftest import REPO, run_cli
 
-SLICE = REPO / "examples" / "alpacaeval"
-pytestmark = pytest.mark.skipif(not (SLICE / "results").is_dir(), reason="examples/alpacaeval slice not in the repo")
+EXAMPLES = REPO / "examples"
+pytestmark = pytest.mark.skipif(not (EXAMPLES / "alpacaeval" / "results").is_dir(),
+                                reason="examples/alpacaeval slice not in the repo")
 
 
-def test_demo_leaderboard_reproduces_the_published_win_rates_of_the_slice():
-    ranking, table = rank_slice(find_slice(None), bootstrap=0, seed=0)
-    published = pd.read_csv(SLICE / "leaderboard.csv")
-    published = published.set_index(published.columns[0])["win_rate"]
-    scores = dict(zip(ranking.models, ranking.scores))
-    judged = [m for m in published.index if m in scores and m != table.extras.get("anchor")]
-    assert len(judged) == 7
-    for model in judged:
-        assert scores[model] == pytest.approx(published[model], abs=1e-6)
+def evaluate_json(config: str, store, *extra: str) -> dict:
+    res = run_cli("evaluate", "--config", config, "--store", str(store), "--bootstrap", "0", "--json", *extra,
+                  cwd=REPO)  # from the repo root, as the configs' comments say
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
 
 
-def test_demo_prompts_are_drawn_among_short_instructions_every_demo_model_answered():
-    _, table = rank_slice(find_slice(None), bootstrap=0, seed=0)
-    chosen = pick_prompts(table, models=DEMO_MODELS, n_prompts=8, max_chars=700, seed=0)
-    assert len(chosen) == len(set(chosen)) == 8 and chosen == sorted(chosen)
-    responses = table.extras["responses"].frame
-    for prompt in chosen:
-        rows = responses[(responses["prompt_id"] == prompt) & responses["model"].isin(DEMO_MODELS)]
-        assert set(rows["model"]) == set(DEMO_MODELS)
-        longest = max(len(text) for text in rows["text"])
-        assert len(rows["instruction"].iloc[0]) + longest <= 700
-    assert pick_prompts(table, models=DEMO_MODELS, n_prompts=8, max_chars=700, seed=0) == chosen
+def test_the_pairwise_verdicts_file_is_what_its_script_makes_from_the_slice():
+    spec = importlib.util.spec_from_file_location("make_pairwise", EXAMPLES / "make_alpacaeval_pairwise.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    shipped = pd.read_parquet(EXAMPLES / "alpacaeval-pairwise.parquet")
+    pd.testing.assert_frame_equal(shipped, script.pairwise_rows(), check_categorical=False)
+    one_order = shipped[shipped["first"] == shipped["model_a"]]
+    other = shipped[shipped["first"] == shipped["model_b"]]
+    assert len(one_order) == len(other) and one_order["outcome"].to_list() == other["outcome"].to_list()
 
 
-def test_demo_config_is_an_evaluate_config_of_all_pairs_on_the_drawn_prompts(tmp_path, monkeypatch):
+def test_evaluate_replay_config_stops_at_its_target_with_fewer_calls_than_all_pairs(tmp_path):
+    cfg = load_config(EXAMPLES / REPLAY_CONFIG)
+    result = evaluate_json("examples/evaluate-replay.yaml", tmp_path / "replay.sqlite")
+    trust = result["trust"]
+    n = len(cfg.models)
+    assert result["stopped"] == "target" and trust["expected_kendall_tau"] >= cfg.target["kendall_tau"]
+    assert trust["all_pairs_calls"] == n * (n - 1) // 2 * 805 and trust["orders"] == "one"
+    assert 0 < result["calls"] < trust["all_pairs_calls"] and trust["failed"] == 0
+    assert sorted(r["model"] for r in result["ranking"]) == sorted(cfg.models)
+
+
+def test_evaluate_simulated_config_stops_at_its_target_and_puts_the_truest_best_model_on_top(tmp_path):
+    cfg = load_config(EXAMPLES / "evaluate-simulated.yaml")
+    result = evaluate_json("examples/evaluate-simulated.yaml", tmp_path / "sim.sqlite")
+    assert result["stopped"] == "target" and result["calls"] < result["trust"]["all_pairs_calls"]
+    ratings = cfg.judge["ratings"]
+    best, worst = max(ratings, key=ratings.get), min(ratings, key=ratings.get)
+    order = [r["model"] for r in sorted(result["ranking"], key=lambda r: -r["score"])]
+    assert order.index(best) < 2 and order.index(worst) >= len(order) - 2
+
+
+def test_the_embedded_config_judges_all_pairs_of_its_prompts_in_both_orders_with_the_local_backend():
     from judgewise.pipeline.job import build_job
 
-    monkeypatch.chdir(tmp_path)  # the slice lies outside the working folder: the config names it absolutely
-    _, table = rank_slice(find_slice(None), bootstrap=0, seed=0)
-    chosen = pick_prompts(table, n_prompts=3, seed=1)
-    path = write_demo_config(tmp_path / "out", demo_config(find_slice(None), tmp_path / "out", chosen, threads=1))
-    assert path == tmp_path / "out" / "run.yaml"
-    assert "judgewise evaluate --config" in path.read_text(encoding="utf-8")
-    cfg = load_config(path)
-    assert Path(cfg.responses) == SLICE.resolve() and cfg.judge == {"backend": "local", "n_threads": 1}
-    assert cfg.target and cfg.design == {"name": "all_pairs"} and cfg.orders == "both"
-    assert Path(cfg.store) == tmp_path / "out" / "judgments.sqlite"
-    job = build_job(cfg)  # reads the slice, chooses models and prompts; the judge loads nothing until called
-    assert sorted({c.prompt_id for c in job.comparisons}) == chosen
-    assert {c.model_a for c in job.comparisons} | {c.model_b for c in job.comparisons} == set(DEMO_MODELS)
-    assert len(job.comparisons) == 3 * len(list(itertools.combinations(DEMO_MODELS, 2)))
+    cfg = load_config(EXAMPLES / EMBEDDED_CONFIG)
+    assert cfg.judge == {"backend": "local"} and cfg.orders == "both" and cfg.target
+    job = build_job(cfg)  # reads the slice; the judge loads nothing until called
+    assert {c.prompt_id for c in job.comparisons} == set(cfg.prompt_ids)
+    assert len(job.comparisons) == len(cfg.prompt_ids) * len(cfg.models) * (len(cfg.models) - 1) // 2
 
 
-def test_demo_config_names_a_slice_beside_its_folder_relatively(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "examples" / "slice").mkdir(parents=True)
-    mapping = demo_config(Path("examples/slice"), Path("demo-output"), ["p1"])
-    assert mapping["responses"] == "../examples/slice" and mapping["store"] == "judgments.sqlite"
-    assert Path("demo-output", mapping["responses"]).resolve() == (tmp_path / "examples" / "slice").resolve()
+def test_demo_part_1_is_evaluate_on_the_replayed_verdicts_with_its_check(tmp_path):
+    res = run_cli("demo", "--no-judge", "--bootstrap", "50", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    text = res.stdout
+    assert "judgewise evaluate · design adaptive" in text and "stopped: target" in text
+    calls = int(re.search(r"calls: ([\d,]+) of ([\d,]+) for all pairs in one order", text).group(1).replace(",", ""))
+    check = re.search(r"all ([\d,]+) recorded verdicts rank the models (.+?); this run \(([\d,]+) calls, .*?orders "
+                      r"(\d+) of 21 pairs the same way \(Kendall τ ([\d.]+)\)", text)
+    assert check and int(check.group(3).replace(",", "")) == calls
+    assert set(check.group(2).split(" > ")) == set(load_config(EXAMPLES / REPLAY_CONFIG).models)
+    assert float(check.group(5)) == pytest.approx(1 - 2 * (21 - int(check.group(4))) / 21, abs=1e-3)
+    assert "AlpacaEval's own leaderboard" in text and "NullModel 76.9" in text
+    out = tmp_path / "demo-output"
+    assert "report: demo-output/replay-report.html" in text
+    assert "NullModel" in (out / "replay-report.html").read_text(encoding="utf-8")
+    assert not (out / "embedded.sqlite").exists()  # --no-judge: part 2 not run
+    rerun = evaluate_json("examples/evaluate-replay.yaml", out / "replay.sqlite")  # the command it prints
+    assert rerun["calls"] == calls
+
+
+def test_demo_refuses_a_folder_without_the_examples_in_one_line(tmp_path):
+    res = run_cli("demo", "--no-judge", "--examples", str(tmp_path), cwd=tmp_path)
+    assert res.returncode != 0
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "evaluate-replay.yaml" in errors[0]
 
 
 def test_the_real_judge_hint_is_a_valid_evaluate_config():
     lines = REAL_JUDGE_HINT.splitlines()
     body = "\n".join(line for line in lines[1:] if line.startswith("  "))
     cfg = load_config(yaml.safe_load(body))
-    assert cfg.target and cfg.judge["base_url"].startswith("https://") and list(cfg.models) == list(DEMO_MODELS)
+    assert cfg.target and cfg.judge["base_url"].startswith("https://")
     assert "judgewise evaluate --config run.yaml" in lines[0]
 
 
-def test_demo_without_judging_prints_the_slice_leaderboard(tmp_path):
-    res = run_cli("demo", "--no-judge", "--bootstrap", "100", cwd=tmp_path)
-    assert res.returncode == 0, res.stderr
-    for model in ("NullModel", "claude-2", "falcon-7b-instruct", "gpt4_1106_preview"):
-        assert model in res.stdout
-    assert "95% intervals: percentile bootstrap, 100 rounds" in res.stdout
-    report = tmp_path / "demo-output" / "report.html"
-    assert f"report: {report.resolve()}" in res.stdout
-    html = report.read_text(encoding="utf-8")
-    assert "NullModel" in html and "<svg" in html
-    assert not (tmp_path / "demo-output" / "judgments.sqlite").exists()  # --no-judge: nothing judged
-    assert not (tmp_path / "demo-output" / "run.yaml").exists()
+def test_the_examples_are_found_from_the_repo_root(monkeypatch):
+    monkeypatch.chdir(REPO)
+    assert str(find_examples(None)) == "examples"
 
 
 @pytest.mark.slow
 @pytest.mark.local
-def test_demo_evaluates_a_tiny_job_with_the_embedded_judge_and_prints_what_evaluate_prints(tmp_path):
+def test_demo_part_2_judges_stores_and_resumes_with_the_embedded_judge(tmp_path):
     pytest.importorskip("llama_cpp", reason="embedded judge extra not installed: pip install 'judgewise[local]'")
-    res = run_cli("demo", "--prompts", "2", "--bootstrap", "50", "--threads", "1", cwd=tmp_path)
+    cfg = load_config(EXAMPLES / EMBEDDED_CONFIG)
+    games = len(cfg.prompt_ids) * len(cfg.models) * (len(cfg.models) - 1)
+    res = run_cli("demo", "--no-replay", "--bootstrap", "50", "--threads", "1", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    out = tmp_path / "demo-output"
-    with sqlite3.connect(out / "judgments.sqlite") as db:
+    steps = re.findall(r"^(\d)\. .*?: (\d+) new calls, (\d+) reused from the store, stopped: (\w+)", res.stdout, re.M)
+    half = games // 4 * 2
+    assert [(int(a), int(b)) for _, a, b, _ in steps] == [(half, 0), (games - half, half), (0, games)]
+    assert steps[0][3] == "budget"
+    assert "Its verdicts mean nothing:" in res.stdout
+    store = tmp_path / "demo-output" / "embedded.sqlite"
+    with sqlite3.connect(store) as db:
         assert db.execute("pragma integrity_check").fetchone()[0] == "ok"
-    config = yaml.safe_load((out / "run.yaml").read_text(encoding="utf-8"))
-    assert config["judge"]["backend"] == "local" and len(config["prompt_ids"]) == 2 and config["target"]
-    all_games = 2 * 2 * len(list(itertools.combinations(DEMO_MODELS, 2)))
-    assert f"of {all_games} for all pairs in both orders" in res.stdout
-    assert "not meaningful" in res.stdout and "judgewise evaluate --config run.yaml" in res.stdout
-    assert "rerun it (every verdict is stored, so 0 calls): judgewise evaluate --config demo-output/run.yaml" \
-        in res.stdout
-    assert (out / "judged-report.html").is_file() and "judgewise serve" in res.stdout
-    # the command the demo prints: 0 calls, and the ranking block exactly as the demo printed it
-    rerun = run_cli("evaluate", "--config", "demo-output/run.yaml", "--bootstrap", "50", cwd=tmp_path)
+    assert (tmp_path / "demo-output" / "embedded-report.html").is_file()
+    rerun = run_cli("evaluate", "--config", str(EXAMPLES / EMBEDDED_CONFIG), "--store", str(store), "--json",
+                    "--bootstrap", "50", cwd=tmp_path)  # `judgewise evaluate <config>` as the demo prints it
     assert rerun.returncode == 0, rerun.stderr
-    assert "paid by this run: 0;" in rerun.stdout
-    block = rerun.stdout[rerun.stdout.index("judgewise evaluate · design"):rerun.stdout.index("stopped:")]
-    assert block.count("\n") > 6 and block in res.stdout
-    again = run_cli("evaluate", "--config", "demo-output/run.yaml", "--json", cwd=tmp_path)
-    assert json.loads(again.stdout)["trust"]["paid_calls_this_run"] == 0
-
-
-def test_the_slice_in_the_working_folder_is_named_relatively(monkeypatch):
-    monkeypatch.chdir(REPO)  # as `make demo` runs: demo-output/run.yaml then names ../examples/alpacaeval
-    assert find_slice(None) == Path("examples") / "alpacaeval"
-    assert demo_config(find_slice(None), Path("demo-output"), ["p"])["responses"] == "../examples/alpacaeval"
+    result = json.loads(rerun.stdout)
+    assert result["trust"]["paid_calls_this_run"] == 0 and result["calls"] == games

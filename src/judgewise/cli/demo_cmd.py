@@ -1,12 +1,17 @@
-"""``judgewise demo`` (rank the shipped AlpacaEval slice, then ``judgewise evaluate`` a tiny job offline), ``version``.
+"""``judgewise demo``: the main job on real verdicts (``judgewise evaluate`` with a replay of GPT-4-turbo's AlpacaEval
+verdicts), then the embedded judge judging, storing and resuming a tiny job offline; and ``judgewise version``.
 
-Runs on embedded defaults only: the slice in ``examples/alpacaeval`` and the embedded Gemma 3 270M judge;
-nothing from ``../shared`` and no network. The second part's verdicts come from a 270M-parameter model and
-are not meaningful (it is strongly position-biased): the point is to show the whole pipeline working.
+Part 1 needs only the base install; part 2 needs ``judgewise[local]`` (``make demo`` builds it between the two
+parts). Both run the shipped run configs (``examples/evaluate-replay.yaml``, ``examples/evaluate-embedded.yaml``)
+exactly as ``judgewise evaluate --config`` does, with their stores in the output folder. Part 2's verdicts come
+from a 270M-parameter model and are not meaningful (it is strongly position-biased).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
+import logging
 import os
 import sys
 import time
@@ -16,7 +21,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from judgewise.cli.richtext import plain, say
+from judgewise.cli.progress_lines import PROGRESS_HELP
+from judgewise.cli.richtext import say
 
 if TYPE_CHECKING:
     from judgewise.pipeline.demo import DemoRun
@@ -24,79 +30,124 @@ if TYPE_CHECKING:
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)  # tables unsqueezed when piped
 
 
-def _print_leaderboard(title: str, ranking, report) -> None:
-    from judgewise.cli.rank_cmd import render_table
-
-    out.rule(plain(title))  # the title carries the user's --slice path
-    render_table(ranking, ranking.to_records(), report, out)
+def _line(text: str) -> None:
+    out.print(text, highlight=False, markup=False)
 
 
-def _evaluate_job(demo: DemoRun, *, threads: int, bootstrap: int, seed: int, n_prompts: int, max_chars: int,
-                  show_progress: bool | None) -> None:
-    """Part 2: write the tiny evaluation's run config, run it as ``judgewise evaluate`` does, print the same."""
-    from judgewise.cli.evaluate_cmd import err, print_result, run_evaluation
-    from judgewise.pipeline.config import load_config
-    from judgewise.pipeline.demo import DEMO_MODELS, demo_config, pick_prompts, write_demo_config
+def _replay_part(demo: DemoRun, *, bootstrap: int, progress: bool | None) -> None:
+    """Part 1: ``judgewise evaluate`` on the replay config from an empty store, then the check against every
+    recorded verdict and AlpacaEval's own leaderboard."""
+    from judgewise.cli.evaluate_cmd import print_result, run_evaluation
+    from judgewise.pipeline.demo import REPLAY_CONFIG, fresh_config, replay_check
 
-    prompt_ids = pick_prompts(demo.slice_table, models=DEMO_MODELS, n_prompts=n_prompts, max_chars=max_chars,
-                              seed=seed)
-    mapping = demo_config(demo.slice_path, demo.out_dir, prompt_ids, threads=threads, seed=seed)
-    demo.config_path = write_demo_config(demo.out_dir, mapping)
-    demo.store_path = demo.out_dir / mapping["store"]  # the config's paths are relative to its folder
-    cfg = load_config(demo.config_path)
-    out.rule("2 · a tiny evaluation judged offline by the embedded judge (Gemma 3 270M)")
-    out.print(f"run config: {demo.config_path} ({len(DEMO_MODELS)} models × {len(prompt_ids)} instructions, all "
-              "pairs, both orders, judge backend: local)", highlight=False, markup=False)
-    t0 = time.perf_counter()
-    demo.evaluation = run_evaluation(cfg, show_progress=err.is_terminal if show_progress is None else show_progress,
-                                     bootstrap=bootstrap)
-    demo.timings["judge_s"] = time.perf_counter() - t0
-    print_result(demo.evaluation, cfg.seed, out)
-    _print_caveats(demo)
-
-
-def _print_caveats(demo: DemoRun) -> None:
-    """The embedded judge's speed, why its verdicts mean nothing, how to rerun, how to use a real judge."""
-    from judgewise.pipeline.demo import REAL_JUDGE_HINT
-
-    result, seconds = demo.evaluation, demo.timings["judge_s"]
-    paid = result.paid_calls
-    out.print(f"embedded judge: {paid} calls in {seconds:.1f}s ({paid / max(seconds, 1e-9):.2f} calls/s), parse "
-              f"failures: {result.trust['failed']}; store: {demo.store_path}", highlight=False, markup=False)
-    position = result.trust.get("position_bias_first_shown_wins")
-    shown = f"{position['estimate']:.0%}" if position else "—"
-    say(out, f"The embedded judge is a 270M-parameter model: the response shown first won {shown} of its games "
-             "(position bias), so this ranking says nothing about the models. It is here to show judging, storing, "
-             "stopping and ranking working offline.", label="These verdicts are not meaningful.", style="bold yellow")
-    out.print(f"rerun it (every verdict is stored, so 0 calls): judgewise evaluate --config {demo.config_path}",
-              highlight=False, markup=False)
-    out.print(REAL_JUDGE_HINT, highlight=False, markup=False)
+    config = demo.examples / REPLAY_CONFIG
+    demo.replay_store = demo.out_dir / "replay.sqlite"
+    cfg = fresh_config(config, demo.replay_store)
+    out.rule(f"1 · the main job on real verdicts: rank {len(cfg.models)} AlpacaEval models, stop at the target",
+             style="bold")
+    _line("judge: GPT-4-turbo's recorded AlpacaEval 2.0 preferences, replayed as pairwise verdicts (Anchor §4.3: "
+          "on an instruction, the answer GPT-4-turbo preferred more over the shared anchor wins); offline, free")
+    _line(f"$ judgewise evaluate --config {config} --store {demo.replay_store}")
+    start = time.perf_counter()
+    demo.replay = run_evaluation(cfg, progress=progress, bootstrap=bootstrap)
+    demo.timings["replay_s"] = time.perf_counter() - start
+    print_result(demo.replay, cfg.seed, out)
+    demo.check = check = replay_check(demo.replay, cfg)
+    n_pairs = len(check.reference) * (len(check.reference) - 1) // 2
+    agree = n_pairs - len(check.discordant)
+    say(out, f"all {check.all_verdicts:,} recorded verdicts rank the models {' > '.join(check.reference)}; this run "
+             f"({demo.replay.calls:,} calls, {demo.replay.calls / check.all_verdicts:.1%} of them) orders {agree} of "
+             f"{n_pairs} pairs the same way (Kendall τ {check.tau:.3f})"
+             + _discordant_text(check), label="check (possible here because every verdict is recorded):")
+    say(out, f"{' · '.join(f'{m} {s:.1f}' for m, s in check.published)} (Kendall τ of this run against it: "
+             f"{check.tau_published:.3f})", label=f"AlpacaEval's own leaderboard (win rate vs its anchor, all "
+                                                    f"{check.published_prompts} instructions):")
+    _line(f"part 1 took {demo.timings['replay_s']:.1f}s")
 
 
-def run_demo(*, slice_path: Path | None, out_dir: Path, judge: bool, threads: int, bootstrap: int, seed: int,
-             n_prompts: int, max_chars: int, show_progress: bool | None) -> DemoRun:
-    """The demo, part by part (library steps in :mod:`judgewise.pipeline.demo`; part 2 is ``judgewise
-    evaluate``), printing as it goes; returns what it made."""
-    from judgewise.pipeline.demo import DemoRun, find_slice, rank_slice
+def _discordant_text(check) -> str:
+    """"; the other way round: a / b, c / d — …intervals overlap…" or nothing."""
+    if not check.discordant:
+        return ""
+    pairs = [f"{a} / {b}" + ("" if overlap else " (95% intervals apart)")
+             for (a, b), overlap in zip(check.discordant, check.overlapping)]
+    note = ("their 95% intervals overlap, so the table does not claim their order" if all(check.overlapping) else
+            "unmarked pairs: 95% intervals overlap, so the table does not claim their order")
+    return f"; the other way round: {', '.join(pairs)} — {note}"
+
+
+def _embedded_part(demo: DemoRun, *, threads: int | None, bootstrap: int, progress: bool | None) -> None:
+    """Part 2: the embedded judge on a tiny job — stopped by a budget half way, resumed, rerun with 0 new calls."""
+    from judgewise.cli.evaluate_cmd import print_result, run_evaluation
+    from judgewise.pipeline.demo import EMBEDDED_CONFIG, fresh_config, position_share, reused
+
+    config = demo.examples / EMBEDDED_CONFIG
+    demo.embedded_store = store = demo.out_dir / "embedded.sqlite"
+    cfg = fresh_config(config, store)
+    if threads:
+        cfg = dataclasses.replace(cfg, judge={**cfg.judge, "n_threads": int(threads)})
+    total = len(cfg.models) * (len(cfg.models) - 1) * len(cfg.prompt_ids)  # all pairs, both orders
+    half = total // 4 * 2  # whole comparisons (both orders), about half the games
+    out.rule("2 · the embedded judge (Gemma 3 270M), live and offline: judging, storing, resuming", style="bold")
+    say(out, "a 270M-parameter model mostly picks the answer shown first, so the ranking below says nothing about "
+             "the models; this part shows the machinery working on your machine.",
+        label="Its verdicts mean nothing:", style="bold yellow")
+    _line(f"run config: {config} ({len(cfg.models)} models × {len(cfg.prompt_ids)} instructions, all pairs, both "
+          f"orders: {total} games); store: {store}")
+    steps = [(f"1. judge until a budget of {half} calls stops it (as Ctrl-C would)",
+              {**cfg.budget, "max_calls": half}),
+             ("2. run it again: the stored verdicts are reused, only the missing games judged", dict(cfg.budget)),
+             ("3. run it once more", dict(cfg.budget))]
+    for what, budget in steps:
+        run_cfg = dataclasses.replace(cfg, budget=budget)
+        start = time.perf_counter()
+        result = run_evaluation(run_cfg, progress=progress, bootstrap=bootstrap)
+        seconds = time.perf_counter() - start
+        demo.steps.append((what, result, seconds))
+        _line(f"{what}: {result.paid_calls} new calls, {reused(result)} reused from the store, stopped: "
+              f"{result.stopped} ({seconds:.1f}s)")
+    demo.embedded = result
+    print_result(result, cfg.seed, out)
+    paid = sum(r.paid_calls for _, r, _ in demo.steps)
+    judge_s = sum(s for _, r, s in demo.steps if r.paid_calls)
+    _line(f"embedded judge: {paid} calls in {judge_s:.1f}s ({paid / max(judge_s, 1e-9):.2f} calls/s), the answer "
+          f"shown first won {position_share(result)} of its games; parse failures: {result.trust['failed']}")
+    _line(f"rerun it yourself (0 new calls): judgewise evaluate --config {config} --store {store}")
+
+
+def run_demo(*, examples: Path | None, out_dir: Path, replay: bool, judge: bool, threads: int | None,
+             bootstrap: int, progress: bool | None) -> DemoRun:
+    """The demo, part by part (library steps in :mod:`judgewise.pipeline.demo`; each part is ``judgewise
+    evaluate`` on a shipped config), printing as it goes; returns what it made."""
+    from judgewise.pipeline.demo import REAL_JUDGE_HINT, DemoRun, find_examples
     from judgewise.report.demo_reports import write_demo_report
 
     start = time.perf_counter()
-    demo = DemoRun(slice_path=find_slice(slice_path), out_dir=out_dir)
-    demo.leaderboard, demo.slice_table = rank_slice(demo.slice_path, bootstrap=bootstrap, seed=seed)
-    demo.timings["rank_slice_s"] = time.perf_counter() - start
-    _print_leaderboard(f"1 · AlpacaEval 2.0 slice ({demo.slice_path}): win rate vs "
-                       f"{demo.slice_table.extras.get('anchor')}, judged by GPT-4-turbo",
-                       demo.leaderboard, demo.slice_table.report)
+    demo = DemoRun(examples=find_examples(examples), out_dir=out_dir)
+    if replay:
+        _replay_part(demo, bootstrap=bootstrap, progress=progress)
+    if judge and importlib.util.find_spec("llama_cpp") is None:
+        say(out, "part 2 (the embedded judge) needs the embedded runtime: pip install 'judgewise[local]' (from a "
+                 "checkout, `make demo` builds it), then run `judgewise demo --no-replay`", label="skipped:")
+    elif judge:
+        _embedded_part(demo, threads=threads, bootstrap=bootstrap, progress=progress)
+    report_log = logging.getLogger("judgewise.report")
+    level = report_log.level
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:  # its INFO on sections that do not apply: --verbose
+        report_log.setLevel(logging.WARNING)
+    try:
+        paths = write_demo_report(demo)
+    finally:
+        report_log.setLevel(level)
+    for path in paths:
+        _line(f"report: {path}")
+    stores = [s for s in (demo.replay_store, demo.embedded_store) if s is not None]
+    if stores:
+        _line(f"explore a run in your browser: judgewise serve {stores[-1]} --responses {demo.examples / 'alpacaeval'}")
     if judge:
-        _evaluate_job(demo, threads=threads, bootstrap=bootstrap, seed=seed, n_prompts=n_prompts,
-                      max_chars=max_chars, show_progress=show_progress)
-    for path in write_demo_report(demo):
-        out.print(f"report: {path.resolve()}", highlight=False, markup=False)
-    explore = demo.store_path if demo.store_path is not None else demo.slice_path
-    extra = f" --responses {demo.slice_path}" if demo.store_path is not None else ""
-    out.print(f"explore the run in your browser: judgewise serve {explore}{extra}", highlight=False, markup=False)
+        _line(REAL_JUDGE_HINT)
     demo.timings["total_s"] = time.perf_counter() - start
-    out.print(f"demo finished in {demo.timings['total_s']:.1f}s", highlight=False, markup=False)
+    _line(f"demo finished in {demo.timings['total_s']:.1f}s")
     return demo
 
 
@@ -112,17 +163,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def demo(
-        slice_path: Path = typer.Option(None, "--slice", help="AlpacaEval results dir (default: examples/alpacaeval)."),
-        output: Path = typer.Option(Path("demo-output"), "--output", "-o", help="Folder for the store (and report)."),
+        examples: Path = typer.Option(None, "--examples", help="The shipped examples folder (default: examples/ "
+                                      "of the working folder or of the checkout)."),
+        output: Path = typer.Option(Path("demo-output"), "--output", "-o", help="Folder for the stores and reports."),
+        replay: bool = typer.Option(True, "--replay/--no-replay",
+                                    help="Part 1: evaluate on replayed GPT-4-turbo verdicts (base install)."),
         judge: bool = typer.Option(True, "--judge/--no-judge",
-                                   help="Also evaluate a tiny job with the embedded judge."),
-        prompts: int = typer.Option(8, help="Instructions in the tiny evaluation (4 models, all pairs, both orders)."),
-        max_chars: int = typer.Option(700, help="Only instructions whose instruction+response fit in this."),
+                                   help="Part 2: the embedded judge judging, storing, resuming (judgewise[local])."),
         threads: int = typer.Option(os.cpu_count() or 1, help="CPU threads for the embedded judge."),
         bootstrap: int = typer.Option(1000, help="Bootstrap rounds for the intervals."),
-        seed: int = typer.Option(0, help="Seed for the prompt draw and the bootstrap."),
-        progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
+        progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
     ) -> None:
-        """Rank the shipped AlpacaEval slice, then evaluate a tiny job with the embedded judge (writes its run.yaml)."""
-        run_demo(slice_path=slice_path, out_dir=output, judge=judge, threads=threads, bootstrap=bootstrap,
-                 seed=seed, n_prompts=prompts, max_chars=max_chars, show_progress=progress)
+        """Show the main job: evaluate 7 AlpacaEval models on replayed GPT-4-turbo verdicts, stopping at the target;
+        then judge, store and resume a tiny job with the embedded judge (its verdicts mean nothing)."""
+        run_demo(examples=examples, out_dir=output, replay=replay, judge=judge, threads=threads,
+                 bootstrap=bootstrap, progress=progress)

@@ -1,11 +1,12 @@
 """``judgewise evaluate --config run.yaml``: rank models at the fewest judge calls and say how far to trust it.
 
 Parse the options → :func:`judgewise.evaluate` → print: the design and why, one progress bar over the whole run
-(stderr, only on a terminal and never with ``--json``), the ranking with 95% intervals and CI-aware ranks, the
-trust block. ``--json`` prints ``{"ranking", "calls", "stopped", "design", "trust"}``; ``--report`` writes the
-HTML report of the games judged. ``--add-model NEW`` (``--insertion binary|anchor``, ``--anchor``) places NEW into
-the leaderboard a previous evaluate stored (:mod:`judgewise.pipeline.add_model`): the placement's lines before the
-new ranking, and ``"placement"`` beside the other keys in ``--json``.
+(stderr, on a terminal, never with ``--json``; plain progress lines when stderr is a log), the ranking with 95%
+intervals and CI-aware ranks, the trust block. ``--json`` prints ``{"ranking", "calls", "stopped", "design",
+"trust"}``; ``--report`` writes the HTML report of the games judged. ``--add-model NEW`` (``--insertion
+binary|anchor``, ``--anchor``) places NEW into the leaderboard a previous evaluate stored
+(:mod:`judgewise.pipeline.add_model`): the placement's lines before the new ranking, and ``"placement"`` beside the
+other keys in ``--json``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from judgewise.cli.progress_lines import PROGRESS_HELP, ProgressLines, progress_mode
 from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, quiet_http_logs, say
 
 err = Console(stderr=True, soft_wrap=True)
@@ -58,17 +60,31 @@ def _print_ranking(result, out: Console) -> None:
                 rows, no_wrap=True)
 
 
-def run_evaluation(cfg, *, show_progress: bool, bootstrap: int, run=None):
+def run_evaluation(cfg, *, progress: bool | None, bootstrap: int, run=None, as_json: bool = False):
     """``run`` (default :func:`judgewise.evaluate`; ``add_model`` with its options bound) on a loaded config,
-    with the progress bar (stderr) when ``show_progress``."""
+    with the progress bar (stderr, a terminal) or progress lines (any other stderr) as ``progress`` says
+    (:func:`~judgewise.cli.progress_lines.progress_mode`; never the bar with ``as_json``)."""
     from judgewise.pipeline.evaluate import evaluate
 
     run = run or evaluate
-    if not show_progress:
+    mode = progress_mode(progress, err)
+    if mode == "bar" and as_json:
+        mode = None
+    if mode is None:
         return run(cfg, bootstrap=bootstrap)
+    if mode == "lines":
+        with ProgressLines(err, "evaluated", "games") as lines:
+            return run(cfg, progress=partial(_show_line, lines), bootstrap=bootstrap)
     bar, update = _progress_bar(1)
     with bar:
         return run(cfg, progress=update, bootstrap=bootstrap)
+
+
+def _show_line(lines: ProgressLines, p) -> None:
+    """An evaluate progress line: games so far against the cap, the expected τ and the games still to the stop."""
+    tau = "" if p.expected_tau is None else f", E[τ] {p.expected_tau:.3f}"
+    to_go = "" if p.calls_to_stop is None else f", ~{int(p.calls_to_stop):,} to the stop"
+    lines.show(p.games, None, p.failed, cost=p.cost, extra=f" (cap {p.total:,}){tau}{to_go}")
 
 
 def print_result(result, seed: int, console: Console | None = None) -> None:
@@ -95,7 +111,7 @@ def evaluate_command(
     max_cost: float = typer.Option(None, "--max-cost", help="Budget: at most this many dollars."),
     concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap rounds for the intervals."),
-    progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
+    progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     report: Path = typer.Option(None, "--report", help="Write the HTML report of the games judged."),
     add_model: str = typer.Option(None, "--add-model", help="Place this model into the leaderboard a previous "
@@ -111,11 +127,10 @@ def evaluate_command(
 
     quiet_http_logs()
     cfg = load_with_overrides(config, store=store, max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
-    show = (progress if progress is not None else err.is_terminal) and not as_json
     if add_model is None and (insertion or anchor):
         raise typer.BadParameter("--insertion / --anchor choose how --add-model places a model; give --add-model")
     run = None if add_model is None else partial(place, new_model=add_model, insertion=insertion, anchor=anchor)
-    result = run_evaluation(cfg, show_progress=show, bootstrap=bootstrap, run=run)
+    result = run_evaluation(cfg, progress=progress, bootstrap=bootstrap, run=run, as_json=as_json)
     if report is not None:
         from judgewise.report import write_report
 

@@ -1,8 +1,8 @@
 """``judgewise generate --config gen.yaml``: answers of every configured model to every prompt, stored as they arrive.
 
-Parse the options → :func:`judgewise.pipeline.generate.generate` → print the plan (before any call), a progress bar
-(stderr, on a terminal), and the summary. ``--dry-run`` stops after the plan; ``--json`` prints the summary (or the
-plan) as JSON. A rerun makes no call for answers already stored.
+Parse the options → :func:`judgewise.pipeline.generate.generate` → print the plan (before any call), progress
+(stderr: a bar on a terminal, lines in a log), and the summary. ``--dry-run`` stops after the plan; ``--json``
+prints the summary (or the plan) as JSON. A rerun makes no call for answers already stored.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from judgewise.cli.judge_cmd import run_with_progress
+from judgewise.cli.progress_lines import PROGRESS_HELP
 from judgewise.cli.richtext import quiet_http_logs, say
 
 err = Console(stderr=True, soft_wrap=True)
@@ -30,7 +31,7 @@ def generate_command(
     max_calls: int = typer.Option(None, "--max-calls", help="Stop before exceeding this many calls."),
     max_cost: float = typer.Option(None, "--max-cost", help="Stop before exceeding this cost ($)."),
     concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
-    progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
+    progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout.")) -> None:
     """Generate the answers a config asks for (single- or multi-turn), through any OpenAI-compatible endpoint or the
     embedded model; write them as a responses table or Arena-Hard / FastChat answer files."""

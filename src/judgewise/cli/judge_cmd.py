@@ -1,5 +1,5 @@
-"""``judgewise judge --config run.yaml`` (dry run, progress bar, summary; ``--worker`` on a shared store) and the
-``judgewise store`` group (:mod:`judgewise.cli.store_cmd`).
+"""``judgewise judge --config run.yaml`` (dry run, progress bar or lines, summary; ``--worker`` on a shared store)
+and the ``judgewise store`` group (:mod:`judgewise.cli.store_cmd`).
 
 Every command reports failure counts. ``judge`` prints the dry-run estimate before any call; with
 ``--dry-run`` it stops there. A rerun of the same config makes no call for games already stored; games
@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from judgewise.cli.progress_lines import PROGRESS_HELP
 from judgewise.cli.richtext import quiet_http_logs, say
 from judgewise.pipeline.text import summary_lines
 
@@ -92,11 +93,20 @@ def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: s
     out.print(f"store now holds for this job: {last['ok_total']} ok, {last['failed_total']} failed", markup=False)
 
 
+LINE_WORDS = {"judging": ("judged", "games"), "generating": ("generated", "answers")}  # label → (verb, noun)
+
+
 def run_with_progress(progress: bool | None, total: int, run, label: str = "judging"):
-    """Call ``run(update)`` under a progress bar when wanted (default: stderr is a terminal)."""
-    show = progress if progress is not None else err.is_terminal
-    if not show:
+    """Call ``run(update)`` under a progress bar on a terminal, with progress lines on any other stderr (a log),
+    or with neither (:func:`judgewise.cli.progress_lines.progress_mode`)."""
+    from judgewise.cli.progress_lines import ProgressLines, progress_mode
+
+    mode = progress_mode(progress, err)
+    if mode is None:
         return run(None)
+    if mode == "lines":
+        with ProgressLines(err, *LINE_WORDS[label]) as lines:
+            return run(lambda p: lines.show(p.done, p.total, p.failed, cost=p.cost))
     bar, update = _progress_bar(total, label)
     with bar:
         return run(update)
@@ -114,7 +124,7 @@ def register(app: typer.Typer) -> None:
               max_calls: int = typer.Option(None, "--max-calls", help="Stop before exceeding this many calls."),
               max_cost: float = typer.Option(None, "--max-cost", help="Stop before exceeding this cost ($)."),
               concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
-              progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a TTY)."),
+              progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
               as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
               worker: bool = typer.Option(False, "--worker", help="Be one of many workers of this job on a shared "
                                           "PostgreSQL store (any machine); return when every game is stored."),

@@ -1,13 +1,14 @@
-"""The demo's steps as library calls: rank the shipped AlpacaEval slice, write the run config of a tiny evaluation
-judged offline by the embedded judge (``judgewise evaluate`` runs it).
+"""The demo's steps as library calls: ``judgewise evaluate`` on replayed real verdicts, checked against every recorded
+verdict; then the embedded judge judging, storing and resuming a tiny job.
 
-Runs on embedded defaults only: the slice in ``examples/alpacaeval`` and the embedded Gemma 3 270M judge; nothing
-from ``../shared`` and no network. The judged verdicts come from a 270M-parameter model and are not meaningful.
+Runs on shipped files only (``examples/``: the AlpacaEval 2.0 slice, its verdicts made pairwise, the run configs
+``evaluate-replay.yaml`` and ``evaluate-embedded.yaml``); nothing from ``../shared`` and no network but the
+embedded model's one download. Part 2's verdicts come from a 270M-parameter model and are not meaningful.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,8 +16,8 @@ import numpy as np
 
 from judgewise.errors import ConfigError
 
-DEMO_MODELS = ("claude-2", "gpt-3.5-turbo-1106", "alpaca-7b", "falcon-7b-instruct")
-DEMO_TARGET = {"kendall_tau": 0.9}  # the tiny job's target: all pairs stop there or when every pair is judged
+REPLAY_CONFIG = "evaluate-replay.yaml"
+EMBEDDED_CONFIG = "evaluate-embedded.yaml"
 #: what the demo shows last: how to evaluate the same slice with a real model
 REAL_JUDGE_HINT = """\
 To evaluate with a real model, write run.yaml and run `judgewise evaluate --config run.yaml`:
@@ -35,102 +36,98 @@ To evaluate with a real model, write run.yaml and run `judgewise evaluate --conf
 class DemoRun:
     """Everything the demo produced; the CLI prints it and the report hook reads it."""
 
-    slice_path: Path
+    examples: Path
     out_dir: Path
-    leaderboard: object = None        # Ranking of the slice (win rate vs the anchor, bootstrap CIs)
-    slice_table: object = None        # the judgments Table read from the slice
-    config_path: Path | None = None   # the tiny evaluation's run config, or None when judging was skipped
-    evaluation: object = None         # its pipeline.evaluate.EvaluateResult
-    store_path: Path | None = None
+    replay: object = None            # part 1's pipeline.evaluate.EvaluateResult
+    replay_store: Path | None = None
+    check: ReplayCheck | None = None
+    embedded: object = None          # part 2's last EvaluateResult
+    embedded_store: Path | None = None
+    steps: list = field(default_factory=list)  # part 2: (what, EvaluateResult, seconds)
     timings: dict = field(default_factory=dict)
 
 
-def find_slice(path: Path | None = None) -> Path:
-    """The AlpacaEval example slice: ``path`` if given, else ``examples/alpacaeval`` of the working folder (as that
-    relative path, so what the demo prints and writes stays short) or of this checkout.
+@dataclass
+class ReplayCheck:
+    """Part 1's ranking against the one every recorded verdict gives, and against AlpacaEval's own leaderboard."""
+
+    all_verdicts: int          # recorded pairwise verdicts (one answer order)
+    reference: list[str]       # BT on every recorded verdict, best first
+    tau: float                 # Kendall τ-b of the run's scores against the reference's
+    discordant: list[tuple[str, str]]  # pairs the run orders the other way (the reference's better model first)
+    overlapping: list[bool]    # per discordant pair: the run's 95% intervals of the two overlap (not told apart)
+    published: list[tuple[str, float]]  # AlpacaEval win rate vs the anchor over every instruction, best first
+    published_prompts: int
+    tau_published: float
+
+
+def find_examples(path: Path | None = None) -> Path:
+    """The shipped ``examples`` folder: ``path`` if given, else ``examples`` of the working folder (as that relative
+    path, so what the demo prints stays short) or of this checkout.
 
     Raises
     ------
     ConfigError
-        When no candidate holds a ``results/`` folder.
+        When no candidate holds the demo's run configs.
     """
-    candidates = [path] if path else [Path("examples") / "alpacaeval",
-                                      Path(__file__).resolve().parents[3] / "examples" / "alpacaeval"]
+    candidates = [path] if path else [Path("examples"), Path(__file__).resolve().parents[3] / "examples"]
     for candidate in candidates:
-        if candidate is not None and (candidate / "results").is_dir():
+        if (candidate / REPLAY_CONFIG).is_file() and (candidate / "alpacaeval" / "results").is_dir():
             return candidate
-    raise ConfigError(f"AlpacaEval example slice not found (looked in {', '.join(map(str, candidates))}); "
-                      "run the demo from a judgewise checkout or pass --slice PATH")
+    raise ConfigError(f"the demo's examples ({REPLAY_CONFIG}, alpacaeval/) not found in "
+                      f"{', '.join(map(str, candidates))}; run the demo from a judgewise checkout or pass --examples")
 
 
-def rank_slice(slice_path: Path, *, bootstrap: int = 1000, seed: int = 0):
-    """Win rate of each slice model against the AlpacaEval anchor, with prompt-bootstrap intervals.
+def fresh_config(path: Path, store: Path, **changes):
+    """The run config at ``path`` with its store at ``store`` (removed first, so the run judges from nothing) and
+    ``changes`` (e.g. ``budget``) applied."""
+    from judgewise.pipeline.config import load_config
 
-    Returns
-    -------
-    (Ranking, Table)
-    """
+    store.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in (store, *store.parent.glob(store.name + "-*")):  # the SQLite file and its -wal/-shm
+        leftover.unlink(missing_ok=True)
+    return dataclasses.replace(load_config(path), store=str(store), **changes)
+
+
+def replay_check(result, cfg) -> ReplayCheck:
+    """Compare an evaluation judged by the replay judge with the ranking of every verdict the judge holds (BT with
+    the same ridge, one answer order) and with AlpacaEval's win rate on the slice the config names."""
     from judgewise.io import read_judgments
     from judgewise.ratings import rank
+    from judgewise.ratings.agreement import kendall_tau_b
 
-    table = read_judgments(slice_path)
-    ranking = rank(table.frame, "winrate", anchor=table.extras.get("anchor"), bootstrap=bootstrap, seed=seed)
-    return ranking, table
-
-
-def pick_prompts(table, *, models: tuple[str, ...] = DEMO_MODELS, n_prompts: int = 8, max_chars: int = 700,
-                 seed: int = 0) -> list[str]:
-    """``n_prompts`` instruction ids drawn (seeded) among those every one of ``models`` answered and whose
-    instruction + longest response fit in ``max_chars`` characters (keeps the tiny judge quick); sorted.
-
-    Parameters
-    ----------
-    table : Table
-        The slice's judgments table (its ``extras["responses"]`` holds the texts).
-    """
-    responses = table.extras["responses"].frame
-    present = [m for m in models if m in set(responses["model"])]
-    if len(present) < 2:
-        raise ConfigError(f"the slice has responses from {len(present)} of the demo models {list(models)}")
-    mine = responses[responses["model"].isin(present)]
-    size = mine["text"].str.len() + mine["instruction"].fillna("").str.len()
-    per_prompt = mine.assign(size=size).groupby("prompt_id").agg(size=("size", "max"), n=("model", "nunique"))
-    eligible = sorted(per_prompt.index[(per_prompt["n"] == len(present)) & (per_prompt["size"] <= max_chars)])
-    if not eligible:
-        raise ConfigError(f"no instruction of the slice has responses of {present} within {max_chars} characters; "
-                          "raise --max-chars")
-    rng = np.random.default_rng(seed)
-    return sorted(str(p) for p in rng.choice(eligible, size=min(n_prompts, len(eligible)), replace=False))
+    recorded = read_judgments(cfg.judge["judgments"]).frame
+    one_order = recorded[recorded["first"].astype(str) == recorded["model_a"].astype(str)]
+    models = list(result.ranking.models)
+    full = rank(one_order, "bt", l2=result.l2)
+    ref = dict(zip(full.models, full.scores))
+    got = dict(zip(models, result.ranking.scores))
+    reference = sorted(models, key=lambda m: -ref[m])
+    discordant = [(a, b) for i, a in enumerate(reference) for b in reference[i + 1:] if got[a] < got[b]]
+    interval = {r["model"]: (r["ci_low"], r["ci_high"]) for r in result.ranking.to_records()}
+    overlapping = [_overlap(interval[a], interval[b]) for a, b in discordant]
+    slice_table = read_judgments(cfg.responses)
+    win = rank(slice_table.frame, "winrate", anchor=slice_table.extras.get("anchor"))
+    published = sorted(((m, float(s)) for m, s in zip(win.models, win.scores) if m in got), key=lambda p: -p[1])
+    scores = np.array([got[m] for m in models])
+    return ReplayCheck(len(one_order), reference, kendall_tau_b(scores, np.array([ref[m] for m in models])),
+                       discordant, overlapping, published, int(slice_table.frame["prompt_id"].nunique()),
+                       kendall_tau_b(scores, np.array([dict(published)[m] for m in models])))
 
 
-def demo_config(slice_path: Path, out_dir: Path, prompt_ids: list[str], *, models: tuple[str, ...] = DEMO_MODELS,
-                threads: int | None = None, seed: int = 0) -> dict:
-    """The tiny evaluation's run config: the slice's ``models`` on ``prompt_ids``, all pairs in both orders,
-    judged by the embedded judge (``backend: local``) until :data:`DEMO_TARGET`, stored in
-    ``out_dir/judgments.sqlite``. Paths are relative to ``out_dir``, where the config is written."""
-    judge = {"backend": "local", **({"n_threads": int(threads)} if threads else {})}
-    return {"responses": _as_seen_from(Path(slice_path), Path(out_dir)),
-            "models": list(models), "prompt_ids": list(prompt_ids), "judge": judge,
-            "design": {"name": "all_pairs"}, "target": dict(DEMO_TARGET), "orders": "both", "seed": int(seed),
-            "store": "judgments.sqlite"}
+def _overlap(one: tuple, other: tuple) -> bool:
+    """Whether two (low, high) intervals overlap (False when either is missing: no bootstrap)."""
+    if None in one or None in other:
+        return False
+    return one[0] <= other[1] and other[0] <= one[1]
 
 
-def _as_seen_from(path: Path, folder: Path) -> str:
-    """``path`` as a config in ``folder`` names it: relative when both lie in the working folder (``make demo``:
-    ``../examples/alpacaeval`` from ``demo-output/``), so the folder can be moved with the checkout; else absolute."""
-    path, folder, here = path.resolve(), folder.resolve(), Path.cwd().resolve()
-    if path.is_relative_to(here) and folder.is_relative_to(here):
-        return Path(os.path.relpath(path, folder)).as_posix()
-    return path.as_posix()
+def reused(result) -> int:
+    """Games of an evaluation taken from the store rather than judged by this run."""
+    return int(result.calls - result.paid_calls)
 
 
-def write_demo_config(out_dir: Path, cfg: dict) -> Path:
-    """Write ``cfg`` (:func:`demo_config`) as ``out_dir/run.yaml``, validated; returns its path."""
-    from judgewise.pipeline.plan_config import write_run_config
-
-    path = Path(out_dir) / "run.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    header = ("# written by `judgewise demo`: a tiny evaluation judged offline by the embedded judge (Gemma 3 270M;\n"
-              "# its verdicts are not meaningful). Rerun (every verdict is in the store, so 0 calls):\n"
-              f"#   judgewise evaluate --config {path}\n")
-    return write_run_config(path, cfg, header=header)
+def position_share(result) -> str:
+    """The share of games won by the answer shown first, as text (— when unknown)."""
+    position = result.trust.get("position_bias_first_shown_wins")
+    return f"{position['estimate']:.0%}" if position else "—"

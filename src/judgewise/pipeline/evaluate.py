@@ -291,21 +291,22 @@ def rounds_expected_tau(rounds: TargetRounds) -> float:
 
 def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped: str, detail, target: Target,
                 l2: float, design: str, design_options: dict) -> dict:
-    """How far to trust the ranking: what stopped the run, calls used against all pairs in both orders, the
-    judge's swap consistency and position bias (where both orders / the shown order exist), the anchor's
-    informativeness for an anchor design."""
+    """How far to trust the ranking: what stopped the run, calls used against all pairs (in the run's ``orders``,
+    and in both orders), the judge's swap consistency and position bias (where both orders / the shown order
+    exist), the anchor's informativeness for an anchor design."""
     from judgewise.analysis.bias import position_bias, swap_consistency
 
     n = len(rounds.index)
     all_pairs_calls = 2 * comparisons_per_pair(job.pool) * n * (n - 1) // 2  # every turn with turns: all
+    in_orders = all_pairs_calls if job.config.orders == "both" else all_pairs_calls // 2
     ok = judgments[usable_mask(judgments)]  # io.schema's one rule
     swap = swap_consistency(ok).as_dict() if len(ok) else None
     position = position_bias(ok).as_dict() if len(ok) and "first" in ok.columns else None
     out = {"stopped": stopped, "design_stop": detail, "target": target.as_dict(),
            "target_meaning": target.describe(), "expected_kendall_tau": rounds.state.expected_tau,
            "calls": rounds.state.games, "paid_calls_this_run": rounds.state.paid,
-           "all_pairs_both_orders_calls": all_pairs_calls,
-           "share_of_all_pairs": rounds.state.games / all_pairs_calls if all_pairs_calls else None,
+           "orders": job.config.orders, "all_pairs_calls": in_orders, "all_pairs_both_orders_calls": all_pairs_calls,
+           "share_of_all_pairs": rounds.state.games / in_orders if in_orders else None,
            "failed": rounds.state.failed, "cost": round(rounds.state.cost, 6), "rounds": rounds.rounds,
            "bt_l2": l2, "swap_consistency": swap if swap and swap["n"] else None,
            "position_bias_first_shown_wins": position if position and position["n"] else None}

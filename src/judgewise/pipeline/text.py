@@ -107,6 +107,15 @@ def add_model_lines(p: dict) -> list[str]:
     return lines
 
 
+def _all_pairs(trust: dict) -> str:
+    """"N for all pairs in both orders (x%)", or in one order with the both-orders count beside it."""
+    share = "—" if trust["share_of_all_pairs"] is None else f"{trust['share_of_all_pairs']:.1%}"
+    if trust.get("orders", "both") == "both":
+        return f"{trust['all_pairs_both_orders_calls']:,} for all pairs in both orders ({share})"
+    return (f"{trust['all_pairs_calls']:,} for all pairs in one order ({share}; "
+            f"{trust['all_pairs_both_orders_calls']:,} in both orders)")
+
+
 def trust_lines(result) -> list[str]:
     """An :class:`~judgewise.pipeline.evaluate.EvaluateResult`'s trust block: the stop, expected τ, calls, biases."""
     t = result.trust
@@ -115,8 +124,7 @@ def trust_lines(result) -> list[str]:
              + (f"; the design's own stop: {t['design_stop']}" if t.get("design_stop") else "") + ")",
              f"posterior-expected Kendall τ at the stop: {tau} (exact under the Laplace approximation of the ridge "
              f"BT fit, l2 = {t['bt_l2']:g}; it assumes the judge's verdicts follow BT, not that the judge is right)",
-             f"calls: {t['calls']:,} of {t['all_pairs_both_orders_calls']:,} for all pairs in both orders "
-             f"({t['share_of_all_pairs']:.1%}); paid by this run: {t['paid_calls_this_run']:,}; failed: "
+             f"calls: {t['calls']:,} of {_all_pairs(t)}; paid by this run: {t['paid_calls_this_run']:,}; failed: "
              f"{t['failed']:,}; cost ${t['cost']:.4f}; {t['rounds']} rounds"]
     for key, what in (("swap_consistency", "swap consistency (both orders name the same winner)"),
                       ("position_bias_first_shown_wins", "position bias: P(first shown wins)")):

@@ -1,4 +1,4 @@
-"""The demo's HTML reports: the shipped AlpacaEval slice and, when judged, the tiny job's store.
+"""The demo's HTML reports: one per part, of the games its evaluation judged (read back from its store).
 
 ``judgewise demo`` calls :func:`write_demo_report` with the :class:`~judgewise.pipeline.demo.DemoRun` it made.
 """
@@ -15,15 +15,13 @@ if TYPE_CHECKING:
 
 
 def write_demo_report(demo: DemoRun) -> list[Path]:
-    """Write the HTML reports of the demo into ``demo.out_dir``: the AlpacaEval slice (``report.html``) and,
-    when the tiny job was judged, its store (``judged-report.html``); returns their paths."""
-    demo.out_dir.mkdir(parents=True, exist_ok=True)
-    slice_report = demo.out_dir / "report.html"
-    paths = [write_report(demo.slice_path, slice_report,
-                          command=f"judgewise report {demo.slice_path} -o {slice_report}")]
-    if demo.store_path is not None:
-        judged_report = demo.out_dir / "judged-report.html"
-        paths.append(write_report(demo.store_path, judged_report, responses=demo.slice_path,
-                                  command=f"judgewise report {demo.store_path} --responses {demo.slice_path} "
-                                          f"-o {judged_report}"))
+    """Write the HTML report of each part's store into ``demo.out_dir`` (``replay-report.html``,
+    ``embedded-report.html``), with the slice's answers; returns their paths."""
+    responses = demo.examples / "alpacaeval"
+    paths = []
+    for store, name in ((demo.replay_store, "replay-report.html"), (demo.embedded_store, "embedded-report.html")):
+        if store is not None:
+            report = demo.out_dir / name
+            paths.append(write_report(store, report, responses=responses,
+                                      command=f"judgewise report {store} --responses {responses} -o {report}"))
     return paths
