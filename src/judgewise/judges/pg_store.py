@@ -33,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError, StoreUnavailable
-from judgewise.judges.base import scrub
+from judgewise.judges.base import journal_json, register_secret, scrub
 from judgewise.judges.sqlite_leases import owner_id, owner_is_dead
 from judgewise.judges.store import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
                                     JudgmentStore, check_version, plain_value, scrubbed, store_stats)
@@ -335,7 +335,11 @@ class PgJudgmentStore:
             c.execute(_UPSERT, values)
             c.execute("DELETE FROM claims WHERE key = %s", (rec.key,))
             c.execute("DELETE FROM answers WHERE game = %s", (rec.key,))
-        self._run("store a game", write)
+        psycopg, _ = _driver()
+        try:
+            self._run("store a game", write)
+        except psycopg.DataError as exc:  # a value the database refuses: the runner stores the game as failed
+            raise ValueError(scrub(" ".join(str(exc).split()))[:300]) from None
 
     def absorb(self, games: pd.DataFrame, meta: dict[str, str], answers: list[tuple]) -> None:
         """Add another store's rows (``judgewise store copy``): games (a row already judged ok here is kept), run
@@ -359,7 +363,7 @@ class PgJudgmentStore:
 
     def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
         """Commit a completion just received, before anything else is done with it."""
-        text = scrub(json.dumps(answer, ensure_ascii=False, default=str))
+        text = journal_json(answer)
         try:
             self._run("journal an answer", lambda c: c.execute(
                 "INSERT INTO answers VALUES (%s, %s, %s, %s) ON CONFLICT (call) DO UPDATE SET answer = "

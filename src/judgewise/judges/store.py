@@ -17,7 +17,8 @@ file. Readers (export, stats, report) use :meth:`JudgmentStore.open_readonly`, w
 Verdict columns are stored in the canonical ``model_a`` view (``outcome``, ``verdict5``, ``soft``);
 ``label`` is the literal verdict token as the judge wrote it (shown-first view), ``first`` the model
 shown first. Secrets never reach this file: identities are secret-free by contract, and every text written
-(raw completion, error, label, journaled answers) goes through ``base.scrub``.
+(raw completion, error, label, journaled answers) goes through ``base.scrub`` (``storable_record``: what UTF-8
+cannot hold escaped and numbers beyond 64 bits refused too, each change noted in the row).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import os
 import sqlite3
 import time
@@ -37,7 +39,7 @@ import pandas as pd
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
-from judgewise.judges.base import scrub
+from judgewise.judges.base import storable
 from judgewise.judges.sqlite_leases import LeasedSqliteStore, connect_writer, owner_id
 
 log = logging.getLogger(__name__)
@@ -316,12 +318,57 @@ def _one_column(chunks: list, pa):
 
 
 def scrubbed(rec: GameRecord) -> GameRecord:
-    """``rec`` made ready to store (in place): ``created_at`` set, every text column (raw, error, label,
-    identity, ...) scrubbed of secrets."""
+    """``rec`` made ready to store (in place, :func:`storable_record`); the note of anything changed goes to its
+    ``error`` when the game failed, else to its ``raw`` text (an "ok" grade has no outcome: an ``error`` there would
+    count it failed)."""
+    return storable_record(rec, "error" if rec.status == "failed" else "raw")
+
+
+INT64 = (-(1 << 63), (1 << 63) - 1)  # what an INTEGER column holds (SQLite, PostgreSQL BIGINT)
+NOTE = "[judgewise: {}]"  # how a stored row says what was changed to store it
+
+
+def storable_record(rec, note_field: str):
+    """A store record (a dataclass: :class:`GameRecord`, ``generation_store.AnswerRecord``) made ready to store,
+    in place — the one rule both stores and both tables follow, so that any answer an API can return is stored:
+    ``created_at`` set; every text scrubbed of secrets, with what neither UTF-8 nor PostgreSQL can hold (a lone
+    surrogate, NUL) escaped (:func:`base.storable`); an integer beyond 64 bits or a number that is not finite
+    refused (its field's default kept). Each change is said in ``note_field`` (and logged)."""
     rec.created_at = rec.created_at or time.time()
+    notes = []
     for f in dataclasses.fields(rec):
-        setattr(rec, f.name, scrub(getattr(rec, f.name)))
+        value = getattr(rec, f.name)
+        if isinstance(value, str):
+            value, n = storable(value)
+            if n:
+                notes.append(f"{n} character(s) of {f.name} that UTF-8 cannot hold (a lone surrogate, NUL) "
+                             "stored as \\uXXXX escapes")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and not _storable_number(value):
+            default = None if f.default is dataclasses.MISSING else f.default
+            notes.append(f"{f.name} = {_number_text(value)} is not storable (beyond 64 bits or not finite); "
+                         f"stored as {default}")
+            value = default
+        setattr(rec, f.name, value)
+    if notes:
+        note = NOTE.format("; ".join(notes))
+        log.warning("stored %s with changes: %s", rec.key[:12], note)
+        current = getattr(rec, note_field)
+        setattr(rec, note_field, f"{current}\n{note}" if current else note)
     return rec
+
+
+def _storable_number(value) -> bool:
+    if isinstance(value, int):
+        return INT64[0] <= value <= INT64[1]
+    return math.isfinite(value)
+
+
+def _number_text(value) -> str:
+    """A number as a note shows it: at most 24 characters (a 400-digit count says how many digits it has)."""
+    if isinstance(value, int) and value.bit_length() > 1000:
+        return f"a {value.bit_length()}-bit integer"
+    text = repr(value) if isinstance(value, float) else str(value)
+    return text if len(text) <= 24 else f"{text[:12]}… ({len(text)} digits)"
 
 
 def _sql_literal(value) -> str:
