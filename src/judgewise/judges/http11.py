@@ -126,7 +126,7 @@ class _Connection(asyncio.Protocol):
             self.transport.abort()  # stop reading what is left of it now (the caller drops the connection too)
 
     def _too_large(self, what: str) -> AnswerTooLarge:
-        return AnswerTooLarge(f"an answer larger than the {self.cap:,}-byte cap ({what}); refused unread "
+        return AnswerTooLarge(f"an answer larger than the {self.cap:,}-byte cap ({what}); refused "
                               f"(max_answer_mb in the judge config raises the cap)")
 
     # -- parsing -----------------------------------------------------------------------------------------------------

@@ -199,9 +199,10 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRe
         cost=result.cost, n_calls=result.n_calls, turn=len(c.turns) or None)
 
 
-# What a store raises for a value its database cannot hold (sqlite3 and psycopg data errors are ValueErrors or
-# subclasses of these; ``pg_store`` turns psycopg's DataError into ValueError): the game is stored as failed instead.
-UNSTORABLE = (ValueError, OverflowError, TypeError, UnicodeError, sqlite3.DataError, sqlite3.InterfaceError)
+# What a store raises for a value its database cannot hold (sqlite3: OverflowError, UnicodeEncodeError, DataError,
+# "Error binding parameter" ProgrammingError; ``pg_store`` turns psycopg's DataError into ValueError): the game is
+# stored as failed instead (and should that fail too, the error propagates).
+UNSTORABLE = (ValueError, OverflowError, TypeError, sqlite3.DataError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
 KEPT = {"status", "error", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at", "mode", "turn"}
 
 
@@ -210,7 +211,9 @@ def refused_record(rec, reason: str):
     default) and its call counts kept, everything the answer brought (texts, verdict, score) back to its default."""
     out = dataclasses.replace(rec, status="failed", error=reason)
     for f in dataclasses.fields(rec):
-        if f.default is not dataclasses.MISSING and f.name not in KEPT:
+        value = getattr(out, f.name)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if f.default is not dataclasses.MISSING and (f.name not in KEPT or (f.default == 0 and not number)):
             setattr(out, f.name, f.default)
     return out
 
