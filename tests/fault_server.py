@@ -451,12 +451,14 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--model", default="judge-model")
+    ap.add_argument("--flood-bytes", type=int, default=FLOOD_BYTES, help="size of the bombs, floods and huge_json")
     for kind in FAULTS:
         ap.add_argument(f"--rate-{kind}", type=float, default=0.0)
     args = ap.parse_args(argv)
     rates = {k: getattr(args, f"rate_{k}") for k in FAULTS}
     try:
-        asyncio.run(FaultServer(latency_s=args.latency, rates=rates, model=args.model, threaded=False).serve())
+        asyncio.run(FaultServer(latency_s=args.latency, rates=rates, model=args.model, threaded=False,
+                                flood_bytes=args.flood_bytes).serve())
     except KeyboardInterrupt:
         pass
     sys.exit(0)

@@ -56,7 +56,7 @@ class AnswerTooLarge(HTTPError):
 class Response:
     status: int
     headers: dict[str, str]  # lower-case names; repeated headers joined with ", "
-    body: bytes
+    body: bytes | bytearray  # bytearray when taken whole from the read buffer (no copy)
 
 
 class _Connection(asyncio.Protocol):
@@ -100,7 +100,8 @@ class _Connection(asyncio.Protocol):
         if self.waiter is None or self.waiter.done():
             return
         if self.status is not None and self.length is None and not self.chunked:  # body framed by the connection end
-            self._finish(bytes(self.buf))
+            body, self.buf = self.buf, bytearray()  # the buffer is the body: no copy of it
+            self._finish(body)
             return
         got = "part of an answer" if self.status is not None or self.buf else "no answer"
         self._fail(ConnectionDropped(f"the server closed the connection after {got}" + (f" ({exc})" if exc else "")))
@@ -151,6 +152,9 @@ class _Connection(asyncio.Protocol):
                 raise self._too_large(f"Content-Length {self.length:,}")
             if len(buf) < self.length:
                 return
+            if len(buf) == self.length:  # the common case: the buffer is the body, taken without a copy
+                body, self.buf = buf, bytearray()
+                return self._finish(body)
             body = bytes(buf[:self.length])
             del buf[:self.length]
         else:  # framed by the end of the connection: connection_lost finishes it
@@ -213,12 +217,12 @@ class _Connection(asyncio.Protocol):
                 return b"".join(self.parts)
             if len(buf) < self.chunk_left + 2:
                 return None
-            self.parts.append(bytes(buf[:self.chunk_left]))
+            self.parts.append(buf[:self.chunk_left])
             self.body_bytes += self.chunk_left
             del buf[:self.chunk_left + 2]
             self.chunk_left = None
 
-    def _finish(self, body: bytes) -> None:
+    def _finish(self, body: bytes | bytearray) -> None:
         encoding = self.headers.get("content-encoding", "").lower().strip()
         try:
             if encoding in ("gzip", "x-gzip"):
