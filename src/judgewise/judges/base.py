@@ -67,9 +67,18 @@ def storable(text: str) -> tuple[str, int]:
     and each lone surrogate (which UTF-8 cannot encode; JSON's ``"\\ud800"`` decodes to one) or NUL written as
     its ``\\uXXXX`` escape."""
     text = scrub(text)
-    if not _UNSTORABLE.search(text):
+    if "\x00" not in text and (text.isascii() or _encodes(text)):  # the common case, without a regex (~50x faster)
         return text, 0
     return _UNSTORABLE.subn(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _encodes(text: str) -> bool:
+    """Whether UTF-8 has a form for ``text`` (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def journal_json(answer) -> str:

@@ -24,6 +24,7 @@ cannot hold escaped and numbers beyond 64 bits refused too, each change noted in
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import math
@@ -335,20 +336,27 @@ def storable_record(rec, note_field: str):
     surrogate, NUL) escaped (:func:`base.storable`); an integer beyond 64 bits or a number that is not finite
     refused (its field's default kept). Each change is said in ``note_field`` (and logged)."""
     rec.created_at = rec.created_at or time.time()
+    values = rec.__dict__
     notes = []
-    for f in dataclasses.fields(rec):
-        value = getattr(rec, f.name)
-        if isinstance(value, str):
-            value, n = storable(value)
-            if n:
-                notes.append(f"{n} character(s) of {f.name} that UTF-8 cannot hold (a lone surrogate, NUL) "
-                             "stored as \\uXXXX escapes")
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) and not _storable_number(value):
-            default = None if f.default is dataclasses.MISSING else f.default
-            notes.append(f"{f.name} = {_number_text(value)} is not storable (beyond 64 bits or not finite); "
+    for name, default in _defaults(type(rec)):
+        value = values[name]
+        kind = type(value)
+        if kind is str:
+            if value:
+                clean, n = storable(value)
+                if n:
+                    notes.append(f"{n} character(s) of {name} that UTF-8 cannot hold (a lone surrogate, NUL) "
+                                 "stored as \\uXXXX escapes")
+                if clean is not value:
+                    values[name] = clean
+        elif (kind is int and not INT64[0] <= value <= INT64[1]) or (kind is float and value - value != 0):
+            notes.append(f"{name} = {_number_text(value)} is not storable (beyond 64 bits or not finite); "
                          f"stored as {default}")
-            value = default
-        setattr(rec, f.name, value)
+            values[name] = default
+        elif kind not in (bool, type(None), int, float) and isinstance(value, (int, float)) \
+                and not isinstance(value, bool) and not _storable_number(value):  # numpy scalars and the like
+            notes.append(f"{name} = {_number_text(value)} is not storable; stored as {default}")
+            values[name] = default
     if notes:
         note = NOTE.format("; ".join(notes))
         log.warning("stored %s with changes: %s", rec.key[:12], note)
@@ -357,10 +365,16 @@ def storable_record(rec, note_field: str):
     return rec
 
 
+@functools.lru_cache(maxsize=None)
+def _defaults(cls) -> tuple:
+    """(field name, default or None) of a record dataclass, once per class."""
+    return tuple((f.name, None if f.default is dataclasses.MISSING else f.default) for f in dataclasses.fields(cls))
+
+
 def _storable_number(value) -> bool:
     if isinstance(value, int):
         return INT64[0] <= value <= INT64[1]
-    return math.isfinite(value)
+    return math.isfinite(float(value))
 
 
 def _number_text(value) -> str:
