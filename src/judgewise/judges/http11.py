@@ -76,6 +76,7 @@ class _Connection(asyncio.Protocol):
         self.parts: list[bytes] = []
         self.chunk_left: int | None = None
         self.body_bytes = 0  # chunk bytes kept so far
+
     # -- asyncio.Protocol --------------------------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
