@@ -25,9 +25,11 @@ import random
 import re
 import select
 import socket
+import struct
 import sys
 import threading
 import time
+import zlib
 from collections import Counter
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,10 +44,16 @@ MALFORMED = {  # fault kind -> (content type, body) of an HTTP 200 that is not a
     "no_choices": ("application/json", b'{"id": "cmpl-1", "object": "chat.completion", "model": "judge-model"}'),
     "wrong_types": ("application/json", b'{"choices": [{"message": {"content": 42}}], "model": 7, "usage": "x"}'),
 }
+# A malicious server: chat completions valid as JSON whose values are hostile (a success, counted when delivered)...
+HOSTILE_VALUES = ("lone_surrogate", "nul_char", "usage_400_digits", "usage_2_63", "logprobs_800", "logprobs_minus_1000")
+# ...and answers whose HTTP is hostile (never a success): written as a stream of bytes by ``hostile_http``
+HOSTILE_HTTP = ("gzip_bomb", "deflate_bomb", "chunked_flood", "close_flood", "huge_json", "bad_length",
+                "huge_chunk_size", "bad_chunk_size", "endless_trailers", "bad_status")
 FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage", "too_long",  # too_long: 400, context exceeded
-          *MALFORMED)
+          *MALFORMED, *HOSTILE_VALUES, *HOSTILE_HTTP)
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
-COMPLETIONS = (None, "empty", "garbage")  # faults answered with a chat completion: a success, counted when delivered
+COMPLETIONS = (None, "empty", "garbage", *HOSTILE_VALUES)  # answered with a chat completion: counted when delivered
+FLOOD_BYTES = 1 << 30  # what the flooding answers send at most (1 GiB), unless the client stops reading first
 
 
 def request_key(messages: list) -> str:
@@ -64,13 +72,15 @@ class FaultServer:
     def __init__(self, *, latency_s: float = 0.0, rates: dict | None = None, seed: int = 0,
                  retry_after_s: float = 0.05, hang_s: float = 5.0, model: str = "judge-model",
                  api_key: str | None = None, reflect_auth: bool = False, answer=default_answer, fault_fn=None,
-                 candidates=None, reflect_auth_in_answer: bool = False, threaded: bool = True):
+                 candidates=None, reflect_auth_in_answer: bool = False, threaded: bool = True,
+                 flood_bytes: int = FLOOD_BYTES):
         unknown = set(rates or {}) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown}; known: {FAULTS}")
         self.latency_s, self.rates, self.retry_after_s, self.hang_s = latency_s, dict(rates or {}), retry_after_s, hang_s
         self.model, self.api_key, self.reflect_auth, self.answer = model, api_key, reflect_auth, answer
         self.reflect_auth_in_answer = reflect_auth_in_answer  # echo the Authorization header in every answer
+        self.flood_bytes = flood_bytes  # decoded size of the bombs, size of the floods and of huge_json
         self.success_times: list[tuple[float, str]] = []  # (time.time(), request key) of each 200 delivered
         self.fault_fn = fault_fn  # optional (messages, times this request was seen before) -> fault kind | None
         self.requests: Counter[str] = Counter()  # request key -> requests received (any outcome)
@@ -149,6 +159,11 @@ class FaultServer:
             if fault == "timeout":
                 await asyncio.sleep(self.hang_s)
             return False
+        if fault in HOSTILE_HTTP:
+            for piece in hostile_http(fault, self.answer(messages), self.flood_bytes):
+                writer.write(piece)
+                await writer.drain()
+            return False
         writer.write(_http_answer(*self.answer_for(fault, body, messages, auth)))
         if fault in COMPLETIONS:
             self.note("ok", key)
@@ -213,7 +228,8 @@ class FaultServer:
         text = {"empty": "", "garbage": "%$# lorem ipsum, no verdict at all"}.get(fault) or self.answer(messages)
         if self.reflect_auth_in_answer:  # a leaky endpoint quoting the credentials back in its completion
             text = f"(you sent Authorization: {auth}) {text}"
-        return 200, "application/json", json.dumps(_completion(self, body, messages, text)).encode(), {}
+        data = json.dumps(_completion(self, body, messages, text))
+        return 200, "application/json", hostile_values(fault, data, text).encode(), {}
 
     def note(self, event: str, key: str | None = None) -> None:
         with self._lock:
@@ -279,6 +295,14 @@ def _make_handler(server: FaultServer):
                     self._wait(server.hang_s)
                 self.close_connection = True
                 return None
+            if fault in HOSTILE_HTTP:
+                self.close_connection = True
+                try:
+                    for piece in hostile_http(fault, server.answer(messages), server.flood_bytes):
+                        self.wfile.write(piece)
+                except OSError:  # the client stopped reading (what a bounded client does)
+                    pass
+                return None
             answer = server.answer_for(fault, body, messages, auth)
             if fault not in COMPLETIONS:
                 return self._send_raw(*answer)
@@ -310,6 +334,96 @@ def _http_answer(status: int, content_type: str, data: bytes, headers: dict) -> 
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data
 
 
+def hostile_values(fault: str | None, data: str, text: str) -> str:
+    """The JSON text ``data`` of a chat completion (whose content is ``text``) with ``fault``'s hostile values:
+    content holding a lone surrogate escape or a NUL, usage counts of 400 digits or 2**63, logprobs of 800 or -1000
+    (each verdict token's candidates, as JSON numbers no probability has)."""
+    if fault == "lone_surrogate":
+        return data.replace(json.dumps(text)[1:-1], json.dumps(text)[1:-1] + "\\ud800 and \\udfff alone", 1)
+    if fault == "nul_char":
+        return data.replace(json.dumps(text)[1:-1], json.dumps(text)[1:-1] + " \\u0000 after a NUL", 1)
+    if fault in ("usage_400_digits", "usage_2_63"):
+        big = "9" * 400 if fault == "usage_400_digits" else str(2**63)
+        return re.sub(r'"(prompt_tokens|completion_tokens|total_tokens)": \d+', rf'"\1": {big}', data)
+    if fault in ("logprobs_800", "logprobs_minus_1000"):
+        value = "800" if fault == "logprobs_800" else "-1000"
+        return re.sub(r'"logprob": -?[0-9.e+-]+', f'"logprob": {value}', data)
+    return data
+
+
+def hostile_http(fault: str, text: str, size: int):
+    """The bytes (head, then body in pieces, lazily) of an answer whose HTTP is hostile: a gzip or deflate bomb (a
+    valid chat completion of ``size`` bytes, a thousandth of it on the wire), a chunked or an HTTP/1.0
+    connection-framed stream of ``size`` bytes, a valid chat completion of ``size`` bytes (huge_json), or heads
+    that are not HTTP as a client may read them (a Content-Length of "²", chunk sizes of 30 hex digits or "1_0",
+    trailers that never end, a status code in other digits)."""
+    if fault in ("gzip_bomb", "deflate_bomb"):
+        data = bomb(fault, size)
+        yield (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\nContent-Length: "
+               b"%d\r\n\r\n" % (b"gzip" if fault == "gzip_bomb" else b"deflate", len(data))) + data
+    elif fault == "chunked_flood":
+        yield b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        piece = b"%x\r\n%s\r\n" % (1 << 16, b" " * (1 << 16))
+        yield from (piece for _ in range(size >> 16))
+        yield b"0\r\n\r\n"
+    elif fault == "close_flood":
+        yield b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
+        yield from (b" " * (1 << 16) for _ in range(size >> 16))
+    elif fault == "huge_json":
+        head, tail = _padded_completion(text)
+        yield b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % size + head
+        pad = size - len(head) - len(tail)
+        yield from (b" " * min(1 << 16, pad - i) for i in range(0, pad, 1 << 16))
+        yield tail
+    else:
+        yield {"bad_length": "HTTP/1.1 200 OK\r\nContent-Length: ²\r\n\r\n{}",
+               "huge_chunk_size": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + "f" * 30 + "\r\n",
+               "bad_chunk_size": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1_0\r\n" + "x" * 16,
+               "endless_trailers": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: 1\r\n"
+                                   + "X-Trailer: " + "y" * 200_000,
+               "bad_status": "HTTP/1.1 ２００ OK\r\nContent-Length: 2\r\n\r\n{}"}[fault].encode("utf-8")
+
+
+def _padded_completion(text: str) -> tuple[bytes, bytes]:
+    """The JSON of a chat completion answering ``text``, split where spaces (valid JSON whitespace) can pad it."""
+    data = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                       "model": "judge-model", "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+    return data[:-1], data[-1:]
+
+
+_BOMBS: dict[tuple[str, int], bytes] = {}
+
+
+def bomb(kind: str, size: int) -> bytes:
+    """A gzip ("gzip_bomb") or zlib ("deflate_bomb") stream of a valid chat completion padded to ``size`` bytes with
+    JSON whitespace: about a thousandth of ``size`` compressed. Made fast (a 1 GiB bomb in about a second): one
+    megabyte of spaces is deflated once, as a block that needs no history, and repeated; the checksum is computed
+    over the repeats (made once per kind and size)."""
+    if (kind, size) in _BOMBS:
+        return _BOMBS[kind, size]
+    head, tail = _padded_completion(default_answer([]))
+    block = b" " * (1 << 20)
+    n, rest = divmod(size - len(head) - len(tail), len(block))
+
+    def deflated(data: bytes, last: bool) -> bytes:  # raw deflate blocks, byte-aligned, needing no earlier data
+        z = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+        return z.compress(data) + z.flush(zlib.Z_FINISH if last else zlib.Z_FULL_FLUSH)
+
+    body = b"".join([deflated(head, False), deflated(block, False) * n, deflated(block[:rest] + tail, True)])
+    gzip_kind = kind == "gzip_bomb"
+    check = zlib.crc32(head) if gzip_kind else zlib.adler32(head)
+    for _ in range(n):
+        check = zlib.crc32(block, check) if gzip_kind else zlib.adler32(block, check)
+    last = block[:rest] + tail
+    check = zlib.crc32(last, check) if gzip_kind else zlib.adler32(last, check)
+    if gzip_kind:
+        out = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + body + struct.pack("<II", check, size & 0xFFFFFFFF)
+    else:
+        out = b"\x78\xda" + body + struct.pack(">I", check)
+    _BOMBS[kind, size] = out
+    return out
+
+
 def _completion(server: FaultServer, body: dict, messages: list, text: str) -> dict:
     n_in = sum(len(str(m.get("content", ""))) for m in messages) // 4
     resp = {"id": "cmpl-fault", "object": "chat.completion", "created": int(time.time()), "model": server.model,
@@ -337,12 +451,14 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--model", default="judge-model")
+    ap.add_argument("--flood-bytes", type=int, default=FLOOD_BYTES, help="size of the bombs, floods and huge_json")
     for kind in FAULTS:
         ap.add_argument(f"--rate-{kind}", type=float, default=0.0)
     args = ap.parse_args(argv)
     rates = {k: getattr(args, f"rate_{k}") for k in FAULTS}
     try:
-        asyncio.run(FaultServer(latency_s=args.latency, rates=rates, model=args.model, threaded=False).serve())
+        asyncio.run(FaultServer(latency_s=args.latency, rates=rates, model=args.model, threaded=False,
+                                flood_bytes=args.flood_bytes).serve())
     except KeyboardInterrupt:
         pass
     sys.exit(0)

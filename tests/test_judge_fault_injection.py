@@ -15,7 +15,7 @@ from judgewise.judges.runner import arun_judging, run_judging
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.judges.store import JudgmentStore
 
-from tests.fault_server import FAULTS, MALFORMED, FaultServer, request_key
+from tests.fault_server import FAULTS, HOSTILE_HTTP, HOSTILE_VALUES, MALFORMED, FaultServer, request_key
 from tests.judge_support import MODEL, comparisons, llm_judge
 
 RATES = {"429": 0.04, "500": 0.04, "timeout": 0.02, "drop": 0.03, "empty": 0.03, "garbage": 0.03,
@@ -123,4 +123,5 @@ def test_rerun_of_a_finished_job_makes_zero_calls(tmp_path):
 
 def test_new_fault_kinds_are_appended_so_seeded_draws_of_the_old_kinds_are_unchanged():
     assert FAULTS[:7] == ("429", "500", "timeout", "drop", "empty", "garbage", "too_long")
-    assert set(FAULTS[7:]) == set(MALFORMED)
+    assert FAULTS[7:7 + len(MALFORMED)] == tuple(MALFORMED)
+    assert FAULTS[7 + len(MALFORMED):] == (*HOSTILE_VALUES, *HOSTILE_HTTP)  # issue 26: the malicious server's modes

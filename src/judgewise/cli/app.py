@@ -13,6 +13,7 @@ from rich.logging import RichHandler
 from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
+from judgewise.judges.base import scrub
 
 try:  # typer >= 0.2x vendors click; its usage errors derive from TyperException
     from typer import TyperException as UsageError
@@ -67,9 +68,33 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+class _Scrubbed(logging.Filter):
+    """Every log line scrubbed of secrets (``base.scrub``) before it is shown."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub(message)
+        if clean is not message:
+            record.msg, record.args = clean, None
+        return True
+
+
 def _setup_logging(verbose: bool) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=err_console, show_path=False, show_time=False, markup=False)])
+    handler = RichHandler(console=err_console, show_path=False, show_time=False, markup=False)
+    handler.addFilter(_Scrubbed())
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s", handlers=[handler])
+
+
+def _register_url_passwords(args: list[str]) -> None:
+    """The password of a PostgreSQL URL given on the command line is a secret from the start: every message that
+    might quote it (a usage error, libpq's own) is scrubbed of it (``pg_store.masked`` registers it)."""
+    values = [a.partition("=")[2] if a.startswith("-") else a for a in args]  # --store=URL too
+    urls = [v for v in values if "://" in v and v.split(":", 1)[0].lower() in ("postgresql", "postgres")]
+    if urls:
+        from judgewise.judges.pg_store import masked
+
+        for url in urls:
+            masked(url)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -79,16 +104,17 @@ def main(argv: list[str] | None = None) -> None:
     if verbose:
         args.remove("--verbose")
     _setup_logging(verbose)
+    _register_url_passwords(args)
     command = typer.main.get_command(build_app())
     try:
         with read_progress(err_console):  # a bar for large inputs, on a terminal only
             code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
     except JudgewiseError as exc:
-        say(err_console, str(exc), label="error:", style="bold red")  # user text in exc: never read as markup
+        say(err_console, scrub(str(exc)), label="error:", style="bold red")  # user text: never read as markup
         sys.exit(exc.exit_code)
     except UsageError as exc:  # a usage error: one line, as for every other bad input
         if str(exc).strip():  # no arguments at all: the help was printed, nothing to add
-            say(err_console, _usage_line(exc), label="error:", style="bold red")
+            say(err_console, scrub(_usage_line(exc)), label="error:", style="bold red")
         sys.exit(getattr(exc, "exit_code", 2))
     except typer.Abort:
         sys.exit(130)

@@ -245,6 +245,8 @@ Money = Annotated[float, Field(ge=0, allow_inf_nan=False, description="dollars >
 Real = Annotated[float, Field(allow_inf_nan=False, description="a finite number")]
 Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, description="a number in [0, 1]")]
 Seed = Annotated[int, Field(ge=0, description="an integer >= 0")]
+AnswerMB = Annotated[float, Field(gt=0, le=4096, allow_inf_nan=False,
+                                  description="megabytes in (0, 4096] (the largest answer read from the server)")]
 PathOrTable = Annotated[Any, AfterValidator(_path_or_table)]
 PathText = Annotated[Any, AfterValidator(_path_text)]  # a str, or a pathlib.Path from Python
 
@@ -274,6 +276,7 @@ class JudgeSection(_Section):
     top_logprobs: Annotated[int, Field(ge=0, le=20, description="an integer in [0, 20]")] = None
     prices: Prices = None
     spread: Literal["round_robin", "least_busy"] = None
+    max_answer_mb: AnswerMB = None
     name: Name = None
     use_grammar: bool = None
     max_tokens: Annotated[int, Field(ge=1, le=1_000_000, description="an integer >= 1")] = None
@@ -356,11 +359,11 @@ class RunSchema(_Section):
 
 
 # -- backends ------------------------------------------------------------------------------------------
-ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread")
+ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread", "max_answer_mb")
 _ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
 BACKEND_KEYS: dict[str, set[str]] = {
     "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
-               "top_logprobs", "prices", "spread", "use_grammar", "max_tokens", "mode", *_ESTIMATES},
+               "top_logprobs", "prices", "spread", "max_answer_mb", "use_grammar", "max_tokens", "mode", *_ESTIMATES},
     "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", "n_threads", "mode",
               *_ESTIMATES},
     "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},

@@ -10,16 +10,15 @@ IMMEDIATE`` transaction per answer (a ``kill -9`` loses at most the calls in fli
 flight so two processes sharing the file never pay for the same answer (a dead owner's claim is taken over at
 once), and a journal of answers received but not yet stored (``scheduler.AnswerJournal``), so no answer received
 is paid for again. A file that is not SQLite, a SQLite database of something else, or a newer schema is refused
-without writing to it. Every text written goes through ``base.scrub``.
+without writing to it. Every row written follows ``store.storable_record`` (secrets scrubbed, what UTF-8
+cannot hold escaped, numbers beyond 64 bits refused, each change noted).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import sqlite3
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -27,9 +26,8 @@ from typing import Iterable
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.judges.base import scrub
 from judgewise.judges.sqlite_leases import LeasedSqliteStore, connect_writer, owner_id
-from judgewise.judges.store import SQLITE_HEADER, STORE_TABLES
+from judgewise.judges.store import SQLITE_HEADER, STORE_TABLES, storable_record
 
 log = logging.getLogger(__name__)
 
@@ -240,9 +238,7 @@ class GenerationStore(LeasedSqliteStore):
     # -- writes -----------------------------------------------------------------------------------------------------
     def record(self, rec: AnswerRecord) -> None:
         """Store one finished answer and drop its claim and journal entries, in one committed transaction."""
-        rec.created_at = rec.created_at or time.time()
-        for f in dataclasses.fields(rec):
-            setattr(rec, f.name, scrub(getattr(rec, f.name)))
+        storable_record(rec, "error")  # the one rule of both stores (an "ok" answer's error is only a note)
         with self._write():
             self._db.execute(_UPSERT, rec.values())
             self._db.execute("DELETE FROM generation_claims WHERE key = ?", (rec.key,))

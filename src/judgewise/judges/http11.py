@@ -4,22 +4,32 @@ What the OpenAI-compatible backend needs and nothing more: ``POST`` a body, get 
 TCP or TLS, reusing connections (HTTP/1.1 keep-alive; a connection the server closes leaves the pool the moment the
 event loop sees it close, with no polling). Bodies are framed by ``Content-Length``, ``chunked`` or the end of the
 connection; gzip and deflate bodies are decoded. One request at a time per connection, as many connections as
-requests in flight (the scheduler bounds them). Per call it costs a few tens of microseconds where ``httpx`` with
+requests in flight (the scheduler bounds them). Every answer is bounded while it is read: the body on the wire and
+its decoded form are each at most ``max_answer_bytes`` (a ``Content-Length`` above it is refused before the body
+arrives, a chunked or connection-framed body the moment it passes it, a gzip or deflate body is inflated in steps
+that stop at the cap), and header values are read strictly (ASCII digits, hexadecimal chunk sizes), so a hostile
+server costs at most a few times the cap in memory and never a traceback. Per call it costs a few tens of microseconds where ``httpx`` with
 hundreds of pooled connections costs milliseconds (its pool scans and polls every connection for every request).
 
 The errors say what became of the request: :class:`ConnectError` (no connection, nothing sent), :class:`ReadTimeout`
 (sent, no whole answer in time: the server may have acted on it), :class:`ConnectionDropped` (sent, and the
-connection ended, or answered something that is not HTTP/1.x, before a whole answer came).
+connection ended, or answered something that is not HTTP/1.x, before a whole answer came), :class:`AnswerTooLarge`
+(sent, and the answer passes ``max_answer_bytes``: the server has acted on it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import zlib
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 MAX_HEAD = 64 * 1024  # bytes of status line and headers accepted before the answer is called malformed
+MAX_ANSWER_MB = 8  # default cap on an answer's body, as sent and as decoded (the judge config's max_answer_mb)
+MAX_ANSWER_BYTES = MAX_ANSWER_MB << 20
+_DIGITS = re.compile(rb"[0-9]{1,19}")  # a Content-Length: ASCII digits only (str.isdigit takes "²" and "١")
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")  # a chunk size (int(x, 16) takes "_", "+", spaces and other scripts)
 
 
 class HTTPError(Exception):
@@ -38,18 +48,23 @@ class ConnectionDropped(HTTPError):
     """The request was sent; the connection closed, or answered something that is not HTTP/1.x, first."""
 
 
+class AnswerTooLarge(HTTPError):
+    """The request was sent and the answer (as sent, or decoded) passes the size cap: refused, connection closed."""
+
+
 @dataclass
 class Response:
     status: int
     headers: dict[str, str]  # lower-case names; repeated headers joined with ", "
-    body: bytes
+    body: bytes | bytearray  # bytearray when taken whole from the read buffer (no copy)
 
 
 class _Connection(asyncio.Protocol):
     """One keep-alive connection: writes a request, parses the answer as its bytes arrive."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_answer_bytes: int = MAX_ANSWER_BYTES) -> None:
         self.transport = None
+        self.cap = max_answer_bytes
         self.buf = bytearray()
         self.waiter: asyncio.Future | None = None
         self.closed = False   # the connection is gone (or going): never reused
@@ -60,6 +75,7 @@ class _Connection(asyncio.Protocol):
         self.status, self.headers, self.length, self.chunked = None, None, None, False
         self.parts: list[bytes] = []
         self.chunk_left: int | None = None
+        self.body_bytes = 0  # chunk bytes kept so far
 
     # -- asyncio.Protocol --------------------------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -72,8 +88,10 @@ class _Connection(asyncio.Protocol):
         self.buf += data
         try:
             self._parse()
-        except ConnectionDropped as exc:
+        except HTTPError as exc:
             self._fail(exc)
+        except Exception as exc:  # noqa: BLE001 - never a traceback from the event loop for what a server sent
+            self._fail(ConnectionDropped(f"an answer that could not be read ({type(exc).__name__}: {exc})"))
 
     def eof_received(self) -> bool:
         return False  # close the transport: connection_lost follows
@@ -83,7 +101,8 @@ class _Connection(asyncio.Protocol):
         if self.waiter is None or self.waiter.done():
             return
         if self.status is not None and self.length is None and not self.chunked:  # body framed by the connection end
-            self._finish(bytes(self.buf))
+            body, self.buf = self.buf, bytearray()  # the buffer is the body: no copy of it
+            self._finish(body)
             return
         got = "part of an answer" if self.status is not None or self.buf else "no answer"
         self._fail(ConnectionDropped(f"the server closed the connection after {got}" + (f" ({exc})" if exc else "")))
@@ -105,6 +124,12 @@ class _Connection(asyncio.Protocol):
         self.reusable = False
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_exception(exc)
+        if isinstance(exc, AnswerTooLarge) and self.transport is not None:
+            self.transport.abort()  # stop reading what is left of it now (the caller drops the connection too)
+
+    def _too_large(self, what: str) -> AnswerTooLarge:
+        return AnswerTooLarge(f"an answer larger than the {self.cap:,}-byte cap ({what}); refused "
+                              f"(max_answer_mb in the judge config raises the cap)")
 
     # -- parsing -----------------------------------------------------------------------------------------------------
     def _parse(self) -> None:
@@ -124,12 +149,19 @@ class _Connection(asyncio.Protocol):
             if body is None:
                 return
         elif self.length is not None:
+            if self.length > self.cap:
+                raise self._too_large(f"Content-Length {self.length:,}")
             if len(buf) < self.length:
                 return
+            if len(buf) == self.length:  # the common case: the buffer is the body, taken without a copy
+                body, self.buf = buf, bytearray()
+                return self._finish(body)
             body = bytes(buf[:self.length])
             del buf[:self.length]
-        else:
-            return  # framed by the end of the connection: connection_lost finishes it
+        else:  # framed by the end of the connection: connection_lost finishes it
+            if len(buf) > self.cap:
+                raise self._too_large(f"more than {self.cap:,} bytes before the connection closed")
+            return
         if buf:
             self.reusable = False  # more bytes than the answer: do not trust this connection again
         self._finish(body)
@@ -138,7 +170,7 @@ class _Connection(asyncio.Protocol):
         lines = head.decode("latin-1").split("\r\n")
         version, _, rest = lines[0].partition(" ")
         code = rest[:3]
-        if not version.startswith("HTTP/1.") or not code.isdigit():
+        if not version.startswith("HTTP/1.") or not _DIGITS.fullmatch(code.encode("latin-1")):
             raise ConnectionDropped(f"not an HTTP/1.x status line: {lines[0][:60]!r}")
         headers: dict[str, str] = {}
         for line in lines[1:]:
@@ -169,35 +201,44 @@ class _Connection(asyncio.Protocol):
                     if len(buf) > MAX_HEAD:
                         raise ConnectionDropped("a malformed chunk-size line in the answer")
                     return None
-                size = bytes(buf[:eol]).split(b";")[0].strip()
-                try:
-                    self.chunk_left = int(size, 16)
-                except ValueError:
-                    raise ConnectionDropped(f"a malformed chunk size in the answer: {size[:20]!r}") from None
+                size = bytes(buf[:eol]).split(b";")[0].strip(b" \t")
+                if not _HEX.fullmatch(size):
+                    raise ConnectionDropped(f"a malformed chunk size in the answer: {size[:20]!r}")
+                self.chunk_left = int(size, 16)
+                if self.body_bytes + self.chunk_left > self.cap:
+                    raise self._too_large(f"a chunked body passing {self.cap:,} bytes")
                 del buf[:eol + 2]
             if self.chunk_left == 0:  # the last chunk: trailers (ignored) up to an empty line
                 end = -2 if buf.startswith(b"\r\n") else buf.find(b"\r\n\r\n")
                 if end == -1:
+                    if len(buf) > MAX_HEAD:
+                        raise ConnectionDropped("trailers after the last chunk that never end")
                     return None
                 del buf[:end + 4]
                 return b"".join(self.parts)
             if len(buf) < self.chunk_left + 2:
                 return None
-            self.parts.append(bytes(buf[:self.chunk_left]))
+            self.parts.append(buf[:self.chunk_left])
+            self.body_bytes += self.chunk_left
             del buf[:self.chunk_left + 2]
             self.chunk_left = None
 
-    def _finish(self, body: bytes) -> None:
-        encoding = self.headers.get("content-encoding", "").lower()
+    def _finish(self, body: bytes | bytearray) -> None:
+        encoding = self.headers.get("content-encoding", "").lower().strip()
         try:
             if encoding in ("gzip", "x-gzip"):
-                body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+                body = _inflate(body, 16 + zlib.MAX_WBITS, self.cap)
             elif encoding == "deflate":
-                body = _inflate(body)
+                try:
+                    body = _inflate(body, zlib.MAX_WBITS, self.cap)
+                except zlib.error:
+                    body = _inflate(body, -zlib.MAX_WBITS, self.cap)  # raw deflate, as some servers send it
             elif encoding not in ("", "identity"):
                 raise ConnectionDropped(f"an answer in content-encoding {encoding!r}, which is not supported")
         except zlib.error as exc:
             return self._fail(ConnectionDropped(f"an answer whose {encoding} body does not decode ({exc})"))
+        except OverflowError:
+            return self._fail(self._too_large(f"its {encoding} body decodes to more than {self.cap:,} bytes"))
         except ConnectionDropped as exc:
             return self._fail(exc)
         if not self.waiter.done():
@@ -205,19 +246,30 @@ class _Connection(asyncio.Protocol):
 
 
 def _content_length(value: str | None) -> int | None:
+    """The body length a Content-Length header gives: ASCII digits only (a repeated header with one value is allowed,
+    RFC 9110 8.6), else :class:`ConnectionDropped`."""
     if value is None:
         return None
-    values = {v.strip() for v in value.split(",")}  # a repeated header with one value is allowed (RFC 9110 8.6)
-    if len(values) != 1 or not next(iter(values)).isdigit():
+    values = {v.strip(" \t") for v in value.split(",")}
+    one = next(iter(values))
+    if len(values) != 1 or not _DIGITS.fullmatch(one.encode("latin-1")):
         raise ConnectionDropped(f"an invalid Content-Length in the answer: {value[:40]!r}")
-    return int(values.pop())
+    return int(one)
 
 
-def _inflate(body: bytes) -> bytes:
-    try:
-        return zlib.decompress(body)
-    except zlib.error:
-        return zlib.decompress(body, -zlib.MAX_WBITS)  # raw deflate, as some servers send it
+def _inflate(body: bytes, wbits: int, cap: int) -> bytes:
+    """``body`` decompressed in steps of at most ``cap`` bytes out: OverflowError past ``cap`` (a zip bomb costs
+    ``cap`` bytes and the time to inflate them, never its whole size); zlib.error when it does not decode whole."""
+    inflater = zlib.decompressobj(wbits)
+    out = inflater.decompress(body, cap + 1)
+    if len(out) > cap or inflater.unconsumed_tail:
+        raise OverflowError(cap)
+    out += inflater.flush()
+    if len(out) > cap:
+        raise OverflowError(cap)
+    if not inflater.eof:
+        raise zlib.error("the compressed body ends early")
+    return out
 
 
 class Endpoint:
@@ -225,11 +277,12 @@ class Endpoint:
 
     ``headers`` are sent with every request (besides Host and Content-Length); ``connect_timeout_s`` bounds opening
     a connection, ``read_timeout_s`` waiting for the whole answer; ``ssl_context`` (a context, or a function making
-    one, called at the first connection) verifies ``https`` servers.
+    one, called at the first connection) verifies ``https`` servers; ``max_answer_bytes`` caps each answer's body
+    (as sent and as decoded).
     """
 
     def __init__(self, base_url: str, *, headers: dict[str, str], connect_timeout_s: float, read_timeout_s: float,
-                 ssl_context=None):
+                 ssl_context=None, max_answer_bytes: int = MAX_ANSWER_BYTES):
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"not an http:// or https:// URL: {base_url!r}")
@@ -238,6 +291,7 @@ class Endpoint:
         self.ssl = ssl_context if url.scheme == "https" else None
         self.prefix = url.path.rstrip("/")
         self.connect_timeout_s, self.read_timeout_s = connect_timeout_s, read_timeout_s
+        self.max_answer_bytes = int(max_answer_bytes)
         fields = {"Host": url.netloc.rpartition("@")[2], **headers}
         self._head = "".join(f"{k}: {v}\r\n" for k, v in fields.items()).encode("utf-8")
         self._loop = None
@@ -276,7 +330,7 @@ class Endpoint:
             self.ssl = self.ssl()
         try:
             _, conn = await asyncio.wait_for(
-                loop.create_connection(_Connection, self.host, self.port, ssl=self.ssl), self.connect_timeout_s)
+                loop.create_connection(self._protocol, self.host, self.port, ssl=self.ssl), self.connect_timeout_s)
         except asyncio.TimeoutError:
             raise ConnectError(f"could not connect to {self.host}:{self.port} within {self.connect_timeout_s:g}s") \
                 from None
@@ -284,6 +338,9 @@ class Endpoint:
             raise ConnectError(f"could not connect to {self.host}:{self.port}: {exc}") from None
         self._open.add(conn)
         return conn
+
+    def _protocol(self) -> _Connection:
+        return _Connection(self.max_answer_bytes)
 
     async def aclose(self) -> None:
         """Close every connection (call inside the loop that opened them)."""

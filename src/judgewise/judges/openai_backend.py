@@ -14,7 +14,10 @@ the prompt exceeds the context is a failed game, and any other status (401, 404,
 A success's body is validated here by :func:`parse_chat_body`: anything an endpoint sends that is not a chat
 completion — HTML, invalid or truncated JSON, an empty body, a JSON array or scalar, an object without
 ``choices``, wrong types inside — is a :class:`MalformedResponseError`: a failed attempt with its reason, retried
-by the scheduler's one policy, never a crash.
+by the scheduler's one policy, never a crash. An answer larger than ``max_answer_bytes`` (the judge config's
+``max_answer_mb``) is refused while it is read (:class:`AnswerRefusedError`): a failed game at once, not asked again.
+Token counts beyond :data:`MAX_TOKEN_COUNT` are refused (counted 0, with a warning), logprobs that are not finite
+numbers dropped.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import asyncio
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import time
@@ -32,9 +36,9 @@ from urllib.parse import urlsplit
 
 from judgewise import __version__
 from judgewise.errors import ConfigError
-from judgewise.judges.base import (Completion, FatalCallError, MalformedResponseError, RetryableCallError,
-                                   register_secret, scrub)
-from judgewise.judges.http11 import Endpoint, HTTPError, ReadTimeout
+from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallError, MalformedResponseError,
+                                   RetryableCallError, register_secret, scrub)
+from judgewise.judges.http11 import MAX_ANSWER_MB, AnswerTooLarge, Endpoint, HTTPError, ReadTimeout
 from judgewise.judges.llm_judge import PromptTooLongError
 
 log = logging.getLogger(__name__)
@@ -43,6 +47,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"  # as the openai client: unless O
 CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 5.0, 600.0  # the openai client's defaults, when timeout_s is not given
 NO_KEY = "sk-no-key-required"  # what local servers (vLLM, llama.cpp, Ollama) accept when none is configured
 RETRYABLE_STATUS = {408, 409, 425, 429}
+MAX_TOKEN_COUNT = 10**9  # tokens in one call's usage beyond any context window: a count above it is refused
 # A 400 for a prompt longer than the model's context (OpenAI, vLLM, llama.cpp server wordings): a failed game,
 # not a reason to stop the run.
 TOO_LONG = re.compile(r"context_length_exceeded|maximum context length|exceeds? the available context|"
@@ -57,7 +62,9 @@ class Prices:
     output_per_mtok: float = 0.0
 
     def cost(self, tokens_in: int, tokens_out: int) -> float:
-        return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1e6
+        """Dollars for a call; counts are clamped to [0, MAX_TOKEN_COUNT] (a hostile count never overflows)."""
+        n_in, n_out = (min(max(n, 0), MAX_TOKEN_COUNT) for n in (tokens_in, tokens_out))
+        return (n_in * self.input_per_mtok + n_out * self.output_per_mtok) / 1e6
 
 
 def _retry_after(headers) -> float | None:
@@ -80,20 +87,22 @@ class OpenAIBackend:
     The key comes from the environment variable ``api_key_env`` names, or ``api_key`` (Python only).
     The per-call timeout is the scheduler's (``limits.timeout_s``); ``timeout_s`` here is only the HTTP
     client's own (connect and answer; default 5 s and 600 s as the ``openai`` client's), so that it never cuts a
-    call short first. ``base_urls`` default to ``OPENAI_BASE_URL`` or OpenAI's own.
+    call short first. ``base_urls`` default to ``OPENAI_BASE_URL`` or OpenAI's own. ``max_answer_mb`` caps each
+    answer's body (as sent and as decoded; default 8 MB): a larger one is refused while it is read.
     """
 
     def __init__(self, model: str, *, base_urls: list[str] | str | None = None, api_key_env: str | None = None,
                  params: dict | None = None, logprobs: bool = False, top_logprobs: int = 5,
                  prices: Prices | None = None, spread: str = "round_robin", timeout_s: float | None = None,
-                 name: str | None = None, api_key: str | None = None):
+                 name: str | None = None, api_key: str | None = None, max_answer_mb: float = MAX_ANSWER_MB):
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls or [None])
         if spread not in SPREADS:
             raise ConfigError(f'judge.spread: expected one of {sorted(SPREADS)}, found "{spread}"')
         self.model, self.params, self.prices = model, dict(params or {}), prices or Prices()
         self.logprobs, self.top_logprobs, self.spread = logprobs, top_logprobs, spread
         register_secret(api_key)  # a key given directly (Python API) is scrubbed like one from the environment
-        self._secret = api_key or self._read_key(api_key_env)
+        self._secret = (api_key or self._read_key(api_key_env) or "").strip() or None  # as a header carries it
+        self.max_answer_bytes = int(max_answer_mb * (1 << 20))
         self._urls = [u or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL for u in urls]
         self._timeout_s = timeout_s
         self._endpoints = [self._endpoint(u) for u in self._urls]  # None: through a proxy, by the openai client
@@ -134,7 +143,7 @@ class OpenAIBackend:
         try:
             return Endpoint(url, headers=headers, ssl_context=_ssl_context,  # made at the first https connection
                             connect_timeout_s=self._timeout_s or CONNECT_TIMEOUT_S,
-                            read_timeout_s=self._timeout_s or READ_TIMEOUT_S)
+                            read_timeout_s=self._timeout_s or READ_TIMEOUT_S, max_answer_bytes=self.max_answer_bytes)
         except ValueError as exc:
             raise ConfigError(f"judge.base_url: {exc}; expected e.g. http://localhost:8000/v1") from None
 
@@ -165,6 +174,8 @@ class OpenAIBackend:
             return await self._sdk_post(i, payload)
         try:
             response = await endpoint.post("/chat/completions", json.dumps(payload, ensure_ascii=False).encode())
+        except AnswerTooLarge as exc:
+            raise AnswerRefusedError(f"answer refused: {exc}") from None
         except HTTPError as exc:
             raise _transport_error(exc, maybe_charged=isinstance(exc, ReadTimeout)) from None
         if 200 <= response.status < 300:
@@ -198,7 +209,7 @@ class OpenAIBackend:
             self._sdk_clients[i] = openai.AsyncOpenAI(base_url=self._urls[i], api_key=self._secret or NO_KEY,
                                                       max_retries=0, **timeout)
         try:  # the body as bytes: none of the client's parsing (parse_chat_body validates it)
-            return await self._sdk_clients[i].post("/chat/completions", body=payload, cast_to=bytes)
+            body = await self._sdk_clients[i].post("/chat/completions", body=payload, cast_to=bytes)
         except openai.APIStatusError as exc:
             raise self._status_error(exc.status_code, str(exc), getattr(exc, "code", ""), exc.response.headers) \
                 from None
@@ -209,6 +220,10 @@ class OpenAIBackend:
         except openai.APIError as exc:
             raise MalformedResponseError(f"malformed response ({type(exc).__name__}): {scrub(str(exc))[:500]}") \
                 from None
+        if len(body) > self.max_answer_bytes:  # read whole by the client (no cap while reading through a proxy)
+            raise AnswerRefusedError(f"answer refused: {len(body):,} bytes, more than the {self.max_answer_bytes:,}-"
+                                     "byte cap (max_answer_mb in the judge config raises the cap)")
+        return body
 
     async def aclose(self) -> None:
         """Close the connections of the running loop; the next call opens new ones."""
@@ -316,8 +331,8 @@ def parse_chat_body(body: bytes) -> ChatBody:
         raise _malformed(f"'choices[0].message.content' is {_kind(text)}, expected text", body)
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     finish, model = choice.get("finish_reason"), data.get("model")
-    return ChatBody(text=text or "", tokens_in=_count(usage.get("prompt_tokens")),
-                    tokens_out=_count(usage.get("completion_tokens")),
+    return ChatBody(text=text or "", tokens_in=_count(usage, "prompt_tokens"),
+                    tokens_out=_count(usage, "completion_tokens"),
                     finish_reason=finish if isinstance(finish, str) else None,
                     model=model if isinstance(model, str) else None, top_logprobs=_top_logprobs(choice))
 
@@ -327,9 +342,18 @@ def _kind(value) -> str:
     return names.get(type(value), "number" if isinstance(value, (int, float)) else type(value).__name__)
 
 
-def _count(value) -> int:
-    """A token count, or 0 when the server sent none or something that is not a non-negative integer."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+def _count(usage: dict, name: str) -> int:
+    """The token count ``usage[name]``, or 0 when the server sent none or something that is not a non-negative
+    integer; a count above :data:`MAX_TOKEN_COUNT` (a 400-digit number, 2**63) is refused: 0, with a warning."""
+    value = usage.get(name)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return 0
+    if value > MAX_TOKEN_COUNT:
+        digits = f"{value.bit_length()}-bit number" if value.bit_length() > 64 else str(value)
+        log.warning("usage.%s = %s is beyond any call (more than %d tokens): refused, counted as 0", name, digits,
+                    MAX_TOKEN_COUNT)
+        return 0
+    return value
 
 
 def _top_logprobs(choice: dict) -> list[dict[str, float]] | None:
@@ -344,8 +368,8 @@ def _top_logprobs(choice: dict) -> list[dict[str, float]] | None:
         for tok in content:
             cands = {str(t["token"]): float(t["logprob"]) for t in (tok.get("top_logprobs") or [])}
             cands.setdefault(str(tok["token"]), float(tok["logprob"]))
-            out.append(cands)
-    except (AttributeError, KeyError, TypeError, ValueError):
+            out.append({t: lp for t, lp in cands.items() if math.isfinite(lp)})  # NaN, ±inf: no probability
+    except (AttributeError, KeyError, TypeError, ValueError, OverflowError):  # float(10**400): OverflowError
         return None
     return out
 

@@ -34,7 +34,9 @@ def soft_from_logprobs(top_logprobs: list[dict[str, float]] | None,
     ``top_logprobs`` holds one ``{token: logprob}`` dict per generated position. The verdict position is
     the LAST one whose most likely token is a verdict token (so reasoning before the verdict is skipped).
     Probabilities of pieces that normalise to the same verdict token are summed, then renormalised over
-    the verdict tokens present: ``sum_t p(t)·value(t) / sum_t p(t)``. ``None`` when no position qualifies.
+    the verdict tokens present: ``sum_t p(t)·value(t) / sum_t p(t)``, computed in log space (each ``p(t)`` scaled by
+    the largest, so that logprobs of 800 or -1000 — not probabilities, but what a server may send — neither
+    overflow nor vanish); logprobs that are not finite count for nothing. ``None`` when no position qualifies.
     """
     if not top_logprobs or not token_values:
         return None
@@ -44,13 +46,16 @@ def soft_from_logprobs(top_logprobs: list[dict[str, float]] | None,
         best = max(candidates, key=candidates.get)
         if normalise_token(best) not in token_values:
             continue
-        mass: dict[str, float] = {}
+        logs: dict[str, list[float]] = {}
         for token, logprob in candidates.items():
             key = normalise_token(token)
-            if key in token_values:
-                mass[key] = mass.get(key, 0.0) + math.exp(logprob)
-        total = sum(mass.values())
-        return sum(p * token_values[k] for k, p in mass.items()) / total
+            if key in token_values and math.isfinite(logprob):
+                logs.setdefault(key, []).append(logprob)
+        if not logs:
+            return None
+        top = max(lp for lps in logs.values() for lp in lps)  # log-sum-exp: exp never overflows nor underflows
+        mass = {k: sum(math.exp(lp - top) for lp in lps) for k, lps in logs.items()}  # the largest term is 1
+        return sum(p * token_values[k] for k, p in mass.items()) / sum(mass.values())
     return None
 
 

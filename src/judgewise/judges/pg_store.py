@@ -25,15 +25,16 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import socket
 import time
 from typing import Callable, Iterable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote, unquote_plus
 
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError, StoreUnavailable
-from judgewise.judges.base import scrub
+from judgewise.judges.base import journal_json, register_secret, scrub
 from judgewise.judges.sqlite_leases import owner_id, owner_is_dead
 from judgewise.judges.store import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
                                     JudgmentStore, check_version, plain_value, scrubbed, store_stats)
@@ -97,13 +98,58 @@ def is_url(location) -> bool:
     return str(location).partition(":")[0].lower() in URL_SCHEMES and ":" in str(location)
 
 
+_PASSWORD_PARAM = re.compile(r"(?i)([?&]password=)([^&#]*)")  # libpq's ?password=... query parameter
+
+
+def _userinfo(url: str) -> tuple[str, str, str, str] | None:
+    """(scheme://, user, password or None, the rest from the host on) of ``url``, the user information ending at
+    the LAST ``@`` before the path or query — as Python reads a URL; None without user information. A password
+    holding ``@`` or ``/`` unescaped is read whole (libpq would split it at its first ``@``)."""
+    scheme, sep, rest = str(url).partition("://")
+    if not sep:
+        return None
+    head = rest.split("?", 1)[0].split("#", 1)[0]
+    at = head.rfind("@")
+    if at < 0:
+        return None
+    user, colon, password = rest[:at].partition(":")
+    return scheme + sep, user, password if colon else None, rest[at + 1:]
+
+
+def url_passwords(url: str) -> list[str]:
+    """Every password a PostgreSQL URL carries (in its user information, in ``?password=``), as written and decoded."""
+    found = [m.group(2) for m in _PASSWORD_PARAM.finditer(str(url))]
+    info = _userinfo(url)
+    if info and info[2] is not None:
+        found.append(info[2])
+    return [form for p in found for form in {p, unquote(p), unquote_plus(p)} if form]
+
+
 def masked(url: str) -> str:
-    """The URL with its password (if any) replaced by ``***``: what messages and summaries show."""
-    parts = urlsplit(str(url))
-    if parts.password is None:
+    """The URL with every password (user information, ``?password=``) replaced by ``***``: what messages and
+    summaries show. Its passwords are registered as secrets (:func:`base.register_secret`), so that any other
+    message quoting one — libpq's own ("could not resolve host ...") — is scrubbed too."""
+    url = str(url)
+    for password in url_passwords(url):
+        register_secret(password)
+    url = _PASSWORD_PARAM.sub(lambda m: m.group(1) + "***", url)
+    info = _userinfo(url)
+    if info is None or info[2] is None:
+        return url
+    scheme, user, _, rest = info
+    return f"{scheme}{user}:***@{rest}"
+
+
+def libpq_url(url: str) -> str:
+    """``url`` as libpq must read it to mean what it says to a reader (and to :func:`masked`): the user and password
+    percent-encoded, so that an ``@`` or ``/`` in the password is not taken for the end of it (libpq splits at the
+    first ``@``, and would send part of the password as the host name, then print it in its error)."""
+    info = _userinfo(url)
+    if info is None:
         return str(url)
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    scheme, user, password, rest = info
+    user = quote(unquote(user), safe="")
+    return f"{scheme}{user}{'' if password is None else ':' + quote(unquote(password), safe='')}@{rest}"
 
 
 def _driver():
@@ -169,7 +215,7 @@ class PgJudgmentStore:
                 with self._pool.connection() as conn, conn.transaction():
                     return fn(conn)
             except psycopg.OperationalError as exc:
-                text, now = " ".join(str(exc).split())[:200], time.monotonic()
+                text, now = scrub(" ".join(str(exc).split()))[:200], time.monotonic()
                 if not retry or (deadline is not None and now >= deadline):
                     waited = f" for {self.reconnect_s:g}s" if retry else ""
                     raise StoreUnavailable(f"store {self.path}: could not {what}: the database did not answer{waited} "
@@ -335,7 +381,11 @@ class PgJudgmentStore:
             c.execute(_UPSERT, values)
             c.execute("DELETE FROM claims WHERE key = %s", (rec.key,))
             c.execute("DELETE FROM answers WHERE game = %s", (rec.key,))
-        self._run("store a game", write)
+        psycopg, _ = _driver()
+        try:
+            self._run("store a game", write)
+        except psycopg.DataError as exc:  # a value the database refuses: the runner stores the game as failed
+            raise ValueError(scrub(" ".join(str(exc).split()))[:300]) from None
 
     def absorb(self, games: pd.DataFrame, meta: dict[str, str], answers: list[tuple]) -> None:
         """Add another store's rows (``judgewise store copy``): games (a row already judged ok here is kept), run
@@ -359,7 +409,7 @@ class PgJudgmentStore:
 
     def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None:
         """Commit a completion just received, before anything else is done with it."""
-        text = scrub(json.dumps(answer, ensure_ascii=False, default=str))
+        text = journal_json(answer)
         try:
             self._run("journal an answer", lambda c: c.execute(
                 "INSERT INTO answers VALUES (%s, %s, %s, %s) ON CONFLICT (call) DO UPDATE SET answer = "
@@ -401,9 +451,10 @@ def _open_pool(url: str, label: str, size: int, readonly: bool):
     a wrong host, port, database or password into a clear error at once."""
     psycopg, psycopg_pool = _driver()
     try:
+        url = libpq_url(url)
         psycopg.connect(url, connect_timeout=10).close()
-    except psycopg.Error as exc:
-        raise ConfigError(f"store {label}: cannot connect to PostgreSQL: {' '.join(str(exc).split())[:300]}") \
+    except psycopg.Error as exc:  # its text may quote the URL, or part of it: scrubbed of every password spelling
+        raise ConfigError(f"store {label}: cannot connect to PostgreSQL: {scrub(' '.join(str(exc).split()))[:300]}") \
             from None
 
     def configure(conn) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -198,6 +199,25 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRe
         cost=result.cost, n_calls=result.n_calls, turn=len(c.turns) or None)
 
 
+# What a store raises for a value its database cannot hold (sqlite3: OverflowError, UnicodeEncodeError, DataError,
+# "Error binding parameter" ProgrammingError; ``pg_store`` turns psycopg's DataError into ValueError): the game is
+# stored as failed instead (and should that fail too, the error propagates).
+UNSTORABLE = (ValueError, OverflowError, TypeError, sqlite3.DataError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
+KEPT = {"status", "error", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at", "mode", "turn"}
+
+
+def refused_record(rec, reason: str):
+    """``rec`` (any store record dataclass) as a failed row with ``reason``: its identifying fields (those without a
+    default) and its call counts kept, everything the answer brought (texts, verdict, score) back to its default."""
+    out = dataclasses.replace(rec, status="failed", error=reason)
+    for f in dataclasses.fields(rec):
+        value = getattr(out, f.name)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if f.default is not dataclasses.MISSING and (f.name not in KEPT or (f.default == 0 and not number)):
+            setattr(out, f.name, f.default)
+    return out
+
+
 @dataclass
 class Progress:
     """What a progress callback receives after every finished game."""
@@ -260,8 +280,7 @@ class _Run:
             result = await self._judged(key, game)
             if result is not None:
                 rec = (self.record or _record)(key, game, self.identity, result)
-                await off_loop(self.store, "record", rec)
-                self._stored(rec)
+                self._stored(await self._store(rec))
         finally:
             self.in_flight -= 1
 
@@ -282,6 +301,20 @@ class _Run:
             raise
         finally:
             GAME_KEY.reset(token)
+
+    async def _store(self, rec):
+        """Store ``rec``; a row the store refuses (a value its database cannot hold) is stored instead as a failed
+        game with the reason, keeping its calls, tokens and cost — so that the rerun does not pay for it again
+        (``--retry-failed`` asks again)."""
+        try:
+            await off_loop(self.store, "record", rec)
+            return rec
+        except UNSTORABLE as exc:
+            reason = f"the answer could not be stored ({type(exc).__name__}: {str(exc)[:200]})"
+            log.warning("game %s: %s; stored as a failed game", rec.key[:12], reason)
+            failed = refused_record(rec, reason)
+            await off_loop(self.store, "record", failed)
+            return failed
 
     def _stored(self, rec: GameRecord) -> None:
         s = self.state

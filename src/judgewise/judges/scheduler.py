@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from judgewise.errors import ConfigError
-from judgewise.judges.base import Backend, Completion, RetryableCallError
+from judgewise.judges.base import AnswerRefusedError, Backend, Completion, RetryableCallError
 from judgewise.judges.limits import RateLimits
 
 log = logging.getLogger(__name__)
@@ -159,6 +159,9 @@ class ScheduledBackend:
         for attempt in range(1, self.policy.max_attempts + 1):
             try:
                 return await self._attempt(messages, est, **kw)
+            except AnswerRefusedError:  # an answer came and cannot be used: asking again would pay for it again
+                self.stats.gave_up += 1
+                raise
             except RetryableCallError as err:
                 if err.maybe_charged:
                     self._note_maybe_charged()

@@ -19,7 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-from judgewise.judges.base import scrub
+from judgewise.judges.base import journal_json
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +76,8 @@ AUTOCHECKPOINT_PAGES = 1000  # SQLite's default
 
 
 def _journal_rows(held: list[tuple]) -> list[tuple]:
-    """Journal rows as stored: each answer as JSON, scrubbed of secrets."""
-    return [(call, game, scrub(json.dumps(answer, ensure_ascii=False, default=str)), at)
+    """Journal rows as stored: each answer as JSON (:func:`base.journal_json`: ASCII, scrubbed of secrets)."""
+    return [(call, game, journal_json(answer), at)
             for call, game, answer, at in held]
 
 

@@ -17,14 +17,17 @@ file. Readers (export, stats, report) use :meth:`JudgmentStore.open_readonly`, w
 Verdict columns are stored in the canonical ``model_a`` view (``outcome``, ``verdict5``, ``soft``);
 ``label`` is the literal verdict token as the judge wrote it (shown-first view), ``first`` the model
 shown first. Secrets never reach this file: identities are secret-free by contract, and every text written
-(raw completion, error, label, journaled answers) goes through ``base.scrub``.
+(raw completion, error, label, journaled answers) goes through ``base.scrub`` (``storable_record``: what UTF-8
+cannot hold escaped and numbers beyond 64 bits refused too, each change noted in the row).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
+import math
 import os
 import sqlite3
 import time
@@ -37,7 +40,7 @@ import pandas as pd
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
-from judgewise.judges.base import scrub
+from judgewise.judges.base import storable
 from judgewise.judges.sqlite_leases import LeasedSqliteStore, connect_writer, owner_id
 
 log = logging.getLogger(__name__)
@@ -316,12 +319,70 @@ def _one_column(chunks: list, pa):
 
 
 def scrubbed(rec: GameRecord) -> GameRecord:
-    """``rec`` made ready to store (in place): ``created_at`` set, every text column (raw, error, label,
-    identity, ...) scrubbed of secrets."""
+    """``rec`` made ready to store (in place, :func:`storable_record`); the note of anything changed goes to its
+    ``error`` when the game failed, else to its ``raw`` text (an "ok" grade has no outcome: an ``error`` there would
+    count it failed)."""
+    return storable_record(rec, "error" if rec.status == "failed" else "raw")
+
+
+INT64 = (-(1 << 63), (1 << 63) - 1)  # what an INTEGER column holds (SQLite, PostgreSQL BIGINT)
+NOTE = "[judgewise: {}]"  # how a stored row says what was changed to store it
+
+
+def storable_record(rec, note_field: str):
+    """A store record (a dataclass: :class:`GameRecord`, ``generation_store.AnswerRecord``) made ready to store,
+    in place — the one rule both stores and both tables follow, so that any answer an API can return is stored:
+    ``created_at`` set; every text scrubbed of secrets, with what neither UTF-8 nor PostgreSQL can hold (a lone
+    surrogate, NUL) escaped (:func:`base.storable`); an integer beyond 64 bits or a number that is not finite
+    refused (its field's default kept). Each change is said in ``note_field`` (and logged)."""
     rec.created_at = rec.created_at or time.time()
-    for f in dataclasses.fields(rec):
-        setattr(rec, f.name, scrub(getattr(rec, f.name)))
+    values = rec.__dict__
+    notes = []
+    for name, default in _defaults(type(rec)):
+        value = values[name]
+        kind = type(value)
+        if kind is str:
+            if value:
+                clean, n = storable(value)
+                if n:
+                    notes.append(f"{n} character(s) of {name} that UTF-8 cannot hold (a lone surrogate, NUL) "
+                                 "stored as \\uXXXX escapes")
+                if clean is not value:
+                    values[name] = clean
+        elif (kind is int and not INT64[0] <= value <= INT64[1]) or (kind is float and value - value != 0):
+            notes.append(f"{name} = {_number_text(value)} is not storable (beyond 64 bits or not finite); "
+                         f"stored as {default}")
+            values[name] = default
+        elif kind not in (bool, type(None), int, float) and isinstance(value, (int, float)) \
+                and not isinstance(value, bool) and not _storable_number(value):  # numpy scalars and the like
+            notes.append(f"{name} = {_number_text(value)} is not storable; stored as {default}")
+            values[name] = default
+    if notes:
+        note = NOTE.format("; ".join(notes))
+        log.warning("stored %s with changes: %s", rec.key[:12], note)
+        current = getattr(rec, note_field)
+        setattr(rec, note_field, f"{current}\n{note}" if current else note)
     return rec
+
+
+@functools.lru_cache(maxsize=None)
+def _defaults(cls) -> tuple:
+    """(field name, default or None) of a record dataclass, once per class."""
+    return tuple((f.name, None if f.default is dataclasses.MISSING else f.default) for f in dataclasses.fields(cls))
+
+
+def _storable_number(value) -> bool:
+    if isinstance(value, int):
+        return INT64[0] <= value <= INT64[1]
+    return math.isfinite(float(value))
+
+
+def _number_text(value) -> str:
+    """A number as a note shows it: at most 24 characters (a 400-digit count says how many digits it has)."""
+    if isinstance(value, int) and value.bit_length() > 1000:
+        return f"a {value.bit_length()}-bit integer"
+    text = repr(value) if isinstance(value, float) else str(value)
+    return text if len(text) <= 24 else f"{text[:12]}… ({len(text)} digits)"
 
 
 def _sql_literal(value) -> str:

@@ -21,9 +21,14 @@ def _openai_judge(cfg: dict) -> Judge:
     backend = OpenAIBackend(cfg["model"], base_urls=urls, api_key_env=key_env, params=cfg.get("params"),
                             logprobs=bool(cfg.get("logprobs", False)), top_logprobs=int(cfg.get("top_logprobs", 5)),
                             prices=Prices(**cfg.get("prices", {})), spread=cfg.get("spread", "round_robin"),
-                            name=cfg.get("name"))
+                            name=cfg.get("name"), **answer_cap(cfg))
     return LLMJudge(backend, cfg.get("template", "arena_hard_5way"), use_grammar=bool(cfg.get("use_grammar")),
                     want_logprobs=bool(cfg.get("logprobs", False)), max_tokens=cfg.get("max_tokens"))
+
+
+def answer_cap(cfg: dict) -> dict:
+    """``max_answer_mb`` of a judge section or a generate model entry, when it gives one (else the backend's)."""
+    return {"max_answer_mb": float(cfg["max_answer_mb"])} if cfg.get("max_answer_mb") is not None else {}
 
 
 def _local_judge(cfg: dict) -> Judge:

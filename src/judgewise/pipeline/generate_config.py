@@ -39,9 +39,9 @@ from pydantic import AfterValidator, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from judgewise.errors import ConfigError
-from judgewise.judges.config_schema import (ENDPOINT_KEYS, BudgetSection, Limits, Name, PathText, Prices, Seed, Url,
-                                            _Section, _distinct, _env_name, _params, check_option, first_problem,
-                                            read_config_file, show_value)
+from judgewise.judges.config_schema import (ENDPOINT_KEYS, AnswerMB, BudgetSection, Limits, Name, PathText, Prices,
+                                            Seed, Url, _Section, _distinct, _env_name, _params, check_option,
+                                            first_problem, read_config_file, show_value)
 from judgewise.judges.generation_store import DEFAULT_GENERATION_STORE
 from judgewise.judges.generator import Generator
 from judgewise.judges.limits import Budget, RateLimits
@@ -91,6 +91,7 @@ class GenModel(_Section):
     system: Annotated[str, Field(max_length=100_000, description="text (the system prompt)")] = None
     prices: Prices = None
     spread: Literal["round_robin", "least_busy"] = None
+    max_answer_mb: AnswerMB = None
     model_path: PathText = None
     seed: Seed = None
     n_ctx: Annotated[int, Field(ge=256, le=1_048_576, description="an integer >= 256 (context tokens)")] = None
@@ -113,7 +114,8 @@ class GenerateSchema(_Section):
 
 
 COMMON_KEYS = {"name", "backend", "temperature", "max_tokens", "system"}
-MODEL_KEYS = {"openai": COMMON_KEYS | {"model", "base_url", "base_urls", "api_key_env", "params", "prices", "spread"},
+MODEL_KEYS = {"openai": COMMON_KEYS | {"model", "base_url", "base_urls", "api_key_env", "params", "prices", "spread",
+                                       "max_answer_mb"},
               "local": COMMON_KEYS | {"model_path", "seed", "n_ctx"}}
 
 
@@ -225,6 +227,7 @@ def load_generate_with_overrides(source: str | Path | dict, *, store: str | None
 # -- building the generators -----------------------------------------------------------------------------------------
 def _openai_backend(entry: dict):
     from judgewise.judges.openai_backend import OpenAIBackend, Prices as EndpointPrices
+    from judgewise.pipeline.backends import answer_cap
 
     urls = entry.get("base_urls") or entry.get("base_url")
     params = {**(entry.get("params") or {}), **({"temperature": entry["temperature"]} if "temperature" in entry
@@ -232,7 +235,7 @@ def _openai_backend(entry: dict):
     return OpenAIBackend(entry["model"], base_urls=urls, api_key_env=entry.get("api_key_env", None if urls else
                                                                                 "OPENAI_API_KEY"),
                          params=params, prices=EndpointPrices(**entry.get("prices", {})),
-                         spread=entry.get("spread", "round_robin"))
+                         spread=entry.get("spread", "round_robin"), **answer_cap(entry))
 
 
 def _local_backend(entry: dict):
