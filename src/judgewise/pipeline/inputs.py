@@ -33,14 +33,15 @@ def is_store(path: Path) -> bool:
     -------
     bool
     """
+    from judgewise.io.streams import read_once
     from judgewise.judges.stores import is_store_url
 
     if is_store_url(path):
         return True
     try:
-        with open(path, "rb") as fh:
+        with open(read_once(path), "rb") as fh:
             return fh.read(16) == SQLITE_MAGIC
-    except OSError:  # a directory, missing, unreadable, a symlink loop
+    except (OSError, InputError):  # a directory, missing, unreadable, a symlink loop, a device
         return False
 
 
@@ -105,9 +106,10 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
     from judgewise.io.registry import Probe, detect_format, get_format
     from judgewise.io.tables import ReadReport
 
+    from judgewise.io.streams import read_once
     from judgewise.judges.stores import store_label, store_location
 
-    path = store_location(path)
+    path = read_once(store_location(path))  # a pipe: its temporary copy
     if format == "store" and not is_store(path):
         return None  # read_store_table says what is wrong with it
     if format == "store" or (format is None and is_store(path)):
