@@ -135,10 +135,24 @@ class JudgmentStore(LeasedSqliteStore):
         if self.path.is_dir():
             raise ConfigError(f"store path {self.path} is a directory; name a file, e.g. {self.path / DEFAULT_STORE}")
         new = check_store_file(self.path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lease_s, self.readonly = lease_s, False
         self.owner = owner_id()
-        self._db = connect_writer(self.path, busy_timeout_s, durable=durable)
+        self._db = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = connect_writer(self.path, busy_timeout_s, durable=durable)
+            self._make_schema(new)
+        except (OSError, sqlite3.OperationalError) as exc:  # a read-only, immutable or full place
+            if self._db is not None:
+                self._db.close()
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            raise InputError(f"cannot open the store for writing ({getattr(exc, 'strerror', None) or exc}): is "
+                             "the place read-only, the file immutable or the disk full? name a writable file",
+                             file=str(self.path)) from None
+
+    def _make_schema(self, new: bool) -> None:
+        """The store's tables (made when missing), checked again under the write lock, migrated to this version."""
         with self._write():
             if not new:  # another process may have made it a store meanwhile: check again under the lock
                 _check_tables(self._db, self.path)
