@@ -208,12 +208,15 @@ class JudgmentStore(LeasedSqliteStore):
         """The stored games (all, or those with ``keys``) as a DataFrame with the store's columns."""
         cols = ", ".join(c if c in self._columns() else f"{_sql_literal(ADDED_COLUMNS[c])} AS {c}"
                          for c in GAME_COLUMNS)  # a version-1 store read as it is
-        if keys is None:
-            return query_frame(self._db, f"SELECT {cols} FROM games ORDER BY created_at, key")
-        keys = list(keys)
-        batches = [keys[i:i + 500] for i in range(0, len(keys), 500)]
-        parts = [query_frame(self._db, f"SELECT {cols} FROM games WHERE key IN ({','.join('?' * len(b))})", b)
-                 for b in batches]
+        try:
+            if keys is None:
+                return query_frame(self._db, f"SELECT {cols} FROM games ORDER BY created_at, key")
+            keys = list(keys)
+            batches = [keys[i:i + 500] for i in range(0, len(keys), 500)]
+            parts = [query_frame(self._db, f"SELECT {cols} FROM games WHERE key IN ({','.join('?' * len(b))})", b)
+                     for b in batches]
+        except InputError as exc:  # a BLOB among the games (refuse_blobs): named with this file
+            raise InputError(exc.detail, file=str(self.path), field=exc.field) from None
         parts = [p for p in parts if len(p)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(GAME_COLUMNS))
 
@@ -311,10 +314,27 @@ def query_frame(db: sqlite3.Connection, sql: str, params: Sequence = ()) -> pd.D
             for part, values in zip(parts, zip(*batch)):
                 part.append(pa.array(values))
         if parts and parts[0]:
-            return pd.DataFrame({name: _one_column(part, pa).to_pandas() for name, part in zip(names, parts)})
+            columns = {name: _one_column(part, pa) for name, part in zip(names, parts)}
+            if any(pa.types.is_binary(col.type) for col in columns.values()):
+                raise TypeError("blobs (pyarrow turns the text beside them into bytes too)")
+            return pd.DataFrame({name: col.to_pandas() for name, col in columns.items()})
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         pass
-    return pd.read_sql_query(sql, db, params=list(params) or None)
+    frame = pd.read_sql_query(sql, db, params=list(params) or None)  # mixed types: blobs among text, perhaps
+    return refuse_blobs(frame, [col for col in frame.columns if frame[col].dtype == object])
+
+
+def refuse_blobs(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame``, or an InputError naming the first game (by key) and column of ``columns`` holding bytes (an SQLite
+    BLOB): no column of a store holds bytes, and no name can be read from them."""
+    for col in columns:
+        blob = frame[col].map(lambda value: isinstance(value, bytes)).to_numpy(dtype=bool)
+        if blob.any():
+            at = int(blob.argmax())
+            game = f"game {frame['key'].iat[at]!r}" if "key" in frame.columns else f"result row {at + 1}"
+            raise InputError(f"{game} holds bytes (an SQLite BLOB) where text is expected, found "
+                             f"{bytes(frame[col].iat[at])[:40]!r}; fix or delete that game", field=col)
+    return frame
 
 
 def _one_column(chunks: list, pa):
