@@ -5,7 +5,8 @@
 ``--output FILE`` writes the ranking atomically (temp file + rename) whichever way results are shown, in the format
 of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``pipeline.ranking_files``).
 ``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``pipeline.grouping`` finds the column),
-printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "overall"}``.
+printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "missing", "overall"}``
+(``missing``: the rows without a value, apart from any text value).
 Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-judges`` pools them (io.provenance).
 """
 
@@ -60,10 +61,13 @@ def render_table(ranking, records: list[dict], read, console: Console, group: st
 
 def render_groups(grouped, console: Console) -> None:
     """One leaderboard per group (``by = value``), then the groups that could not be ranked and why."""
+    from judgewise.ratings.grouped import MISSING
+
+    board = lambda label: f"no {grouped.by} value" if label is MISSING else f"{grouped.by} = {label}"  # noqa: E731
     for label, ranking in grouped.groups.items():
-        render_table(ranking, ranking.to_records(), None, console, group=f"{grouped.by} = {label}")
+        render_table(ranking, ranking.to_records(), None, console, group=board(label))
     for label, why in grouped.skipped.items():
-        say(console, f"{grouped.by} = {label} ({grouped.rows[label]:,} rows) not ranked: {why}", label="note:")
+        say(console, f"{board(label)} ({grouped.rows[label]:,} rows) not ranked: {why}", label="note:")
     say(console, f"overall (all {grouped.by} values):")
 
 

@@ -13,7 +13,8 @@ A column is looked up, in order, in:
 
 A prompt column must hold one value per prompt (a responses column that differs between the models' answers to
 one prompt is refused). A column found nowhere is a ConfigError listing the columns that exist; judgments
-whose prompt is missing from the prompts table get the group ``(missing)``, counted and ranked like any group.
+whose prompt is missing from the prompts table (or whose value is empty) form the group of rows without a value
+(:data:`judgewise.ratings.grouped.MISSING`), apart from any text value, counted and ranked like any group.
 """
 
 from __future__ import annotations
