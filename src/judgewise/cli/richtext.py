@@ -24,6 +24,17 @@ def plain(value) -> Text:
     return value if isinstance(value, Text) else Text(str(value))
 
 
+NAME_WIDTH = 60
+"""The most characters of a model name (or group value) a table shows: a longer one is cut, ending in ``…``, on
+screen only (JSON and ``--output`` files keep it whole), so that it cannot push the score columns off the table."""
+
+
+def clip(name, width: int = NAME_WIDTH) -> str:
+    """``name`` as a table shows it: whole when at most ``width`` characters, else cut to ``width`` ending in ``…``."""
+    text = str(name)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def print_table(console: Console, title, columns, rows, **column_options) -> None:
     """Print a table titled ``title`` (left-justified): ``columns`` as ``(name, justify)`` or ``(name, justify,
     {options})``, ``rows`` as cell lists shown exactly as written (a ``None`` row starts a new section)."""
