@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import sys
 
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -81,9 +81,10 @@ def jsonable(value):
     """NaN/inf → None, numpy scalars and arrays → Python, recursively (strict JSON)."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is loaded: not imported for --help
+    if isinstance(value, (list, tuple)) or (np is not None and isinstance(value, np.ndarray)):
         return [jsonable(v) for v in value]
-    if isinstance(value, np.generic):
+    if np is not None and isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
