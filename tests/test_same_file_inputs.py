@@ -97,3 +97,12 @@ def test_a_malformed_ipv6_store_url_is_one_error_line_without_the_password(tmp_p
     assert res.returncode == 2, res.stderr
     assert res.stderr.strip().startswith("error: the store URL postgresql://... is malformed"), res.stderr
     assert "secret" not in res.stderr + res.stdout and len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("target", ["fifo.sqlite", "/dev/null"])
+def test_store_copy_onto_a_fifo_or_device_is_refused_without_blocking(tmp_path, target):
+    store(tmp_path)
+    os.mkfifo(tmp_path / "fifo.sqlite")
+    res = run_cli("store", "copy", "s.sqlite", target, cwd=tmp_path, timeout=60)
+    assert res.returncode == 2 and f"{target}: is a FIFO, device or socket, not a store file" in res.stderr, \
+        res.stderr

@@ -395,6 +395,8 @@ def check_store_file(path: Path, *, busy_timeout_s: float = 60.0, hint: str = RE
     """The schema version of the judgewise store at ``path``, or None when the file is missing, empty or an
     empty SQLite database (a store may be made there). Raises :class:`InputError` naming the file when it
     is not SQLite, is a SQLite database of something else, or a store of a newer schema; writes nothing."""
+    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO would block, a device is no file
+        raise InputError(f"is a FIFO, device or socket, not a store file; {hint}", file=str(path))
     if not path.is_file():
         return None
     with path.open("rb") as fh:
