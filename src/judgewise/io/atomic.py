@@ -85,7 +85,7 @@ def writable_target(path: str | Path) -> Path:
                          "ranking.json)", file=str(path))
     try:
         mode = os.stat(target).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a new file (or a folder that is none: said by the caller)
         return target
     except OSError as exc:
         raise InputError(f"cannot write ({exc.strerror or exc})", file=str(path)) from None

@@ -30,7 +30,7 @@ def refuse_same_file_twice(paths: list[Path]) -> None:
             info = os.stat(path)
             key = (info.st_dev, info.st_ino)
         except (OSError, ValueError):
-            key = str(Path(path).resolve())
+            key = os.path.realpath(path)
         if key in seen:
             raise InputError(f"given twice as an input (the same file as {seen[key]}, under this or another name: "
                              "a link, ./, an absolute path): its rows would count twice; give each input once",

@@ -79,7 +79,7 @@ def _same_store(a: Location, b: Location) -> bool:
     try:
         one, two = os.stat(a), os.stat(b)
     except OSError:  # the target does not exist yet: compare where it would be
-        return a.resolve() == b.resolve()
+        return os.path.realpath(a) == os.path.realpath(b)
     return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
 
 
