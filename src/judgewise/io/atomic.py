@@ -107,7 +107,7 @@ def _through_proc(path: Path) -> bool:
         path = path.parent / os.readlink(path)
         if Path(os.path.abspath(path)).parts[1:2] == ("proc",):
             return True
-    return True  # a loop: no file to write either
+    return False  # a loop: the stat of its end says so (too many levels of symbolic links)
 
 
 def check_output_file(output: Path | None) -> None:
