@@ -1,6 +1,6 @@
-"""One file under two names (a hard link, a symbolic link, ``./x``, an absolute path) is found by its inode: ``rank A B``
-and ``store copy`` refuse it; ``store copy`` into a read-only or immutable place, and a store URL that cannot be
-split into parts, are one clean ``error:`` line."""
+"""One file under two names (a hard link, a symbolic link, ``./x``, an absolute path) is found by its inode:
+``rank A B`` and ``store copy`` refuse it; ``store copy`` into a read-only or immutable place, onto a FIFO or a
+device, and a store URL that cannot be split into parts, are one clean ``error:`` line."""
 
 from __future__ import annotations
 

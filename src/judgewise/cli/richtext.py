@@ -30,7 +30,8 @@ screen only (JSON and ``--output`` files keep it whole), so that it cannot push 
 
 
 def clip(name, width: int = NAME_WIDTH) -> str:
-    """``name`` as a table shows it: whole when at most ``width`` characters, else cut to ``width`` ending in ``…``."""
+    """``name`` as a table shows it: whole when at most ``width`` characters, else cut to ``width``, ending in
+    ``…``."""
     text = str(name)
     return text if len(text) <= width else text[:width - 1] + "…"
 
