@@ -37,9 +37,19 @@ def test_keys_on_codes_equal_the_per_row_keys(seed, columns):
     frame = pd.DataFrame({c: rng.choice(np.array(values[c], dtype=object), n) for c in columns})
     if seed % 2 and "judge" in columns:
         frame["judge"] = frame["judge"].astype("category")
+    elif seed % 3 == 0 and "judge" in columns:
+        frame["judge"] = frame["judge"].astype("str")  # Arrow-backed text, nulls kept
     codes, keys = _key_codes(frame)
     assert [keys[c] for c in codes] == per_row_keys(frame)
     assert list(keys) == sorted(set(keys))
+
+
+@pytest.mark.parametrize("values", [["j"] * 4, ["j", "j", None, "j"], ["j", "k", "j", "j"]])
+@pytest.mark.parametrize("dtype", ["str", object, "category"])
+def test_a_judge_column_of_one_value_or_nearly_is_keyed_as_row_by_row(values, dtype):
+    frame = pd.DataFrame({"judge": pd.Series(values, dtype=dtype)})
+    codes, keys = _key_codes(frame)
+    assert [keys[c] for c in codes] == per_row_keys(frame)
 
 
 def test_no_judge_column_is_one_judge_and_groups_count_rows():
