@@ -44,14 +44,20 @@ def read_once(path: str | Path) -> Path:
 
 
 def _spool(path: Path) -> Path:
-    """A pipe's whole content copied to a new temporary file named like it (its suffix still tells the format)."""
+    """A pipe's whole content copied to a new temporary file named like it (its suffix still tells the format);
+    the folder is made once the pipe is open (opening a FIFO waits for its writer) and removed on failure."""
+    try:
+        src = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read the pipe ({exc.strerror or exc})", file=str(path)) from None
     folder = Path(tempfile.mkdtemp(prefix="judgewise-pipe-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     copy = folder / (path.name or "input")
     try:
-        with open(path, "rb") as src, open(copy, "wb") as dst:
+        with src, open(copy, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
     except OSError as exc:
-        raise InputError(f"cannot read the pipe ({exc.strerror or exc}; the copy goes to {folder.parent})",
+        shutil.rmtree(folder, ignore_errors=True)
+        raise InputError(f"cannot read the pipe into a temporary copy in {folder.parent} ({exc.strerror or exc})",
                          file=str(path)) from None
     return copy
