@@ -77,3 +77,14 @@ def test_rank_by_prompt_of_a_file_mixing_3_and_3_0_names_each_prompt_once_as_an_
     assert res.returncode == 0, res.stderr
     groups = set(json.loads(res.stdout)["groups"])
     assert groups and groups <= {str(int(r["prompt_id"])) for r in mixed}  # small groups may be left out
+
+
+def test_a_prompts_table_with_float_ids_groups_judgments_with_integer_ids(tmp_path):
+    mixed = rows(float_from=0)[:400]  # ids written 3.0 in the judgments
+    (tmp_path / "j.jsonl").write_text("".join(json.dumps(r) + "\n" for r in mixed))
+    prompts = [{"question_id": float(p), "category": f"c{p % 2}"} for p in range(40)]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in prompts))
+    res = run_cli("rank", "j.jsonl", "--by", "category", "--prompts", "q.jsonl", "--json", cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert set(out["groups"]) == {"c0", "c1"} and out["missing"] is None

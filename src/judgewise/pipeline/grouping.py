@@ -27,6 +27,7 @@ from judgewise.errors import ConfigError, InputError
 from judgewise.io.mtbench import QUESTIONS_FILE
 from judgewise.io.prompts import ID_FIELDS  # the prompt-id fields of questions files
 from judgewise.io.tables import Table
+from judgewise.io.validate import name_text
 
 LEVELS_UP = 3
 
@@ -63,7 +64,7 @@ def read_prompts(path: Path) -> pd.DataFrame:
                          f"{list(frame.columns)[:12]}", file=str(path))
     frame = frame.rename(columns={id_field: "prompt_id"})
     frame = frame.loc[:, ~frame.columns.duplicated()]
-    frame["prompt_id"] = frame["prompt_id"].astype(str)
+    frame["prompt_id"] = name_text(frame["prompt_id"])  # as the judgments keep ids: 3.0 is id "3"
     scalar = [c for c in frame.columns if not frame[c].map(lambda v: isinstance(v, (list, dict))).any()]
     return frame[scalar]
 
