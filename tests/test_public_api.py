@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+
+import pytest
 
 import judgewise
 from tests.conftest import REPO
@@ -36,3 +39,16 @@ def test_an_unknown_name_is_an_attribute_error():
         assert "not_a_thing" in str(exc)
     else:
         raise AssertionError("expected AttributeError")
+
+
+HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "numba", "openai")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["rank", "--help"], ["judge", "--help"], ["store", "stats", "--help"]])
+def test_cli_help_loads_no_heavy_module(args):
+    code = ("import sys\nfrom judgewise.cli.app import main\nsys.argv = ['judgewise', *sys.argv[1:]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert res.stderr.strip().splitlines()[-1] == "[]" and "Usage" in res.stdout

@@ -169,9 +169,9 @@ def test_groups_that_cannot_be_ranked_and_rows_without_a_value_are_reported_not_
     text = " ".join(res.stdout.split())
     assert "topic = split (8 rows) not ranked: the comparison graph is disconnected" in text
     grouped = cli_json("rank", path, "--by", "topic", "--json")
-    assert list(grouped["groups"]) == ["wide", "(missing)"]
+    assert list(grouped["groups"]) == ["wide"]
     assert grouped["skipped_groups"]["split"]["rows"] == 8
-    assert sum(r["n"] for r in grouped["groups"]["(missing)"]) == 2 * 3
+    assert grouped["missing"]["rows"] == 3 and sum(r["n"] for r in grouped["missing"]["records"]) == 2 * 3
     frame = pd.read_json(path, lines=True)
     assert sum(r["n"] for r in grouped["overall"]) == 2 * len(frame)  # the overall keeps every row
 

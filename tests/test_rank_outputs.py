@@ -49,20 +49,24 @@ def test_output_suffix_chooses_the_format_and_holds_the_printed_leaderboard(tmp_
 
 
 @pytest.mark.parametrize("suffix", [".json", ".csv", ".parquet"])
-def test_output_with_by_has_a_group_column_and_the_overall_last(tmp_path, suffix):
+def test_output_with_by_has_a_board_column_and_the_overall_last(tmp_path, suffix):
     out = tmp_path / f"groups{suffix}"
     printed = _json(run_cli("rank", SLICE, *ARGS, "--by", "dataset", "--json", "--output", out))
-    assert set(printed) == {"by", "groups", "skipped_groups", "overall"}
+    assert set(printed) == {"by", "groups", "skipped_groups", "missing", "overall"} and printed["missing"] is None
     if suffix == ".json":
         assert json.loads(out.read_text()) == printed
         return
     frame = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
-    assert list(frame.columns[:2]) == ["by", "group"] and set(frame["by"]) == {"dataset"}
-    groups = list(dict.fromkeys(frame["group"]))
-    assert groups == [*printed["groups"], "(overall)"]
+    assert list(frame.columns[:3]) == ["by", "board", "group"] and set(frame["by"]) == {"dataset"}
+    assert list(dict.fromkeys(frame["board"])) == ["group", "overall"]
+    groups = frame[frame["board"] == "group"]
+    assert list(dict.fromkeys(groups["group"])) == list(printed["groups"])
+    assert frame[frame["board"] == "overall"]["group"].isna().all()
     for group in printed["groups"]:
-        _frame_equals_records(frame[frame["group"] == group].drop(columns=["by", "group"]), printed["groups"][group])
-    _frame_equals_records(frame[frame["group"] == "(overall)"].drop(columns=["by", "group"]), printed["overall"])
+        _frame_equals_records(groups[groups["group"] == group].drop(columns=["by", "board", "group"]),
+                              printed["groups"][group])
+    _frame_equals_records(frame[frame["board"] == "overall"].drop(columns=["by", "board", "group"]),
+                          printed["overall"])
 
 
 def test_output_with_an_unknown_suffix_is_refused_before_any_work(tmp_path):

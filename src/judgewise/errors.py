@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 
+SHOWN_AS: dict[str, str] = {}
+"""Temporary copies of inputs (a pipe read once, :mod:`judgewise.io.streams`) → the name the user gave."""
+
+
+def shown_file(name: str | None) -> str | None:
+    """The name to show for a file: the input as the user gave it when ``name`` is a temporary copy of it."""
+    return SHOWN_AS.get(str(name), name) if name is not None else None
+
+
 class JudgewiseError(Exception):
     """Base class of every error judgewise raises on purpose."""
 
@@ -19,7 +28,7 @@ class InputError(JudgewiseError):
 
     def __init__(self, message: str, *, file: str | None = None, row: int | None = None,
                  field: str | None = None):
-        self.file, self.row, self.field, self.detail = file, row, field, message
+        self.file, self.row, self.field, self.detail = shown_file(file), row, field, message
         super().__init__(self._format())
 
     def _format(self) -> str:

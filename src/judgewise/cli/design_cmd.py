@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from judgewise.cli.richtext import json_text, report_line
@@ -72,6 +71,8 @@ def _register_power(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
+        import numpy as np
+
         from judgewise.analysis.design_studies import wilcoxon_pools
         from judgewise.analysis.power import wilcoxon_power
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from judgewise.cli.progress_lines import PROGRESS_HELP, ProgressLines, progress_mode
-from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, quiet_http_logs, say
+from judgewise.cli.richtext import clip, fmt_num, json_text, plain, print_table, quiet_http_logs, say
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -53,7 +53,7 @@ def _print_ranking(result, out: Console) -> None:
     for rec in result.ranking.to_records():
         ci = "—" if rec["ci_low"] is None else f"[{fmt_num(rec['ci_low'], 1, grouping=True)}, " \
                                                f"{fmt_num(rec['ci_high'], 1, grouping=True)}]"
-        name = rec["model"] + ("  ← added" if rec["model"] == added else "")
+        name = clip(rec["model"]) + ("  ← added" if rec["model"] == added else "")
         rows.append([str(rec["rank"]), name, fmt_num(rec["score"], 1, grouping=True), ci, f"{rec['n']:,}"])
     print_table(out, plain(f"judgewise evaluate · design {result.design} · Bradley–Terry (Elo scale)"),
                 [("rank", "right"), ("model", "left"), ("score", "right"), (f"{level} CI", "right"), ("n", "right")],

@@ -5,7 +5,8 @@
 ``--output FILE`` writes the ranking atomically (temp file + rename) whichever way results are shown, in the format
 of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``pipeline.ranking_files``).
 ``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``pipeline.grouping`` finds the column),
-printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "overall"}``.
+printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "missing", "overall"}``
+(``missing``: the rows without a value, apart from any text value).
 Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-judges`` pools them (io.provenance).
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from judgewise.cli.richtext import fmt_num, plain, print_table, report_line, say
+from judgewise.cli.richtext import clip, fmt_num, plain, print_table, report_line, say
 from judgewise.pipeline.text import ranking_info_lines
 
 SHOWN_EXTRAS = ("winrate_vs_anchor", "se", "n_wins", "n_draws", "mu", "sigma", "turn_1", "turn_2")
@@ -41,14 +42,14 @@ def render_table(ranking, records: list[dict], read, console: Console, group: st
     """The leaderboard as a rich table with the CI level in its header and the read report below (a ``group``'s
     table, ``by = value``, has neither: they come once, under the overall table)."""
     extras = [k for k in SHOWN_EXTRAS if records and k in records[0]]
-    model_width = max((len(r["model"]) for r in records), default=5)
+    model_width = max((len(clip(r["model"])) for r in records), default=5)
     columns = [("rank", "right"), ("model", "left", {"no_wrap": True, "min_width": model_width}), ("score", "right"),
                (f"{ranking.ci_level * 100:g}% CI", "right", {"no_wrap": True}), *[(k, "right") for k in extras],
                ("n", "right")]
     rows = []
     for rec in records:
         ci = "—" if rec["ci_low"] is None else f"[{num(rec['ci_low'])}, {num(rec['ci_high'])}]"
-        cells = [str(rec["rank"]), rec["model"], num(rec["score"]), ci]
+        cells = [str(rec["rank"]), clip(rec["model"]), num(rec["score"]), ci]
         rows.append(cells + [num(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"])
     print_table(console, plain(f"judgewise rank · method {ranking.method}" + (f" · {group}" if group else "")),
                 columns, rows)
@@ -60,10 +61,14 @@ def render_table(ranking, records: list[dict], read, console: Console, group: st
 
 def render_groups(grouped, console: Console) -> None:
     """One leaderboard per group (``by = value``), then the groups that could not be ranked and why."""
+    from judgewise.ratings.grouped import MISSING
+
+    board = lambda label: f"no {clip(grouped.by)} value" if label is MISSING else \
+        f"{clip(grouped.by)} = {clip(label)}"  # noqa: E731
     for label, ranking in grouped.groups.items():
-        render_table(ranking, ranking.to_records(), None, console, group=f"{grouped.by} = {label}")
+        render_table(ranking, ranking.to_records(), None, console, group=board(label))
     for label, why in grouped.skipped.items():
-        say(console, f"{grouped.by} = {label} ({grouped.rows[label]:,} rows) not ranked: {why}", label="note:")
+        say(console, f"{board(label)} ({grouped.rows[label]:,} rows) not ranked: {why}", label="note:")
     say(console, f"overall (all {grouped.by} values):")
 
 

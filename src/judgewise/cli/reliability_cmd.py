@@ -13,7 +13,6 @@ import math
 import sys
 from pathlib import Path
 
-import pandas as pd
 import typer
 from rich.console import Console
 
@@ -143,16 +142,22 @@ def render_study(summary: dict) -> None:
     rows = [[r.target, r.metric, fmt_num(pops[(r.target, r.metric)]), fmt_num(r.error_random),
              fmt_num(r.error_method), f"{-100 * r.improvement:+.1f}%", fmt_num(r.macro_win, 2),
              fmt_num(r.micro_win, 2), f"{100 * r.savings:.1f}%" if not math.isnan(r.savings) else "—"]
-            for r in pd.DataFrame(summary["per_target"]).itertuples(index=False)]
+            for r in _frame(summary["per_target"]).itertuples(index=False)]
     print_table(out, plain(f"{method} vs random, per target judge and metric (mean over budgets)"), columns, rows)
     for line in study_lines(summary):
         say(out, line)
     render_pairwise(summary)
 
 
+def _frame(records):
+    import pandas as pd  # lazily: the command line starts without it (``--help``)
+
+    return pd.DataFrame(records)
+
+
 def render_pairwise(summary: dict) -> None:
     """Metric Match App. D: every method against every other, error and classification macro win rates."""
-    pairs = pd.DataFrame(summary["pairwise"])
+    pairs = _frame(summary["pairwise"])
     if pairs.empty:
         return
     methods = list(dict.fromkeys(pairs["method"]))

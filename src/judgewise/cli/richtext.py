@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import sys
 
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -22,6 +22,18 @@ from rich.text import Text
 def plain(value) -> Text:
     """``value`` as a Text shown exactly as written (a Text is returned as it is)."""
     return value if isinstance(value, Text) else Text(str(value))
+
+
+NAME_WIDTH = 60
+"""The most characters of a model name (or group value) a table shows: a longer one is cut, ending in ``…``, on
+screen only (JSON and ``--output`` files keep it whole), so that it cannot push the score columns off the table."""
+
+
+def clip(name, width: int = NAME_WIDTH) -> str:
+    """``name`` as a table shows it: whole when at most ``width`` characters, else cut to ``width``, ending in
+    ``…``."""
+    text = str(name)
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def print_table(console: Console, title, columns, rows, **column_options) -> None:
@@ -70,9 +82,10 @@ def jsonable(value):
     """NaN/inf → None, numpy scalars and arrays → Python, recursively (strict JSON)."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is loaded: not imported for --help
+    if isinstance(value, (list, tuple)) or (np is not None and isinstance(value, np.ndarray)):
         return [jsonable(v) for v in value]
-    if isinstance(value, np.generic):
+    if np is not None and isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None

@@ -20,21 +20,19 @@ def atomic_target(path: str | Path) -> Iterator[Path]:
 
     The result keeps the mode of the file it replaces; a new file gets the usual ``0666 & ~umask``.
     A ``path`` that is a directory, or whose directory is missing or not writable, is an :class:`InputError`."""
-    path = Path(path)
+    path = writable_target(path)
     directory = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise InputError("cannot write: it is a directory, expected a file path", file=str(path))
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
         raise InputError(f"cannot write: its directory {what}", file=str(path))
     tmp = _create_beside(path, directory)
     try:
-        yield tmp
-        _keep_mode(path, tmp)
         try:
+            yield tmp
+            _keep_mode(path, tmp)
             os.replace(tmp, path)
-        except OSError as exc:
-            raise InputError(f"cannot write ({exc.strerror or exc})", file=str(path)) from None
+        except OSError as exc:  # EFBIG, ENOSPC, EROFS...: the old file is kept, the partial copy removed
+            raise InputError(f"cannot write ({exc.strerror or exc}); nothing was written", file=str(path)) from None
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -76,11 +74,49 @@ def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> P
     return Path(path)
 
 
+def writable_target(path: str | Path) -> Path:
+    """The file an atomic write replaces: ``path``, or the file a symbolic link there points to (the link is kept).
+    An InputError when that is no regular file: a directory, a FIFO, a device or socket, or a stream such as
+    ``/dev/stdout`` (replacing it would put a regular file where the device or link was)."""
+    path = Path(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if path.is_symlink() and _through_proc(path):
+        raise InputError("is a link to a stream (e.g. /dev/stdout), not a file: expected a file name (e.g. "
+                         "ranking.json)", file=str(path))
+    try:
+        mode = os.stat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # a new file (or a folder that is none: said by the caller)
+        return target
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror or exc})", file=str(path)) from None
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory: expected a file name (e.g. ranking.json)", file=str(path))
+    if not stat.S_ISREG(mode):
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise InputError(f"is {what}, not a regular file: expected a file name (e.g. ranking.json)",
+                         file=str(path))
+    return target
+
+
+def _through_proc(path: Path) -> bool:
+    """Whether a chain of symbolic links from ``path`` passes through ``/proc`` (``/dev/stdout`` →
+    ``/proc/self/fd/1``): the file at its end is some process's open stream, not a place to replace."""
+    for _ in range(40):
+        if not path.is_symlink():
+            return False
+        path = path.parent / os.readlink(path)
+        if Path(os.path.abspath(path)).parts[1:2] == ("proc",):
+            return True
+    return False  # a loop: the stat of its end says so (too many levels of symbolic links)
+
+
 def check_output_file(output: Path | None) -> None:
-    """Fail before any work when ``--output`` cannot be a file: a directory, or in a folder that does not exist."""
+    """Fail before any work when ``--output`` cannot be a file: a directory, a FIFO or device, or in a folder that
+    does not exist."""
     if output is None:
         return
     if output.is_dir():
         raise InputError("is a directory: --output expects a file name (e.g. ranking.json)", file=str(output))
-    if not output.parent.is_dir():
+    target = writable_target(output)
+    if not target.parent.is_dir():
         raise InputError("cannot write: its directory does not exist", file=str(output))

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.io.containers import jsonl_bytes_records
+from judgewise.io.containers import jsonl_bytes_records, unique_columns
 from judgewise.io.validate import Validator
 
 CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
@@ -308,6 +308,7 @@ def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
 
     try:
         schema = pq.read_schema(path)
+        unique_columns(schema.names, v)
         strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
         pf = pq.ParquetFile(path, read_dictionary=strings)  # strings as stored: codes without hashing each row
         if pf.metadata.num_rows == 0:
@@ -328,6 +329,7 @@ def parquet_columns(path: Path, v: Validator) -> list[str]:
     import pyarrow.parquet as pq
 
     try:
-        return list(pq.read_schema(path).names)
+        names = pq.read_schema(path).names
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise v.error(f"not a readable Parquet file ({exc})") from None
+    return unique_columns(names, v)

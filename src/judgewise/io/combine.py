@@ -9,12 +9,33 @@ other extra (the anchor, a weighting, ...) is kept only when every input says th
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pandas as pd
 
 from judgewise.errors import InputError
 from judgewise.io.tables import ReadReport, Table
 
 TABLE_EXTRAS = ("responses", "prompts")
+
+
+def refuse_same_file_twice(paths: list[Path]) -> None:
+    """InputError when two inputs are one file, however named (a hard or symbolic link, ``./x``, an absolute path,
+    ``/dev/stdin`` twice): found by (device, inode); inputs that are no file (a store URL) by their resolved path.
+    Read twice, its rows would count twice."""
+    seen: dict = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+            key = (info.st_dev, info.st_ino)
+        except (OSError, ValueError):
+            key = os.path.realpath(path)
+        if key in seen:
+            raise InputError(f"given twice as an input (the same file as {seen[key]}, under this or another name: "
+                             "a link, ./, an absolute path): its rows would count twice; give each input once",
+                             file=str(path))
+        seen[key] = str(path)
 
 
 def combine_tables(tables: list[Table], sources: list[str]) -> Table:

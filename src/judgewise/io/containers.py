@@ -230,14 +230,25 @@ def require_csv_rows(frame: pd.DataFrame, v: Validator) -> None:
         raise v.error("the CSV has a header but no data rows")
 
 
+def unique_columns(names: list[str], v: Validator) -> list[str]:
+    """The column names of a Parquet file, an error naming the first that appears more than once (Parquet allows
+    it; a table cannot tell the two apart)."""
+    twice = next((name for name in names if names.count(name) > 1), None) if len(set(names)) < len(names) else None
+    if twice is not None:
+        raise v.error(f"column {twice!r} appears {names.count(twice)} times in the Parquet file: each column must be "
+                      "named once (rename or drop the copies)")
+    return list(names)
+
+
 def read_parquet(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
     """A Parquet file; row = index + 1."""
     import pyarrow.parquet as pq
 
     try:
-        frame = pq.read_table(path).to_pandas()
+        table = pq.read_table(path)
     except (OSError, ValueError) as exc:
         raise v.error(f"not a readable Parquet file ({exc})") from None
+    frame = table.select(unique_columns(table.column_names, v)).to_pandas()
     if not len(frame):
         raise v.error("the Parquet file has no rows: expected at least one row of data")
     v.report.rows_read += len(frame)

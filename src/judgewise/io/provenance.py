@@ -54,16 +54,13 @@ def _text(column: pd.Series) -> pd.Series:
     return column.astype(object).where(column.notna(), "").astype(str)
 
 
-def _row_keys(frame: pd.DataFrame) -> pd.Series:
-    """Per row: the string that identifies its judge (full store identity > judge + template > judge)."""
-    judge = _text(frame["judge"]) if "judge" in frame.columns else pd.Series("", index=frame.index)
-    key = judge
-    if "template" in frame.columns:
-        key = key + "\x00" + _text(frame["template"])
-    if "judge_identity" in frame.columns:
-        identity = _text(frame["judge_identity"])
-        key = key.where(identity == "", key + "\x00" + identity)
-    return key
+KEY_COLUMNS = ("judge", "template", "judge_identity")
+
+
+def _key_text(judge: str, template: str | None, identity: str | None) -> str:
+    """The string that identifies a judge (full store identity > judge + template > judge); None: no such column."""
+    key = judge if template is None else judge + "\x00" + template
+    return key + "\x00" + identity if identity else key
 
 
 def _template_sha(key: str) -> str | None:
@@ -75,21 +72,69 @@ def _template_sha(key: str) -> str | None:
     return str(sha) if sha else None
 
 
+def _column_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's index into the column's distinct values as text (a null: the last entry, ""), and those texts;
+    a categorical column is read on its categories, any other factorized once (no per-row text)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes, distinct = column.cat.codes.to_numpy().astype(np.int64), column.cat.categories
+    else:
+        codes, distinct = pd.factorize(column, use_na_sentinel=True)
+        codes = codes.astype(np.int64, copy=False)
+    texts = np.append(_text(pd.Series(distinct, dtype=object)).to_numpy(dtype=object), "")
+    codes[codes < 0] = len(texts) - 1
+    return codes, texts
+
+
+def _distinct(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``codes`` (integers in [0, size)), sorted, and each row's index into them: by a count
+    per value when ``size`` is not much more than the rows (one pass, no sort), else by sorting."""
+    if size > max(4 * len(codes), 1 << 16):
+        return np.unique(codes, return_inverse=True)
+    used = np.flatnonzero(np.bincount(codes, minlength=size))
+    lookup = np.zeros(size, dtype=np.int64)
+    lookup[used] = np.arange(len(used))
+    return used, lookup[codes]
+
+
+def _one_value(column: pd.Series) -> bool:
+    """Whether an Arrow-backed text column holds one value on every row (no null); compared by Arrow at C speed.
+    Other columns answer False (a comparison of Python objects would cost more than factorizing them)."""
+    if not (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow") or not len(column):
+        return False
+    first = column.iloc[0]
+    return isinstance(first, str) and bool(column.eq(first).all()) and not column.isna().any()
+
+
 def _key_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's index into the sorted distinct judge keys, and those keys; a categorical ``judge`` column alone
-    (millions of rows read by ``io.columnar``) is keyed on its categories, not row by row."""
-    judge = frame["judge"] if "judge" in frame.columns else None
-    if judge is None or not isinstance(judge.dtype, pd.CategoricalDtype) or \
-            {"template", "judge_identity"} & set(frame.columns):
-        return pd.factorize(_row_keys(frame), sort=True)
-    per_category = np.append(_text(pd.Series(judge.cat.categories, dtype=object)).to_numpy(dtype=object), "")
-    codes = judge.cat.codes.to_numpy().astype(np.int64)
-    codes[codes < 0] = len(per_category) - 1  # a null judge: the key ""
-    used = np.flatnonzero(np.bincount(codes, minlength=len(per_category)))
-    key_of, keys = pd.factorize(per_category[used], sort=True)
-    lookup = np.full(len(per_category), -1, dtype=np.int64)
-    lookup[used] = key_of
-    return lookup[codes], keys
+    """Each row's index into the sorted distinct judge keys (:func:`_key_text`), and those keys. Each of the
+    judge, template and identity columns is coded once and the codes combined into one integer per row, so a
+    key's text is built once per distinct judge, not per row (2M rows of a plain string column: one factorize)."""
+    present = [c for c in KEY_COLUMNS if c in frame.columns]
+    if not present:
+        return np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
+    if present == ["judge"] and _one_value(frame["judge"]):  # one judge written on every row: no hashing
+        return np.zeros(len(frame), dtype=np.int64), np.array([frame["judge"].iloc[0]], dtype=object)
+    parts = [_column_codes(frame[c]) for c in present]
+    sizes = [len(texts) for _, texts in parts]
+    if np.prod(np.array(sizes, dtype=float)) >= 2 ** 62:  # too many combinations for one integer: by row tuples
+        stacked = np.stack([codes for codes, _ in parts], axis=1)
+        used, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+    else:
+        combined = parts[0][0]
+        for (codes, _), size in zip(parts[1:], sizes[1:]):
+            combined = combined * size + codes
+        used_codes, inverse = _distinct(combined, int(np.prod(sizes)))
+        used = np.stack(np.unravel_index(used_codes, sizes), axis=1) if len(parts) > 1 else used_codes[:, None]
+    texts = {c: t for c, (_, t) in zip(present, parts)}
+    column_of = {c: i for i, c in enumerate(present)}
+
+    def part(row, name):
+        return texts[name][row[column_of[name]]] if name in column_of else None
+
+    keys = [_key_text(part(row, "judge") or "", part(row, "template"), part(row, "judge_identity")) for row in used]
+    key_of, distinct = pd.factorize(np.array(keys, dtype=object), sort=True)
+    return key_of[inverse], distinct
 
 
 def judge_groups(frame: pd.DataFrame) -> tuple[list[JudgeGroup], np.ndarray]:

@@ -30,6 +30,7 @@ from judgewise.io import alpacaeval, arenahard, autoarena, mtbench, peereval
 from judgewise.io.canonical import from_dataframe
 from judgewise.io.columnar import read_canonical_fast
 from judgewise.io.registry import Probe, detect_format, get_format, register_format
+from judgewise.io.streams import read_once
 from judgewise.io.tables import Table
 
 CANONICAL_SUFFIXES = {"jsonl": (".jsonl", ".ndjson"), "json": (".json",), "csv": (".csv",),
@@ -80,9 +81,19 @@ def _register_builtins() -> None:
     register_format("judgebench", detect=_looks_like_judgebench, read=_read_judgebench,
                     description="JudgeBench judge outputs (outputs/*judge_name-*.jsonl)", containers=("dir", "jsonl"))
     for container, suffixes in CANONICAL_SUFFIXES.items():
-        register_format(container, detect=lambda p, s=suffixes: not p.is_dir and p.suffix in s,
+        register_format(container, detect=lambda p, c=container, s=suffixes: not p.is_dir and (
+                            p.suffix in s or (not p.suffix and _sniffed(p) == c)),
                         read=partial(read_canonical_fast, container=container),
                         description=f"canonical table as {container}", containers=(container,))
+
+
+def _sniffed(probe: Probe) -> str | None:
+    """The canonical container a file without a suffix (``/dev/stdin``, ``<(...)``) holds, guessed from its first
+    bytes: Parquet's magic number, a JSON list, a JSON object (JSONL); None otherwise."""
+    head = probe.head.lstrip()
+    if head.startswith("PAR1"):
+        return "parquet"
+    return {"[": "json", "{": "jsonl"}.get(head[:1])
 
 
 _register_builtins()
@@ -101,7 +112,7 @@ def read_any(source, format: str | None = None, skip_invalid: bool = False, *, k
     if isinstance(source, pd.DataFrame):
         _check_options(options, from_dataframe, "a DataFrame")
         return from_dataframe(source, kind=kind, skip_invalid=skip_invalid)
-    path = Path(source)
+    path = read_once(source)  # a pipe: read once into a temporary copy that every reader below may reopen
     if format is not None and not path.exists():
         raise InputError("no such file or directory", file=str(path))
     fmt = get_format(format) if format else detect_format(path)

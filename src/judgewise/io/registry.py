@@ -133,7 +133,9 @@ def get_format(name: str) -> Format:
 
 def detect_format(path: str | Path) -> Format:
     """The first registered format whose detector accepts ``path``; InputError naming the path otherwise."""
-    probe = Probe(path)
+    from judgewise.io.streams import read_once
+
+    probe = Probe(read_once(path))  # a pipe: its temporary copy, which detection and the reader can both open
     if not probe.path.exists():
         raise InputError("no such file or directory", file=str(path))
     for fmt in FORMATS.values():

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from judgewise.errors import shown_file
+
 from judgewise.io.schema import (JUDGMENTS_OPTIONAL, JUDGMENTS_REQUIRED, RESPONSES_REQUIRED,  # noqa: F401
                                  SCORES_REQUIRED, TABLE_KINDS)
 
@@ -36,6 +38,9 @@ class ReadReport:
     rows_used: int = 0
     rows_skipped: int = 0
     skipped_reasons: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.source = shown_file(self.source)  # a pipe read from its temporary copy: named as given
 
     def skip(self, reason: str) -> None:
         self.rows_skipped += 1

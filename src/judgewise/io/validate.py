@@ -180,8 +180,28 @@ def not_a_name(series: pd.Series) -> np.ndarray:
 
 
 def name_text(series: pd.Series) -> pd.Series:
-    """Names and ids as the tables keep them: text with surrounding whitespace removed ("A " is model "A")."""
+    """Names and ids as the tables keep them: text with surrounding whitespace removed ("A " is model "A"); a
+    float id equal to an integer is that integer (``3.0`` is id ``"3"``, as ``3`` is, whichever way a chunk or a
+    column typed it)."""
+    if series.dtype.kind == "f" or (series.dtype == object and pd.api.types.infer_dtype(series) not in NO_FLOATS):
+        series = _integral_floats_as_ints(series)
     return series.astype(str).str.strip()
+
+
+NO_FLOATS = ("string", "integer", "empty", "boolean", "bytes")  # pandas' inferred types that hold no float
+EXACT_INTEGERS = 2.0 ** 53  # floats below this in size that equal an integer are that integer exactly
+
+
+def _integral_floats_as_ints(series: pd.Series) -> pd.Series:
+    """The values, with each float that equals an integer (below 2**53 in size) replaced by that integer."""
+    values = series.to_numpy(dtype=object)
+    floats = np.fromiter((isinstance(v, float) for v in values), dtype=bool, count=len(values))
+    picked = values[floats].astype(np.float64)
+    whole = np.isfinite(picked) & (np.abs(picked) < EXACT_INTEGERS) & (picked == np.floor(picked))
+    at = np.flatnonzero(floats)[whole]
+    out = values.copy()
+    out[at] = picked[whole].astype(np.int64)
+    return pd.Series(out, index=series.index, dtype=object)
 
 
 def not_text(series: pd.Series) -> np.ndarray:

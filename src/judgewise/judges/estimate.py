@@ -73,7 +73,7 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
     as failed count as new, as the run will judge them again."""
     games = plan_games(comparisons, orders=orders, seed=seed)
     identity = dict(judge.identity)
-    keyed = {game_key(identity, g): g for g in games}
+    keyed = {game_key(identity, g, judge): g for g in games}
     done = store.statuses(keyed)
     new = [g for k, g in keyed.items() if k not in done or (retry_failed and done[k] == "failed")]
     calls = len(new) if getattr(judge, "backend", None) is not None else 0

@@ -164,6 +164,13 @@ class SimulatedJudge:
         extras = {"tie_rate": self.tie_rate, "position_bias": self.position_bias, "length_bias": self.length_bias}
         self.identity.update({k: v for k, v in extras.items() if v})
 
+    def game_parameters(self, game: Game) -> dict:
+        """What this game's verdict reads beyond :attr:`identity`: the true ratings of its two models (part of the
+        game's store key, so a config with other ``ratings:`` never reuses a stored verdict; a rating of another
+        model does not touch this game)."""
+        c = game.comparison
+        return {"ratings": [float(self.ratings[m]) if m in self.ratings else None for m in (c.model_a, c.model_b)]}
+
     def quality(self, prompt_id: str, model: str) -> float:
         """The latent quality of ``model``'s response to ``prompt_id`` (its Elo plus the response jitter)."""
         if model not in self.ratings:

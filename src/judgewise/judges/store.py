@@ -138,10 +138,24 @@ class JudgmentStore(LeasedSqliteStore):
         if self.path.is_dir():
             raise ConfigError(f"store path {self.path} is a directory; name a file, e.g. {self.path / DEFAULT_STORE}")
         new = check_store_file(self.path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lease_s, self.readonly = lease_s, False
         self.owner = owner_id()
-        self._db = connect_writer(self.path, busy_timeout_s, durable=durable)
+        self._db = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = connect_writer(self.path, busy_timeout_s, durable=durable)
+            self._make_schema(new)
+        except (OSError, sqlite3.OperationalError) as exc:  # a read-only, immutable or full place
+            if self._db is not None:
+                self._db.close()
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            raise InputError(f"cannot open the store for writing ({getattr(exc, 'strerror', None) or exc}): is "
+                             "the place read-only, the file immutable or the disk full? name a writable file",
+                             file=str(self.path)) from None
+
+    def _make_schema(self, new: bool) -> None:
+        """The store's tables (made when missing), checked again under the write lock, migrated to this version."""
         with self._write():
             if not new:  # another process may have made it a store meanwhile: check again under the lock
                 _check_tables(self._db, self.path)
@@ -197,12 +211,15 @@ class JudgmentStore(LeasedSqliteStore):
         """The stored games (all, or those with ``keys``) as a DataFrame with the store's columns."""
         cols = ", ".join(c if c in self._columns() else f"{_sql_literal(ADDED_COLUMNS[c])} AS {c}"
                          for c in GAME_COLUMNS)  # a version-1 store read as it is
-        if keys is None:
-            return query_frame(self._db, f"SELECT {cols} FROM games ORDER BY created_at, key")
-        keys = list(keys)
-        batches = [keys[i:i + 500] for i in range(0, len(keys), 500)]
-        parts = [query_frame(self._db, f"SELECT {cols} FROM games WHERE key IN ({','.join('?' * len(b))})", b)
-                 for b in batches]
+        try:
+            if keys is None:
+                return query_frame(self._db, f"SELECT {cols} FROM games ORDER BY created_at, key")
+            keys = list(keys)
+            batches = [keys[i:i + 500] for i in range(0, len(keys), 500)]
+            parts = [query_frame(self._db, f"SELECT {cols} FROM games WHERE key IN ({','.join('?' * len(b))})", b)
+                     for b in batches]
+        except InputError as exc:  # a BLOB among the games (refuse_blobs): named with this file
+            raise InputError(exc.detail, file=str(self.path), field=exc.field) from None
         parts = [p for p in parts if len(p)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(GAME_COLUMNS))
 
@@ -300,10 +317,27 @@ def query_frame(db: sqlite3.Connection, sql: str, params: Sequence = ()) -> pd.D
             for part, values in zip(parts, zip(*batch)):
                 part.append(pa.array(values))
         if parts and parts[0]:
-            return pd.DataFrame({name: _one_column(part, pa).to_pandas() for name, part in zip(names, parts)})
+            columns = {name: _one_column(part, pa) for name, part in zip(names, parts)}
+            if any(pa.types.is_binary(col.type) for col in columns.values()):
+                raise TypeError("blobs (pyarrow turns the text beside them into bytes too)")
+            return pd.DataFrame({name: col.to_pandas() for name, col in columns.items()})
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         pass
-    return pd.read_sql_query(sql, db, params=list(params) or None)
+    frame = pd.read_sql_query(sql, db, params=list(params) or None)  # mixed types: blobs among text, perhaps
+    return refuse_blobs(frame, [col for col in frame.columns if frame[col].dtype == object])
+
+
+def refuse_blobs(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame``, or an InputError naming the first game (by key) and column of ``columns`` holding bytes (an SQLite
+    BLOB): no column of a store holds bytes, and no name can be read from them."""
+    for col in columns:
+        blob = frame[col].map(lambda value: isinstance(value, bytes)).to_numpy(dtype=bool)
+        if blob.any():
+            at = int(blob.argmax())
+            game = f"game {frame['key'].iat[at]!r}" if "key" in frame.columns else f"result row {at + 1}"
+            raise InputError(f"{game} holds bytes (an SQLite BLOB) where text is expected, found "
+                             f"{bytes(frame[col].iat[at])[:40]!r}; fix or delete that game", field=col)
+    return frame
 
 
 def _one_column(chunks: list, pa):
@@ -422,6 +456,8 @@ def check_store_file(path: Path, *, busy_timeout_s: float = 60.0, hint: str = RE
     """The schema version of the judgewise store at ``path``, or None when the file is missing, empty or an
     empty SQLite database (a store may be made there). Raises :class:`InputError` naming the file when it
     is not SQLite, is a SQLite database of something else, or a store of a newer schema; writes nothing."""
+    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO would block, a device is no file
+        raise InputError(f"is a FIFO, device or socket, not a store file; {hint}", file=str(path))
     if not path.is_file():
         return None
     with path.open("rb") as fh:

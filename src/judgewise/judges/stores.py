@@ -23,7 +23,20 @@ def store_location(location: Location) -> str | Path:
     if not is_url(text):
         return Path(text)
     scheme, _, rest = text.partition(":")
-    return f"{scheme}://{rest.lstrip('/')}" if not rest.startswith("//") else text
+    return _well_formed(f"{scheme}://{rest.lstrip('/')}" if not rest.startswith("//") else text)
+
+
+def _well_formed(url: str) -> str:
+    """``url``, or a ConfigError when it cannot be split into its parts (``[::1`` unclosed, a bracketed host that is
+    no IPv6 address); a bad port is libpq's to name. The message does not repeat the URL: it may hold a password."""
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url)
+    except ValueError as exc:
+        raise ConfigError(f"the store URL {url.partition(':')[0]}://... is malformed ({exc}); expected e.g. "
+                          "postgresql://user@host:5432/db or postgresql://user@[::1]:5432/db") from None
+    return url
 
 
 def is_store_url(location: Location) -> bool:
@@ -57,12 +70,26 @@ def open_store_for_planning(location: Location):
     return opener(where)
 
 
+def _same_store(a: Location, b: Location) -> bool:
+    """Whether two locations name one store: the same file however spelled (a link, ./, an absolute path: compared
+    by device and inode), or the same URL."""
+    a, b = store_location(a), store_location(b)
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    try:
+        one, two = os.stat(a), os.stat(b)
+    except OSError:  # the target does not exist yet: compare where it would be
+        return os.path.realpath(a) == os.path.realpath(b)
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
+
+
 def copy_store(source: Location, target: Location) -> dict:
     """Copy every game, run fact and journaled answer of the store at ``source`` into the store at ``target``
     (made when missing; SQLite ↔ PostgreSQL either way). Games already judged ok in ``target`` are kept as they
     are; claims (leases of live processes) and worker queues are not copied. Returns the counts."""
-    if store_label(source) == store_label(target):
-        raise ConfigError(f"store copy: source and target are the same store ({store_label(source)})")
+    if _same_store(source, target):
+        raise ConfigError(f"store copy: source and target are the same store ({store_label(source)} and "
+                          f"{store_label(target)})")
     with open_store_readonly(source) as src:
         games, meta, answers = src.frame(), src.meta(), src.answer_rows()
     with open_store(target) as dst:

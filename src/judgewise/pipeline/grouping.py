@@ -13,7 +13,8 @@ A column is looked up, in order, in:
 
 A prompt column must hold one value per prompt (a responses column that differs between the models' answers to
 one prompt is refused). A column found nowhere is a ConfigError listing the columns that exist; judgments
-whose prompt is missing from the prompts table get the group ``(missing)``, counted and ranked like any group.
+whose prompt is missing from the prompts table (or whose value is empty) form the group of rows without a value
+(:data:`judgewise.ratings.grouped.MISSING`), apart from any text value, counted and ranked like any group.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from judgewise.errors import ConfigError, InputError
 from judgewise.io.mtbench import QUESTIONS_FILE
 from judgewise.io.prompts import ID_FIELDS  # the prompt-id fields of questions files
 from judgewise.io.tables import Table
+from judgewise.io.validate import name_text
 
 LEVELS_UP = 3
 
@@ -62,7 +64,7 @@ def read_prompts(path: Path) -> pd.DataFrame:
                          f"{list(frame.columns)[:12]}", file=str(path))
     frame = frame.rename(columns={id_field: "prompt_id"})
     frame = frame.loc[:, ~frame.columns.duplicated()]
-    frame["prompt_id"] = frame["prompt_id"].astype(str)
+    frame["prompt_id"] = name_text(frame["prompt_id"])  # as the judgments keep ids: 3.0 is id "3"
     scalar = [c for c in frame.columns if not frame[c].map(lambda v: isinstance(v, (list, dict))).any()]
     return frame[scalar]
 

@@ -33,14 +33,15 @@ def is_store(path: Path) -> bool:
     -------
     bool
     """
+    from judgewise.io.streams import read_once
     from judgewise.judges.stores import is_store_url
 
     if is_store_url(path):
         return True
     try:
-        with open(path, "rb") as fh:
+        with open(read_once(path), "rb") as fh:
             return fh.read(16) == SQLITE_MAGIC
-    except OSError:  # a directory, missing, unreadable, a symlink loop
+    except (OSError, InputError):  # a directory, missing, unreadable, a symlink loop, a device
         return False
 
 
@@ -105,9 +106,10 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
     from judgewise.io.registry import Probe, detect_format, get_format
     from judgewise.io.tables import ReadReport
 
+    from judgewise.io.streams import read_once
     from judgewise.judges.stores import store_label, store_location
 
-    path = store_location(path)
+    path = read_once(store_location(path))  # a pipe: its temporary copy
     if format == "store" and not is_store(path):
         return None  # read_store_table says what is wrong with it
     if format == "store" or (format is None and is_store(path)):
@@ -136,9 +138,10 @@ def read_grades_inputs(paths, *, format: str | None = None, skip_invalid: bool =
     """:func:`read_grades` of one input or several: None when no input holds grades, their grades concatenated
     (:func:`judgewise.io.combine.combine_tables`) when every input does; an InputError naming which inputs hold
     grades and which pairwise judgments when they are mixed."""
-    from judgewise.io.combine import combine_tables
+    from judgewise.io.combine import combine_tables, refuse_same_file_twice
 
     paths = [Path(p) for p in paths] if isinstance(paths, (list, tuple)) else [Path(paths)]
+    refuse_same_file_twice(paths)
     found = [read_grades(p, format=format, skip_invalid=skip_invalid, only_grades=only_grades) for p in paths]
     if all(t is None for t in found):
         return None
@@ -308,16 +311,12 @@ def read_inputs(paths, *, format: str | None = None, skip_invalid: bool = False,
     -------
     Table
     """
-    from judgewise.io.combine import combine_tables
+    from judgewise.io.combine import combine_tables, refuse_same_file_twice
 
     paths = [Path(p) for p in paths] if isinstance(paths, (list, tuple)) else [Path(paths)]
     if len(paths) == 1:
         return read_judgments_or_store(paths[0], format=format, skip_invalid=skip_invalid, options=options)
-    resolved = [p.resolve() for p in paths]
-    twice = next((p for p, r in zip(paths, resolved) if resolved.count(r) > 1), None)
-    if twice is not None:
-        raise InputError("given twice as an input: its judgments would count twice; give each input once",
-                         file=str(twice))
+    refuse_same_file_twice(paths)
     tables = [read_judgments_or_store(p, format=format, skip_invalid=skip_invalid, options=options) for p in paths]
     return combine_tables(tables, [str(p) for p in paths])
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from judgewise.designs import design_triples, is_single_shot
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.validate import name_text
 from judgewise.judges.base import Comparison, Judge
 from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts, prompt_turns
 from judgewise.pipeline.backends import build_judge
@@ -74,7 +75,7 @@ def _read_prompts(source) -> pd.DataFrame:
     id_col = next((c for c in ("prompt_id", "uid", "question_id") if c in frame.columns), None)
     if id_col is None:
         raise ConfigError(f"prompts table {source}: no id column (prompt_id, uid or question_id)")
-    return frame.assign(prompt_id=frame[id_col].astype(str))
+    return frame.assign(prompt_id=name_text(frame[id_col]))  # as the responses keep ids: 3.0 is id "3"
 
 
 def choose_prompts(cfg: RunConfig, responses: pd.DataFrame, models: list[str]) -> list[str]:

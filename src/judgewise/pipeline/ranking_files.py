@@ -1,10 +1,12 @@
 """Write a ranking to a file chosen by its suffix (``rank --output x.json|x.csv|x.parquet``), atomically.
 
 * ``.json``: exactly what ``rank --json`` prints — the records list (best first), or with ``--by`` the object
-  ``{"by", "groups": {group: records}, "skipped_groups", "overall": records}``.
+  ``{"by", "groups": {group: records}, "skipped_groups", "missing", "overall": records}`` (``missing``: the rows
+  without a value, ``{"rows", "records"}`` or ``{"rows", "reason"}``; null when every row has one).
 * ``.csv`` / ``.parquet``: one row per model with the columns of ``Ranking.to_records`` (``rank, model, score,
-  ci_low, ci_high, n``, method extras); with ``--by``, one row per (group, model) with the columns ``by`` and
-  ``group`` first and the overall leaderboard last as group ``(overall)``.
+  ci_low, ci_high, n``, method extras); with ``--by``, one row per (board, model) with the columns ``by``,
+  ``board`` (``group``; ``missing`` for the rows without a value; ``overall``, last) and ``group`` (the value,
+  empty on the missing and overall boards) first: no group value stands for anything else.
 
 Every file is written to a temporary name beside the target and renamed over it (``io.atomic``): a failed or
 interrupted ``rank`` leaves an existing file as it was.

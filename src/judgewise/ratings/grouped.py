@@ -4,7 +4,8 @@
 the overall leaderboard, with its method, bootstrap, seed and level — to each group's rows. A group is therefore
 ranked exactly as ranking its filtered table alone would rank it (the test's oracle). A group the fit cannot
 rank (one model, a disconnected comparison graph, no usable game, the anchor absent) is reported with the reason
-in ``skipped``, never dropped silently. Rows without a label form the group :data:`MISSING_GROUP`.
+in ``skipped``, never dropped silently. Rows without a value form a group of their own, :data:`MISSING`, kept
+apart from every text value; more than :data:`MAX_GROUPS` groups are refused.
 """
 
 from __future__ import annotations
@@ -15,11 +16,27 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from judgewise.errors import JudgewiseError
+from judgewise.errors import ConfigError, JudgewiseError
 from judgewise.ratings.result import Ranking
 
-MISSING_GROUP = "(missing)"
-OVERALL = "(overall)"
+MAX_GROUPS = 1000
+"""The most groups ``rank --by`` ranks: each is a fit of its own (with its own bootstrap), so a column of
+100,000 distinct values (an id, a free-text field) would take hours; such a column is refused before any fit."""
+
+
+class _Missing:
+    """The group of the rows without a value: a key apart from every text (a cell reading "(missing)" is that text)."""
+
+    def __repr__(self) -> str:
+        return "(no value)"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return "MISSING"
+
+
+MISSING = _Missing()
 
 
 @dataclass
@@ -32,46 +49,75 @@ class GroupedRanking:
         The column the rows were grouped by.
     overall : Ranking
         The leaderboard of all rows.
-    groups : dict[str, Ranking]
-        Group label → its leaderboard (labels sorted, :data:`MISSING_GROUP` last).
-    skipped : dict[str, str]
-        Group label → why it could not be ranked.
-    rows : dict[str, int]
-        Group label → rows in the group (ranked or skipped).
+    groups : dict
+        Group value (text) → its leaderboard, values sorted; the rows without a value under the key
+        :data:`MISSING` (last), apart from any text.
+    skipped : dict
+        Group value (or :data:`MISSING`) → why it could not be ranked.
+    rows : dict
+        Group value (or :data:`MISSING`) → rows in the group (ranked or skipped).
     """
 
     by: str
     overall: Ranking
-    groups: dict[str, Ranking] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    rows: dict[str, int] = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)
+    skipped: dict = field(default_factory=dict)
+    rows: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        """JSON-ready: ``by``, ``groups`` (label → records, best first), ``skipped_groups`` (label → rows and
-        reason) and ``overall`` (records)."""
+        """JSON-ready: ``by``, ``groups`` (value → records, best first), ``skipped_groups`` (value → rows and
+        reason), ``missing`` (the rows without a value: ``{"rows", "records"}`` when ranked, ``{"rows",
+        "reason"}`` when not, null when every row has a value) and ``overall`` (records)."""
+        missing = None
+        if MISSING in self.rows:
+            missing = {"rows": self.rows[MISSING]}
+            missing.update({"records": self.groups[MISSING].to_records()} if MISSING in self.groups
+                           else {"reason": self.skipped[MISSING]})
         return {"by": self.by,
-                "groups": {g: r.to_records() for g, r in self.groups.items()},
-                "skipped_groups": {g: {"rows": self.rows[g], "reason": why} for g, why in self.skipped.items()},
+                "groups": {g: r.to_records() for g, r in self.groups.items() if g is not MISSING},
+                "skipped_groups": {g: {"rows": self.rows[g], "reason": why} for g, why in self.skipped.items()
+                                   if g is not MISSING},
+                "missing": missing,
                 "overall": self.overall.to_records()}
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per (group, model): ``by``, ``group`` (:data:`OVERALL` for the overall rows, last) and the
-        columns of :meth:`Ranking.to_records`."""
-        parts = [r.to_frame().assign(group=g) for g, r in [*self.groups.items(), (OVERALL, self.overall)]]
+        """One row per (board, model): ``by``, ``board`` (``group``, ``missing`` for the rows without a value,
+        ``overall`` for the leaderboard of all rows, last), ``group`` (the value; empty on the missing and overall
+        boards) and the columns of :meth:`Ranking.to_records`."""
+        boards = [("missing" if g is MISSING else "group", None if g is MISSING else g, r)
+                  for g, r in self.groups.items()] + [("overall", None, self.overall)]
+        parts = [r.to_frame().assign(board=board, group=pd.Series([g] * len(r.models), dtype=object))
+                 for board, g, r in boards]
         frame = pd.concat(parts, ignore_index=True).assign(by=self.by)
-        return frame[["by", "group", *[c for c in frame.columns if c not in ("by", "group")]]]
+        return frame[["by", "board", "group", *[c for c in frame.columns if c not in ("by", "board", "group")]]]
 
 
 def group_labels(values) -> np.ndarray:
-    """Each row's group label as text; missing values (None, NaN, blank) → :data:`MISSING_GROUP`."""
+    """Each row's group value as text (surrounding blanks removed); missing values (None, NaN, blank) →
+    :data:`MISSING`."""
     series = pd.Series(values, dtype=object)
-    text = series.map(lambda v: v if isinstance(v, str) else (str(v) if pd.notna(v) else ""))
-    text = text.map(lambda s: s.strip() or MISSING_GROUP)
-    return text.to_numpy(dtype=object)
+    codes, distinct = pd.factorize(series, use_na_sentinel=True)  # each distinct value turned into text once
+    text = np.array([v if isinstance(v, str) else str(v) for v in distinct], dtype=object)
+    text = np.array([t.strip() or MISSING for t in text] + [MISSING], dtype=object)
+    return text[codes]  # code -1 (a null) picks the last entry: MISSING
 
 
-def _order(labels) -> list[str]:
-    return sorted(set(labels) - {MISSING_GROUP}) + ([MISSING_GROUP] if MISSING_GROUP in set(labels) else [])
+def _groups(labels: np.ndarray) -> list[tuple[object, np.ndarray]]:
+    """(value, row positions) of each group: text values sorted, :data:`MISSING` last; one pass over the rows."""
+    missing = np.fromiter((v is MISSING for v in labels), dtype=bool, count=len(labels))
+    codes, distinct = pd.factorize(pd.Series(np.where(missing, None, labels), dtype=object), sort=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(-1, len(distinct) + 1))
+    found = [(value, order[bounds[k + 1]:bounds[k + 2]]) for k, value in enumerate(distinct)]
+    return found + ([(MISSING, order[bounds[0]:bounds[1]])] if missing.any() else [])
+
+
+def refuse_many_groups(labels: np.ndarray, by: str) -> None:
+    """ConfigError when ``labels`` hold more than :data:`MAX_GROUPS` distinct values."""
+    count = len(pd.unique(labels))
+    if count > MAX_GROUPS:
+        raise ConfigError(f"--by {by}: the column has {count:,} distinct values; at most {MAX_GROUPS:,} groups are "
+                          "ranked (each is a fit of its own): group by a coarser column")
 
 
 def rank_groups(frame: pd.DataFrame, labels, fit: Callable[[pd.DataFrame], Ranking], by: str) -> GroupedRanking:
@@ -92,13 +138,19 @@ def rank_groups(frame: pd.DataFrame, labels, fit: Callable[[pd.DataFrame], Ranki
     Returns
     -------
     GroupedRanking
+
+    Raises
+    ------
+    ConfigError
+        More than :data:`MAX_GROUPS` groups (before any fit).
     """
     labels = group_labels(labels)
     if len(labels) != len(frame):
         raise ValueError(f"{len(labels)} labels for {len(frame)} rows")
+    refuse_many_groups(labels, by)
     result = GroupedRanking(by, fit(frame))
-    for label in _order(labels):
-        rows = frame[labels == label].reset_index(drop=True)
+    for label, at in _groups(labels):
+        rows = frame.iloc[at].reset_index(drop=True)
         result.rows[label] = len(rows)
         try:
             ranking = fit(rows)
