@@ -255,6 +255,7 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
     return out
 
 
+ADAPTIVE_MIN_POOL = 500  # prompts the adaptive design of a sweep chooses from, at least (its budget stays (n − 1)·|X|)
 BASELINE = "baseline"  # Arena-lite §4.2 step 5: win rate against an external reference model
 REFERENCE_ELO = 1233.0  # the paper's reference, gpt-4-1106-preview's Chatbot Arena Elo
 
@@ -295,5 +296,15 @@ def sweep_points(designs: list[str], n_models: list[int], prompts: list[int], p_
                         continue
                     opts = {"anchor": {"anchors": [f"m{n // 2}"]}, "adaptive": {"budget": (n - 1) * x},
                             "sampled": {"budget": (n - 1) * x}}.get(name, {})
-                    points.append(SweepPoint(name, name, n, x if name != "adaptive" else max(x, 500), p, opts))
+                    pool = x if name != "adaptive" else max(x, ADAPTIVE_MIN_POOL)
+                    points.append(SweepPoint(name, name, n, pool, p, opts))
     return points
+
+
+def adaptive_pool_note(designs: list[str], prompts: list[int]) -> str | None:
+    """The line saying why a sweep's adaptive rows show more prompts than ``--prompts`` asked (None when they do
+    not): adaptive spends the tournament's budget (n − 1)·|X| but chooses from a pool of at least 500 prompts."""
+    if "adaptive" not in designs or min(prompts) >= ADAPTIVE_MIN_POOL:
+        return None
+    return (f"adaptive: n_prompts is the pool it chooses from (at least {ADAPTIVE_MIN_POOL} prompts); its budget is "
+            f"the tournament's (n − 1)·|X| calls for the |X| asked")

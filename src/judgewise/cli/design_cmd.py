@@ -170,17 +170,16 @@ def simulate_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
-    from judgewise.analysis.design_studies import sweep_points
+    from judgewise.analysis.design_studies import adaptive_pool_note, sweep_points
     from judgewise.analysis.sweeps import run_sweep, summarize
 
-    points = sweep_points(designs.split(","), _whole(n_model, "--n-model"), _whole(prompts, "--prompts"),
-                          _floats(p_judge, "--p-judge"),
-                          reference_elo)
+    names, sizes = designs.split(","), _whole(prompts, "--prompts")
+    points = sweep_points(names, _whole(n_model, "--n-model"), sizes, _floats(p_judge, "--p-judge"), reference_elo)
     table = summarize(run_sweep(points, trials, seed, executor, workers, address))
     truth = ("ground truth: true Elo ratings uniform over [1000, 1500] per trial (Arena-lite §4.2 uses Chatbot "
              "Arena's); spearman/kendall of each design's ranking against the true ranking")
-    _echo(table.to_dict(orient="records"), as_json,
-          truth + "\n" + table.to_string(index=False, float_format="%.3f"))
+    lines = [truth, table.to_string(index=False, float_format="%.3f"), adaptive_pool_note(names, sizes)]
+    _echo(table.to_dict(orient="records"), as_json, "\n".join(filter(None, lines)))
 
 
 def register(app: typer.Typer) -> None:
