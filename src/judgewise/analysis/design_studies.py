@@ -111,8 +111,9 @@ def edge_pools(frame: pd.DataFrame, anchor: str, effect: float = 0.05, width: fl
 
 
 def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.05,
-                       width: float = 0.01) -> list[np.ndarray]:
-    """:func:`edge_pools` of a judgments file; the anchor is detected when not given.
+                       width: float = 0.01, frame: pd.DataFrame | None = None) -> list[np.ndarray]:
+    """:func:`edge_pools` of a judgments file (``frame``: its judgments already read, e.g. from a judging store);
+    the anchor is detected when not given.
 
     Raises
     ------
@@ -122,7 +123,7 @@ def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.
     from judgewise.analysis.anchor_selection import likely_anchors
     from judgewise.io import read_any
 
-    frame = read_any(path).frame
+    frame = read_any(path).frame if frame is None else frame
     anchor = anchor or (likely_anchors(frame) or [None])[0]
     if anchor is None:
         raise ConfigError(f"{path}: no anchor found; pass --anchor")
@@ -133,9 +134,9 @@ def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.
 
 
 def wilcoxon_pools(path: Path | None = None, *, anchor: str | None = None, distribution: str | None = None,
-                   effect: float = 0.05, width: float = 0.01) -> list[np.ndarray]:
+                   effect: float = 0.05, width: float = 0.01, frame: pd.DataFrame | None = None) -> list[np.ndarray]:
     """Paired-difference pools for :func:`judgewise.analysis.power.wilcoxon_power` (Anchor App. C): one from a
-    ``"value:prob,..."`` distribution, or :func:`edge_pools_of_file` of a judgments file.
+    ``"value:prob,..."`` distribution, or :func:`edge_pools_of_file` of a judgments file (``frame``: read already).
 
     Raises
     ------
@@ -154,7 +155,7 @@ def wilcoxon_pools(path: Path | None = None, *, anchor: str | None = None, distr
         return [distribution_from_probabilities(values, probs)]
     if path is None:
         raise ConfigError("give --distribution or a judgments PATH (with --anchor)")
-    return edge_pools_of_file(path, anchor, effect, width)
+    return edge_pools_of_file(path, anchor, effect, width, frame)
 
 
 @dataclass

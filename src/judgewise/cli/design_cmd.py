@@ -59,7 +59,7 @@ def _register_power(app: typer.Typer) -> None:
 
     @power_app.command("wilcoxon")
     def wilcoxon_command(
-        path: Path = typer.Argument(None, help="Anchor-based judgments (any supported format)."),
+        path: Path = typer.Argument(None, help="Anchor-based judgments (any supported format or a judging store)."),
         anchor: str = typer.Option(None, "--anchor"),
         distribution: str = typer.Option(None, "--distribution", help="Paired differences 'value:prob,...'."),
         effect: float = typer.Option(0.05, "--effect", help="Edge (win rate − 0.5 among discordant) of pairs used, compared on exact counts: a win rate of exactly 0.6 is in the 0.10 band (Anchor App. C uses [effect, effect + 0.01))."),
@@ -74,8 +74,11 @@ def _register_power(app: typer.Typer) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
         from judgewise.analysis.design_studies import wilcoxon_pools
         from judgewise.analysis.power import wilcoxon_power
+        from judgewise.pipeline.inputs import read_judgments_or_store
 
-        pools = wilcoxon_pools(path, anchor=anchor, distribution=distribution, effect=effect, width=width)
+        frame = read_judgments_or_store(path, any_kind=True).frame if path is not None and not distribution else None
+        pools = wilcoxon_pools(path, anchor=anchor, distribution=distribution, effect=effect, width=width,
+                               frame=frame)
         res = wilcoxon_power(pools, _floats(n_grid, "--n"), alpha, power, simulations,
                              np.random.default_rng(seed))
         text = "\n".join([f"Wilcoxon signed-rank (one-sided, pratt), {res.n_distributions} distribution(s), "
