@@ -17,7 +17,8 @@ Writes (and overwrites) everything under examples/ except alpacaeval/ (its own R
 - synthetic/responses.jsonl: 8 models m0..m7 and a late model `new` × 100 prompts of template answers, for the simulated judge.
 - synthetic/clb_judgments.jsonl, clb_correctness.csv: a seeded correct-looks-better setting (below);
   synthetic/separated.jsonl: a table where one model won every game (the BT MLE does not exist); synthetic/soft.jsonl:
-  hard verdicts with the judge's soft preference (a `soft` column, as a store export of a logprobs judge has).
+  hard verdicts with the judge's soft preference (a `soft` column, as a store export of a logprobs judge has);
+  synthetic/ties.jsonl: two models that end level (ties share a rank).
 - peers/h2h.csv: an AutoArena head-to-head file (model_a, model_b, prompt, response_a, response_b, winner A/B/-, the
   shape of AutoArena's documentation) and peers/peereval.jsonl: PeerEval judgments (one verdict per pair and display
   order, its documented layout): 3 models on 8 prompts, verdicts from a seeded judge.
@@ -142,6 +143,12 @@ def synthetic(out: Path, seed: int = 0) -> None:
             soft.append({"prompt_id": f"p{p:02d}", "model_a": a, "model_b": b, "judge": "logprob-judge",
                          "outcome": float(rng.random() < p_a), "soft": round(min(1.0, max(0.0, rng.gauss(p_a, 0.1))), 3)})
     jsonl(out / "soft.jsonl", soft)
+    # ties: "left" and "right" each beat "base" 3 times in 4 and split their 4 games, so they end level
+    tie = [{"prompt_id": f"q{k}", "model_a": side, "model_b": "base", "judge": "j", "outcome": float(k != 3)}
+           for side in ("left", "right") for k in range(4)]
+    tie += [{"prompt_id": f"q{k}", "model_a": "left", "model_b": "right", "judge": "j", "outcome": float(k % 2)}
+            for k in range(4)]
+    jsonl(out / "ties.jsonl", tie)
 
 
 PEER_STRENGTH = {"small-model": -0.6, "mid-model": 0.0, "large-model": 0.7}
