@@ -17,7 +17,11 @@ Writes (and overwrites) everything under examples/ except alpacaeval/ (its own R
 - synthetic/responses.jsonl: 8 models m0..m7 and a late model `new` × 100 prompts of template answers, for the simulated judge.
 - synthetic/clb_judgments.jsonl, clb_correctness.csv: a seeded correct-looks-better setting (below);
   synthetic/separated.jsonl: a table where one model won every game (the BT MLE does not exist); synthetic/soft.jsonl:
-  hard verdicts with the judge's soft preference (a `soft` column, as a store export of a logprobs judge has).
+  hard verdicts with the judge's soft preference (a `soft` column, as a store export of a logprobs judge has);
+  synthetic/ties.jsonl: two models that end level (ties share a rank).
+- peers/h2h.csv: an AutoArena head-to-head file (model_a, model_b, prompt, response_a, response_b, winner A/B/-, the
+  shape of AutoArena's documentation) and peers/peereval.jsonl: PeerEval judgments (one verdict per pair and display
+  order, its documented layout): 3 models on 8 prompts, verdicts from a seeded judge.
 """
 from __future__ import annotations
 
@@ -139,6 +143,54 @@ def synthetic(out: Path, seed: int = 0) -> None:
             soft.append({"prompt_id": f"p{p:02d}", "model_a": a, "model_b": b, "judge": "logprob-judge",
                          "outcome": float(rng.random() < p_a), "soft": round(min(1.0, max(0.0, rng.gauss(p_a, 0.1))), 3)})
     jsonl(out / "soft.jsonl", soft)
+    # ties: "left" and "right" each beat "base" 3 times in 4 and split their 4 games, so they end level
+    tie = [{"prompt_id": f"q{k}", "model_a": side, "model_b": "base", "judge": "j", "outcome": float(k != 3)}
+           for side in ("left", "right") for k in range(4)]
+    tie += [{"prompt_id": f"q{k}", "model_a": "left", "model_b": "right", "judge": "j", "outcome": float(k % 2)}
+            for k in range(4)]
+    jsonl(out / "ties.jsonl", tie)
+
+
+PEER_STRENGTH = {"small-model": -0.6, "mid-model": 0.0, "large-model": 0.7}
+PEER_TOPICS = ["a haiku about rain", "the water cycle", "binary search", "a polite refusal", "compound interest",
+               "a packing list for a hike", "recursion", "a two-line apology"]
+
+
+def _peer_verdict(rng: random.Random, a: str, b: str) -> str:
+    """A seeded judge: A, B or a tie, the stronger model more often (Bradley–Terry in the strengths, 15% ties)."""
+    if rng.random() < 0.15:
+        return "-"
+    return "A" if rng.random() < 1 / (1 + math.exp(PEER_STRENGTH[b] - PEER_STRENGTH[a])) else "B"
+
+
+def peers(out: Path, seed: int = 0) -> None:
+    """AutoArena's head-to-head CSV and PeerEval's judgments JSONL on the same 3 models and 8 prompts."""
+    import csv
+
+    rng = random.Random(seed)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    prompts = [f"Write about {t}." for t in PEER_TOPICS]
+    answer = {(m, p): f"{m}'s answer: {p[len('Write about '):-1]}" + "." * (1 + len(m) % 3) for m in PEER_STRENGTH
+              for p in prompts}
+    with (out / "h2h.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["model_a", "model_b", "prompt", "response_a", "response_b", "winner"])
+        for p in prompts:
+            for a, b in itertools.combinations(PEER_STRENGTH, 2):
+                writer.writerow([a, b, p, answer[a, p], answer[b, p], _peer_verdict(rng, a, b)])
+    rows = []
+    for q, p in enumerate(prompts):
+        for left, right in itertools.combinations(PEER_STRENGTH, 2):
+            for position in ("AB", "BA"):
+                shown = (left, right) if position == "AB" else (right, left)
+                won = _peer_verdict(rng, *shown)
+                rows.append({"dataset": "peers-demo", "question_id": f"q{q}", "solver_left": left,
+                             "solver_right": right, "response_a_model": shown[0], "response_b_model": shown[1],
+                             "judge_model": "judge-x", "position": position,
+                             "judgment": {"winner": {"-": "tie"}.get(won, won), "confidence": 0.8,
+                                          "reason": "seeded verdict"}})
+    jsonl(out / "peereval.jsonl", rows)
 
 
 def main() -> None:
@@ -151,6 +203,7 @@ def main() -> None:
     judgebench(args.shared, HERE / "judgebench")
     mtbench(args.shared, HERE / "mtbench")
     synthetic(HERE / "synthetic")
+    peers(HERE / "peers")
     print("examples written:", ", ".join(sorted(p.name for p in HERE.iterdir() if p.is_dir())))
 
 

@@ -83,3 +83,16 @@ def test_power_band_holds_a_win_rate_of_exactly_0_6(tmp_path):
     out = cli_json("power", "wilcoxon", str(path), "--anchor", "X", "--effect", "0.10", "--width", "0.01",
                    "--n", "50", "--simulations", "20", "--json")
     assert out["n_distributions"] == expected
+
+
+def test_power_wilcoxon_reads_a_judging_store_as_its_export(tmp_path):
+    """A store is read like every command that reads judgments (was "cannot detect the file's format")."""
+    from tests.conftest import run_cli
+    from tests.judge_support import simulated_store
+
+    store = simulated_store(tmp_path, {f"m{k}": 1000 + 40 * k for k in range(5)}, n_prompts=30, tie_rate=0.2)
+    assert run_cli("store", "export", str(store), "-o", str(tmp_path / "e.jsonl")).returncode == 0
+    args = ["--anchor", "m2", "--effect", "0.05", "--width", "0.5", "--n", "50,100", "--simulations", "30", "--json"]
+    from_store = cli_json("power", "wilcoxon", str(store), *args)
+    from_export = cli_json("power", "wilcoxon", str(tmp_path / "e.jsonl"), *args)
+    assert from_store["n_distributions"] > 0 and from_store == from_export

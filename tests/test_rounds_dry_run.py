@@ -50,3 +50,21 @@ def test_a_real_judge_run_prints_its_plan_not_a_dry_run_line(tmp_path, design):
     plan = [line for line in real.stderr.splitlines() if line.startswith("plan: ")]
     assert len(plan) == 1 and plan[0].removeprefix("plan: ") == dry.stderr.strip().removeprefix("dry run: ")
     assert "judged" in real.stdout and (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.parametrize("design", [{"name": "all_pairs"}, {"name": "tournament"}])
+def test_the_simulated_judges_plan_counts_the_calls_its_run_makes(tmp_path, design):
+    """The simulated judge calls no model, but its run counts one call per game: the plan says as many (was 0)."""
+    write_responses(tmp_path, 4, MODELS)
+    judge = {"backend": "simulated", "ratings": {m: 1000 + 50 * i for i, m in enumerate(MODELS)}, "seed": 1}
+    cfg = {"responses": "responses.jsonl", "store": "s.sqlite", "design": design, "judge": judge}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg))
+    dry = run_cli("judge", "--config", "run.yaml", "--dry-run", "--json", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    plan = json.loads(dry.stdout)["dry_run"]
+    run = run_cli("judge", "--config", "run.yaml", "--json", "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    made = json.loads(run.stdout)["calls_made"]
+    assert plan["calls"] == plan["games"] > 0 and (plan["calls"] == made if design["name"] == "all_pairs"
+                                                   else plan["calls"] >= made > 0)
+    assert (plan["tokens_in"], plan["cost"], plan["seconds"]) == (0, 0.0, 0.0) and "no model" in plan["basis"]

@@ -143,3 +143,34 @@ def test_calls_spread_over_several_endpoints(tmp_path):
             run_judging(comparisons(20), llm_judge([one.url, two.url], spread=spread), tmp_path / f"{spread}.sqlite")
         counts = [sum(one.successes.values()), sum(two.successes.values())]
     assert sum(counts) == 80 and min(counts) >= 20
+
+
+def test_a_one_call_at_a_time_backend_gets_one_call_in_flight_so_queued_calls_never_time_out():
+    """The embedded judge answers one call at a time (max_concurrency = 1); with --concurrency 8 the other calls
+    waited inside the per-call timeout, timed out and were retried while the model worked (5 of 12 in a docs run)."""
+    from judgewise.judges.base import Completion
+    from judgewise.judges.scheduler import ScheduledBackend
+
+    class OneAtATime:
+        identity = {"backend": "one-at-a-time"}
+        max_concurrency = 1
+
+        def __init__(self):
+            self.lock, self.running, self.most = asyncio.Lock(), 0, 0
+
+        async def complete(self, messages, **kw):
+            async with self.lock:  # as LocalBackend: calls queue for the one model
+                self.running += 1
+                self.most = max(self.most, self.running)
+                await asyncio.sleep(0.2)
+                self.running -= 1
+                return Completion(text="A", tokens_in=1, tokens_out=1)
+
+    async def run(backend):
+        scheduled = ScheduledBackend(backend, concurrency=8, timeout_s=1.0, policy=RetryPolicy(max_attempts=1))
+        await asyncio.gather(*(scheduled.complete([{"role": "user", "content": str(i)}]) for i in range(8)))
+        return scheduled.stats
+
+    backend = OneAtATime()
+    stats = asyncio.run(run(backend))  # 8 calls of 0.2 s in a row: the last ends at 1.6 s, past a queued timeout
+    assert stats.calls_ok == 8 and backend.most == 1

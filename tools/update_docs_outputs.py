@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{page.relative_to(REPO)} changed while its examples ran; run again", file=sys.stderr)
             failed += 1
             continue
+        for outcome in outcomes:
+            if outcome.skipped:
+                print(f"{page.relative_to(REPO)} line {outcome.block.line}: not run: {outcome.message}")
         bad = [o for o in outcomes if not o.ok]
         failed += len(bad)
         for outcome in bad:

@@ -111,8 +111,9 @@ def edge_pools(frame: pd.DataFrame, anchor: str, effect: float = 0.05, width: fl
 
 
 def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.05,
-                       width: float = 0.01) -> list[np.ndarray]:
-    """:func:`edge_pools` of a judgments file; the anchor is detected when not given.
+                       width: float = 0.01, frame: pd.DataFrame | None = None) -> list[np.ndarray]:
+    """:func:`edge_pools` of a judgments file (``frame``: its judgments already read, e.g. from a judging store);
+    the anchor is detected when not given.
 
     Raises
     ------
@@ -122,7 +123,7 @@ def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.
     from judgewise.analysis.anchor_selection import likely_anchors
     from judgewise.io import read_any
 
-    frame = read_any(path).frame
+    frame = read_any(path).frame if frame is None else frame
     anchor = anchor or (likely_anchors(frame) or [None])[0]
     if anchor is None:
         raise ConfigError(f"{path}: no anchor found; pass --anchor")
@@ -133,9 +134,9 @@ def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.
 
 
 def wilcoxon_pools(path: Path | None = None, *, anchor: str | None = None, distribution: str | None = None,
-                   effect: float = 0.05, width: float = 0.01) -> list[np.ndarray]:
+                   effect: float = 0.05, width: float = 0.01, frame: pd.DataFrame | None = None) -> list[np.ndarray]:
     """Paired-difference pools for :func:`judgewise.analysis.power.wilcoxon_power` (Anchor App. C): one from a
-    ``"value:prob,..."`` distribution, or :func:`edge_pools_of_file` of a judgments file.
+    ``"value:prob,..."`` distribution, or :func:`edge_pools_of_file` of a judgments file (``frame``: read already).
 
     Raises
     ------
@@ -154,7 +155,7 @@ def wilcoxon_pools(path: Path | None = None, *, anchor: str | None = None, distr
         return [distribution_from_probabilities(values, probs)]
     if path is None:
         raise ConfigError("give --distribution or a judgments PATH (with --anchor)")
-    return edge_pools_of_file(path, anchor, effect, width)
+    return edge_pools_of_file(path, anchor, effect, width, frame)
 
 
 @dataclass
@@ -255,6 +256,7 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
     return out
 
 
+ADAPTIVE_MIN_POOL = 500  # prompts the adaptive design of a sweep chooses from, at least (its budget stays (n − 1)·|X|)
 BASELINE = "baseline"  # Arena-lite §4.2 step 5: win rate against an external reference model
 REFERENCE_ELO = 1233.0  # the paper's reference, gpt-4-1106-preview's Chatbot Arena Elo
 
@@ -295,5 +297,15 @@ def sweep_points(designs: list[str], n_models: list[int], prompts: list[int], p_
                         continue
                     opts = {"anchor": {"anchors": [f"m{n // 2}"]}, "adaptive": {"budget": (n - 1) * x},
                             "sampled": {"budget": (n - 1) * x}}.get(name, {})
-                    points.append(SweepPoint(name, name, n, x if name != "adaptive" else max(x, 500), p, opts))
+                    pool = x if name != "adaptive" else max(x, ADAPTIVE_MIN_POOL)
+                    points.append(SweepPoint(name, name, n, pool, p, opts))
     return points
+
+
+def adaptive_pool_note(designs: list[str], prompts: list[int]) -> str | None:
+    """The line saying why a sweep's adaptive rows show more prompts than ``--prompts`` asked (None when they do
+    not): adaptive spends the tournament's budget (n − 1)·|X| but chooses from a pool of at least 500 prompts."""
+    if "adaptive" not in designs or min(prompts) >= ADAPTIVE_MIN_POOL:
+        return None
+    return (f"adaptive: n_prompts is the pool it chooses from (at least {ADAPTIVE_MIN_POOL} prompts); its budget is "
+            f"the tournament's (n − 1)·|X| calls for the |X| asked")

@@ -58,7 +58,7 @@ def _register_power(app: typer.Typer) -> None:
 
     @power_app.command("wilcoxon")
     def wilcoxon_command(
-        path: Path = typer.Argument(None, help="Anchor-based judgments (any supported format)."),
+        path: Path = typer.Argument(None, help="Anchor-based judgments (any supported format or a judging store)."),
         anchor: str = typer.Option(None, "--anchor"),
         distribution: str = typer.Option(None, "--distribution", help="Paired differences 'value:prob,...'."),
         effect: float = typer.Option(0.05, "--effect", help="Edge (win rate − 0.5 among discordant) of pairs used, compared on exact counts: a win rate of exactly 0.6 is in the 0.10 band (Anchor App. C uses [effect, effect + 0.01))."),
@@ -75,8 +75,11 @@ def _register_power(app: typer.Typer) -> None:
 
         from judgewise.analysis.design_studies import wilcoxon_pools
         from judgewise.analysis.power import wilcoxon_power
+        from judgewise.pipeline.inputs import read_judgments_or_store
 
-        pools = wilcoxon_pools(path, anchor=anchor, distribution=distribution, effect=effect, width=width)
+        frame = read_judgments_or_store(path, any_kind=True).frame if path is not None and not distribution else None
+        pools = wilcoxon_pools(path, anchor=anchor, distribution=distribution, effect=effect, width=width,
+                               frame=frame)
         res = wilcoxon_power(pools, _floats(n_grid, "--n"), alpha, power, simulations,
                              np.random.default_rng(seed))
         text = "\n".join([f"Wilcoxon signed-rank (one-sided, pratt), {res.n_distributions} distribution(s), "
@@ -171,17 +174,16 @@ def simulate_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
-    from judgewise.analysis.design_studies import sweep_points
+    from judgewise.analysis.design_studies import adaptive_pool_note, sweep_points
     from judgewise.analysis.sweeps import run_sweep, summarize
 
-    points = sweep_points(designs.split(","), _whole(n_model, "--n-model"), _whole(prompts, "--prompts"),
-                          _floats(p_judge, "--p-judge"),
-                          reference_elo)
+    names, sizes = designs.split(","), _whole(prompts, "--prompts")
+    points = sweep_points(names, _whole(n_model, "--n-model"), sizes, _floats(p_judge, "--p-judge"), reference_elo)
     table = summarize(run_sweep(points, trials, seed, executor, workers, address))
     truth = ("ground truth: true Elo ratings uniform over [1000, 1500] per trial (Arena-lite §4.2 uses Chatbot "
              "Arena's); spearman/kendall of each design's ranking against the true ranking")
-    _echo(table.to_dict(orient="records"), as_json,
-          truth + "\n" + table.to_string(index=False, float_format="%.3f"))
+    lines = [truth, table.to_string(index=False, float_format="%.3f"), adaptive_pool_note(names, sizes)]
+    _echo(table.to_dict(orient="records"), as_json, "\n".join(filter(None, lines)))
 
 
 def register(app: typer.Typer) -> None:

@@ -76,17 +76,21 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
     keyed = {game_key(identity, g, judge): g for g in games}
     done = store.statuses(keyed)
     new = [g for k, g in keyed.items() if k not in done or (retry_failed and done[k] == "failed")]
-    calls = len(new) if getattr(judge, "backend", None) is not None else 0
-    tokens_in = sum(_prompt_tokens(judge, g) for g in new) if calls else 0
-    return costed_estimate(judge, store, len(comparisons), len(keyed), len(keyed) - len(new), calls, tokens_in,
+    calls_model = getattr(judge, "backend", None) is not None
+    tokens_in = sum(_prompt_tokens(judge, g) for g in new) if calls_model else 0
+    return costed_estimate(judge, store, len(comparisons), len(keyed), len(keyed) - len(new), len(new), tokens_in,
                    concurrency, limits, expected_tokens_out, expected_latency_s)
 
 
 def costed_estimate(judge: Judge, store: JudgmentStore, comparisons: int, games: int, cached: int, calls: int,
             tokens_in: int, concurrency: int, limits: RateLimits | None, expected_tokens_out: int | None,
             expected_latency_s: float | None) -> Estimate:
-    """The estimate of ``calls`` calls reading ``tokens_in`` prompt tokens: output tokens, cost and time."""
+    """The estimate of ``calls`` calls reading ``tokens_in`` prompt tokens: output tokens, cost and time. A judge
+    with no model behind it (the simulated judge) makes its calls, as the run counts them, in no time and tokens."""
     backend = getattr(judge, "backend", None)
+    if backend is None:
+        return Estimate(comparisons=comparisons, games=games, cached=cached, calls=calls, tokens_in=0, tokens_out=0,
+                        cost=0.0, seconds=0.0, basis="no model behind this judge: no tokens, no cost, no wait")
     history = _history(store, dict(judge.identity))
     cap = getattr(judge, "max_tokens", None) or 512
     if expected_latency_s is None:
@@ -116,6 +120,5 @@ def estimate_upper_bound(sample: list[Comparison], comparisons: int, games: int,
     answers), prompt tokens per game the mean over ``sample`` (representative comparisons of the pool)."""
     played = plan_games(sample, orders="one")
     per_game = sum(_prompt_tokens(judge, g) for g in played) / max(1, len(played))
-    calls = games if getattr(judge, "backend", None) is not None else 0
-    return costed_estimate(judge, store, comparisons, games, 0, calls, int(per_game * calls), concurrency, limits,
+    return costed_estimate(judge, store, comparisons, games, 0, games, int(per_game * games), concurrency, limits,
                    expected_tokens_out, expected_latency_s)

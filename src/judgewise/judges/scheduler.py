@@ -130,7 +130,9 @@ class ScheduledBackend:
         self.timeout_s = timeout_s
         self.stats = CallStats()
         self.default_max_tokens = default_max_tokens
-        self._sem = asyncio.Semaphore(concurrency)
+        # a backend that answers one call at a time (the embedded judge) gets no more in flight: a call queued
+        # behind it would spend its timeout waiting and be retried while the model works (wasted calls)
+        self._sem = asyncio.Semaphore(min(concurrency, getattr(backend, "max_concurrency", None) or concurrency))
         self._rpm, self._tpm = (limits or RateLimits()).buckets()
         self._rng = random.Random(seed)
         self.journal: AnswerJournal | None = None  # set by the runner for a run (the store)
