@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
@@ -17,6 +18,28 @@ from judgewise.judges.llm_judge import LLMJudge
 from judgewise.judges.openai_backend import OpenAIBackend
 
 MODEL = "judge-model"
+
+
+JUDGE_MESSAGES = [{"role": "user", "content": "Which answer is better?"}]
+
+
+def complete_once(backend: OpenAIBackend, messages=JUDGE_MESSAGES):
+    """One ``backend.complete`` call on a fresh event loop, closing the backend after it."""
+    async def go():
+        try:
+            return await backend.complete(messages, max_tokens=16)
+        finally:
+            await backend.aclose()
+    return asyncio.run(go())
+
+
+def completion_error(backend: OpenAIBackend) -> BaseException:
+    """The exception one ``complete_once`` call raises (the test fails if it raises none)."""
+    import pytest
+
+    with pytest.raises(Exception) as info:
+        complete_once(backend)
+    return info.value
 
 
 def comparisons(n: int, models: tuple[str, str] = ("alpha", "beta")) -> list[Comparison]:

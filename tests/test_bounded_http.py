@@ -17,43 +17,30 @@ from judgewise.judges.openai_backend import OpenAIBackend
 from judgewise.judges.runner import run_judging
 from tests.conftest import run_cli
 from tests.fault_server import FLOOD_BYTES, HOSTILE_HTTP, FaultServer, bomb, default_answer
-from tests.judge_support import comparisons, llm_judge, write_config
+from tests.judge_support import complete_once, completion_error, comparisons, llm_judge, write_config
 
 MESSAGES = [{"role": "user", "content": "Which answer is better?"}]
 TOO_LARGE = ("gzip_bomb", "deflate_bomb", "chunked_flood", "close_flood", "huge_json")
 NOT_HTTP = tuple(k for k in HOSTILE_HTTP if k not in TOO_LARGE)
 
 
-def _complete(backend: OpenAIBackend):
-    async def go():
-        try:
-            return await backend.complete(MESSAGES, max_tokens=16)
-        finally:
-            await backend.aclose()
-    return asyncio.run(go())
-
-
-def _error(backend: OpenAIBackend) -> BaseException:
-    with pytest.raises(Exception) as info:
-        _complete(backend)
-    return info.value
 
 
 @pytest.mark.parametrize("kind", TOO_LARGE)
 def test_an_answer_above_the_cap_is_refused_while_it_is_read(kind):
     size = FLOOD_BYTES if kind in ("close_flood", "huge_json") else 64 << 20  # 1 GiB HTTP/1.0 body, 1 GiB JSON
     with FaultServer(fault_fn=lambda m, seen: kind, flood_bytes=size) as srv:
-        err = _error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=60))
+        err = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=60))
         assert srv.events[kind] == 1
     assert type(err) is AnswerRefusedError, repr(err)
     assert f"larger than the {MAX_ANSWER_BYTES:,}-byte cap" in str(err) and "max_answer_mb" in str(err)
 
 
 @pytest.mark.parametrize("kind", NOT_HTTP)
-def test_header_values_that_are_not_ascii_digits_are_a_clean_error(kind, caplog):
+def test_header_values_that_are_not_ascii_digits_are_a_cleancompletion_error(kind, caplog):
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         with FaultServer(fault_fn=lambda m, seen: kind) as srv:
-            err = _error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=10))
+            err = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=10))
     assert type(err) is RetryableCallError and "ConnectionDropped" in str(err), repr(err)
     assert not err.maybe_charged and "timed out" not in str(err)
     assert not [r for r in caplog.records if "data_received" in r.getMessage()]  # no protocol traceback
@@ -61,16 +48,16 @@ def test_header_values_that_are_not_ascii_digits_are_a_clean_error(kind, caplog)
 
 def test_the_cap_is_configurable_and_an_answer_under_it_is_read_whole():
     with FaultServer(fault_fn=lambda m, seen: "huge_json", flood_bytes=3 << 20) as srv:
-        refused = _error(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=2))
-        read = _complete(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=4))
+        refused = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=2))
+        read = complete_once(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=4))
     assert isinstance(refused, AnswerRefusedError) and "2,097,152-byte cap" in str(refused)
     assert read.text == default_answer(MESSAGES)
     with FaultServer(fault_fn=lambda m, seen: "gzip_bomb", flood_bytes=3 << 20) as srv:  # decoded size counts
-        assert isinstance(_error(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=2)), AnswerRefusedError)
-        assert _complete(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=4)).text.startswith("Both")
+        assert isinstance(completion_error(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=2)), AnswerRefusedError)
+        assert complete_once(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=4)).text.startswith("Both")
 
 
-def test_inflating_stops_at_the_cap_and_keeps_a_truncated_body_an_error():
+def test_inflating_stops_at_the_cap_and_keeps_a_truncated_body_ancompletion_error():
     conn = _Connection(max_answer_bytes=1 << 20)
     conn.headers, conn.status = {"content-encoding": "gzip"}, 200
     conn.waiter = asyncio.new_event_loop().create_future()

@@ -20,24 +20,12 @@ from judgewise.judges.http11 import ConnectionDropped, Endpoint
 from judgewise.judges.llm_judge import PromptTooLongError
 from judgewise.judges.openai_backend import OpenAIBackend
 
+from tests.judge_support import complete_once, completion_error
 from tests.fault_server import FaultServer, default_answer
 
 MESSAGES = [{"role": "user", "content": "Which answer is better?"}]
 
 
-def _complete(backend: OpenAIBackend, messages=MESSAGES):
-    async def go():
-        try:
-            return await backend.complete(messages, max_tokens=16)
-        finally:
-            await backend.aclose()
-    return asyncio.run(go())
-
-
-def _error(backend: OpenAIBackend) -> BaseException:
-    with pytest.raises(Exception) as info:
-        _complete(backend)
-    return info.value
 
 
 @pytest.mark.parametrize("fault, kind, status, charged", [
@@ -51,7 +39,7 @@ def _error(backend: OpenAIBackend) -> BaseException:
 ])
 def test_each_fault_of_the_server_is_classified_as_the_scheduler_needs_it(fault, kind, status, charged):
     with FaultServer(fault_fn=lambda messages, seen: fault, hang_s=3.0, retry_after_s=0.25) as srv:
-        err = _error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=0.5))
+        err = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=0.5))
         assert srv.events[fault] == 1  # the server did produce this fault
     assert type(err) is kind, repr(err)
     if isinstance(err, RetryableCallError) and not isinstance(err, MalformedResponseError):
@@ -63,20 +51,20 @@ def test_each_fault_of_the_server_is_classified_as_the_scheduler_needs_it(fault,
 
 def test_a_wrong_key_and_an_unknown_model_stop_the_run_with_the_servers_words():
     with FaultServer(api_key="sk-right-key-1234") as srv:
-        err = _error(OpenAIBackend("judge-model", base_urls=srv.url, api_key="sk-wrong-key-1234"))
+        err = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, api_key="sk-wrong-key-1234"))
         assert isinstance(err, FatalCallError) and err.status == 401 and "invalid api key" in str(err)
         assert "sk-wrong-key-1234" not in str(err)
-        good = _complete(OpenAIBackend("judge-model", base_urls=srv.url, api_key="sk-right-key-1234"))
+        good = complete_once(OpenAIBackend("judge-model", base_urls=srv.url, api_key="sk-right-key-1234"))
         assert good.text == default_answer(MESSAGES)
     with FaultServer(model="another-model") as srv:
-        err = _error(OpenAIBackend("judge-model", base_urls=srv.url))
+        err = completion_error(OpenAIBackend("judge-model", base_urls=srv.url))
     assert isinstance(err, FatalCallError) and err.status == 404 and "'judge-model' not found" in str(err)
 
 
 def test_a_refused_connection_is_retried_and_not_counted_as_maybe_charged():
     with FaultServer() as srv:
         url = srv.url
-    err = _error(OpenAIBackend("judge-model", base_urls=url))  # the server is gone: nothing listens there
+    err = completion_error(OpenAIBackend("judge-model", base_urls=url))  # the server is gone: nothing listens there
     assert isinstance(err, RetryableCallError) and not err.maybe_charged and "ConnectError" in str(err)
 
 
@@ -89,7 +77,7 @@ def test_answers_tokens_logprobs_and_extra_body_options_come_through():
 
     with FaultServer(fault_fn=fault, candidates={"A>B": {"A>B": 0.7, "B>A": 0.3}}) as srv:
         backend = OpenAIBackend("judge-model", base_urls=srv.url, logprobs=True, params={"temperature": 0.0})
-        comp = _complete(backend)
+        comp = complete_once(backend)
     text = default_answer(MESSAGES)
     assert comp.text == text and seen == [MESSAGES]
     assert comp.tokens_out == len(text) // 4 + 1 and comp.tokens_in == len(MESSAGES[0]["content"]) // 4
@@ -201,9 +189,9 @@ def test_https_is_verified_against_ssl_cert_file(tmp_path, monkeypatch):
         context.load_cert_chain(cert, key)
         srv._httpd.socket = context.wrap_socket(srv._httpd.socket, server_side=True)
         url = srv.url.replace("http://", "https://")
-        err = _error(OpenAIBackend("judge-model", base_urls=url))  # a certificate no trusted root signed
+        err = completion_error(OpenAIBackend("judge-model", base_urls=url))  # a certificate no trusted root signed
         monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-        comp = _complete(OpenAIBackend("judge-model", base_urls=url))
+        comp = complete_once(OpenAIBackend("judge-model", base_urls=url))
     assert isinstance(err, RetryableCallError) and "CERTIFICATE_VERIFY_FAILED" in str(err)
     assert comp.text == default_answer(MESSAGES)
 
@@ -213,9 +201,9 @@ def test_an_endpoint_behind_an_environment_proxy_is_reached_through_the_proxy(mo
         for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
             monkeypatch.delenv(name, raising=False)
         monkeypatch.setenv("HTTP_PROXY", proxy.url.removesuffix("/v1"))
-        comp = _complete(OpenAIBackend("judge-model", base_urls="http://judge.invalid/v1"))
+        comp = complete_once(OpenAIBackend("judge-model", base_urls="http://judge.invalid/v1"))
         monkeypatch.setenv("NO_PROXY", "judge.invalid")  # not through the proxy: the name does not resolve
-        err = _error(OpenAIBackend("judge-model", base_urls="http://judge.invalid/v1"))
+        err = completion_error(OpenAIBackend("judge-model", base_urls="http://judge.invalid/v1"))
         assert sum(proxy.successes.values()) == 1
     assert comp.text == default_answer(MESSAGES)
     assert isinstance(err, RetryableCallError) and "judge.invalid" in str(err)
@@ -236,11 +224,11 @@ def test_the_fault_server_script_serves_answers_and_faults_from_its_own_process(
         url = proc.stdout.readline().split()[1]
         backend = OpenAIBackend("judge-model", base_urls=url)
         if kind is None:
-            assert _complete(backend).text == default_answer(MESSAGES)
-            unknown = _error(OpenAIBackend("other-model", base_urls=url))
+            assert complete_once(backend).text == default_answer(MESSAGES)
+            unknown = completion_error(OpenAIBackend("other-model", base_urls=url))
             assert isinstance(unknown, FatalCallError) and "'other-model' not found" in str(unknown)
         else:
-            err = _error(backend)
+            err = completion_error(backend)
             assert type(err) is kind and (rate != "500" or err.status == 500), repr(err)
     finally:
         proc.terminate()
