@@ -86,6 +86,20 @@ def _child(args: list[str], cwd: str, env: dict, out: str, err: str) -> None:
     os._exit(code)
 
 
+
+def run_forked(target, target_args: tuple, args, timeout: float):
+    """Run ``target(*target_args)`` in a process forked from the preloaded server; killed and
+    ``subprocess.TimeoutExpired(args, timeout)`` after ``timeout`` seconds. Returns the finished process."""
+    proc = _context().Process(target=target, args=target_args)
+    proc.start()
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        raise subprocess.TimeoutExpired(args, timeout)
+    return proc
+
+
 def run(args, cwd: Path | None = None, timeout: float = 600, env: dict | None = None
         ) -> subprocess.CompletedProcess:
     """Run ``judgewise ARGS`` in ``cwd`` (default: the current folder) with ``os.environ`` updated by ``env``;
@@ -98,13 +112,7 @@ def run(args, cwd: Path | None = None, timeout: float = 600, env: dict | None = 
     full_env = {**os.environ, **(env or {})}
     with tempfile.TemporaryDirectory(prefix="judgewise-cli-io-") as io_dir:
         out, err = os.path.join(io_dir, "out"), os.path.join(io_dir, "err")
-        proc = _context().Process(target=_child, args=(args, str(cwd or os.getcwd()), full_env, out, err))
-        proc.start()
-        proc.join(timeout)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-            raise subprocess.TimeoutExpired(args, timeout)
+        proc = run_forked(_child, (args, str(cwd or os.getcwd()), full_env, out, err), args, timeout)
         read = lambda p: Path(p).read_text(encoding="utf-8", errors="replace") if os.path.exists(p) else ""
         return subprocess.CompletedProcess(args, proc.exitcode, read(out), read(err))
 

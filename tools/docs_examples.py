@@ -280,13 +280,7 @@ def forked_judgewise(args: list[str], cwd: Path, env: dict) -> str:
 
     with tempfile.TemporaryDirectory(prefix="judgewise-docs-io-") as io_dir:
         out = os.path.join(io_dir, "out")
-        proc = forkrun._context().Process(target=_docs_child, args=(args, str(cwd), env, out))
-        proc.start()
-        proc.join(COMMAND_TIMEOUT_S)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-            raise subprocess.TimeoutExpired(args, COMMAND_TIMEOUT_S)
+        forkrun.run_forked(_docs_child, (args, str(cwd), env, out), args, COMMAND_TIMEOUT_S)
         return Path(out).read_text(encoding="utf-8", errors="replace")
 
 
