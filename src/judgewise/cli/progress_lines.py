@@ -15,7 +15,7 @@ import os
 import time
 from typing import Callable, Literal
 
-from judgewise.cli.read_progress import ENV
+from judgewise.cli.read_progress import env_setting
 from judgewise.errors import ConfigError
 
 INTERVAL_ENV = "JUDGEWISE_PROGRESS_INTERVAL"
@@ -31,9 +31,9 @@ def progress_mode(flag: bool | None, console) -> Mode:
     bar, 0 → nothing; else the bar on a terminal and lines anywhere else."""
     if flag is not None:
         return "bar" if flag else None
-    setting = os.environ.get(ENV, "").strip().lower()
-    if setting:
-        return None if setting in ("0", "false", "no") else "bar"
+    setting = env_setting()
+    if setting is not None:
+        return "bar" if setting else None
     return "bar" if console.is_terminal else "lines"
 
 

@@ -15,10 +15,16 @@ LARGE_BYTES = 64 << 20
 ENV = "JUDGEWISE_PROGRESS"
 
 
+def env_setting() -> bool | None:
+    """``JUDGEWISE_PROGRESS``: False for 0/false/no (any case), True for any other value, None when unset."""
+    setting = os.environ.get(ENV, "").strip().lower()
+    return setting not in ("0", "false", "no") if setting else None
+
+
 def wanted(console) -> bool:
     """Whether to draw bars: the environment's say, else whether the console is a terminal."""
-    setting = os.environ.get(ENV, "").strip()
-    return setting not in ("0", "false", "no") if setting else console.is_terminal
+    setting = env_setting()
+    return console.is_terminal if setting is None else setting
 
 
 @contextmanager
