@@ -7,14 +7,23 @@ aggregated counts, all replicates fitted
 by batched Newton warm-started at the estimate). Checks that the aggregated estimate equals a plain per-row fit
 (FastChat-style L-BFGS over the 2M rows) and that warm-started batched replicates equal cold L-BFGS fits.
 
-Run: ``.venv/bin/python benchmarks/bt_speed.py [--rounds 1000] [--battles 2000000]``.
-Last line: ``fit_s=<seconds> bootstrap_s=<seconds> rounds=<rounds> peak_mb=<MB>``.
+With ``--fastchat FILE`` (FastChat's ``fastchat/serve/monitor/rating_systems.py``, taken from a FastChat checkout;
+no FastChat code ships here) it also times FastChat's ``compute_bt`` on the same table, side by side (median of
+3 runs), with the outcome given as FastChat's ``winner`` column of the same dtype as the model columns, and prints
+the largest Elo difference between the two fits (FastChat stops at gtol 1e-6, so they agree to ~1e-2 Elo).
+
+Run: ``.venv/bin/python benchmarks/bt_speed.py [--rounds 1000] [--battles 2000000] [--fastchat FILE]``.
+Last line: ``fit_s=<seconds> bootstrap_s=<seconds> rounds=<rounds> peak_mb=<MB>``, followed by
+`` fastchat_fit_s=<seconds> ratio=<fit_s / fastchat_fit_s>`` with ``--fastchat``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import sys
+import types
 import resource
 import time
 
@@ -72,6 +81,8 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fastchat", type=str, default=None,
+                        help="path to FastChat's fastchat/serve/monitor/rating_systems.py, to time compute_bt beside")
     args = parser.parse_args()
 
     frame, skill = synthetic_battles(args.battles, args.models, args.seed)
@@ -112,7 +123,40 @@ def main() -> None:
     check = _check_replicates(data, result, rounds=3, seed=args.seed + 1)
     print(f"batched warm-started replicates vs cold L-BFGS fits: max |Δ Elo| = {check:.2e}")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(f"fit_s={fit_s:.3f} bootstrap_s={bootstrap_s:.3f} rounds={args.rounds} peak_mb={peak_mb:.0f}")
+    headline = f"fit_s={fit_s:.3f} bootstrap_s={bootstrap_s:.3f} rounds={args.rounds} peak_mb={peak_mb:.0f}"
+    if args.fastchat:
+        fastchat_s = _time_fastchat(args.fastchat, frame, ranking.extra["elo"], enc.models)
+        headline += f" fastchat_fit_s={fastchat_s:.3f} ratio={fit_s / fastchat_s:.3f}"
+    print(headline)
+
+
+def _load_fastchat(path: str):
+    """FastChat's rating_systems module from ``path``; tqdm (used only by its bootstrap) stubbed when absent."""
+    if importlib.util.find_spec("tqdm") is None:
+        sys.modules["tqdm"] = types.SimpleNamespace(tqdm=lambda it, **_: it)
+    spec = importlib.util.spec_from_file_location("fastchat_rating_systems", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _time_fastchat(path: str, frame: pd.DataFrame, elo: np.ndarray, models) -> float:
+    """Median of 3 timed ``compute_bt`` runs on the same battles; prints the runs and the largest Elo gap."""
+    fastchat = _load_fastchat(path)
+    codes = np.select([frame["outcome"] == 1.0, frame["outcome"] == 0.0], [0, 1], 2)
+    winner = pd.Categorical.from_codes(codes, ["model_a", "model_b", "tie"])
+    battles = pd.DataFrame({"model_a": frame["model_a"], "model_b": frame["model_b"], "winner": winner})
+    fastchat.compute_bt(battles.head(1000))  # warm-up, as for ours
+    runs, ratings = [], None
+    for _ in range(3):
+        t0 = time.perf_counter()
+        ratings = fastchat.compute_bt(battles)
+        runs.append(time.perf_counter() - t0)
+    gap = np.abs(ratings.reindex(list(models)).to_numpy() - np.asarray(elo)).max()
+    median = float(np.median(runs))
+    print(f"FastChat compute_bt on the same table, 3 runs: {', '.join(f'{t:.3f}' for t in runs)} s; "
+          f"median {median:.3f} s; max |Δ Elo| vs ours = {gap:.2e}")
+    return median
 
 
 def _check_replicates(data: RatingData, result, rounds: int, seed: int) -> float:
