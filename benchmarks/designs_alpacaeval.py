@@ -47,8 +47,8 @@ import pandas as pd
 
 from judgewise.analysis.anchor_pairwise import derived_pairwise
 from judgewise.io.alpacaeval import read_alpacaeval
-from judgewise.judges.rounds import EngineVerdicts
-from judgewise.judges.store import JudgmentStore
+from judgewise.judges.engine_verdicts import EngineVerdicts
+from judgewise.store.judgments import JudgmentStore
 from judgewise.pipeline.config import build_design
 from judgewise.pipeline.job import build_job
 from judgewise.ratings import rank

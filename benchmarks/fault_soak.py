@@ -38,7 +38,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from judgewise.judges.store import JudgmentStore  # noqa: E402
+from judgewise.store.judgments import JudgmentStore  # noqa: E402
 from tests.fault_server import MALFORMED, FaultServer  # noqa: E402
 from tests.judge_support import MODEL, write_responses  # noqa: E402
 

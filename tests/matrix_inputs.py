@@ -3,7 +3,7 @@
 Each builder writes one input into a folder and returns its path. The judgments behind the made-up formats come
 from one seeded generator (4 models, all pairs, a few prompts, verdicts drawn from fixed strengths); AlpacaEval,
 JudgeBench and Arena-Hard answers are slices of the real files in ``../shared/data``. ``INPUTS`` maps an input
-name to ``(format, builder)``: ``format`` is the name it has in the format registry (``judgewise.io.registry``),
+name to ``(format, builder)``: ``format`` is the name it has in the format registry (``judgewise.io.formats``),
 ``dataframe`` (the Python API only) or ``store-sqlite`` / ``store-postgresql`` (a judging store).
 """
 

@@ -53,7 +53,7 @@ def _with_failed(rows: list[dict]) -> list[dict]:
 
 @pytest.mark.parametrize("method", ["bt", "winrate", "elo"])
 def test_rank_cli_prints_the_ranking_of_the_library_on_the_rows_it_reads(tmp_path, capsys, method):
-    from judgewise.pipeline.ranking import rank_path
+    from judgewise.commands.ranking import rank_path
     from judgewise.ratings import rank
 
     rows = judgments(6)
@@ -68,7 +68,7 @@ def test_rank_cli_prints_the_ranking_of_the_library_on_the_rows_it_reads(tmp_pat
 
 
 def test_ranking_a_store_leaves_failed_games_out_and_counts_them_as_skipped(tmp_path, capsys):
-    from judgewise.pipeline.ranking import rank_path
+    from judgewise.commands.ranking import rank_path
     from judgewise.ratings import rank
 
     rows = judgments(5)
@@ -89,7 +89,7 @@ def test_a_file_and_the_store_holding_the_same_games_rank_the_same(tmp_path, cap
 
 
 def test_usable_judgments_is_the_rule_rank_applies(tmp_path):
-    from judgewise.pipeline.inputs import read_rated, usable_judgments
+    from judgewise.store.reading import read_rated, usable_judgments
 
     rows = _with_failed(judgments(3))
     frame = pd.DataFrame(rows)
@@ -100,7 +100,7 @@ def test_usable_judgments_is_the_rule_rank_applies(tmp_path):
 
 
 def test_agree_cli_prints_agreement_of_files(tmp_path, capsys):
-    from judgewise.pipeline.ranking import agreement_of_files
+    from judgewise.commands.ranking import agreement_of_files
     from judgewise.ratings.agreement import agreement
 
     a = write(tmp_path, "a.json", json.dumps({"x": 3.0, "y": 2.0, "z": 1.0, "only_a": 0.0}))
@@ -115,7 +115,7 @@ def test_agree_cli_prints_agreement_of_files(tmp_path, capsys):
 def test_diagnose_cli_prints_the_diagnosis_of_the_library(tmp_path, capsys):
     from judgewise.analysis.diagnostics import diagnose
     from judgewise.io.provenance import label_judges
-    from judgewise.pipeline.diagnosis import diagnose_path
+    from judgewise.commands.diagnosis import diagnose_path
 
     rows = [{**r, "first": r["model_a"] if k % 3 else r["model_b"]} for k, r in enumerate(judgments(6))]
     path = write(tmp_path, "j.jsonl", jsonl(rows))
@@ -141,7 +141,7 @@ def scores_csv(tmp_path):
 
 
 def test_select_and_reliability_cli_print_the_library_figures(tmp_path, capsys, scores_csv):
-    from judgewise.analysis.human_validation import reliability_of_files, select_items
+    from judgewise.commands.human_validation import reliability_of_files, select_items
     from judgewise.analysis.reliability import get_metric
 
     path, raters = scores_csv
@@ -159,7 +159,7 @@ def test_select_and_reliability_cli_print_the_library_figures(tmp_path, capsys, 
 
 
 def test_power_sign_cli_prints_the_library_sample_size(capsys):
-    from judgewise.analysis.design_studies import sign_test_table
+    from judgewise.commands.design_studies import sign_test_table
     from judgewise.analysis.power import sign_test_sample_size
 
     printed = json_here(capsys, "power", "sign", "--win-rate", "0.6", "--tie-rate", "0.2", "--json")
@@ -169,7 +169,7 @@ def test_power_sign_cli_prints_the_library_sample_size(capsys):
 
 
 def test_power_wilcoxon_cli_prints_the_power_of_the_library_pools(capsys):
-    from judgewise.analysis.design_studies import wilcoxon_pools
+    from judgewise.commands.design_studies import wilcoxon_pools
     from judgewise.analysis.power import wilcoxon_power
 
     spec = "-1:0.2,0:0.5,1:0.3"
@@ -182,7 +182,7 @@ def test_power_wilcoxon_cli_prints_the_power_of_the_library_pools(capsys):
 
 def test_anchors_cli_prints_the_library_reports(tmp_path, capsys):
     from judgewise.analysis.anchor_selection import report_from_judgments
-    from judgewise.analysis.design_studies import anchor_reports_of_file
+    from judgewise.commands.design_studies import anchor_reports_of_file
     from tests.bad_inputs.inputs import anchored
 
     rows = anchored(8)

@@ -109,7 +109,7 @@ def cli_commands() -> set[str]:
 def test_every_cell_is_declared():
     """A registered format, a store kind or a command without its cells in EXPECTED fails here, named."""
     from judgewise.cli.app import JUDGMENT_COMMANDS, OTHER_COMMANDS
-    from judgewise.io.registry import FORMATS
+    from judgewise.io.formats import FORMATS
 
     unplaced = cli_commands() - set(JUDGMENT_COMMANDS) - set(OTHER_COMMANDS)
     assert not unplaced, (f"commands {sorted(unplaced)} are in neither JUDGMENT_COMMANDS nor OTHER_COMMANDS of "
@@ -289,7 +289,7 @@ def run_serve(path, folder: Path) -> Cell:
 
 def _correctness(path, folder: Path) -> Path:
     """A correctness table (prompt_id, model, correct) for every judged prompt and model, or one dummy row."""
-    from judgewise.pipeline.inputs import read_judgments_or_store
+    from judgewise.store.reading import read_judgments_or_store
 
     try:
         frame = read_judgments_or_store(path).frame

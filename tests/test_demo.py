@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from judgewise.pipeline.config import load_config
-from judgewise.pipeline.demo import EMBEDDED_CONFIG, REAL_JUDGE_HINT, REPLAY_CONFIG, find_examples
+from judgewise.commands.demo import EMBEDDED_CONFIG, REAL_JUDGE_HINT, REPLAY_CONFIG, find_examples
 
 from .conftest import REPO, run_cli
 

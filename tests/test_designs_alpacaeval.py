@@ -13,7 +13,7 @@ import pytest
 from judgewise.analysis.anchor_pairwise import derived_pairwise
 from judgewise.errors import ConfigError
 from judgewise.io.alpacaeval import prompt_id_of, read_alpacaeval
-from judgewise.judges.store import JudgmentStore
+from judgewise.store.judgments import JudgmentStore
 
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 ANCHOR = "anchor-model"

@@ -6,7 +6,7 @@ import pandas as pd
 from judgewise.designs import make_design
 from judgewise.designs.engine import engine_verdicts
 from judgewise.judges.simulated import SimulatedJudge
-from judgewise.judges.store import JudgmentStore
+from judgewise.store.judgments import JudgmentStore
 
 
 def responses(models, prompts):
@@ -43,7 +43,7 @@ def test_engine_verdicts_is_the_rounds_engine_and_rejects_a_missing_response(tmp
     import pytest
 
     from judgewise.errors import InputError
-    from judgewise.judges.rounds import EngineVerdicts
+    from judgewise.judges.engine_verdicts import EngineVerdicts
     models, prompts = ["m0", "m1", "m2"], ["x0", "x1"]
     judge = SimulatedJudge({"m0": 1400, "m1": 1300, "m2": 1200}, p_judge=0.9, seed=1)
     table = responses(models, prompts)

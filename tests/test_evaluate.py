@@ -172,7 +172,7 @@ def test_the_embedded_judge_runs_evaluate_end_to_end_offline(tmp_path):
 def test_all_pairs_total_of_the_trust_line_counts_every_turn_with_turns_all(tmp_path):
     """turns: all judges each user turn of a multi-turn prompt: all pairs in both orders is 2 × pairs × Σ turns, and
     a run of all of them is 100% of it (not 200%, as a total of one game per prompt said)."""
-    from judgewise.pipeline.text import trust_lines
+    from judgewise.commands.text import trust_lines
 
     n_turns = {f"p{p}": 1 + p % 3 for p in range(6)}  # 1, 2 or 3 user turns
     models = ["m0", "m1", "m2"]

@@ -241,7 +241,7 @@ def test_the_cli_refuses_a_model_already_ranked_and_a_missing_leaderboard(tmp_pa
 
 
 def test_the_package_top_gives_the_functions_even_after_their_modules_were_imported():
-    code = ("import judgewise.pipeline.evaluate, judgewise.pipeline.add_model, judgewise; "
+    code = ("import judgewise.pipeline.evaluation, judgewise.pipeline.add_model, judgewise; "
             "print(callable(judgewise.evaluate), callable(judgewise.add_model))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "True"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import judgewise
-from judgewise.pipeline.rounds import calls_to_target
+from judgewise.pipeline.target_rounds import calls_to_target
 from tests.conftest import cli_json
 from tests.test_evaluate import _config, _realised_tau, _responses, _yaml_config
 

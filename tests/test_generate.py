@@ -15,8 +15,8 @@ from judgewise.errors import BudgetExceeded, ConfigError, InputError
 from judgewise.io import read_responses
 from judgewise.io.arenahard import read_answers as read_arena_hard_answers
 from judgewise.io.mtbench import read_answers as read_fastchat_answers
-from judgewise.judges.generation_store import GenerationStore
-from judgewise.pipeline.evaluate import evaluate
+from judgewise.store.generations import GenerationStore
+from judgewise.pipeline.evaluation import evaluate
 from judgewise.pipeline.generate import generate, generated_responses
 from judgewise.pipeline.generate_config import load_generate_with_overrides
 from tests.conftest import cli_json, run_cli

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 
 from judgewise.errors import InputError
 from judgewise.judges.base import MalformedResponseError
-from judgewise.judges.generation_store import AnswerRecord, GenerationStore
+from judgewise.store.generations import AnswerRecord, GenerationStore
 from judgewise.judges.llm_judge import LLMJudge
 from judgewise.judges.openai_backend import MAX_TOKEN_COUNT, OpenAIBackend, Prices, parse_chat_body
 from judgewise.judges.parsing import soft_from_logprobs
 from judgewise.judges.runner import canonical_json, run_judging
-from judgewise.judges.store import GameRecord, JudgmentStore
+from judgewise.store.judgments import GameRecord, JudgmentStore
 from tests.conftest import run_cli
 from tests.fault_server import HOSTILE_VALUES, FaultServer
 from tests.generate_support import server as gen_server, write_gen_config, write_questions

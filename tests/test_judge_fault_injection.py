@@ -13,7 +13,7 @@ from judgewise.judges.llm_judge import LLMJudge
 from judgewise.judges.openai_backend import OpenAIBackend
 from judgewise.judges.runner import arun_judging, run_judging
 from judgewise.judges.scheduler import RetryPolicy
-from judgewise.judges.store import JudgmentStore
+from judgewise.store.judgments import JudgmentStore
 
 from tests.fault_server import FAULTS, HOSTILE_HTTP, HOSTILE_VALUES, MALFORMED, FaultServer, request_key
 from tests.judge_support import MODEL, comparisons, llm_judge

@@ -10,7 +10,7 @@ from judgewise.judges.base import MalformedResponseError
 from judgewise.judges.openai_backend import parse_chat_body
 from judgewise.judges.runner import run_judging
 from judgewise.judges.scheduler import RetryPolicy
-from judgewise.judges.store import JudgmentStore
+from judgewise.store.judgments import JudgmentStore
 
 from tests.fault_server import MALFORMED, FaultServer, request_key
 from tests.judge_support import comparisons, llm_judge

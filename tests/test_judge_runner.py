@@ -15,7 +15,7 @@ from judgewise.judges.estimate import estimate_run
 from judgewise.judges.openai_backend import Prices
 from judgewise.judges.runner import arun_judging, average_orders, game_key, plan_games, run_judging, swap_consistency
 from judgewise.judges.scheduler import RetryPolicy
-from judgewise.judges.store import JudgmentStore
+from judgewise.store.judgments import JudgmentStore
 
 from tests.fault_server import FaultServer
 from tests.judge_support import comparisons, llm_judge, write_responses
@@ -162,7 +162,7 @@ def test_a_tournament_asks_the_engine_round_by_round_and_a_rerun_pays_nothing(tm
 
     from judgewise.designs import make_design
     from judgewise.pipeline import build_judge, load_pool
-    from judgewise.judges.rounds import EngineVerdicts
+    from judgewise.judges.engine_verdicts import EngineVerdicts
 
     cfg = load_config(_config(tmp_path, design={"name": "tournament"}))
     pool = load_pool(cfg)

@@ -66,9 +66,10 @@ def test_a_key_echoed_in_the_completion_text_is_scrubbed_from_store_export_and_s
 
 
 def test_scrub_is_the_one_definition_used_by_backend_errors_and_the_store(tmp_path):
-    from judgewise.judges.base import RetryableCallError, register_secret, scrub
+    from judgewise.judges.base import RetryableCallError
+    from judgewise.redaction import register_secret, scrub
     from judgewise.judges.runner import canonical_json
-    from judgewise.judges.store import GameRecord, JudgmentStore
+    from judgewise.store.judgments import GameRecord, JudgmentStore
 
     key = "sk-direct-" + secrets.token_hex(16)
     register_secret(key)

@@ -91,7 +91,7 @@ def test_a_folder_gives_its_pair_judgments_when_judgments_are_asked_for(folder):
 
 
 def test_rank_of_single_judgments_is_the_mean_score(folder):
-    from judgewise.pipeline.ranking import rank_path
+    from judgewise.commands.ranking import rank_path
 
     ranked = rank_path(folder / "model_judgment" / "gpt-4_single.jsonl")
     scores = dict(zip(ranked.ranking.models, ranked.ranking.scores))

@@ -107,7 +107,7 @@ def test_every_reported_bootstrap_interval_is_the_percentile_interval():
     ("judgewise.ratings.ranking", "RATING_METHODS"), ("judgewise.pipeline.backends", "JUDGE_BUILDERS"),
     ("judgewise.judges.parsing", "PARSERS"), ("judgewise.analysis.selection", "STRATEGIES"),
     ("judgewise.analysis.sweeps", "TRUTHS"), ("judgewise.analysis.sweeps", "EXECUTORS"),
-    ("judgewise.io.judgebench", "JUDGMENT_PARSERS"), ("judgewise.designs.registry", "DESIGNS"),
+    ("judgewise.io.judgebench", "JUDGMENT_PARSERS"), ("judgewise.designs.catalog", "DESIGNS"),
     ("judgewise.judges.templates", "TEMPLATES")])
 def test_registries_are_one_mechanism_and_extend_like_a_dict(where, name):
     import importlib

@@ -15,7 +15,7 @@ import pytest
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io import read_any, read_judgments, register_format
-from judgewise.io.registry import FORMATS, detect_format
+from judgewise.io.formats import FORMATS, detect_format
 from tests.conftest import run_cli
 
 H2H = """prompt,model_a,model_b,response_a,response_b,winner
@@ -77,7 +77,7 @@ def test_a_csv_naming_battle_fields_is_never_read_as_json(tmp_path):
 
 
 def test_a_format_declares_the_containers_it_opens(tmp_path, monkeypatch):
-    monkeypatch.setattr("judgewise.io.registry.FORMATS", dict(FORMATS))
+    monkeypatch.setattr("judgewise.io.formats.FORMATS", dict(FORMATS))
     (tmp_path / "x.csv").write_text("magic\n1\n", encoding="utf-8")
     register_format("jsononly", detect=lambda p: "magic" in p.keys, read=lambda *a, **k: None,
                     containers=("jsonl",), first=True)

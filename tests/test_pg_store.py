@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 
 from judgewise.errors import InputError, StoreUnavailable
-from judgewise.judges import pg_store, store as sqlite_store
+from judgewise.store import judgments as sqlite_store
+from judgewise.store import postgres as pg_store
 from judgewise.judges.base import Comparison
-from judgewise.judges.pg_store import PgJudgmentStore, masked
+from judgewise.store.postgres import PgJudgmentStore, masked
 from judgewise.judges.runner import run_judging
-from judgewise.judges.store import GAME_COLUMNS, GameRecord, JudgmentStore
-from judgewise.judges.stores import copy_store, open_store, store_location
+from judgewise.store.judgments import GAME_COLUMNS, GameRecord, JudgmentStore
+from judgewise.store.opening import copy_store, open_store, store_location
 
 from tests.conftest import cli_json, run_cli
 from tests.fault_server import FaultServer
@@ -82,7 +83,7 @@ def test_a_claim_from_another_machine_holds_until_its_lease_runs_out(pg_url, pg_
 
 
 def test_a_claim_of_a_dead_process_on_this_host_is_taken_over_at_once(pg_url):
-    code = ("import os; from judgewise.judges.pg_store import PgJudgmentStore; "
+    code = ("import os; from judgewise.store.postgres import PgJudgmentStore; "
             f"s = PgJudgmentStore({pg_url!r}, lease_s=3600); assert s.claim('k1') == 'claimed'; "
             "s.enqueue('job', ['k1', 'k2']); assert sorted(s.claim_batch('job', 5)) == ['k1', 'k2']; os._exit(0)")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -159,7 +159,7 @@ def test_rank_is_the_mean_score_per_model_with_intervals_over_prompts(graded):
 def test_direct_correctness_grades_are_the_accuracy_direct_judge(tmp_path):
     """``template: direct_correctness`` (pointwise; mode inferred) runs, and its store is read as CLB's direct judge."""
     from judgewise.analysis.accuracy import direct_accuracy
-    from judgewise.pipeline.diagnosis import direct_grades
+    from judgewise.commands.diagnosis import direct_grades
 
     rows = [{"prompt_id": f"p{i}", "model": m, "text": f"{m} says {'right' if (i + k) % 3 else 'wrong'}",
              "instruction": f"Question {i}?"} for i in range(6) for k, m in enumerate(("alpha", "beta"))]
@@ -211,7 +211,7 @@ INSERT INTO games (key, prompt_id, model_a, model_b, first, swapped, judge, judg
 
 
 def test_a_version_1_store_stays_readable_and_is_migrated_when_written(tmp_path):
-    from judgewise.judges.store import SCHEMA_VERSION, JudgmentStore
+    from judgewise.store.judgments import SCHEMA_VERSION, JudgmentStore
 
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:

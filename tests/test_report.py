@@ -169,7 +169,7 @@ def test_markdown_report_links_figures_that_exist(small_run, tmp_path):
 
 def test_report_reads_a_judging_store_and_shows_its_run_facts(small_run, tmp_path):
     from judgewise.io import read_judgments
-    from judgewise.judges.store import GameRecord, JudgmentStore
+    from judgewise.store.judgments import GameRecord, JudgmentStore
 
     df = read_judgments(small_run[0]).frame.head(120)
     path = tmp_path / "store.sqlite"
@@ -434,7 +434,7 @@ def _store_with_games(path: Path, *, all_failed: bool) -> Path:
 def test_report_and_serve_refuse_a_store_with_nothing_to_show(tmp_path, kind):
     import sqlite3
 
-    from judgewise.judges.store import JudgmentStore
+    from judgewise.store.judgments import JudgmentStore
 
     path = tmp_path / f"{kind}.sqlite"
     if kind == "empty_store":

@@ -144,7 +144,7 @@ def test_require_columns_names_file_field_expected_and_found():
 # --- usable and failed games -----------------------------------------------------------------------------------
 
 def _store_export_with_failures(tmp_path, n_failed=3):
-    from judgewise.judges.store import GameRecord, JudgmentStore, export_frame
+    from judgewise.store.judgments import GameRecord, JudgmentStore, export_frame
 
     models = ["a", "b", "c"]
     with JudgmentStore(tmp_path / "s.sqlite") as store:
@@ -185,7 +185,7 @@ def test_rank_of_only_failed_games_says_so(tmp_path):
 
 def test_reader_store_stats_report_and_rank_count_the_same_failed_games(tmp_path):
     from judgewise.io import read_judgments
-    from judgewise.judges.store import store_stats, write_export
+    from judgewise.store.judgments import store_stats, write_export
     from judgewise.ratings import rank
 
     frame, store_frame = _store_export_with_failures(tmp_path, n_failed=2)

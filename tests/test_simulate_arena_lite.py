@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from judgewise.designs.registry import make_design
+from judgewise.designs.catalog import make_design
 from tests.conftest import cli_json
 
 

@@ -14,7 +14,7 @@ import pytest
 from judgewise.io import read_judgments
 from judgewise.judges.runner import run_judging
 from judgewise.judges.scheduler import RetryPolicy
-from judgewise.judges.store import GameRecord, JudgmentStore, export_frame, write_export
+from judgewise.store.judgments import GameRecord, JudgmentStore, export_frame, write_export
 
 from tests.conftest import REPO, run_cli
 from tests.fault_server import FaultServer
@@ -39,7 +39,7 @@ def test_claim_held_by_a_live_process_makes_others_skip_until_its_lease_expires(
 
 def test_claim_of_a_dead_process_is_taken_over_at_once(tmp_path):
     path = tmp_path / "s.sqlite"
-    code = ("import os, sys; from judgewise.judges.store import JudgmentStore; "
+    code = ("import os, sys; from judgewise.store.judgments import JudgmentStore; "
             f"s = JudgmentStore({str(path)!r}, lease_s=3600); assert s.claim('k1') == 'claimed'; os._exit(0)")
     subprocess.run([sys.executable, "-c", code], check=True)
     with JudgmentStore(path) as store:

@@ -10,7 +10,7 @@ import sqlite3
 import time
 
 from judgewise.judges.runner import run_judging
-from judgewise.judges.store import GameRecord, JudgmentStore
+from judgewise.store.judgments import GameRecord, JudgmentStore
 
 from tests.fault_server import FaultServer
 from tests.judge_support import comparisons, llm_judge

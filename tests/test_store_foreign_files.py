@@ -11,7 +11,7 @@ from contextlib import closing
 import pytest
 
 from judgewise.errors import InputError
-from judgewise.judges.store import SCHEMA_VERSION, JudgmentStore
+from judgewise.store.judgments import SCHEMA_VERSION, JudgmentStore
 
 from tests.conftest import run_cli
 from tests.judge_support import write_config

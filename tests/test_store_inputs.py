@@ -43,7 +43,7 @@ def _without_source(obj: dict) -> dict:
 
 
 def _accuracy(path: Path, correct: Path, **kw) -> dict:
-    from judgewise.pipeline.diagnosis import accuracy_of_files
+    from judgewise.commands.diagnosis import accuracy_of_files
 
     result, _ = accuracy_of_files(path, correct, methods=["bt", "winrate"], bootstrap=5, **kw)
     return json.loads(json.dumps(result.as_dict(), default=str))
@@ -73,8 +73,8 @@ def test_accuracy_with_an_unknown_method_blames_the_option_not_the_correctness_f
 
 
 def _anchors(path: Path, **kw) -> dict:
-    from judgewise.analysis.design_studies import anchor_reports_of_file
-    from judgewise.pipeline.inputs import read_rated
+    from judgewise.commands.design_studies import anchor_reports_of_file
+    from judgewise.store.reading import read_rated
 
     return anchor_reports_of_file(path, "m2", rated=read_rated(path, **kw)).as_dict()
 
@@ -98,7 +98,7 @@ def test_anchors_on_an_all_pairs_store_recommends_the_pilot_not_a_likely_anchor(
 
 
 def test_diagnose_reads_a_store_as_it_reads_the_store_export(judged):
-    from judgewise.pipeline.diagnosis import diagnose_path
+    from judgewise.commands.diagnosis import diagnose_path
 
     from_store, table = diagnose_path(judged["store"])
     from_file, _ = diagnose_path(judged["export"])
@@ -118,7 +118,7 @@ def test_a_store_of_two_judges_is_refused_until_one_is_chosen(judged, command):
 def _judge_labels(store: Path) -> list[str]:
     """The two judges' labels, as the refusal lists them."""
     from judgewise.io.provenance import judge_groups
-    from judgewise.pipeline.inputs import read_judgments_or_store
+    from judgewise.store.reading import read_judgments_or_store
 
     return [g.label for g in judge_groups(read_judgments_or_store(store).frame)[0]]
 
@@ -167,7 +167,7 @@ def test_rank_of_two_stores_equals_rank_of_their_concatenated_exports(halves):
 
 
 def test_a_store_and_a_file_of_one_judge_rank_together(halves):
-    from judgewise.pipeline.ranking import rank_path
+    from judgewise.commands.ranking import rank_path
 
     mixed = rank_path([halves["a"], halves["exports"]["b"]], bootstrap=10)
     stores = rank_path([halves["a"], halves["b"]], bootstrap=10)

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgewise.judges import store as store_module
-from judgewise.judges.store import GAME_COLUMNS, GameRecord, JudgmentStore, query_frame
-from judgewise.pipeline.inputs import read_store_table
+from judgewise.store import judgments as store_module
+from judgewise.store.judgments import GAME_COLUMNS, GameRecord, JudgmentStore, query_frame
+from judgewise.store.reading import read_store_table
 
 
 def games(n: int, seed: int) -> list[GameRecord]:

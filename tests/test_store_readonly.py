@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from judgewise.judges.store import GameRecord, JudgmentStore
+from judgewise.store.judgments import GameRecord, JudgmentStore
 
 
 def _store(path):

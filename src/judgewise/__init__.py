@@ -27,14 +27,14 @@ except PackageNotFoundError:  # a source tree on sys.path that was never install
 
 #: public name -> module that defines it
 _PUBLIC = {
-    "read_judgments": "judgewise.pipeline.inputs", "read_responses": "judgewise.io", "read_scores": "judgewise.io",
+    "read_judgments": "judgewise.store.reading", "read_responses": "judgewise.io", "read_scores": "judgewise.io",
     "read_any": "judgewise.io", "register_format": "judgewise.io", "Table": "judgewise.io",
     "rank": "judgewise.ratings", "Ranking": "judgewise.ratings", "RATING_METHODS": "judgewise.ratings",
     "load_config": "judgewise.pipeline", "build_job": "judgewise.pipeline",
     # a function named like its module: taken from the module (the package attribute is the module once imported)
-    "evaluate": "judgewise.pipeline.evaluate", "add_model": "judgewise.pipeline.add_model",
+    "evaluate": "judgewise.pipeline.evaluation", "add_model": "judgewise.pipeline.add_model",
     "generate": "judgewise.pipeline.generate",
-    "run_judging": "judgewise.judges.runner", "JudgmentStore": "judgewise.judges.store",
+    "run_judging": "judgewise.judges.runner", "JudgmentStore": "judgewise.store.judgments",
     "JudgewiseError": "judgewise.errors", "InputError": "judgewise.errors", "ConfigError": "judgewise.errors",
     "RatingError": "judgewise.errors", "JudgeError": "judgewise.errors",
 }

@@ -117,7 +117,7 @@ def foreign_sqlite(root: Path, name: str = "other.sqlite") -> Path:
 
 def store(root: Path, rows: list[dict] | None = None, name: str = "s.sqlite", template: str = "t@1") -> Path:
     """A judgewise store holding ``rows`` (canonical judgments) as judged games."""
-    from judgewise.judges.store import GameRecord, JudgmentStore
+    from judgewise.store.judgments import GameRecord, JudgmentStore
 
     path = root / name
     with JudgmentStore(path) as st:

@@ -14,7 +14,7 @@ import numpy as np
 
 from judgewise.designs.adaptive import AdaptiveDesign
 from judgewise.designs.base import DesignRun
-from judgewise.designs.registry import make_design
+from judgewise.designs.catalog import make_design
 from judgewise.designs.static import AnchorDesign
 from judgewise.errors import ConfigError
 from judgewise.judges.simulated import response_quality, verdict_fn

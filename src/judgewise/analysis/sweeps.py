@@ -73,7 +73,7 @@ def _insertion_trial(point: SweepPoint, elo: np.ndarray, seed: int, trial: int) 
     into the leaderboard of the other models (best first by the truth; insert-anchor gets their true ratings, as a
     published leaderboard's). Scored by its placement error against its true position and by the Spearman /
     Kendall of the whole ranking (the leaderboard in true order with the newcomer where it was placed)."""
-    from judgewise.designs.registry import make_design
+    from judgewise.designs.catalog import make_design
     from judgewise.judges.simulated import response_quality, verdict_fn
 
     n = len(elo)

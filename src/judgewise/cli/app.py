@@ -13,7 +13,7 @@ from rich.logging import RichHandler
 from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
-from judgewise.judges.base import scrub
+from judgewise.redaction import scrub
 
 try:  # typer >= 0.2x vendors click; its usage errors derive from TyperException
     from typer import TyperException as UsageError
@@ -69,7 +69,7 @@ def _print_version(value: bool) -> None:
 
 
 class _Scrubbed(logging.Filter):
-    """Every log line scrubbed of secrets (``base.scrub``) before it is shown."""
+    """Every log line scrubbed of secrets (``redaction.scrub``) before it is shown."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -91,7 +91,7 @@ def _register_url_passwords(args: list[str]) -> None:
     values = [a.partition("=")[2] if a.startswith("-") else a for a in args]  # --store=URL too
     urls = [v for v in values if "://" in v and v.split(":", 1)[0].lower() in ("postgresql", "postgres")]
     if urls:
-        from judgewise.judges.pg_store import masked
+        from judgewise.store.postgres import masked
 
         for url in urls:
             masked(url)

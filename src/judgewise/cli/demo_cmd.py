@@ -25,7 +25,7 @@ from judgewise.cli.progress_lines import PROGRESS_HELP
 from judgewise.cli.richtext import say
 
 if TYPE_CHECKING:
-    from judgewise.pipeline.demo import DemoRun
+    from judgewise.commands.demo import DemoRun
 
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)  # tables unsqueezed when piped
 
@@ -38,7 +38,7 @@ def _replay_part(demo: DemoRun, *, bootstrap: int, progress: bool | None) -> Non
     """Part 1: ``judgewise evaluate`` on the replay config from an empty store, then the check against every
     recorded verdict and AlpacaEval's own leaderboard."""
     from judgewise.cli.evaluate_cmd import print_result, run_evaluation
-    from judgewise.pipeline.demo import REPLAY_CONFIG, fresh_config, replay_check
+    from judgewise.commands.demo import REPLAY_CONFIG, fresh_config, replay_check
 
     config = demo.examples / REPLAY_CONFIG
     demo.replay_store = demo.out_dir / "replay.sqlite"
@@ -79,7 +79,7 @@ def _discordant_text(check) -> str:
 def _embedded_part(demo: DemoRun, *, threads: int | None, bootstrap: int, progress: bool | None) -> None:
     """Part 2: the embedded judge on a tiny job — stopped by a budget half way, resumed, rerun with 0 new calls."""
     from judgewise.cli.evaluate_cmd import print_result, run_evaluation
-    from judgewise.pipeline.demo import EMBEDDED_CONFIG, fresh_config, position_share, reused
+    from judgewise.commands.demo import EMBEDDED_CONFIG, fresh_config, position_share, reused
 
     config = demo.examples / EMBEDDED_CONFIG
     demo.embedded_store = store = demo.out_dir / "embedded.sqlite"
@@ -117,9 +117,9 @@ def _embedded_part(demo: DemoRun, *, threads: int | None, bootstrap: int, progre
 
 def run_demo(*, examples: Path | None, out_dir: Path, replay: bool, judge: bool, threads: int | None,
              bootstrap: int, progress: bool | None) -> DemoRun:
-    """The demo, part by part (library steps in :mod:`judgewise.pipeline.demo`; each part is ``judgewise
+    """The demo, part by part (library steps in :mod:`judgewise.commands.demo`; each part is ``judgewise
     evaluate`` on a shipped config), printing as it goes; returns what it made."""
-    from judgewise.pipeline.demo import REAL_JUDGE_HINT, DemoRun, find_examples
+    from judgewise.commands.demo import REAL_JUDGE_HINT, DemoRun, find_examples
     from judgewise.report.demo_reports import write_demo_report
 
     start = time.perf_counter()

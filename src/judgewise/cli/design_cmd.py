@@ -51,7 +51,7 @@ def _register_power(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """One-sided sign test sample size: N informative prompts and N_total = N / (1 − tie rate)."""
-        from judgewise.analysis.design_studies import sign_test_table
+        from judgewise.commands.design_studies import sign_test_table
 
         table = sign_test_table(_floats(win_rate, "--win-rate"), _floats(tie_rate, "--tie-rate"), alpha, power, exact)
         _echo(table.as_dict(), as_json, table.to_text())
@@ -73,9 +73,9 @@ def _register_power(app: typer.Typer) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
         import numpy as np
 
-        from judgewise.analysis.design_studies import wilcoxon_pools
+        from judgewise.commands.design_studies import wilcoxon_pools
         from judgewise.analysis.power import wilcoxon_power
-        from judgewise.pipeline.inputs import read_judgments_or_store
+        from judgewise.store.reading import read_judgments_or_store
 
         frame = read_judgments_or_store(path, any_kind=True).frame if path is not None and not distribution else None
         pools = wilcoxon_pools(path, anchor=anchor, distribution=distribution, effect=effect, width=width,
@@ -111,7 +111,7 @@ def plan_command(
 ) -> None:
     """Recommend a design, anchor strategy, prompts and judge calls (Anchor Fig. 5 / §6)."""
     from judgewise.analysis.planning import PlanInputs, plan
-    from judgewise.pipeline.plan_config import measure, plan_run_config, write_run_config
+    from judgewise.commands.plan import measure, plan_run_config, write_run_config
 
     measured = measure(path, informative=informativeness is None) if path is not None else None
     n_models = n_models or (measured.n_models if measured else None)
@@ -145,9 +145,9 @@ def anchors_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
-    from judgewise.analysis.design_studies import anchor_reports_of_file
+    from judgewise.commands.design_studies import anchor_reports_of_file
     from judgewise.io.tables import ReadReport
-    from judgewise.pipeline.inputs import read_rated
+    from judgewise.store.reading import read_rated
 
     rated = read_rated(path, format=format, judge=judge)
     reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed, rated=rated)
@@ -174,7 +174,7 @@ def simulate_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
-    from judgewise.analysis.design_studies import adaptive_pool_note, sweep_points
+    from judgewise.commands.design_studies import adaptive_pool_note, sweep_points
     from judgewise.analysis.sweeps import run_sweep, summarize
 
     names, sizes = designs.split(","), _whole(prompts, "--prompts")

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from judgewise.cli.richtext import fmt_num, print_table, report_line, say, split_list
-from judgewise.pipeline.text import pair_counts_line, parse_families
+from judgewise.commands.text import pair_counts_line, parse_families
 
 
 def _console() -> Console:
@@ -138,7 +138,7 @@ def diagnose_command(
 ) -> None:
     """Bias figures per judge with intervals (position, swap consistency, length, markdown, label
     agreement), echo, judge-gaming flags and warnings."""
-    from judgewise.pipeline.diagnosis import diagnose_path
+    from judgewise.commands.diagnosis import diagnose_path
 
     result, table = diagnose_path(judgments, responses, format=format, style_control=style_control,
                                  ci_level=ci_level, seed=seed, skip_invalid=skip_invalid, bootstrap=bootstrap,
@@ -181,7 +181,7 @@ def accuracy_command(
 ) -> None:
     """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
     all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
-    from judgewise.pipeline.diagnosis import accuracy_of_files
+    from judgewise.commands.diagnosis import accuracy_of_files
 
     filters = {"min_parse_rate": min_parse_rate, "baseline": baseline, "min_gap": min_gap}
     result, table = accuracy_of_files(judgments, correctness, direct, methods=split_list(methods),
@@ -224,7 +224,7 @@ def echo_test_command(
     """Echo intervention (Correct-looks-better App. F.2): judge each pair as is, with echo appended to A, and to
     B; report P(A wins) per condition and the contrast P(A | echo on A) − P(A | echo on B) (the paper's sign) with
     the paper's unpaired Wald intervals beside judgewise's paired bootstrap."""
-    from judgewise.pipeline.diagnosis import echo_intervention_of_config
+    from judgewise.commands.diagnosis import echo_intervention_of_config
 
     res, run = echo_intervention_of_config(config, text=echo_text, times=times, skip_echoing=not include_echoing,
                                            limit=limit, bootstrap=bootstrap, seed=seed)

@@ -64,7 +64,7 @@ def run_evaluation(cfg, *, progress: bool | None, bootstrap: int, run=None, as_j
     """``run`` (default :func:`judgewise.evaluate`; ``add_model`` with its options bound) on a loaded config,
     with the progress bar (stderr, a terminal) or progress lines (any other stderr) as ``progress`` says
     (:func:`~judgewise.cli.progress_lines.progress_mode`; never the bar with ``as_json``)."""
-    from judgewise.pipeline.evaluate import evaluate
+    from judgewise.pipeline.evaluation import evaluate
 
     run = run or evaluate
     mode = progress_mode(progress, err)
@@ -91,7 +91,7 @@ def print_result(result, seed: int, console: Console | None = None) -> None:
     """What ``judgewise evaluate`` prints (on ``console``, default stdout): the design and why, the placement of an
     added model, the ranking with its intervals (or that it has none), the trust block. ``seed``: the config's;
     unused now that the ranking records the seed of its bootstrap (kept for callers)."""
-    from judgewise.pipeline.text import add_model_lines, interval_line, trust_lines
+    from judgewise.commands.text import add_model_lines, interval_line, trust_lines
 
     console = console or out
     for reason in result.reasons:

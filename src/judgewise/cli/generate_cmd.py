@@ -37,7 +37,7 @@ def generate_command(
     embedded model; write them as a responses table or Arena-Hard / FastChat answer files."""
     from judgewise.pipeline.generate import generate
     from judgewise.pipeline.generate_config import load_generate_with_overrides
-    from judgewise.pipeline.text import generate_lines
+    from judgewise.commands.text import generate_lines
 
     quiet_http_logs()
     cfg = load_generate_with_overrides(config, store=store, output=output, format=format, retry_failed=retry_failed,

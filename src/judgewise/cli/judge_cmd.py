@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from judgewise.cli.progress_lines import PROGRESS_HELP
 from judgewise.cli.richtext import quiet_http_logs, say
-from judgewise.pipeline.text import summary_lines
+from judgewise.commands.text import summary_lines
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)

@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 
 from judgewise.cli.richtext import clip, fmt_num, plain, print_table, report_line, say
-from judgewise.pipeline.text import ranking_info_lines
+from judgewise.commands.text import ranking_info_lines
 
 SHOWN_EXTRAS = ("winrate_vs_anchor", "se", "n_wins", "n_draws", "mu", "sigma", "turn_1", "turn_2")
 
@@ -130,8 +130,8 @@ def rank_command(
                                                 "separated data."),
 ) -> None:
     """Rank models from pairwise judgments (format detected; --format to force)."""
-    from judgewise.pipeline.ranking import rank_path
-    from judgewise.pipeline.ranking_files import check_ranking_output, ranking_json, write_ranking
+    from judgewise.commands.ranking import rank_path
+    from judgewise.commands.ranking_files import check_ranking_output, ranking_json, write_ranking
 
     check_ranking_output(output)
     ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
@@ -163,7 +163,7 @@ def agree_command(
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
 ) -> None:
     """Agreement of two rankings over their common models: Kendall τ-b, Spearman ρ, Pearson r, distance."""
-    from judgewise.pipeline.ranking import agreement_of_files
+    from judgewise.commands.ranking import agreement_of_files
 
     result = agreement_of_files(a, b, key=key)
     if as_json:

@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, say, split_list
-from judgewise.pipeline.text import parse_budgets, study_lines
+from judgewise.commands.text import parse_budgets, study_lines
 
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)  # tables unsqueezed when piped
 err = Console(stderr=True, soft_wrap=True)
@@ -48,7 +48,7 @@ def select_cmd(
     output: Path = typer.Option(None, "--output", help="Write the JSON object to this file."),
 ) -> None:
     """The items to send to human annotators (Metric Match, Alg. 1, by default); one id per line."""
-    from judgewise.analysis.human_validation import select_items
+    from judgewise.commands.human_validation import select_items
 
     record = select_items(scores, target, budget, metric, method, seed, candidates, human_rater)
     if as_json or output:
@@ -76,7 +76,7 @@ def reliability_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The target judge's reliability against humans: on selected items (estimate) or on all (population)."""
-    from judgewise.analysis.human_validation import reliability_of_files
+    from judgewise.commands.human_validation import reliability_of_files
 
     record = reliability_of_files(scores, target, split_list(metric), human=human, items=items,
                                   human_rater=human_rater, estimator=estimator)
@@ -116,7 +116,7 @@ def study_cmd(
     output: Path = typer.Option(None, "--output", help="Write the JSON summary to this file."),
 ) -> None:
     """Estimation error of each selection method against random over trials × budgets (Metric Match §3.3, §4)."""
-    from judgewise.analysis.human_validation import study_of_files
+    from judgewise.commands.human_validation import study_of_files
 
     targets = [t for arg in (target or []) for t in split_list(arg)]
     result = study_of_files(scores, human=human, targets=targets, budgets=parse_budgets(budgets), trials=trials,

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from judgewise.pipeline.text import store_stats_lines
+from judgewise.commands.text import store_stats_lines
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
                output: Path = typer.Option(..., "--output", "-o", help="out.parquet or out.jsonl"),
                only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
         """Export the store as the canonical judgments table (one row per game, + store columns)."""
-        from judgewise.pipeline.inputs import export_store
+        from judgewise.store.reading import export_store
 
         info = export_store(store, output, only_ok=only_ok)
         err.print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
     def stats(store: str = typer.Argument(..., help=STORE_HELP),
               as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
         """Counts ok/failed, calls, tokens and cost, by judge and by model."""
-        from judgewise.judges.stores import open_store_readonly
+        from judgewise.store.opening import open_store_readonly
 
         with open_store_readonly(store) as st:  # refuses what is not a store, never writes to it
             s = st.stats()
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
              as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON.")) -> None:
         """Copy every game, run fact and journaled answer from one store to another (SQLite <-> PostgreSQL);
         games already judged ok in the target are kept."""
-        from judgewise.judges.stores import copy_store
+        from judgewise.store.opening import copy_store
 
         info = copy_store(source, target)
         if as_json:

@@ -4,7 +4,7 @@ Each batch a design asks for becomes ``Comparison`` objects (texts from a respon
 engine (durable store, retries, limits, both answer orders by default) and comes back as model_a's mean
 outcome per comparison; a comparison whose games all failed is NaN (tournaments treat it like a tie).
 This is the Python-API form of what ``judgewise judge`` does for multi-round designs: one implementation,
-:class:`~judgewise.judges.rounds.EngineVerdicts`, with a strict check that every asked-for response exists.
+:class:`~judgewise.judges.engine_verdicts.EngineVerdicts`, with a strict check that every asked-for response exists.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from judgewise.errors import InputError
 from judgewise.io.schema import RESPONSES_REQUIRED, require_columns
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import Pool
-from judgewise.judges.rounds import EngineVerdicts
+from judgewise.judges.engine_verdicts import EngineVerdicts
 
 
 def response_lookup(responses: pd.DataFrame) -> dict[tuple[str, str], str]:

@@ -5,7 +5,7 @@
 """
 
 from judgewise.io.readers import read_any, read_judgments, read_responses, read_scores
-from judgewise.io.registry import FORMATS, Format, Probe, detect_format, register_format
+from judgewise.io.formats import FORMATS, Format, Probe, detect_format, register_format
 from judgewise.io.tables import ReadReport, Table
 
 __all__ = ["read_any", "read_judgments", "read_responses", "read_scores", "FORMATS", "Format", "Probe",

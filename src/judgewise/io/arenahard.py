@@ -93,7 +93,7 @@ FAILED_PARTNER = "its partner game failed (Arena-Hard v2.0 drops the whole recor
 
 def looks_like_games(probe) -> bool:
     if probe.is_dir:
-        from judgewise.io.registry import Probe
+        from judgewise.io.formats import Probe
 
         files = game_files(probe.path)
         return bool(files) and looks_like_games(Probe(files[0]))
@@ -275,7 +275,7 @@ def answer_files(path: Path) -> list[Path]:
 def looks_like_answers(probe) -> bool:
     if probe.is_dir:
         files = answer_files(probe.path)
-        from judgewise.io.registry import Probe
+        from judgewise.io.formats import Probe
 
         return bool(files) and looks_like_answers(Probe(files[0]))
     return bool({"messages", "choices"} & probe.keys) and bool({"uid", "question_id"} & probe.keys)

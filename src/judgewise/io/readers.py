@@ -1,6 +1,6 @@
 """Public readers: ``read_any`` (detect the format, read a canonical Table) and per-table ``read_judgments`` etc.
 
-Built-in formats, in detection order (see :mod:`judgewise.io.registry` to add your own):
+Built-in formats, in detection order (see :mod:`judgewise.io.formats` to add your own):
 
 ==================== ===========================================================================================
 ``alpacaeval``        AlpacaEval results directory or one annotations.json (judgments + responses)
@@ -29,7 +29,7 @@ from judgewise.errors import ConfigError, InputError
 from judgewise.io import alpacaeval, arenahard, autoarena, mtbench, peereval
 from judgewise.io.canonical import from_dataframe
 from judgewise.io.columnar import read_canonical_fast
-from judgewise.io.registry import Probe, detect_format, get_format, register_format
+from judgewise.io.formats import Probe, detect_format, get_format, register_format
 from judgewise.io.streams import read_once
 from judgewise.io.tables import Table
 

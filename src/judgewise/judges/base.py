@@ -8,83 +8,10 @@ the scheduler maps a verdict back to the canonical ``model_a`` view when it writ
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import quote, quote_plus
 
-REDACTED = "[redacted]"
-_SECRETS: list[str] = []  # every spelling of the process's secrets, longest first, held in memory only
-
-
-def secret_forms(value: str) -> set[str]:
-    """Every spelling in which ``value`` can leave the process and come back in a text: as configured, trimmed of
-    whitespace (what a header or a server keeps), URL-encoded (``%40``, ``+`` for a space: a URL, a query
-    parameter), JSON-escaped (a journaled answer, an export). Forms shorter than 4 characters are left out: they
-    would redact ordinary words."""
-    forms = set()
-    for base in {value, value.strip()}:
-        forms |= {base, quote(base, safe=""), quote(base, safe="/:@"), quote_plus(base),
-                  json.dumps(base)[1:-1], json.dumps(base, ensure_ascii=False)[1:-1]}
-        forms |= {f.lower() for f in forms if "%" in f}  # percent-escapes in lower case
-    return {f for f in forms if len(f.strip()) >= 4}
-
-
-def register_secret(value: str | None) -> None:
-    """Remember ``value`` (an API key, a database password) so that :func:`scrub` removes every spelling of it
-    (:func:`secret_forms`) from every text judgewise keeps or prints.
-
-    Backends call this for each key they read (``api_key_env``'s value, or a key given directly), the PostgreSQL
-    store for the password of its URL; the store calls :func:`scrub` on every text it writes, backends on every error
-    message they raise, and the CLI on every message it prints.
-    """
-    if not value or len(value.strip()) < 4:  # shorter "keys" would redact ordinary words
-        return
-    _SECRETS[:] = sorted(set(_SECRETS) | secret_forms(value), key=len, reverse=True)
-
-
-def scrub(text):
-    """``text`` with every registered secret, in each of its spellings, replaced by ``[redacted]`` (non-text values
-    unchanged).
-
-    The one scrubbing function: used by the store's write path (raw completion, error, parsed label,
-    identity, every text column), by the backends' error messages and by the CLI's messages.
-    """
-    if not isinstance(text, str) or not text or not _SECRETS:
-        return text
-    for secret in _SECRETS:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
-
-
-_UNSTORABLE = re.compile("[\ud800-\udfff\x00]")  # lone surrogates (no UTF-8 form) and NUL (PostgreSQL text)
-
-
-def storable(text: str) -> tuple[str, int]:
-    """(``text`` as every store can hold it, the number of characters escaped): secrets scrubbed (:func:`scrub`),
-    and each lone surrogate (which UTF-8 cannot encode; JSON's ``"\\ud800"`` decodes to one) or NUL written as
-    its ``\\uXXXX`` escape."""
-    text = scrub(text)
-    if "\x00" not in text and (text.isascii() or _encodes(text)):  # the common case, without a regex (~50x faster)
-        return text, 0
-    return _UNSTORABLE.subn(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def _encodes(text: str) -> bool:
-    """Whether UTF-8 has a form for ``text`` (no lone surrogate)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def journal_json(answer) -> str:
-    """An answer as the journal stores it: JSON in ASCII (a lone surrogate kept exactly, as ``\\ud800``, where
-    UTF-8 has no form for it), scrubbed of secrets (their JSON spellings are among :func:`secret_forms`)."""
-    return scrub(json.dumps(answer, default=str))
+from judgewise.redaction import scrub
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from judgewise.judges.base import Comparison, Game, Judge
 from judgewise.judges.limits import RateLimits
 from judgewise.judges.runner import canonical_json, game_key, plan_games
 from judgewise.judges.scheduler import estimate_tokens
-from judgewise.judges.store import JudgmentStore
+from judgewise.store.judgments import JudgmentStore
 
 
 DEFAULT_LATENCY_S = 3.0  # seconds per call of an HTTP endpoint when neither the store nor the config says

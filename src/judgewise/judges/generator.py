@@ -3,7 +3,7 @@
 The judging engine (:func:`judgewise.judges.runner.arun_keyed`) runs any subject whose caller has ``identity`` and
 ``async judge(subject) -> JudgeResult``: here the subject is an :class:`AnswerItem` (a prompt's user turns up to
 the one to answer, and the model's own earlier answers), the caller a :class:`Generator`, and each result one
-:class:`~judgewise.judges.generation_store.AnswerRecord`. So generation has the engine's scheduler (concurrency,
+:class:`~judgewise.store.generations.AnswerRecord`. So generation has the engine's scheduler (concurrency,
 RPM/TPM limits, per-call timeout, the one retry policy), budget, progress callback, claims and answer journal.
 Turn k of a conversation is asked with the conversation so far: the user turns 1..k and the model's answers 1..k-1
 (FastChat's ``gen_model_answer`` and Arena-Hard's ``gen_answer`` do the same).
@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass
 
 from judgewise.judges.base import Backend, JudgeResult
-from judgewise.judges.generation_store import AnswerRecord, GenerationStore
+from judgewise.store.generations import AnswerRecord, GenerationStore
 from judgewise.judges.llm_judge import PromptTooLongError
 from judgewise.judges.runner import RunResult, arun_keyed, canonical_json
 

@@ -5,7 +5,7 @@ endpoint, as many as calls in flight); an endpoint reached through an HTTP proxy
 (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, minus ``NO_PROXY``) goes through the ``openai`` client instead, which
 speaks to proxies. Neither retries on its own: the scheduler's retry policy is the only one. The API key is read
 from the environment variable the config names, held in memory only, never part of ``identity``, and scrubbed
-(``base.scrub``) from every error message and every stored text.
+(``redaction.scrub``) from every error message and every stored text.
 
 Errors are classified once (:meth:`OpenAIBackend._status_error` for an HTTP status, ``_transport_error`` for no
 answer): 408/409/425/429 and 5xx are retried (honouring ``Retry-After``), a timeout after sending is retried and
@@ -36,8 +36,8 @@ from urllib.parse import urlsplit
 
 from judgewise import __version__
 from judgewise.errors import ConfigError
-from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallError, MalformedResponseError,
-                                   RetryableCallError, register_secret, scrub)
+from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallError, MalformedResponseError, RetryableCallError)
+from judgewise.redaction import register_secret, scrub
 from judgewise.judges.http11 import MAX_ANSWER_MB, AnswerTooLarge, Endpoint, HTTPError, ReadTimeout
 from judgewise.judges.llm_judge import PromptTooLongError
 
@@ -128,7 +128,7 @@ class OpenAIBackend:
 
     @staticmethod
     def scrub(text: str) -> str:
-        """``text`` with the API key (and any other registered secret) removed: :func:`base.scrub`."""
+        """``text`` with the API key (and any other registered secret) removed: :func:`redaction.scrub`."""
         return scrub(text)
 
     def _pick(self) -> int:

@@ -23,7 +23,7 @@ from judgewise.judges.llm_judge import NO_VERDICT_ERROR
 from judgewise.judges.runner import (RunResult, arun_keyed, canonical_json, closing_backend, judge_name,
                                      template_name)
 from judgewise.judges.scheduler import estimate_tokens
-from judgewise.judges.store import POINTWISE, GameRecord, JudgmentStore, export_grades
+from judgewise.store.judgments import POINTWISE, GameRecord, JudgmentStore, export_grades
 
 DEFAULT_TEMPLATE = "mtbench_single"
 

@@ -33,8 +33,8 @@ from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend, off_loop
-from judgewise.judges.store import GameRecord, JudgmentStore, export_frame
-from judgewise.judges.stores import open_store
+from judgewise.store.judgments import GameRecord, JudgmentStore, export_frame
+from judgewise.store.opening import open_store
 
 log = logging.getLogger(__name__)
 

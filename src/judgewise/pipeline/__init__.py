@@ -13,7 +13,7 @@ _PUBLIC = {
     "load_with_overrides": "config",
     "Job": "job", "build_job": "job", "load_pool": "job",
     "JudgeOutcome": "run", "RoundsPlan": "run", "run_config": "run", "run_job": "run",
-    "evaluate": "evaluate", "EvaluateResult": "evaluate", "choose_design": "evaluate",
+    "evaluate": "evaluation", "EvaluateResult": "evaluation", "choose_design": "evaluation",
     "GenerateResult": "generate", "generated_responses": "generate",  # generate(): judgewise.generate (its module's name)
     "GenerateConfig": "generate_config", "load_generate_config": "generate_config",
 }

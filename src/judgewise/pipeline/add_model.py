@@ -10,11 +10,11 @@ places NEW judging only games that involve it (Arena-lite §5.3, App. A.6):
   1st"), placed among the win rates the leaderboard's Elo implies against that anchor
   (:class:`~judgewise.designs.insertion.AnchorInsertion`).
 
-Every game goes through evaluate's rounds (:class:`~judgewise.pipeline.rounds.TargetRounds` over the engine and
+Every game goes through evaluate's rounds (:class:`~judgewise.pipeline.target_rounds.TargetRounds` over the engine and
 the durable store: the progress callback, ``budget:`` bounding this placement's games, failures counted), so a run
 killed mid-way resumes from the store and a rerun pays nothing. Before NEW's first game the store's ``meta``
 records that NEW is being added by this judge: that tells a rerun (go on, replaying from the store) from NEW
-already ranked by an evaluate (refused). The result is an :class:`~judgewise.pipeline.evaluate.EvaluateResult`
+already ranked by an evaluate (refused). The result is an :class:`~judgewise.pipeline.evaluation.EvaluateResult`
 whose ranking is BT (evaluate's ridge and bootstrap) on the leaderboard's games plus NEW's, with ``placement``.
 """
 
@@ -33,15 +33,15 @@ from judgewise.designs import design_options
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.runner import judge_name
-from judgewise.judges.store import JudgmentStore, write_export
-from judgewise.judges.stores import is_store_url, open_store
+from judgewise.store.judgments import JudgmentStore, write_export
+from judgewise.store.opening import is_store_url, open_store
 from judgewise.pipeline.config import RunConfig, build_design, load_config
-from judgewise.pipeline.evaluate import (DEFAULT_BOOTSTRAP, EvaluateResult, check_pairwise, rounds_expected_tau,
+from judgewise.pipeline.evaluation import (DEFAULT_BOOTSTRAP, EvaluateResult, check_pairwise, rounds_expected_tau,
                                          rounds_summary, target_rounds, trust_block)
 from judgewise.pipeline.job import Job, build_job, choose_prompts, load_pool
 from judgewise.pipeline.leaderboard import (best_first, board_option, judge_identity, leaderboard_games,
                                             stored_games, stored_leaderboard)
-from judgewise.pipeline.rounds import EvaluateProgress, StopRounds
+from judgewise.pipeline.target_rounds import EvaluateProgress, StopRounds
 from judgewise.pipeline.targets import DEFAULT_L2, Target
 from judgewise.ratings import Ranking, rank
 from judgewise.registry import Registry

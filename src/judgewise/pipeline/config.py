@@ -51,8 +51,8 @@ from judgewise.judges.config_schema import (check_option, did_you_mean, option_t
                                             show_value, validate_run_config)
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import RetryPolicy
-from judgewise.judges.store import DEFAULT_STORE
-from judgewise.judges.stores import is_store_url, store_location
+from judgewise.store.judgments import DEFAULT_STORE
+from judgewise.store.opening import is_store_url, store_location
 from judgewise.pipeline.backends import JUDGE_BUILDERS
 from judgewise.ratings.bradley_terry import fit_bt_arrays
 
@@ -102,7 +102,7 @@ class RunConfig:
                 "worker": self.worker}
 
     def store_options(self) -> dict:
-        """Keyword arguments for :func:`~judgewise.judges.stores.open_store` (the claims' lease)."""
+        """Keyword arguments for :func:`~judgewise.store.opening.open_store` (the claims' lease)."""
         return {"lease_s": float(self.limits["lease_s"])} if "lease_s" in self.limits else {}
 
 
@@ -191,7 +191,7 @@ def check_design(design: dict, source: str, *, sized_by_target: bool = False) ->
     """The design's name is registered and its options are ones it takes, of the right types; then the design is
     built once, so its own checks (tie_break, budget, ...) fail naming the config file before anything is read.
     ``sized_by_target``: the config has a ``target:`` (``judgewise evaluate``), so an adaptive design may leave its
-    budget out (evaluate sizes it: :func:`judgewise.pipeline.evaluate.adaptive_budget`)."""
+    budget out (evaluate sizes it: :func:`judgewise.pipeline.evaluation.adaptive_budget`)."""
     name = design.get("name", "all_pairs")
     if name == AUTO_DESIGN and len(design) == 1:  # judgewise evaluate chooses it (pipeline.evaluate)
         return design

@@ -24,7 +24,7 @@ import pandas as pd
 
 from judgewise.errors import BudgetExceeded, ConfigError, InputError, JudgeError
 from judgewise.io.prompts import read_prompts
-from judgewise.judges.generation_store import GenerationStore, generation_tables
+from judgewise.store.generations import GenerationStore, generation_tables
 from judgewise.judges.generator import AnswerItem, Generator, agenerate, answer_key
 from judgewise.judges.limits import Budget
 from judgewise.judges.scheduler import estimate_tokens
@@ -331,7 +331,7 @@ def write_outputs(responses: pd.DataFrame, fmt: str, output: str | Path) -> list
     """Write the responses table (``fmt`` responses: one .jsonl/.parquet file) or one ``<model>.jsonl`` per model in
     the folder ``output`` (``fmt`` arena-hard or mtbench), atomically; returns the paths written."""
     from judgewise.io.answer_files import arena_hard_record, fastchat_record, write_answer_files
-    from judgewise.judges.store import write_export
+    from judgewise.store.judgments import write_export
 
     if fmt == "responses":
         return [str(write_export(responses, output))]

@@ -42,7 +42,7 @@ from judgewise.errors import ConfigError
 from judgewise.judges.config_schema import (ENDPOINT_KEYS, AnswerMB, BudgetSection, Limits, Name, PathText, Prices,
                                             Seed, Url, _Section, _distinct, _env_name, _params, check_option,
                                             first_problem, read_config_file, show_value)
-from judgewise.judges.generation_store import DEFAULT_GENERATION_STORE
+from judgewise.store.generations import DEFAULT_GENERATION_STORE
 from judgewise.judges.generator import Generator
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import RetryPolicy

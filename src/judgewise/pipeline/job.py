@@ -27,7 +27,7 @@ class Job:
     """Everything a run needs, built from a config: comparisons, judge, and what was skipped.
 
     ``comparisons`` is empty for a multi-round design: those ask the engine for verdicts round by round
-    (see :mod:`judgewise.judges.rounds`) from ``pool``.
+    (see :mod:`judgewise.judges.engine_verdicts`) from ``pool``.
     """
 
     config: RunConfig

@@ -31,8 +31,8 @@ def stored_games(store_path: str | Path, *, identity: str | None = None,
                  prompt_ids: Sequence[str] | None = None) -> pd.DataFrame:
     """The pairwise games of a store file as a canonical judgments table (failed games kept), those of the judge
     stored as ``identity`` and on ``prompt_ids`` when given. An empty table when the file does not exist."""
-    from judgewise.judges.stores import is_store_url
-    from judgewise.pipeline.inputs import read_store_table
+    from judgewise.store.opening import is_store_url
+    from judgewise.store.reading import read_store_table
 
     path = store_path if is_store_url(store_path) else Path(store_path)  # a PostgreSQL store is read as it is
     if isinstance(path, Path) and not path.is_file():

@@ -18,10 +18,10 @@ import pandas as pd
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import failed_mask
 from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound, plan_label
-from judgewise.judges.rounds import EngineVerdicts
+from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.runner import run_judging
-from judgewise.judges.store import JudgmentStore, write_export
-from judgewise.judges.stores import is_store_url, open_store, open_store_for_planning, store_label
+from judgewise.store.judgments import JudgmentStore, write_export
+from judgewise.store.opening import is_store_url, open_store, open_store_for_planning, store_label
 from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
 from judgewise.pipeline.job import Job, build_job
 

@@ -15,7 +15,7 @@ import logging
 from typing import Callable
 
 from judgewise.errors import ConfigError
-from judgewise.judges.stores import is_store_url
+from judgewise.store.opening import is_store_url
 from judgewise.pipeline.config import RunConfig, load_config
 from judgewise.pipeline.run import JudgeOutcome, run_config
 from judgewise.registry import Registry

@@ -1,6 +1,6 @@
 """The demo's HTML reports: one per part, of the games its evaluation judged (read back from its store).
 
-``judgewise demo`` calls :func:`write_demo_report` with the :class:`~judgewise.pipeline.demo.DemoRun` it made.
+``judgewise demo`` calls :func:`write_demo_report` with the :class:`~judgewise.commands.demo.DemoRun` it made.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from judgewise.report import write_report
 
 if TYPE_CHECKING:
-    from judgewise.pipeline.demo import DemoRun
+    from judgewise.commands.demo import DemoRun
 
 
 def write_demo_report(demo: DemoRun) -> list[Path]:

@@ -17,7 +17,7 @@ import pandas as pd
 from judgewise.errors import InputError
 from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns, usable_mask
 from judgewise.io.tables import ReadReport, Table
-from judgewise.pipeline.inputs import is_store  # one definition, shared with the CLI
+from judgewise.store.reading import is_store  # one definition, shared with the CLI
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def _load_one(item, format: str | None) -> RunData:
         return _from_table(item)
     if isinstance(item, pd.DataFrame):
         return _from_table(read_any(item, kind="judgments"))
-    from judgewise.judges.stores import is_store_url, store_location
+    from judgewise.store.opening import is_store_url, store_location
 
     if format in (None, "store") and is_store_url(item):
         return _from_store(store_location(item))
@@ -110,10 +110,10 @@ def _from_table(table: Table) -> RunData:
 
 def _from_store(path: Path | str) -> RunData:
     """RunData from a judging store (a SQLite file or a PostgreSQL URL) read through
-    :func:`~judgewise.judges.stores.open_store_readonly` (never written, no -wal/-shm left): the store's export
+    :func:`~judgewise.store.opening.open_store_readonly` (never written, no -wal/-shm left): the store's export
     (failed games kept) and its run facts."""
-    from judgewise.judges.store import export_frame, store_stats
-    from judgewise.judges.stores import open_store_readonly, store_label
+    from judgewise.store.judgments import export_frame, store_stats
+    from judgewise.store.opening import open_store_readonly, store_label
 
     with open_store_readonly(path) as store:
         games, meta = store.frame(), store.meta()

@@ -3,7 +3,7 @@
 ``evaluate(config)`` takes the run config of ``judgewise judge`` (:mod:`judgewise.pipeline.config`) plus two
 optional keys: ``target:`` (:mod:`judgewise.pipeline.targets`: ``{kendall_tau: 0.9}`` or ``{separated: 0.95,
 margin: 10}``) and ``design: auto`` (the default here; :func:`choose_design` says why it chose what it chose).
-Every round (:mod:`judgewise.pipeline.rounds`) judges a batch through the durable store, refits the ridge BT
+Every round (:mod:`judgewise.pipeline.target_rounds`) judges a batch through the durable store, refits the ridge BT
 (``l2`` = :data:`~judgewise.pipeline.targets.DEFAULT_L2`, reported) and checks the target; ``budget:`` always
 bounds it. The result says what stopped it: ``target``, ``budget`` or ``exhausted`` (the design had nothing left
 to ask). The final ranking is :func:`judgewise.ratings.rank` (BT, same ridge, prompt-cluster bootstrap) on the
@@ -27,13 +27,13 @@ from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
 from judgewise.designs.base import Pairs
 from judgewise.judges.pairs import Pool, comparisons_per_pair
-from judgewise.judges.rounds import EngineVerdicts
-from judgewise.judges.store import write_export
-from judgewise.judges.stores import open_store
+from judgewise.judges.engine_verdicts import EngineVerdicts
+from judgewise.store.judgments import write_export
+from judgewise.store.opening import open_store
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
                                        pilots_anchor)
 from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
-from judgewise.pipeline.rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
+from judgewise.pipeline.target_rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
 from judgewise.pipeline.targets import DEFAULT_L2, Target, parse_target
 from judgewise.ratings import Ranking, rank
 

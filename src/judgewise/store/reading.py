@@ -34,7 +34,7 @@ def is_store(path: Path) -> bool:
     bool
     """
     from judgewise.io.streams import read_once
-    from judgewise.judges.stores import is_store_url
+    from judgewise.store.opening import is_store_url
 
     if is_store_url(path):
         return True
@@ -67,8 +67,8 @@ def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
         When ``path`` is not an SQLite file or not a judgewise store (naming the file).
     """
     from judgewise.io.canonical import from_dataframe
-    from judgewise.judges.store import export_frame, grade_mask
-    from judgewise.judges.stores import open_store_readonly, store_label, store_location
+    from judgewise.store.judgments import export_frame, grade_mask
+    from judgewise.store.opening import open_store_readonly, store_label, store_location
 
     path = store_location(path)
     if not is_store(path):  # --format store on something else
@@ -103,18 +103,18 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
         set) and counted as skipped in the report.
     """
     from judgewise.io.readers import CANONICAL_SUFFIXES
-    from judgewise.io.registry import Probe, detect_format, get_format
+    from judgewise.io.formats import Probe, detect_format, get_format
     from judgewise.io.tables import ReadReport
 
     from judgewise.io.streams import read_once
-    from judgewise.judges.stores import store_label, store_location
+    from judgewise.store.opening import store_label, store_location
 
     path = read_once(store_location(path))  # a pipe: its temporary copy
     if format == "store" and not is_store(path):
         return None  # read_store_table says what is wrong with it
     if format == "store" or (format is None and is_store(path)):
-        from judgewise.judges.store import POINTWISE, export_grades
-        from judgewise.judges.stores import open_store_readonly
+        from judgewise.store.judgments import POINTWISE, export_grades
+        from judgewise.store.opening import open_store_readonly
 
         with open_store_readonly(path) as store:
             modes = store.modes()  # counted by the database: a store of games is not read twice
@@ -363,8 +363,8 @@ def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
     dict
         ``rows`` (written), ``failed`` (failed games in the store), ``failed_exported``, ``output``.
     """
-    from judgewise.judges.store import export_frame, export_grades, grade_mask, write_export
-    from judgewise.judges.stores import open_store_readonly
+    from judgewise.store.judgments import export_frame, export_grades, grade_mask, write_export
+    from judgewise.store.opening import open_store_readonly
 
     with open_store_readonly(store) as st:
         stored = st.frame()

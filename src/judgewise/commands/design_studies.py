@@ -227,7 +227,7 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
         ``pilot`` (``n_prompts, recommended, reason, candidates``).
 
     ``rated``: (frame, table) already read, e.g. from a judging store by the pipeline's one reader
-    (``judgewise.pipeline.inputs.read_rated``); default: read ``path`` with :func:`judgewise.io.read_judgments`.
+    (``judgewise.store.reading.read_rated``); default: read ``path`` with :func:`judgewise.io.read_judgments`.
     """
     from judgewise.analysis.anchor_experiments import pilot
     from judgewise.analysis.anchor_selection import QuadraticData, likely_anchors, report_from_judgments

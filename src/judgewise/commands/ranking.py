@@ -98,11 +98,11 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
     ----------
     path : Path or list of Path
         Judgments in any supported format, or a judging store; several inputs of one kind are concatenated
-        (:func:`judgewise.pipeline.inputs.read_inputs`).
+        (:func:`judgewise.store.reading.read_inputs`).
     method : str
         A rating method (``winrate``, ``bt``, ``elo``, ``trueskill``, ``lc_winrate``).
     format, skip_invalid, judge, pool_judges
-        As :func:`judgewise.pipeline.inputs.read_rated`.
+        As :func:`judgewise.store.reading.read_rated`.
     anchor : str, optional
         Win rate's anchor (default: the one the reader knows, e.g. AlpacaEval's ``generator_1``).
     style_control : bool
@@ -125,7 +125,7 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
         ``arena-hard``), else ``judgewise``.
     by : str, optional
         Also rank each group of rows sharing a value of this column (of the judgments or of their prompts:
-        :mod:`judgewise.pipeline.grouping`) with the same method and intervals; ``RankedFile.grouped`` holds the
+        :mod:`judgewise.commands.grouping`) with the same method and intervals; ``RankedFile.grouped`` holds the
         groups, ``ranking`` stays the overall leaderboard.
     prompts : Path, optional
         A prompts table (``prompt_id``/``question_id``/``uid`` + columns) where ``by`` is looked up first.
@@ -149,7 +149,7 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
     >>> rank_path(Path("examples/alpacaeval"), "winrate").ranking.method  # doctest: +SKIP
     'winrate'
     """
-    from judgewise.pipeline.inputs import read_grades_inputs, read_rated
+    from judgewise.store.reading import read_grades_inputs, read_rated
 
     check_rank_options(bootstrap, bootstrap_unit, ci_level)
     check_style_options(style_control, style_definition)
@@ -215,11 +215,11 @@ def as_paths(path) -> list[Path]:
 
 def rank_rows(frame, table: Table, fit, by: str | None, *, inputs: list[Path], prompts: Path | None) -> RankedFile:
     """``fit(frame)`` as a RankedFile; with ``by``, also ``fit`` on each group of rows sharing a value of ``by``
-    (:func:`judgewise.ratings.grouped.rank_groups`, groups found by :func:`judgewise.pipeline.grouping.group_values`).
+    (:func:`judgewise.ratings.grouped.rank_groups`, groups found by :func:`judgewise.commands.grouping.group_values`).
     """
     if by is None:
         return RankedFile(fit(frame), table)
-    from judgewise.pipeline.grouping import group_values
+    from judgewise.commands.grouping import group_values
     from judgewise.ratings.grouped import rank_groups
 
     grouped = rank_groups(frame, group_values(frame, table, by, inputs=inputs, prompts=prompts), fit, by)

@@ -17,7 +17,7 @@ from judgewise.io.schema import failed_mask
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import build_comparisons
 from judgewise.judges.runner import RunResult, run_judging, swap_consistency
-from judgewise.judges.store import JudgmentStore
+from judgewise.store.judgments import JudgmentStore
 
 SUMMED = ("comparisons", "games", "judged", "failed", "cached", "calls_made", "retries", "tokens_in", "tokens_out",
           "cost", "elapsed_s", "duplicates", "maybe_charged_timeouts", "reused_answers", "by_others")

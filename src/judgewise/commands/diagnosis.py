@@ -27,7 +27,7 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
     responses_path : Path, optional
         A responses table (``prompt_id, model, text``) replacing the one the input carries.
     format, skip_invalid
-        As :func:`judgewise.pipeline.inputs.read_judgments_or_store`.
+        As :func:`judgewise.store.reading.read_judgments_or_store`.
     style_control, bootstrap, ci_level, seed, families
         As :func:`~judgewise.analysis.diagnostics.diagnose`.
     judge : str, optional
@@ -47,7 +47,7 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
     from judgewise.io import read_responses
     from judgewise.io.schema import require_matching_responses
     from judgewise.io.provenance import judge_groups, label_judges, note_dropped, select_judge
-    from judgewise.pipeline.inputs import read_judgments_or_store
+    from judgewise.store.reading import read_judgments_or_store
 
     if not 0 < ci_level < 1 or bootstrap < 0:
         raise ConfigError(f"--ci-level must be in (0, 1) and --bootstrap ≥ 0, got {ci_level}, {bootstrap}")
@@ -107,7 +107,7 @@ def read_plain_table(path: Path) -> pd.DataFrame:
 def direct_grades(path: Path) -> pd.DataFrame:
     """A direct judge's grades (``prompt_id, model, label``): a table file, or the judging store of a
     ``judge.mode: single`` run with the ``direct_correctness`` template (its grades' labels)."""
-    from judgewise.pipeline.inputs import is_store, read_grades
+    from judgewise.store.reading import is_store, read_grades
 
     if is_store(path):
         table = read_grades(path, only_grades=False)
@@ -139,7 +139,7 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     ----------
     judgments : Path
         Pairwise judgments in any supported format, or a judging store (read as ``rank`` reads it:
-        :func:`judgewise.pipeline.inputs.read_rated`).
+        :func:`judgewise.store.reading.read_rated`).
     correctness : Path
         ``prompt_id, model, correct`` (1/0; empty = unparsed).
     direct : Path, optional
@@ -160,7 +160,7 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     """
     from judgewise.analysis.accuracy import ground_truth_accuracy, refuse_repeated_answers
     from judgewise.analysis.alignment import accuracy_alignment, check_methods
-    from judgewise.pipeline.inputs import read_rated
+    from judgewise.store.reading import read_rated
 
     if bootstrap < 0 or not 0 < ci_level < 1:
         raise ConfigError(f"--bootstrap must be ≥ 0 and --ci-level in (0, 1); got {bootstrap}, {ci_level}")

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 from judgewise.errors import ConfigError
-from judgewise.judges.pg_store import PgJudgmentStore, is_url, masked
-from judgewise.judges.store import JudgmentStore
+from judgewise.store.postgres import PgJudgmentStore, is_url, masked
+from judgewise.store.judgments import JudgmentStore
 
 Location = str | os.PathLike
 

@@ -117,7 +117,7 @@ def _all_pairs(trust: dict) -> str:
 
 
 def trust_lines(result) -> list[str]:
-    """An :class:`~judgewise.pipeline.evaluate.EvaluateResult`'s trust block: the stop, expected τ, calls, biases."""
+    """An :class:`~judgewise.pipeline.evaluation.EvaluateResult`'s trust block: the stop, expected τ, calls, biases."""
     t = result.trust
     tau = "—" if t["expected_kendall_tau"] is None else f"{t['expected_kendall_tau']:.3f}"
     lines = [f"stopped: {result.stopped} (target: {t['target_meaning']}"

@@ -1,7 +1,7 @@
 """The rounds of ``judgewise evaluate``: judge a batch, refit Bradley–Terry, check the target and the budget.
 
 :class:`TargetRounds` is a design verdict callback (:data:`judgewise.designs.VerdictFn`) around the judging
-engine (:class:`judgewise.judges.rounds.EngineVerdicts`: the durable store, retries, limits, answer orders).
+engine (:class:`judgewise.judges.engine_verdicts.EngineVerdicts`: the durable store, retries, limits, answer orders).
 After each batch it refits the ridge BT on every game judged so far (one row per game, both orders counted)
 and raises :class:`StopRounds` when the target is reached (``"target"``) or the next batch would pass
 ``budget.max_calls`` / ``budget.max_cost`` (``"budget"``; before any cost is known, the first batch may pass
@@ -21,7 +21,7 @@ import pandas as pd
 from judgewise.errors import BudgetExceeded
 from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.limits import Budget
-from judgewise.judges.rounds import EngineVerdicts
+from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.pipeline.targets import Target, target_reached
 from judgewise.ratings.bradley_terry import fit_bt_arrays
 

@@ -17,7 +17,7 @@ file. Readers (export, stats, report) use :meth:`JudgmentStore.open_readonly`, w
 Verdict columns are stored in the canonical ``model_a`` view (``outcome``, ``verdict5``, ``soft``);
 ``label`` is the literal verdict token as the judge wrote it (shown-first view), ``first`` the model
 shown first. Secrets never reach this file: identities are secret-free by contract, and every text written
-(raw completion, error, label, journaled answers) goes through ``base.scrub`` (``storable_record``: what UTF-8
+(raw completion, error, label, journaled answers) goes through ``redaction.scrub`` (``storable_record``: what UTF-8
 cannot hold escaped and numbers beyond 64 bits refused too, each change noted in the row).
 """
 
@@ -40,8 +40,8 @@ import pandas as pd
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
-from judgewise.judges.base import storable
-from judgewise.judges.sqlite_leases import LeasedSqliteStore, connect_writer, owner_id
+from judgewise.store.storable import storable
+from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
 
 log = logging.getLogger(__name__)
 
@@ -367,7 +367,7 @@ def storable_record(rec, note_field: str):
     """A store record (a dataclass: :class:`GameRecord`, ``generation_store.AnswerRecord``) made ready to store,
     in place — the one rule both stores and both tables follow, so that any answer an API can return is stored:
     ``created_at`` set; every text scrubbed of secrets, with what neither UTF-8 nor PostgreSQL can hold (a lone
-    surrogate, NUL) escaped (:func:`base.storable`); an integer beyond 64 bits or a number that is not finite
+    surrogate, NUL) escaped (:func:`storable.storable`); an integer beyond 64 bits or a number that is not finite
     refused (its field's default kept). Each change is said in ``note_field`` (and logged)."""
     rec.created_at = rec.created_at or time.time()
     values = rec.__dict__

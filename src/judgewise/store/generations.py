@@ -5,7 +5,7 @@
 them (or a judging store, beside whose tables they are added). A row is keyed by a content hash of the model's
 label, the prompt id, the turn, the *settings hash* (backend, model, sampling parameters, max_tokens, system prompt)
 and the user turns up to it, so a rerun finds every finished answer and makes no call, and an edited question or
-setting is a new answer. Like the judging store (:mod:`judgewise.judges.store`): WAL journal, one ``BEGIN
+setting is a new answer. Like the judging store (:mod:`judgewise.store.judgments`): WAL journal, one ``BEGIN
 IMMEDIATE`` transaction per answer (a ``kill -9`` loses at most the calls in flight), a claim (lease) per key in
 flight so two processes sharing the file never pay for the same answer (a dead owner's claim is taken over at
 once), and a journal of answers received but not yet stored (``scheduler.AnswerJournal``), so no answer received
@@ -26,8 +26,8 @@ from typing import Iterable
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.judges.sqlite_leases import LeasedSqliteStore, connect_writer, owner_id
-from judgewise.judges.store import SQLITE_HEADER, STORE_TABLES, storable_record
+from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
+from judgewise.store.judgments import SQLITE_HEADER, STORE_TABLES, storable_record
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ class GenerationStore(LeasedSqliteStore):
 
     It is what the judging engine (:func:`judgewise.judges.runner.arun_keyed`) needs of a store: ``statuses``,
     ``claim``/``release``/``renew_claims``, ``record``, ``frame``, and the answer journal (claims and the journal:
-    :class:`~judgewise.judges.sqlite_leases.LeasedSqliteStore`)."""
+    :class:`~judgewise.store.leases.LeasedSqliteStore`)."""
 
     RESULTS, CLAIMS, JOURNAL, META, SCHEMA = ("generations", "generation_claims", "generation_journal",
                                              "generation_meta", _SCHEMA)

@@ -40,7 +40,7 @@ def ranking_json(ranked) -> str:
 
 
 def write_ranking(path: Path, ranked) -> Path:
-    """Write ``ranked`` (a :class:`~judgewise.pipeline.ranking.RankedFile`) to ``path`` in the format of its
+    """Write ``ranked`` (a :class:`~judgewise.commands.ranking.RankedFile`) to ``path`` in the format of its
     suffix (module docstring), atomically."""
     check_ranking_output(path)
     suffix = Path(path).suffix.lower()

@@ -1,6 +1,6 @@
 """What every judgewise SQLite store shares: owners and leases (claims), the answer journal, write transactions.
 
-The judging store (:mod:`judgewise.judges.store`) and the generation store (:mod:`judgewise.judges.generation_store`)
+The judging store (:mod:`judgewise.store.judgments`) and the generation store (:mod:`judgewise.store.generations`)
 keep their own tables; a subclass names them in ``RESULTS``, ``CLAIMS``, ``JOURNAL`` and ``META`` and gives its
 ``SCHEMA``. A claim is a lease: (key, owner, expires); an owner is ``host:pid:nonce``, and a claim of a process on
 this host that no longer runs is free at once (:func:`owner_is_dead`), else when it expires.
@@ -19,7 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-from judgewise.judges.base import journal_json
+from judgewise.store.storable import journal_json
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ AUTOCHECKPOINT_PAGES = 1000  # SQLite's default
 
 
 def _journal_rows(held: list[tuple]) -> list[tuple]:
-    """Journal rows as stored: each answer as JSON (:func:`base.journal_json`: ASCII, scrubbed of secrets)."""
+    """Journal rows as stored: each answer as JSON (:func:`storable.journal_json`: ASCII, scrubbed of secrets)."""
     return [(call, game, journal_json(answer), at)
             for call, game, answer, at in held]
 

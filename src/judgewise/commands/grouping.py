@@ -55,7 +55,7 @@ def read_prompts(path: Path) -> pd.DataFrame:
     InputError
         A file without a ``prompt_id``/``question_id``/``uid`` field.
     """
-    from judgewise.pipeline.diagnosis import read_plain_table
+    from judgewise.commands.diagnosis import read_plain_table
 
     frame = read_plain_table(Path(path))
     id_field = next((f for f in ID_FIELDS if f in frame.columns), None)

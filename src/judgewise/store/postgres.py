@@ -1,6 +1,6 @@
 """Shared PostgreSQL store of judge calls: the SQLite store's rows and guarantees, for workers on many machines.
 
-:class:`PgJudgmentStore` has the methods of :class:`~judgewise.judges.store.JudgmentStore` (one row per game,
+:class:`PgJudgmentStore` has the methods of :class:`~judgewise.store.judgments.JudgmentStore` (one row per game,
 keyed by the same content hash; claims with leases; the answer journal; an "ok" row never overwritten), so the
 runner, ``rank``, ``report``, ``serve`` and ``store export|stats`` read either. Its tables live in the PostgreSQL
 schema ``judgewise`` of the database the URL names (``postgresql://user@host:5432/db``; put a password in
@@ -34,9 +34,10 @@ from urllib.parse import quote, unquote, unquote_plus
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError, StoreUnavailable
-from judgewise.judges.base import journal_json, register_secret, scrub
-from judgewise.judges.sqlite_leases import owner_id, owner_is_dead
-from judgewise.judges.store import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
+from judgewise.store.storable import journal_json
+from judgewise.redaction import register_secret, scrub
+from judgewise.store.leases import owner_id, owner_is_dead
+from judgewise.store.judgments import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
                                     JudgmentStore, check_version, plain_value, scrubbed, store_stats)
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ def url_passwords(url: str) -> list[str]:
 
 def masked(url: str) -> str:
     """The URL with every password (user information, ``?password=``) replaced by ``***``: what messages and
-    summaries show. Its passwords are registered as secrets (:func:`base.register_secret`), so that any other
+    summaries show. Its passwords are registered as secrets (:func:`redaction.register_secret`), so that any other
     message quoting one — libpq's own ("could not resolve host ...") — is scrubbed too."""
     url = str(url)
     for password in url_passwords(url):

@@ -33,8 +33,8 @@ def measure(path: Path, *, anchor: str | None = None, pilot_prompts: int = 10, s
     anchor-based file gives its anchor's informativeness (Anchor §4.3), an all-pairs one the pilot's recommended
     anchor and its informativeness (§5.3). ``informative``: a measured informativeness of 0 (no anchor comparison
     separates two models) is a ConfigError naming ``path``, as no anchor plan can be sized from it."""
-    from judgewise.analysis.design_studies import anchor_reports_of_file
-    from judgewise.pipeline.inputs import read_rated
+    from judgewise.commands.design_studies import anchor_reports_of_file
+    from judgewise.store.reading import read_rated
 
     frame, table = read_rated(path)
     reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed, rated=(frame, table))

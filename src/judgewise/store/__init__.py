@@ -1,0 +1,1 @@
+"""The durable stores of judge calls and generations (SQLite file or PostgreSQL), and reading judgments from any source."""
