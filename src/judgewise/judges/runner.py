@@ -33,6 +33,7 @@ from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend, off_loop
+from judgewise.judges.sqlite_leases import UNSTORABLE
 from judgewise.judges.store import GameRecord, JudgmentStore, export_frame
 from judgewise.judges.stores import open_store
 
@@ -129,6 +130,14 @@ class RunResult:
     reused_answers: int = 0  # answers received by an earlier (stopped or killed) run, used instead of a new call
     by_others: int = 0  # worker mode: games of the job that other workers stored while this one ran
 
+    def __repr__(self) -> str:
+        """The counts, and the table by its size: ``asyncio.run`` formats the finished main task (and so its result)
+        when it restores the SIGINT handler, and a table printed whole cost ~50 ms at the end of every run."""
+        counts = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                           if f.name != "judgments")
+        rows, cols = self.judgments.shape
+        return f"RunResult(judgments=<{rows} rows x {cols} columns>, {counts})"
+
     def by_comparison(self) -> pd.DataFrame:
         """One row per comparison with both orders averaged (see :func:`average_orders`)."""
         return average_orders(self.judgments)
@@ -203,10 +212,6 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRe
         cost=result.cost, n_calls=result.n_calls, turn=len(c.turns) or None)
 
 
-# What a store raises for a value its database cannot hold (sqlite3: OverflowError, UnicodeEncodeError, DataError,
-# "Error binding parameter" ProgrammingError; ``pg_store`` turns psycopg's DataError into ValueError): the game is
-# stored as failed instead (and should that fail too, the error propagates).
-UNSTORABLE = (ValueError, OverflowError, TypeError, sqlite3.DataError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
 KEPT = {"status", "error", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at", "mode", "turn"}
 
 
@@ -307,18 +312,25 @@ class _Run:
             GAME_KEY.reset(token)
 
     async def _store(self, rec):
-        """Store ``rec``; a row the store refuses (a value its database cannot hold) is stored instead as a failed
-        game with the reason, keeping its calls, tokens and cost — so that the rerun does not pay for it again
-        (``--retry-failed`` asks again)."""
+        """Store ``rec``; a row the store refuses (a value its database cannot hold, :data:`UNSTORABLE`) is stored
+        instead as a failed game with the reason, keeping its calls, tokens and cost — so that the rerun does not
+        pay for it again (``--retry-failed`` asks again). Returns once the row is committed."""
         try:
-            await off_loop(self.store, "record", rec)
+            await self._commit(rec)
             return rec
         except UNSTORABLE as exc:
             reason = f"the answer could not be stored ({type(exc).__name__}: {str(exc)[:200]})"
             log.warning("game %s: %s; stored as a failed game", rec.key[:12], reason)
             failed = refused_record(rec, reason)
-            await off_loop(self.store, "record", failed)
+            await self._commit(failed)
             return failed
+
+    def _commit(self, rec):
+        """An awaitable committing ``rec``: with every game finished in the same turn of the loop (``record_soon``,
+        a SQLite store on the loop), else alone (``record``; in a thread for PostgreSQL)."""
+        if hasattr(self.store, "record_soon") and not getattr(self.store, "threadsafe", False):
+            return self.store.record_soon(rec)
+        return off_loop(self.store, "record", rec)
 
     def _stored(self, rec: GameRecord) -> None:
         s = self.state
