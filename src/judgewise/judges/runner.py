@@ -191,8 +191,23 @@ def swap_consistency(judgments: pd.DataFrame) -> float | None:
 
 
 # -- the run ----------------------------------------------------------------------------------------
-def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRecord:
-    """A store row from a judge result, verdict turned to the canonical model_a view."""
+def judge_labels(identity: dict) -> dict:
+    """The judge columns of a store row: ``judge`` (:func:`judge_name`), ``template`` and ``judge_identity`` (the
+    identity's canonical JSON)."""
+    return {"judge": judge_name(identity), "template": template_name(identity),
+            "judge_identity": canonical_json(identity)}
+
+
+def _game_recorder(identity: dict) -> Callable:
+    """:func:`_record` for one run, the identity's labels computed once (not once a game)."""
+    labels = judge_labels(identity)
+    return lambda key, game, _identity, result: _record(key, game, identity, result, labels)
+
+
+def _record(key: str, game: Game, identity: dict, result: JudgeResult, labels: dict | None = None) -> GameRecord:
+    """A store row from a judge result, verdict turned to the canonical model_a view (``labels``: the identity's
+    :func:`judge_labels`, when the caller has them)."""
+    labels = labels or judge_labels(identity)
     c, v = game.comparison, result.verdict
     ok = v is not None and result.error is None
     flip = game.swapped
@@ -202,8 +217,7 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRe
 
     return GameRecord(
         key=key, prompt_id=c.prompt_id, model_a=c.model_a, model_b=c.model_b, first=game.first_model,
-        swapped=flip, judge=judge_name(identity), template=template_name(identity),
-        judge_identity=canonical_json(identity), status="ok" if ok else "failed", raw=result.raw or "",
+        swapped=flip, **labels, status="ok" if ok else "failed", raw=result.raw or "",
         verdict5=view(v.verdict5 if v else None, lambda x: -x), label=v.label if v else None,
         outcome=view(v.outcome if v else None, lambda x: 1.0 - x) if ok else None,
         soft=view(v.soft if v else None, lambda x: 1.0 - x),
@@ -510,7 +524,8 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
     todo = deque((k, g) for k, g in keyed.items()
                  if k not in done or (retry_failed and done[k] == "failed"))
     run = _Run(judge, store, identity, budget or Budget(), retry_failed, progress, est_cost_per_game,
-               state=Progress(total=len(todo), cached=len(keyed) - len(todo)), record=record)
+               state=Progress(total=len(todo), cached=len(keyed) - len(todo)),
+               record=record or _game_recorder(identity))
     scheduled, original = _wrap_backend(judge, concurrency=concurrency, limits=limits, timeout_s=timeout_s,
                                         policy=retry, seed=seed)
     if scheduled is not None:

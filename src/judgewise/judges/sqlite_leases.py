@@ -162,18 +162,23 @@ class LeasedSqliteStore:
         """:meth:`claim` for each of ``keys`` (its answer for each, in order), in one transaction."""
         now, out = time.time(), []
         with self._write():
-            for key in keys:
-                row = self._db.execute(f"SELECT status FROM {self.RESULTS} WHERE key = ?", (key,)).fetchone()
-                if row and (row[0] == "ok" or not retry_failed):
-                    out.append("done")
-                    continue
-                held = self._db.execute(f"SELECT owner, expires FROM {self.CLAIMS} WHERE key = ?", (key,)).fetchone()
-                if held and held[0] != self.owner and held[1] > now and not owner_is_dead(held[0]):
-                    out.append("busy")
-                    continue
-                self._db.execute(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)",
-                                 (key, self.owner, now + self.lease_s))
-                out.append("claimed")
+            for i in range(0, len(keys), 500):  # three statements a batch of keys, not three a key
+                chunk = keys[i:i + 500]
+                marks = ",".join("?" * len(chunk))
+                stored = dict(self._db.execute(f"SELECT key, status FROM {self.RESULTS} WHERE key IN ({marks})", chunk))
+                held = {k: (owner, expires) for k, owner, expires in self._db.execute(
+                    f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key IN ({marks})", chunk)}
+                mine = []
+                for key in chunk:
+                    status, claim = stored.get(key), held.get(key)
+                    if status is not None and (status == "ok" or not retry_failed):
+                        out.append("done")
+                    elif claim and claim[0] != self.owner and claim[1] > now and not owner_is_dead(claim[0]):
+                        out.append("busy")
+                    else:
+                        mine.append((key, self.owner, now + self.lease_s))
+                        out.append("claimed")
+                self._db.executemany(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)", mine)
         return out
 
     def renew_claims(self) -> int:

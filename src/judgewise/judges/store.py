@@ -375,11 +375,13 @@ def storable_record(rec, note_field: str):
     rec.created_at = rec.created_at or time.time()
     values = rec.__dict__
     notes = []
+    texts = "".join(v for v in values.values() if type(v) is str)  # a secret, NUL or surrogate in a text is in it
+    texts_clean = storable(texts)[0] is texts  # the common case: one check for all the texts
     for name, default in _defaults(type(rec)):
         value = values[name]
         kind = type(value)
         if kind is str:
-            if value:
+            if value and not texts_clean:
                 clean, n = storable(value)
                 if n:
                     notes.append(f"{n} character(s) of {name} that UTF-8 cannot hold (a lone surrogate, NUL) "
