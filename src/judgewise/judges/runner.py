@@ -74,19 +74,22 @@ def template_name(identity: dict) -> str | None:
     return f"{t}@{version}" if version is not None else str(t)
 
 
-def game_key(identity: dict, game: Game, judge=None) -> str:
+def game_key(identity: dict, game: Game, judge=None, identity_json: str | None = None) -> str:
     """Content hash of (judge identity with its parameters and template, prompt, both responses, order), and of
     the parameters the judge reads for this game only (``judge.game_parameters(game)`` when it has them: the
-    simulated judge's true ratings of the two models, too many to be in its identity)."""
+    simulated judge's true ratings of the two models, too many to be in its identity). ``identity_json``: the
+    identity's :func:`canonical_json` when the caller has it (planning a run encodes it once, not once a game)."""
     c = game.comparison
-    payload = {"judge": identity, "prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
+    payload = {"prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
                "model_a": c.model_a, "model_b": c.model_b, "response_a": c.response_a,
                "response_b": c.response_b, "swapped": game.swapped}
     if c.turns:  # a multi-turn conversation (single-turn keys are as they always were)
         payload["turns"] = [list(t) for t in c.turns]
     if hasattr(judge, "game_parameters"):
         payload["parameters"] = judge.game_parameters(game)
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    # canonical_json of the payload with "judge": the identity, which sorts before every other key
+    head = canonical_json(identity) if identity_json is None else identity_json
+    return hashlib.sha256(f'{{"judge":{head},{canonical_json(payload)[1:]}'.encode("utf-8")).hexdigest()
 
 
 def _coin(seed: int, c: Comparison) -> bool:
@@ -491,7 +494,8 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
     comparisons = list(comparisons)
     games = plan_games(comparisons, orders=orders, seed=seed)
     identity = dict(judge.identity)
-    keyed = dict((game_key(identity, g, judge), g) for g in games)  # duplicates collapse to one game
+    identity_json = canonical_json(identity)
+    keyed = dict((game_key(identity, g, judge, identity_json), g) for g in games)  # duplicates collapse to one game
     return await arun_keyed(keyed, judge, store, n_items=len(comparisons), n_planned=len(games), seed=seed,
                             concurrency=concurrency, limits=limits, timeout_s=timeout_s, retry=retry, budget=budget,
                             retry_failed=retry_failed, est_cost_per_game=est_cost_per_game, progress=progress,
