@@ -134,3 +134,19 @@ def test_rows_finished_in_one_turn_are_committed_together_and_a_refused_row_alon
     assert before == 0  # nothing committed before the end of the turn
     assert outcomes[:2] == [None, None] and isinstance(outcomes[2], sqlite3.ProgrammingError)
     assert games == ["game1", "game2"] and _journal(path) == [("call2", "other")]
+
+
+def test_before_a_call_only_answers_whose_rows_are_not_waiting_to_be_committed_are_journaled(tmp_path):
+    path = tmp_path / "s.sqlite"
+
+    async def go():
+        with JudgmentStore(path) as store:
+            store.hold_answer("game1", "call1", ANSWER)  # game1 will re-ask: its answer must be durable first
+            store.hold_answer("game2", "call2", ANSWER)
+            waiting = store.record_soon(_record("game2"))  # game2's row supersedes its answer at the end of the turn
+            assert store.held_answer("call-reask") is None  # before game1's re-ask is sent
+            sent = _journal(path)
+            await waiting
+            return sent, _journal(path)
+    sent, after = asyncio.run(go())
+    assert sent == [("call1", "game1")] and after == [("call1", "game1")]

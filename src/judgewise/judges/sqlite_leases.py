@@ -196,6 +196,7 @@ class LeasedSqliteStore:
     # A subclass says how one row is written (``_write_row``: the row, its claim and journal rows dropped) and made
     # ready to store (``_ready``: ``store.storable_record``).
     _pending: list = ()  # (row, future) of record_soon, committed at the end of the loop's turn
+    _waiting: set = frozenset()  # the keys of those rows
     _commit_loop = None  # the loop whose next turn commits what is held back (None: no commit scheduled)
 
     def record(self, rec) -> None:
@@ -219,8 +220,11 @@ class LeasedSqliteStore:
         self._ready(rec)
         done = loop.create_future()
         if not self._pending:
-            self._pending = []
+            self._pending, self._waiting = [], set()
         self._pending.append((rec, done))
+        self._waiting.add(rec.key)
+        if self._held:
+            self._unsettled.discard(rec.key)  # its answers are superseded by the row, at the end of this turn
         self._commit_at_end_of_turn(loop)
         return done
 
@@ -235,7 +239,7 @@ class LeasedSqliteStore:
         self._commit_loop = None
         if not self._pending:
             return self._flush_journal()
-        pending, self._pending = self._pending, []
+        pending, self._pending, self._waiting = self._pending, [], set()
         try:
             outcomes = self._commit([rec for rec, _ in pending])
         except Exception as exc:  # noqa: BLE001 - nothing committed: each waiting caller raises it (never left waiting)
@@ -263,7 +267,7 @@ class LeasedSqliteStore:
                         refused.append(exc)
                 self._settle_journal({rec.key for rec, no in zip(recs, refused) if no is None})
         except BaseException:
-            self._held = held
+            self._held, self._unsettled = held, {r[1] for r in held or ()}
             raise
         return refused
 
@@ -279,6 +283,7 @@ class LeasedSqliteStore:
     # finished game costs no journal write. Otherwise it is committed before the game's next call is sent
     # (held_answer runs before each call), or by the loop's next turn (call_soon), or at close: never later.
     _held: list | None = None  # journal rows not committed yet
+    _unsettled: set = frozenset()  # the games of those rows whose own row is not waiting in record_soon
 
     def held_answer(self, call_key: str) -> dict | None:
         """A completion received earlier for this call (its result not stored yet), or None. Runs before every call
@@ -298,8 +303,10 @@ class LeasedSqliteStore:
         except RuntimeError:
             loop = None
         if self._held is None:
-            self._held = []
+            self._held, self._unsettled = [], set()
         self._held.append(row)
+        if game_key not in self._waiting:
+            self._unsettled.add(game_key)
         if loop is None:
             self._flush_journal()
         else:
@@ -308,13 +315,10 @@ class LeasedSqliteStore:
     def _flush_journal(self) -> None:
         """Commit the answers held back (none: nothing to do), but those of rows waiting in record_soon: each is
         superseded by its row, committed at the end of this turn."""
-        if not self._held:
+        if not self._unsettled:  # the common case, checked before every call: nothing, or only superseded answers
             return
-        waiting = {rec.key for rec, _ in self._pending}
-        rows = [r for r in self._held if r[1] not in waiting]
-        if not rows:
-            return
-        self._held = [r for r in self._held if r[1] in waiting] or None
+        rows = [r for r in self._held if r[1] in self._unsettled]
+        self._held, self._unsettled = [r for r in self._held if r[1] not in self._unsettled] or None, set()
         try:
             with self._write():
                 self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))
@@ -325,7 +329,7 @@ class LeasedSqliteStore:
     def _settle_journal(self, stored: set) -> None:
         """Inside the transaction storing the rows of the keys ``stored``: the answers held back are written with
         them, except those of these rows (each row supersedes them; ``_write_row`` deletes any committed earlier)."""
-        rows, self._held = self._held, None
+        rows, self._held, self._unsettled = self._held, None, set()
         rows = [r for r in rows or () if r[1] not in stored]
         if rows:
             self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))
