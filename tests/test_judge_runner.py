@@ -4,16 +4,18 @@ store keys, the run config (designs, validation) and the dry run."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 
 import pandas as pd
 import pytest
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.judges.base import Game, JudgeResult, Verdict
+from judgewise.judges.base import Comparison, Game, JudgeResult, Verdict
 from judgewise.pipeline import build_job, load_config
 from judgewise.judges.estimate import estimate_run
 from judgewise.judges.openai_backend import Prices
-from judgewise.judges.runner import arun_judging, average_orders, game_key, plan_games, run_judging, swap_consistency
+from judgewise.judges.runner import (arun_judging, average_orders, canonical_json, game_key, plan_games, run_judging,
+                                     swap_consistency)
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.store.judgments import JudgmentStore
 
@@ -76,6 +78,23 @@ def test_store_key_depends_on_judge_identity_order_and_content():
     assert base != game_key({"model": "m", "template": "t", "template_version": "2"}, Game(c[0]))
     assert base != game_key({"model": "m", "template": "t", "template_version": "1"}, Game(c[0], swapped=True))
     assert base != game_key({"model": "m", "template": "t", "template_version": "1"}, Game(c[1]))
+
+
+def test_a_store_key_is_the_hash_of_the_games_canonical_json_as_stores_already_hold_it():
+    """Keys stored by earlier versions must still be found: sha256 of canonical_json of the whole payload, the
+    identity under "judge", however the key is put together (the identity's JSON given or not)."""
+    identity = {"model": "m", "template": "t", "params": {"temperature": 0.0}, "name": "é"}
+    turns = (("q1", "a1", "b1", None),)
+    for comp in [*comparisons(2), Comparison("p", "x", "a", "b", "ra", "rb", reference="ref", turns=turns)]:
+        for game in (Game(comp), Game(comp, swapped=True)):
+            c = game.comparison
+            payload = {"judge": identity, "prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
+                       "model_a": c.model_a, "model_b": c.model_b, "response_a": c.response_a,
+                       "response_b": c.response_b, "swapped": game.swapped}
+            if c.turns:
+                payload["turns"] = [list(t) for t in c.turns]
+            expected = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+            assert game_key(identity, game) == expected == game_key(identity, game, None, canonical_json(identity))
 
 
 def _config(tmp_path, **extra) -> dict:

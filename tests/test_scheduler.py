@@ -4,15 +4,19 @@ rate limits space calls out, budget caps stop before paying more, and load sprea
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import random
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judgewise.errors import BudgetExceeded, ConfigError, JudgeError
 from judgewise.judges.limits import Budget, TokenBucket
 from judgewise.judges.runner import run_judging
-from judgewise.judges.scheduler import RetryPolicy
+from judgewise.judges.scheduler import RetryPolicy, call_json, call_key
 
 from tests.fault_server import FaultServer
 from tests.judge_support import comparisons, llm_judge
@@ -174,3 +178,18 @@ def test_a_one_call_at_a_time_backend_gets_one_call_in_flight_so_queued_calls_ne
     backend = OneAtATime()
     stats = asyncio.run(run(backend))  # 8 calls of 0.2 s in a row: the last ends at 1.6 s, past a queued timeout
     assert stats.calls_ok == 8 and backend.most == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(identity=st.dictionaries(st.text(max_size=8), st.one_of(st.none(), st.booleans(), st.integers(), st.text())),
+       texts=st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",))), max_size=3),
+       max_tokens=st.one_of(st.none(), st.integers(0, 4096)), grammar=st.one_of(st.none(), st.text()))
+def test_a_call_key_is_the_hash_of_the_calls_json_whether_or_not_the_identity_comes_encoded(identity, texts,
+                                                                                            max_tokens, grammar):
+    """Keys journaled by earlier runs must still be found: the key is the hash of json.dumps([identity, messages,
+    options]) (sorted keys), however it is put together."""
+    messages = [{"role": "user", "content": t} for t in texts]
+    kw = {"max_tokens": max_tokens, "want_logprobs": False, "grammar": grammar}
+    whole = json.dumps([identity, messages, kw], sort_keys=True, ensure_ascii=False, default=str)
+    expected = hashlib.sha256(whole.encode("utf-8")).hexdigest()
+    assert call_key(identity, messages, **kw) == expected == call_key(call_json(identity), messages, **kw)

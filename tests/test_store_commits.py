@@ -112,3 +112,41 @@ def test_a_run_at_high_concurrency_stores_every_game_once_with_no_claim_or_journ
         assert db.execute("SELECT COUNT(*), SUM(n_calls) FROM games").fetchone() == (300, 300)
         assert db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
         assert db.execute("SELECT COUNT(*) FROM answers").fetchone()[0] == 0
+
+
+def test_rows_finished_in_one_turn_are_committed_together_and_a_refused_row_alone_is_left_out(tmp_path):
+    path = tmp_path / "s.sqlite"
+    bad = _record("bad")
+    bad.tokens_in = ["not", "a", "number"]  # a value SQLite cannot bind: this row alone is refused
+
+    async def go():
+        with JudgmentStore(path) as store:
+            store.hold_answer("game1", "call1", ANSWER)  # game1's row below supersedes it
+            store.hold_answer("other", "call2", ANSWER)  # a game still in play: journaled with the rows
+            waits = [store.record_soon(_record(k)) for k in ("game1", "game2")] + [store.record_soon(bad)]
+            with sqlite3.connect(path) as db:
+                before = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            outcomes = await asyncio.gather(*waits, return_exceptions=True)
+            with sqlite3.connect(path) as db:
+                games = sorted(k for (k,) in db.execute("SELECT key FROM games"))
+            return before, outcomes, games
+    before, outcomes, games = asyncio.run(go())
+    assert before == 0  # nothing committed before the end of the turn
+    assert outcomes[:2] == [None, None] and isinstance(outcomes[2], sqlite3.ProgrammingError)
+    assert games == ["game1", "game2"] and _journal(path) == [("call2", "other")]
+
+
+def test_before_a_call_only_answers_whose_rows_are_not_waiting_to_be_committed_are_journaled(tmp_path):
+    path = tmp_path / "s.sqlite"
+
+    async def go():
+        with JudgmentStore(path) as store:
+            store.hold_answer("game1", "call1", ANSWER)  # game1 will re-ask: its answer must be durable first
+            store.hold_answer("game2", "call2", ANSWER)
+            waiting = store.record_soon(_record("game2"))  # game2's row supersedes its answer at the end of the turn
+            assert store.held_answer("call-reask") is None  # before game1's re-ask is sent
+            sent = _journal(path)
+            await waiting
+            return sent, _journal(path)
+    sent, after = asyncio.run(go())
+    assert sent == [("call1", "game1")] and after == [("call1", "game1")]

@@ -33,6 +33,7 @@ from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend, off_loop
+from judgewise.store.leases import UNSTORABLE
 from judgewise.store.judgments import GameRecord, JudgmentStore, export_frame
 from judgewise.store.opening import open_store
 
@@ -73,19 +74,22 @@ def template_name(identity: dict) -> str | None:
     return f"{t}@{version}" if version is not None else str(t)
 
 
-def game_key(identity: dict, game: Game, judge=None) -> str:
+def game_key(identity: dict, game: Game, judge=None, identity_json: str | None = None) -> str:
     """Content hash of (judge identity with its parameters and template, prompt, both responses, order), and of
     the parameters the judge reads for this game only (``judge.game_parameters(game)`` when it has them: the
-    simulated judge's true ratings of the two models, too many to be in its identity)."""
+    simulated judge's true ratings of the two models, too many to be in its identity). ``identity_json``: the
+    identity's :func:`canonical_json` when the caller has it (planning a run encodes it once, not once a game)."""
     c = game.comparison
-    payload = {"judge": identity, "prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
+    payload = {"prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
                "model_a": c.model_a, "model_b": c.model_b, "response_a": c.response_a,
                "response_b": c.response_b, "swapped": game.swapped}
     if c.turns:  # a multi-turn conversation (single-turn keys are as they always were)
         payload["turns"] = [list(t) for t in c.turns]
     if hasattr(judge, "game_parameters"):
         payload["parameters"] = judge.game_parameters(game)
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    # canonical_json of the payload with "judge": the identity, which sorts before every other key
+    head = canonical_json(identity) if identity_json is None else identity_json
+    return hashlib.sha256(f'{{"judge":{head},{canonical_json(payload)[1:]}'.encode("utf-8")).hexdigest()
 
 
 def _coin(seed: int, c: Comparison) -> bool:
@@ -128,6 +132,14 @@ class RunResult:
     maybe_charged_timeouts: int = 0  # calls that timed out after being sent: the server may have billed them
     reused_answers: int = 0  # answers received by an earlier (stopped or killed) run, used instead of a new call
     by_others: int = 0  # worker mode: games of the job that other workers stored while this one ran
+
+    def __repr__(self) -> str:
+        """The counts, and the table by its size: ``asyncio.run`` formats the finished main task (and so its result)
+        when it restores the SIGINT handler, and a table printed whole cost ~50 ms at the end of every run."""
+        counts = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                           if f.name != "judgments")
+        rows, cols = self.judgments.shape
+        return f"RunResult(judgments=<{rows} rows x {cols} columns>, {counts})"
 
     def by_comparison(self) -> pd.DataFrame:
         """One row per comparison with both orders averaged (see :func:`average_orders`)."""
@@ -182,8 +194,23 @@ def swap_consistency(judgments: pd.DataFrame) -> float | None:
 
 
 # -- the run ----------------------------------------------------------------------------------------
-def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRecord:
-    """A store row from a judge result, verdict turned to the canonical model_a view."""
+def judge_labels(identity: dict) -> dict:
+    """The judge columns of a store row: ``judge`` (:func:`judge_name`), ``template`` and ``judge_identity`` (the
+    identity's canonical JSON)."""
+    return {"judge": judge_name(identity), "template": template_name(identity),
+            "judge_identity": canonical_json(identity)}
+
+
+def _game_recorder(identity: dict) -> Callable:
+    """:func:`_record` for one run, the identity's labels computed once (not once a game)."""
+    labels = judge_labels(identity)
+    return lambda key, game, _identity, result: _record(key, game, identity, result, labels)
+
+
+def _record(key: str, game: Game, identity: dict, result: JudgeResult, labels: dict | None = None) -> GameRecord:
+    """A store row from a judge result, verdict turned to the canonical model_a view (``labels``: the identity's
+    :func:`judge_labels`, when the caller has them)."""
+    labels = labels or judge_labels(identity)
     c, v = game.comparison, result.verdict
     ok = v is not None and result.error is None
     flip = game.swapped
@@ -193,8 +220,7 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRe
 
     return GameRecord(
         key=key, prompt_id=c.prompt_id, model_a=c.model_a, model_b=c.model_b, first=game.first_model,
-        swapped=flip, judge=judge_name(identity), template=template_name(identity),
-        judge_identity=canonical_json(identity), status="ok" if ok else "failed", raw=result.raw or "",
+        swapped=flip, **labels, status="ok" if ok else "failed", raw=result.raw or "",
         verdict5=view(v.verdict5 if v else None, lambda x: -x), label=v.label if v else None,
         outcome=view(v.outcome if v else None, lambda x: 1.0 - x) if ok else None,
         soft=view(v.soft if v else None, lambda x: 1.0 - x),
@@ -203,10 +229,6 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult) -> GameRe
         cost=result.cost, n_calls=result.n_calls, turn=len(c.turns) or None)
 
 
-# What a store raises for a value its database cannot hold (sqlite3: OverflowError, UnicodeEncodeError, DataError,
-# "Error binding parameter" ProgrammingError; ``pg_store`` turns psycopg's DataError into ValueError): the game is
-# stored as failed instead (and should that fail too, the error propagates).
-UNSTORABLE = (ValueError, OverflowError, TypeError, sqlite3.DataError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
 KEPT = {"status", "error", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at", "mode", "turn"}
 
 
@@ -307,18 +329,25 @@ class _Run:
             GAME_KEY.reset(token)
 
     async def _store(self, rec):
-        """Store ``rec``; a row the store refuses (a value its database cannot hold) is stored instead as a failed
-        game with the reason, keeping its calls, tokens and cost — so that the rerun does not pay for it again
-        (``--retry-failed`` asks again)."""
+        """Store ``rec``; a row the store refuses (a value its database cannot hold, :data:`UNSTORABLE`) is stored
+        instead as a failed game with the reason, keeping its calls, tokens and cost — so that the rerun does not
+        pay for it again (``--retry-failed`` asks again). Returns once the row is committed."""
         try:
-            await off_loop(self.store, "record", rec)
+            await self._commit(rec)
             return rec
         except UNSTORABLE as exc:
             reason = f"the answer could not be stored ({type(exc).__name__}: {str(exc)[:200]})"
             log.warning("game %s: %s; stored as a failed game", rec.key[:12], reason)
             failed = refused_record(rec, reason)
-            await off_loop(self.store, "record", failed)
+            await self._commit(failed)
             return failed
+
+    def _commit(self, rec):
+        """An awaitable committing ``rec``: with every game finished in the same turn of the loop (``record_soon``,
+        a SQLite store on the loop), else alone (``record``; in a thread for PostgreSQL)."""
+        if hasattr(self.store, "record_soon") and not getattr(self.store, "threadsafe", False):
+            return self.store.record_soon(rec)
+        return off_loop(self.store, "record", rec)
 
     def _stored(self, rec: GameRecord) -> None:
         s = self.state
@@ -465,7 +494,8 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
     comparisons = list(comparisons)
     games = plan_games(comparisons, orders=orders, seed=seed)
     identity = dict(judge.identity)
-    keyed = dict((game_key(identity, g, judge), g) for g in games)  # duplicates collapse to one game
+    identity_json = canonical_json(identity)
+    keyed = dict((game_key(identity, g, judge, identity_json), g) for g in games)  # duplicates collapse to one game
     return await arun_keyed(keyed, judge, store, n_items=len(comparisons), n_planned=len(games), seed=seed,
                             concurrency=concurrency, limits=limits, timeout_s=timeout_s, retry=retry, budget=budget,
                             retry_failed=retry_failed, est_cost_per_game=est_cost_per_game, progress=progress,
@@ -498,7 +528,8 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
     todo = deque((k, g) for k, g in keyed.items()
                  if k not in done or (retry_failed and done[k] == "failed"))
     run = _Run(judge, store, identity, budget or Budget(), retry_failed, progress, est_cost_per_game,
-               state=Progress(total=len(todo), cached=len(keyed) - len(todo)), record=record)
+               state=Progress(total=len(todo), cached=len(keyed) - len(todo)),
+               record=record or _game_recorder(identity))
     scheduled, original = _wrap_backend(judge, concurrency=concurrency, limits=limits, timeout_s=timeout_s,
                                         policy=retry, seed=seed)
     if scheduled is not None:

@@ -58,10 +58,17 @@ async def off_loop(store, method: str, *args, **kw):
     return fn(*args, **kw)
 
 
-def call_key(identity: dict, messages: list[dict], **kw) -> str:
-    """Content hash of one call: the backend identity, the messages and the per-call options."""
-    payload = json.dumps([identity, messages, kw], sort_keys=True, ensure_ascii=False, default=str)
+def call_key(identity: dict | str, messages: list[dict], **kw) -> str:
+    """Content hash of one call: the backend identity, the messages and the per-call options. ``identity`` may be
+    given as its :func:`call_json` already (a backend's, encoded once)."""
+    identity = identity if isinstance(identity, str) else call_json(identity)
+    payload = f"[{identity}, {call_json(messages)}, {call_json(kw)}]"  # json.dumps of the list, in three parts
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def call_json(value) -> str:
+    """The JSON a call key hashes (sorted keys, JSON's default separators)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,7 @@ class ScheduledBackend:
             raise ValueError("concurrency must be >= 1")
         self.inner = backend
         self.identity = backend.identity
+        self._identity_json = call_json(self.identity)  # hashed into every call key
         self.policy = policy or RetryPolicy()
         self.timeout_s = timeout_s
         self.stats = CallStats()
@@ -138,7 +146,7 @@ class ScheduledBackend:
         self.journal: AnswerJournal | None = None  # set by the runner for a run (the store)
 
     def __getattr__(self, name):  # expose the wrapped backend's extras (price, model, ...)
-        if name in ("inner", "journal"):
+        if name in ("inner", "journal", "_identity_json"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -146,7 +154,7 @@ class ScheduledBackend:
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion:
         kw = dict(max_tokens=max_tokens, want_logprobs=want_logprobs, grammar=grammar)
         game, journal = GAME_KEY.get(), self.journal
-        key = call_key(self.identity, messages, **kw) if journal is not None and game is not None else None
+        key = call_key(self._identity_json, messages, **kw) if journal is not None and game is not None else None
         held = await off_loop(journal, "held_answer", key) if key is not None else None
         if held is not None:
             self.stats.reused_answers += 1

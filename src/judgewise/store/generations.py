@@ -236,13 +236,15 @@ class GenerationStore(LeasedSqliteStore):
         return self._db.execute("SELECT COUNT(*) FROM generation_claims").fetchone()[0]
 
     # -- writes -----------------------------------------------------------------------------------------------------
-    def record(self, rec: AnswerRecord) -> None:
-        """Store one finished answer and drop its claim and journal entries, in one committed transaction."""
+    # ``record(rec)`` stores one finished answer (an AnswerRecord) in its own transaction, ``record_soon(rec)`` with
+    # the others finished in the same turn of the event loop (``LeasedSqliteStore``); both through these two:
+    def _ready(self, rec: AnswerRecord) -> None:
         storable_record(rec, "error")  # the one rule of both stores (an "ok" answer's error is only a note)
-        with self._write():
-            self._db.execute(_UPSERT, rec.values())
-            self._db.execute("DELETE FROM generation_claims WHERE key = ?", (rec.key,))
-            self._settle_journal(rec.key)
-            self._db.execute("DELETE FROM generation_journal WHERE key = ?", (rec.key,))
+
+    def _write_row(self, rec: AnswerRecord) -> None:
+        """Inside a write transaction: the answer's row, its claim and journal entries dropped."""
+        self._db.execute(_UPSERT, rec.values())
+        self._db.execute("DELETE FROM generation_claims WHERE key = ?", (rec.key,))
+        self._db.execute("DELETE FROM generation_journal WHERE key = ?", (rec.key,))
 
     # -- the answer journal (scheduler.AnswerJournal) -------------------------------------------------------------

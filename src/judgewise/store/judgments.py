@@ -200,8 +200,9 @@ class JudgmentStore(LeasedSqliteStore):
         """key → "ok"/"failed" for the keys already stored (absent keys are not in the result)."""
         out: dict[str, str] = {}
         keys = list(keys)
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
+        size = _max_params(self._db)
+        for i in range(0, len(keys), size):
+            chunk = keys[i:i + size]
             rows = self._db.execute(f"SELECT key, status FROM games WHERE key IN ({','.join('?' * len(chunk))})",
                                     chunk).fetchall()
             out.update(rows)
@@ -214,8 +215,8 @@ class JudgmentStore(LeasedSqliteStore):
         try:
             if keys is None:
                 return query_frame(self._db, f"SELECT {cols} FROM games ORDER BY created_at, key")
-            keys = list(keys)
-            batches = [keys[i:i + 500] for i in range(0, len(keys), 500)]
+            keys, size = list(keys), _max_params(self._db)
+            batches = [keys[i:i + size] for i in range(0, len(keys), size)]  # one query a run (a frame each: ~5 ms)
             parts = [query_frame(self._db, f"SELECT {cols} FROM games WHERE key IN ({','.join('?' * len(b))})", b)
                      for b in batches]
         except InputError as exc:  # a BLOB among the games (refuse_blobs): named with this file
@@ -253,15 +254,17 @@ class JudgmentStore(LeasedSqliteStore):
 
     # -- claims (leases) ------------------------------------------------------------------------------
     # -- writes ---------------------------------------------------------------------------------------
-    def record(self, rec: GameRecord) -> None:
-        """Store one finished game and drop its claim, in one committed transaction. An "ok" row already
-        stored is never overwritten (a failed one is, when the key was retried)."""
+    # ``record(rec)`` stores one finished game (a GameRecord) in its own transaction, ``record_soon(rec)`` with the
+    # others finished in the same turn of the event loop (``LeasedSqliteStore``); both through these two:
+    def _ready(self, rec: GameRecord) -> None:
         scrubbed(rec)
-        with self._write():
-            self._db.execute(_UPSERT, rec.values())
-            self._db.execute("DELETE FROM claims WHERE key = ?", (rec.key,))
-            self._settle_journal(rec.key)
-            self._db.execute("DELETE FROM answers WHERE game = ?", (rec.key,))
+
+    def _write_row(self, rec: GameRecord) -> None:
+        """Inside a write transaction: the game's row (an "ok" row already stored is never overwritten), its claim
+        and journaled answers dropped."""
+        self._db.execute(_UPSERT, rec.values())
+        self._db.execute("DELETE FROM claims WHERE key = ?", (rec.key,))
+        self._db.execute("DELETE FROM answers WHERE game = ?", (rec.key,))
 
     def absorb(self, games: pd.DataFrame, meta: dict[str, str], answers: list[tuple]) -> None:
         """Add another store's rows (``judgewise store copy``): games (a row already judged ok here is kept), run
@@ -372,11 +375,13 @@ def storable_record(rec, note_field: str):
     rec.created_at = rec.created_at or time.time()
     values = rec.__dict__
     notes = []
+    texts = "".join(v for v in values.values() if type(v) is str)  # a secret, NUL or surrogate in a text is in it
+    texts_clean = storable(texts)[0] is texts  # the common case: one check for all the texts
     for name, default in _defaults(type(rec)):
         value = values[name]
         kind = type(value)
         if kind is str:
-            if value:
+            if value and not texts_clean:
                 clean, n = storable(value)
                 if n:
                     notes.append(f"{n} character(s) of {name} that UTF-8 cannot hold (a lone surrogate, NUL) "
@@ -417,6 +422,12 @@ def _number_text(value) -> str:
         return f"a {value.bit_length()}-bit integer"
     text = repr(value) if isinstance(value, float) else str(value)
     return text if len(text) <= 24 else f"{text[:12]}… ({len(text)} digits)"
+
+
+def _max_params(db: sqlite3.Connection) -> int:
+    """How many keys one ``IN (?, ...)`` query binds: at most 30,000, and within the connection's limit (32,766 since
+    SQLite 3.32; 999 before)."""
+    return max(1, min(30_000, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 16))
 
 
 def _sql_literal(value) -> str:

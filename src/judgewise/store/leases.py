@@ -3,7 +3,9 @@
 The judging store (:mod:`judgewise.store.judgments`) and the generation store (:mod:`judgewise.store.generations`)
 keep their own tables; a subclass names them in ``RESULTS``, ``CLAIMS``, ``JOURNAL`` and ``META`` and gives its
 ``SCHEMA``. A claim is a lease: (key, owner, expires); an owner is ``host:pid:nonce``, and a claim of a process on
-this host that no longer runs is free at once (:func:`owner_is_dead`), else when it expires.
+this host that no longer runs is free at once (:func:`owner_is_dead`), else when it expires. A finished row is
+stored by :meth:`LeasedSqliteStore.record` (its own transaction) or, inside an event loop, by
+:meth:`LeasedSqliteStore.record_soon`: one transaction for every row finished in the same turn of the loop.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ from pathlib import Path
 from judgewise.store.storable import journal_json
 
 log = logging.getLogger(__name__)
+
+# What storing a row raises for a value its database cannot hold (sqlite3: OverflowError, UnicodeEncodeError, DataError,
+# "Error binding parameter" ProgrammingError; ``pg_store`` turns psycopg's DataError into ValueError): that row alone
+# is refused (the runner stores the game as failed instead); anything else (a locked or full disk) fails the commit.
+UNSTORABLE = (ValueError, OverflowError, TypeError, sqlite3.DataError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
 
 
 def owner_id() -> str:
@@ -136,7 +143,7 @@ class LeasedSqliteStore:
 
     def close(self) -> None:
         if not self.readonly:
-            self._flush_journal()
+            self._commit_turn()  # rows still waiting in record_soon, answers held back
         self._db.close()
 
     def __enter__(self):
@@ -155,18 +162,23 @@ class LeasedSqliteStore:
         """:meth:`claim` for each of ``keys`` (its answer for each, in order), in one transaction."""
         now, out = time.time(), []
         with self._write():
-            for key in keys:
-                row = self._db.execute(f"SELECT status FROM {self.RESULTS} WHERE key = ?", (key,)).fetchone()
-                if row and (row[0] == "ok" or not retry_failed):
-                    out.append("done")
-                    continue
-                held = self._db.execute(f"SELECT owner, expires FROM {self.CLAIMS} WHERE key = ?", (key,)).fetchone()
-                if held and held[0] != self.owner and held[1] > now and not owner_is_dead(held[0]):
-                    out.append("busy")
-                    continue
-                self._db.execute(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)",
-                                 (key, self.owner, now + self.lease_s))
-                out.append("claimed")
+            for i in range(0, len(keys), 500):  # three statements a batch of keys, not three a key
+                chunk = keys[i:i + 500]
+                marks = ",".join("?" * len(chunk))
+                stored = dict(self._db.execute(f"SELECT key, status FROM {self.RESULTS} WHERE key IN ({marks})", chunk))
+                held = {k: (owner, expires) for k, owner, expires in self._db.execute(
+                    f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key IN ({marks})", chunk)}
+                mine = []
+                for key in chunk:
+                    status, claim = stored.get(key), held.get(key)
+                    if status is not None and (status == "ok" or not retry_failed):
+                        out.append("done")
+                    elif claim and claim[0] != self.owner and claim[1] > now and not owner_is_dead(claim[0]):
+                        out.append("busy")
+                    else:
+                        mine.append((key, self.owner, now + self.lease_s))
+                        out.append("claimed")
+                self._db.executemany(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)", mine)
         return out
 
     def renew_claims(self) -> int:
@@ -180,12 +192,98 @@ class LeasedSqliteStore:
         with self._write():
             self._db.execute(f"DELETE FROM {self.CLAIMS} WHERE key = ? AND owner = ?", (key, self.owner))
 
+    # -- finished rows ---------------------------------------------------------------------------------------------
+    # A subclass says how one row is written (``_write_row``: the row, its claim and journal rows dropped) and made
+    # ready to store (``_ready``: ``store.storable_record``).
+    _pending: list = ()  # (row, future) of record_soon, committed at the end of the loop's turn
+    _waiting: set = frozenset()  # the keys of those rows
+    _commit_loop = None  # the loop whose next turn commits what is held back (None: no commit scheduled)
+
+    def record(self, rec) -> None:
+        """Store one finished row and drop its claim and journaled answers, in one committed transaction. An "ok"
+        row already stored is never overwritten (a failed one is, when the key was retried)."""
+        self._ready(rec)
+        refused = self._commit([rec])[0]
+        if refused is not None:
+            raise refused
+
+    def record_soon(self, rec):
+        """:meth:`record` inside an event loop, committed with every other row finished in the same turn of the
+        loop: one transaction at the loop's next callback instead of one per row (a commit costs ~0.2 ms of CPU,
+        a quarter of the engine's per call). The future returned is done once the row is committed, and only then
+        does the caller count it stored; its exception is the row's own (a value the database cannot hold,
+        :data:`UNSTORABLE`: only that row is left out) or the commit's (none of the rows stored). A row whose
+        caller stopped waiting (a cancelled task) is committed all the same, at the latest by :meth:`close`."""
+        import asyncio  # here, not at the top (see hold_answer)
+
+        loop = asyncio.get_running_loop()
+        self._ready(rec)
+        done = loop.create_future()
+        if not self._pending:
+            self._pending, self._waiting = [], set()
+        self._pending.append((rec, done))
+        self._waiting.add(rec.key)
+        if self._held:
+            self._unsettled.discard(rec.key)  # its answers are superseded by the row, at the end of this turn
+        self._commit_at_end_of_turn(loop)
+        return done
+
+    def _commit_at_end_of_turn(self, loop) -> None:
+        if self._commit_loop is not loop:  # one callback a turn (scheduled anew in a new loop: an old one may be gone)
+            self._commit_loop = loop
+            loop.call_soon(self._commit_turn)
+
+    def _commit_turn(self) -> None:
+        """Commit what is held back: the rows waiting in record_soon with the journaled answers (one transaction),
+        then each row's future settled; or, no row waiting, the answers alone."""
+        self._commit_loop = None
+        if not self._pending:
+            return self._flush_journal()
+        pending, self._pending, self._waiting = self._pending, [], set()
+        try:
+            outcomes = self._commit([rec for rec, _ in pending])
+        except Exception as exc:  # noqa: BLE001 - nothing committed: each waiting caller raises it (never left waiting)
+            outcomes = [exc] * len(pending)
+        for (_, done), refused in zip(pending, outcomes):
+            if done.done() or done.get_loop().is_closed():
+                continue
+            if refused is None:
+                done.set_result(None)
+            else:
+                done.set_exception(refused)
+
+    def _commit(self, recs: list) -> list:
+        """One transaction: each of ``recs`` written (:meth:`_write_row`) and the answers held back (those of the
+        rows written superseded by them). Per row, None or the :data:`UNSTORABLE` error that left it out; any other
+        error rolls everything back and is raised (the held answers kept for the next commit or close)."""
+        held, refused = self._held, []
+        try:
+            with self._write():
+                for rec in recs:
+                    try:
+                        self._write_row(rec)
+                        refused.append(None)
+                    except UNSTORABLE as exc:
+                        refused.append(exc)
+                self._settle_journal({rec.key for rec, no in zip(recs, refused) if no is None})
+        except BaseException:
+            self._held, self._unsettled = held, {r[1] for r in held or ()}
+            raise
+        return refused
+
+    def _ready(self, rec) -> None:
+        raise NotImplementedError
+
+    def _write_row(self, rec) -> None:
+        raise NotImplementedError
+
     # -- the answer journal (scheduler.AnswerJournal) -------------------------------------------------------------
     # An answer received inside an event loop is held back until the end of the loop's turn: the game's row, stored
     # in the same step (the common case: the answer parsed), supersedes it in the row's own transaction, so a
-    # finished game costs one commit, not two. Otherwise it is committed before the game's next call is sent
+    # finished game costs no journal write. Otherwise it is committed before the game's next call is sent
     # (held_answer runs before each call), or by the loop's next turn (call_soon), or at close: never later.
     _held: list | None = None  # journal rows not committed yet
+    _unsettled: set = frozenset()  # the games of those rows whose own row is not waiting in record_soon
 
     def held_answer(self, call_key: str) -> dict | None:
         """A completion received earlier for this call (its result not stored yet), or None. Runs before every call
@@ -205,18 +303,22 @@ class LeasedSqliteStore:
         except RuntimeError:
             loop = None
         if self._held is None:
-            self._held = []
-            if loop is not None:
-                loop.call_soon(self._flush_journal)
+            self._held, self._unsettled = [], set()
         self._held.append(row)
+        if game_key not in self._waiting:
+            self._unsettled.add(game_key)
         if loop is None:
             self._flush_journal()
+        else:
+            self._commit_at_end_of_turn(loop)
 
     def _flush_journal(self) -> None:
-        """Commit the answers held back (none: nothing to do)."""
-        rows, self._held = self._held, None
-        if not rows:
+        """Commit the answers held back (none: nothing to do), but those of rows waiting in record_soon: each is
+        superseded by its row, committed at the end of this turn."""
+        if not self._unsettled:  # the common case, checked before every call: nothing, or only superseded answers
             return
+        rows = [r for r in self._held if r[1] in self._unsettled]
+        self._held, self._unsettled = [r for r in self._held if r[1] not in self._unsettled] or None, set()
         try:
             with self._write():
                 self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))
@@ -224,11 +326,11 @@ class LeasedSqliteStore:
             log.warning("could not journal %d answer(s) received (%s); each is stored with its row when that ends",
                         len(rows), exc)
 
-    def _settle_journal(self, game_key: str) -> None:
-        """Inside the transaction storing ``game_key``'s row: the answers held back are written with it, except the
-        game's own (its row supersedes them; the caller deletes any committed earlier)."""
-        rows, self._held = self._held, None
-        rows = [r for r in rows or () if r[1] != game_key]
+    def _settle_journal(self, stored: set) -> None:
+        """Inside the transaction storing the rows of the keys ``stored``: the answers held back are written with
+        them, except those of these rows (each row supersedes them; ``_write_row`` deletes any committed earlier)."""
+        rows, self._held, self._unsettled = self._held, None, set()
+        rows = [r for r in rows or () if r[1] not in stored]
         if rows:
             self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))
 
