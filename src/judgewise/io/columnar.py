@@ -226,7 +226,7 @@ def assemble(chunks: list[CodedChunk], columns: list[str]) -> pd.DataFrame:
             out[col] = _join(chunks, col, maps, np.float64, numbers=True)
         else:
             out[col] = np.concatenate([_floats(c.numbers.pop(col)) for c in chunks])
-    return pd.DataFrame({col: out[col] for col in columns})
+    return pd.DataFrame({col: out[col] for col in columns}, copy=False)  # fresh arrays: not copied into one block
 
 
 def read_coded(chunks: Iterable, fast: Callable, careful: Callable, v, columns: list[str]) -> pd.DataFrame:
