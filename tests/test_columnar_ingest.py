@@ -251,3 +251,25 @@ def test_csv_blank_lines_and_quoted_cells_read_and_fail_as_the_row_reader(tmp_pa
         message = error_of(lambda: read_judgments(path))
         assert message == error_of(lambda: row_by_row(path, False))
         assert "row 8501 " in message and str(path) in message, message  # blank lines count as rows
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_the_byte_test_of_plain_names_never_passes_a_name_the_regex_refuses(large):
+    """``_visible_ascii`` (all bytes checked at once) is a shortcut: where it says yes, PLAIN_NAME matches each
+    value; on names with inner spaces or non-ASCII letters it says no and the regex decides."""
+    import re
+
+    import pyarrow.compute as pc
+
+    from judgewise.io.columnar import PLAIN_NAME, _clean_names, _visible_ascii
+
+    rng = np.random.default_rng(0)
+    alphabet = np.array(list("ab~!Z9 \t\x7f\x00é-"), dtype=object)
+    for _ in range(400):
+        values = ["".join(rng.choice(alphabet, rng.integers(0, 4))) for _ in range(rng.integers(1, 4))]
+        arr = pa.array(values, pa.large_string() if large else pa.string()).slice(rng.integers(0, len(values)))
+        texts = arr.to_pylist()
+        if _visible_ascii(arr, pa):
+            assert texts and all(re.fullmatch(PLAIN_NAME, t) for t in texts), texts
+    plain = pa.array(["gpt-4", "q12"])
+    assert _visible_ascii(plain, pa) and _clean_names(plain, pa, pc) == plain

@@ -52,8 +52,7 @@ def _pa():
 def _clean_names(values, pa, pc):
     """Distinct values → their names as the tables keep them, or None when one is no name (``validate``)."""
     if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-        plain = pc.match_substring_regex(values, PLAIN_NAME)
-        if pc.all(plain).as_py():
+        if _visible_ascii(values, pa) or pc.all(pc.match_substring_regex(values, PLAIN_NAME)).as_py():
             return values.cast(pa.string())
     elif pa.types.is_integer(values.type):
         return values.cast(pa.string())  # str(int) == arrow's decimal text
@@ -61,6 +60,18 @@ def _clean_names(values, pa, pc):
     if not_a_name(series).any():
         return None
     return pa.array(name_text(series).to_numpy(dtype=object), pa.string())
+
+
+def _visible_ascii(values, pa) -> bool:
+    """Whether every value (a text array without nulls) is non-empty and made of visible ASCII characters only (no
+    space): a test of :data:`PLAIN_NAME` on the array's bytes at once, no per-value regex; False says nothing."""
+    if values.null_count or not len(values):
+        return False
+    width = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    _, offsets, data = values.buffers()
+    offsets = np.frombuffer(offsets, dtype=width)[values.offset:values.offset + len(values) + 1]
+    text = np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]] if data is not None else np.empty(0, np.uint8)
+    return bool(np.all(np.diff(offsets) > 0) and text.min() >= 0x21 and text.max() <= 0x7E)
 
 
 def distinct_codes(column):
@@ -215,7 +226,7 @@ def assemble(chunks: list[CodedChunk], columns: list[str]) -> pd.DataFrame:
             out[col] = _join(chunks, col, maps, np.float64, numbers=True)
         else:
             out[col] = np.concatenate([_floats(c.numbers.pop(col)) for c in chunks])
-    return pd.DataFrame({col: out[col] for col in columns})
+    return pd.DataFrame({col: out[col] for col in columns}, copy=False)  # fresh arrays: not copied into one block
 
 
 def read_coded(chunks: Iterable, fast: Callable, careful: Callable, v, columns: list[str]) -> pd.DataFrame:

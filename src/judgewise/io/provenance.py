@@ -96,13 +96,21 @@ def _distinct(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     return used, lookup[codes]
 
 
-def _one_value(column: pd.Series) -> bool:
-    """Whether an Arrow-backed text column holds one value on every row (no null); compared by Arrow at C speed.
-    Other columns answer False (a comparison of Python objects would cost more than factorizing them)."""
-    if not (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow") or not len(column):
-        return False
+def _one_value(column: pd.Series) -> str | None:
+    """The text written on every row (no null) of an Arrow-backed text column or of a categorical column of one
+    category (the columnar readers' ``judge``), found without hashing the rows; else None. Other columns answer
+    None (a comparison of Python objects would cost more than factorizing them)."""
+    if not len(column):
+        return None
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        categories = column.cat.categories
+        if len(categories) != 1 or (column.cat.codes.to_numpy() < 0).any():
+            return None
+        return _text(pd.Series(categories, dtype=object)).iloc[0]
+    if not (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow"):
+        return None
     first = column.iloc[0]
-    return isinstance(first, str) and bool(column.eq(first).all()) and not column.isna().any()
+    return first if isinstance(first, str) and bool(column.eq(first).all()) and not column.isna().any() else None
 
 
 def _key_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -112,8 +120,9 @@ def _key_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     present = [c for c in KEY_COLUMNS if c in frame.columns]
     if not present:
         return np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
-    if present == ["judge"] and _one_value(frame["judge"]):  # one judge written on every row: no hashing
-        return np.zeros(len(frame), dtype=np.int64), np.array([frame["judge"].iloc[0]], dtype=object)
+    only = _one_value(frame["judge"]) if present == ["judge"] else None
+    if only is not None:  # one judge written on every row: no hashing
+        return np.zeros(len(frame), dtype=np.int64), np.array([only], dtype=object)
     parts = [_column_codes(frame[c]) for c in present]
     sizes = [len(texts) for _, texts in parts]
     if np.prod(np.array(sizes, dtype=float)) >= 2 ** 62:  # too many combinations for one integer: by row tuples
