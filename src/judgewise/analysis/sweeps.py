@@ -131,20 +131,20 @@ def check_sweep(points: list[SweepPoint], trials: int, seed: int, workers: int |
     """ConfigError for a sweep that cannot run or would not finish: no points, < 1 trial, a negative seed, < 1
     worker, a point with < 2 or too many models, < 1 or too many prompts, or p_judge outside [0, 1]."""
     if not points:
-        raise ConfigError("--designs: no design to simulate")
+        raise ConfigError("`designs`: no design to simulate")
     if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 100_000:
-        raise ConfigError(f"--trials must be an integer in [1, 100,000], got {trials!r}")
+        raise ConfigError(f"`trials` must be an integer in [1, 100,000], got {trials!r}")
     rng_from_seed(seed)
     if workers is not None and workers < 1:
-        raise ConfigError(f"--workers must be ≥ 1, got {workers}")
+        raise ConfigError(f"`workers` must be ≥ 1, got {workers}")
     for p in points:
         if not 2 <= p.n_model <= MAX_MODELS:
-            raise ConfigError(f"--n-model must be in [2, {MAX_MODELS:,}], got {p.n_model:,}")
+            raise ConfigError(f"`n_model` must be in [2, {MAX_MODELS:,}], got {p.n_model:,}")
         if not 1 <= p.n_prompts <= MAX_PROMPTS or p.n_model * p.n_prompts > MAX_CELLS:
-            raise ConfigError(f"--prompts must be in [1, {MAX_PROMPTS:,}] with n_model × prompts ≤ {MAX_CELLS:,}, "
+            raise ConfigError(f"`n_prompts` must be in [1, {MAX_PROMPTS:,}] with n_model × prompts ≤ {MAX_CELLS:,}, "
                               f"got {p.n_prompts:,} prompts for {p.n_model:,} models")
         if not 0 <= p.p_judge <= 1:
-            raise ConfigError(f"--p-judge must be in [0, 1], got {p.p_judge}")
+            raise ConfigError(f"`p_judge` must be in [0, 1], got {p.p_judge}")
 
 
 def run_sweep(points: list[SweepPoint], trials: int, seed: int = 0, executor: str = "process",

@@ -28,7 +28,7 @@ def as_worker(config: RunConfig | dict | str) -> RunConfig:
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     if not is_store_url(cfg.store):
         raise ConfigError(f"{cfg.source}: workers share a PostgreSQL store: set store: postgresql://user@host/db "
-                          f"(or --store URL); found {cfg.store}")
+                          f"(or `store=URL`); found {cfg.store}")
     return dataclasses.replace(cfg, worker=True)
 
 
@@ -52,7 +52,7 @@ def run_workers(config: RunConfig | dict | str, workers: int, *, executor: str =
     instance) and wait for them; returns each worker's summary. The config's files must be readable at the same
     paths on the cluster's nodes (or be given as tables)."""
     if workers < 1:
-        raise ConfigError(f"--workers: expected an integer >= 1, found {workers}")
+        raise ConfigError(f"`workers`: expected an integer >= 1, found {workers}")
     cfg = as_worker(config)
     summaries = run_tasks(_worker_summary, [(cfg,)] * workers, executor, workers, address)
     log.info("%d workers finished: %d games judged in all", len(summaries), sum(s["judged"] for s in summaries))

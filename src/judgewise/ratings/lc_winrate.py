@@ -241,7 +241,7 @@ def lc_winrate(data: RatingData, *, difficulty=None, glm_weights=None, length_sl
     if length_slope not in LENGTH_SLOPES:
         raise ConfigError(f"length_slope must be one of {', '.join(LENGTH_SLOPES)}, got {length_slope!r}")
     if glm_weights is not None and difficulty is None:
-        raise ConfigError("AlpacaEval's GLM weights need its instruction difficulty too (--lc-difficulty): the "
+        raise ConfigError("AlpacaEval's GLM weights need its instruction difficulty too (`difficulty`): the "
                           "length-controlled win rate averages σ(intercept + slope·difficulty) over instructions")
     enc = data.enc
     anchor, rows, model, prompt, o, w, delta, groups = _rows(data)
