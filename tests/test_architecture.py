@@ -1,6 +1,6 @@
 """The package's layering holds: no module imports a later layer, and no modules import each other in a cycle.
 
-Layers, each importing only from those before it: base (``errors``, ``registry``, ``redaction``) → io → store →
+Layers, each importing only from those before it: base (``errors``, ``registry``, ``redaction``, ``executors``) → io → store →
 judges → designs → ratings → analysis → pipeline → commands → report → cli. Every import counts — module-level, inside functions, under
 ``TYPE_CHECKING``, and ``importlib.import_module("judgewise...")`` with a literal name. ``judgewise/__init__.py``
 is the lazy public facade (it loads any layer on first use) and is exempt.
@@ -16,7 +16,7 @@ from pathlib import Path
 import judgewise
 
 LAYERS = ["base", "io", "store", "judges", "designs", "ratings", "analysis", "pipeline", "commands", "report", "cli"]
-BASE_MODULES = {"errors", "registry", "redaction"}  # top-level modules every layer may use
+BASE_MODULES = {"errors", "registry", "redaction", "executors"}  # top-level modules every layer may use
 FACADE = "judgewise"
 
 

@@ -80,6 +80,13 @@ def test_all_models_as_anchors_is_the_quadratic_design():
     assert key(anchor) == key(quad) and len(quad) == 15 * 2
 
 
+def test_quadratic_and_all_pairs_are_one_design_under_two_names():
+    assert DESIGNS["quadratic"] is DESIGNS["all_pairs"]
+    assert make_design("quadratic").pairs(names(4), ["x", "y"]).records() == \
+        make_design("all_pairs").pairs(names(4), ["x", "y"]).records()
+    assert {"quadratic", "all_pairs"} <= set(DESIGNS.names())  # both still listed and accepted by configs
+
+
 def test_external_anchor_joins_the_pool():
     pairs = make_design("anchor", anchors="ref").pairs(names(3), ["x"])
     assert pairs.models == ["m0", "m1", "m2", "ref"] and len(pairs) == 3

@@ -106,7 +106,7 @@ def test_every_reported_bootstrap_interval_is_the_percentile_interval():
 @pytest.mark.parametrize("where, name", [
     ("judgewise.ratings.ranking", "RATING_METHODS"), ("judgewise.pipeline.backends", "JUDGE_BUILDERS"),
     ("judgewise.judges.parsing", "PARSERS"), ("judgewise.analysis.selection", "STRATEGIES"),
-    ("judgewise.analysis.sweeps", "TRUTHS"), ("judgewise.analysis.sweeps", "EXECUTORS"),
+    ("judgewise.analysis.sweeps", "TRUTHS"), ("judgewise.executors", "EXECUTORS"),
     ("judgewise.io.judgebench", "JUDGMENT_PARSERS"), ("judgewise.designs.catalog", "DESIGNS"),
     ("judgewise.judges.templates", "TEMPLATES")])
 def test_registries_are_one_mechanism_and_extend_like_a_dict(where, name):

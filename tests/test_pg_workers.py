@@ -154,3 +154,14 @@ def test_workers_started_on_a_local_ray_instance_share_the_job(pg_url, tmp_path)
         _check_once_each(pg_url, srv, 120)
     assert len(summaries) == 2 and sum(s["judged"] for s in summaries) == 120
     assert all(s["ok_total"] == 120 for s in summaries)
+
+
+def test_workers_started_on_local_processes_share_the_job(pg_url, tmp_path):
+    from judgewise.pipeline.workers import run_workers
+
+    with FaultServer(latency_s=0.02) as srv:
+        config = write_config(tmp_path, srv.url, n_prompts=20, models=MODELS, store=pg_url,
+                              limits={"concurrency": 4})
+        summaries = run_workers(config, 2, executor="process")  # the same task runner as Ray's, without Ray
+        _check_once_each(pg_url, srv, 120)
+    assert len(summaries) == 2 and sum(s["judged"] for s in summaries) == 120

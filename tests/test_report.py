@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from judgewise.report import build_report, write_report
-from judgewise.report.model import OK, fmt_num
+from judgewise.report.document import OK, fmt_num
 
 from tests.conftest import REPO, run_cli
 
@@ -120,7 +120,7 @@ def test_report_leaderboard_shows_the_numbers_rank_computes(small_run, small_rep
     table = html[html.index('class="leaderboard'):]
     table = table[: table.index("</table>")]
     for rec in ranking.to_records():
-        from judgewise.report.model import fmt_num
+        from judgewise.report.document import fmt_num
 
         row = f"<td>{rec['rank']}</td><td>{_escaped(rec['model'])}</td><td>{fmt_num(rec['score'], 4)}</td>"
         assert row in table, row

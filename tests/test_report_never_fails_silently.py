@@ -68,7 +68,7 @@ def test_a_section_that_raises_stops_the_report_naming_it_and_writes_nothing(bro
     with pytest.raises(ReportError) as err:
         write_report([str(matrix_inputs.canonical("jsonl")(tmp_path))], out, bootstrap=0)
     assert f'report section "{broken_power}" failed: ZeroDivisionError: forced failure' in str(err.value)
-    assert "--partial" in str(err.value) and not out.exists()
+    assert "`partial=True`" in str(err.value) and not out.exists()
 
 
 def test_partial_writes_the_other_sections_and_still_fails(broken_power, tmp_path):

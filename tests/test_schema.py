@@ -213,7 +213,7 @@ def test_failed_rule_status_error_and_outcome():
 def test_anchor_is_the_one_model_in_every_row_for_rank_the_report_and_alpacaeval():
     from judgewise.io import read_judgments
     from judgewise.ratings.encode import encode
-    from judgewise.ratings.winrate import detect_anchor
+    from judgewise.ratings.winrate import require_anchor
     from tests.conftest import REPO
 
     table = read_judgments(REPO / "examples" / "alpacaeval")
@@ -221,7 +221,7 @@ def test_anchor_is_the_one_model_in_every_row_for_rank_the_report_and_alpacaeval
     assert table.extras["anchor"] == "gpt4_1106_preview"
     assert schema.detect_anchor(frame["model_a"], frame["model_b"]) == table.extras["anchor"]
     enc = encode(frame)
-    assert enc.models[detect_anchor(enc)] == table.extras["anchor"]
+    assert enc.models[require_anchor(enc)] == table.extras["anchor"]
     all_pairs = pd.DataFrame({"model_a": ["a", "b", "a"], "model_b": ["b", "c", "c"]})
     assert schema.detect_anchor(all_pairs["model_a"], all_pairs["model_b"]) is None
     two = pd.DataFrame({"model_a": ["m", "m"], "model_b": ["ref", "ref"]})

@@ -162,7 +162,7 @@ def test_markdown_report_shows_hostile_names_as_text_never_as_links_or_html(tmp_
 
 
 def test_markdown_figure_files_stay_inside_the_figures_folder(tmp_path):
-    from judgewise.report.model import Figure, Section
+    from judgewise.report.document import Figure, Section
     from judgewise.report.render import render_markdown
 
     section = Section(key="study", title="Study", figures=[Figure("study-../../escape", "c", "<svg/>")])

@@ -72,9 +72,9 @@ def method_options(elo_k: float = 32.0, bt_l2: float | None = 1.0) -> dict[str, 
     """Options passed to each aggregator: Elo's k and BT's ridge (None = the MLE with a weak ridge only on
     separated data, :func:`judgewise.ratings.bradley_terry.bradley_terry`)."""
     if not (elo_k > 0 and math.isfinite(elo_k)):  # NaN fails too
-        raise ConfigError(f"--elo-k must be a finite number > 0, got {elo_k}")
+        raise ConfigError(f"`elo_k` must be a finite number > 0, got {elo_k}")
     if bt_l2 is not None and not (bt_l2 >= 0 and math.isfinite(bt_l2)):
-        raise ConfigError(f"--bt-l2 must be a finite number >= 0 (or auto), got {bt_l2}")
+        raise ConfigError(f"`bt_l2` must be a finite number >= 0 (or auto), got {bt_l2}")
     return {"elo": {"k": float(elo_k)}, "bt": {"l2": bt_l2}}
 
 

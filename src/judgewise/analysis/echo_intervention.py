@@ -153,9 +153,9 @@ def run_echo_intervention(comparisons: list[Comparison], judge, store, *, times:
     from judgewise.judges.runner import run_judging
 
     if isinstance(times, bool) or not isinstance(times, int) or times < 1:
-        raise ConfigError(f"--times must be a whole number ≥ 1 (echo blocks appended), got {times!r}")
+        raise ConfigError(f"`times` must be a whole number ≥ 1 (echo blocks appended), got {times!r}")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise ConfigError(f"--bootstrap must be a whole number ≥ 0, got {bootstrap!r}")
+        raise ConfigError(f"`bootstrap` must be a whole number ≥ 0, got {bootstrap!r}")
     base = echo_free(comparisons) if skip_echoing else list(comparisons)
     result = run_judging(echo_conditions(base, times, text), judge, store, seed=seed, **run_options)
     return echo_contrast(result.judgments, bootstrap=bootstrap, seed=seed), result

@@ -78,7 +78,7 @@ MAX_MODELS = 100_000  # beyond this the judge-call counts are no plan (1e9 model
 
 def _check(inputs: PlanInputs) -> None:
     if not 2 <= inputs.n_models <= MAX_MODELS:
-        raise ConfigError(f"--models: planning needs 2 to {MAX_MODELS:,} models, got {inputs.n_models:,}")
+        raise ConfigError(f"`n_models`: planning needs 2 to {MAX_MODELS:,} models, got {inputs.n_models:,}")
     if not 0 < inputs.effect < 0.5:
         raise ConfigError(f"effect (edge over 50%) must be in (0, 0.5), got {inputs.effect}")
     check_unit("alpha", inputs.alpha)

@@ -138,15 +138,15 @@ def check_wilcoxon_sizes(n_grid, n_simulations: int) -> list[int]:
     sizes = []
     for n in n_grid:
         if isinstance(n, bool) or not float(n).is_integer() or n < 2:
-            raise ConfigError(f"--n: sample sizes must be integers ≥ 2, got {n!r}")
+            raise ConfigError(f"`n_grid`: sample sizes must be integers ≥ 2, got {n!r}")
         sizes.append(int(n))
     if not sizes:
-        raise ConfigError("--n: give at least one sample size")
+        raise ConfigError("`n_grid`: give at least one sample size")
     if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) or n_simulations < 1:
-        raise ConfigError(f"--simulations must be an integer ≥ 1, got {n_simulations!r}")
+        raise ConfigError(f"`n_simulations` must be an integer ≥ 1, got {n_simulations!r}")
     if n_simulations * max(sizes) > MAX_SIMULATED_CELLS:
-        raise ConfigError(f"--n {max(sizes):,} × --simulations {n_simulations:,} is too large to simulate "
-                          f"(at most {MAX_SIMULATED_CELLS:,} draws at once); lower --n or --simulations")
+        raise ConfigError(f"`n={max(sizes):,}` × `n_simulations={n_simulations:,}` is too large to simulate "
+                          f"(at most {MAX_SIMULATED_CELLS:,} draws at once); lower `n_grid` or `n_simulations`")
     return sorted(set(sizes))
 
 
@@ -189,7 +189,7 @@ def wilcoxon_power(distributions: list[np.ndarray], n_grid, alpha: float = 0.05,
 def check_edge_window(effect: float, width: float) -> None:
     """ConfigError unless the edge window [effect, effect + width) of the model pairs used lies in [0, 0.5]."""
     if not (0 <= effect < 0.5 and 0 < width <= 0.5):  # NaN fails too
-        raise ConfigError(f"--effect must be in [0, 0.5) and --width in (0, 0.5], got {effect} and {width}")
+        raise ConfigError(f"`effect` must be in [0, 0.5) and `width` in (0, 0.5], got {effect} and {width}")
 
 
 def distribution_from_probabilities(values, probabilities, size: int = 10_000) -> np.ndarray:
@@ -197,10 +197,10 @@ def distribution_from_probabilities(values, probabilities, size: int = 10_000) -
     up to rounding, for :func:`wilcoxon_power`."""
     values, probs = np.asarray(values, float), np.asarray(probabilities, float)
     if values.shape != probs.shape or np.any(probs < 0) or not math.isclose(probs.sum(), 1.0, abs_tol=1e-6):
-        raise ConfigError(f"--distribution: probabilities must be non-negative, one per value, and sum to 1; "
+        raise ConfigError(f"`distribution`: probabilities must be non-negative, one per value, and sum to 1; "
                           f"got {probs}")
     if not np.isfinite(values).all():
-        raise ConfigError(f"--distribution: values must be finite numbers, got {values}")
+        raise ConfigError(f"`distribution`: values must be finite numbers, got {values}")
     counts = np.round(probs / probs.sum() * size).astype(int)
     return np.repeat(values, counts)
 

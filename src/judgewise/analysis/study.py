@@ -74,10 +74,10 @@ def resolve_judge(name: str, judges) -> str:
 
 
 def refuse_repeated_targets(targets: list[str]) -> None:
-    """ConfigError naming the judges that ``--target`` lists more than once."""
+    """ConfigError naming the judges that ``targets`` lists more than once."""
     twice = sorted({t for t in targets if targets.count(t) > 1})
     if twice:
-        raise ConfigError(f"--target names judge(s) {', '.join(map(repr, twice))} more than once")
+        raise ConfigError(f"`targets` names judge(s) {', '.join(map(repr, twice))} more than once")
 
 
 def pool_from_scores(scores: pd.DataFrame, human: pd.DataFrame | None = None, *, target: str | None = None,
@@ -233,13 +233,13 @@ def run_study(pool: ScorePool, *, targets=None, metrics=DEFAULT_METRICS, budgets
     ``minutes_per_label`` and ``cost_per_hour``: the cost model of the savings (§4.1.3; the paper's MedVAL example:
     5 min, $500/h)."""
     if not (0 < minutes_per_label < math.inf and 0 <= cost_per_hour < math.inf):  # NaN fails too
-        raise ConfigError(f"--minutes-per-label must be a finite number > 0 and --cost-per-hour a finite number "
+        raise ConfigError(f"`minutes_per_label` must be a finite number > 0 and `cost_per_hour` a finite number "
                           f"≥ 0, got {minutes_per_label} and {cost_per_hour}")
     targets = list(pool.judges) if targets is None else [resolve_judge(t, pool.judges) for t in targets]
     refuse_repeated_targets(targets)
     budgets = sorted(int(b) for b in budgets)
     if not budgets:
-        raise ConfigError("--budgets: no budget to study (e.g. 10:5:1 is empty; use start:stop:step with "
+        raise ConfigError("`budgets`: no budget to study (e.g. 10:5:1 is empty; use start:stop:step with "
                           "start ≤ stop)")
     methods = list(dict.fromkeys([BASELINE, *methods]))
     if trials < 1:

@@ -1,5 +1,5 @@
 """Sweeps of the Arena-lite §4.2 simulator over designs, n_model, |X| and P_judge, run serially, on a local
-process pool or on a Ray cluster (``executor="ray"``, needs ``judgewise[ray]``).
+process pool or on a Ray cluster (``executor="ray"``, needs ``judgewise[ray]``; see :mod:`judgewise.executors`).
 
 Every trial draws its true ratings from (seed, trial) only, so all designs of a sweep are compared on the
 same truths (common random numbers); the design's own randomness comes from (seed, trial, point).
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
@@ -19,6 +17,7 @@ import pandas as pd
 
 from judgewise.analysis.simulation import TrialSpec, run_trial
 from judgewise.errors import ConfigError
+from judgewise.executors import EXECUTORS, run_tasks
 from judgewise.registry import Registry
 from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
 from judgewise.ratings.bootstrap import rng_from_seed
@@ -125,35 +124,6 @@ def _pool_agreement(scores: np.ndarray, elo: np.ndarray) -> dict:
     return {"spearman": spearman_rho(pool, elo), "kendall": kendall_tau_b(pool, elo)}
 
 
-def _serial(tasks, workers, address):
-    return [run_point(*t) for t in tasks]
-
-
-def _process(tasks, workers, address):
-    with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
-        return list(pool.map(run_point, *zip(*tasks)))
-
-
-def _ray(tasks, workers, address):
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError("executor 'ray' needs Ray: pip install 'judgewise[ray]'") from None
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address, num_cpus=workers, ignore_reinit_error=True, include_dashboard=False,
-                 log_to_driver=False)
-    try:
-        remote = ray.remote(run_point)
-        return ray.get([remote.remote(*t) for t in tasks])
-    finally:
-        if started:
-            ray.shutdown()
-
-
-EXECUTORS: Registry[Callable] = Registry("executor", {"serial": _serial, "process": _process, "ray": _ray})
-
-
 MAX_MODELS, MAX_PROMPTS, MAX_CELLS = 1_000, 100_000, 10_000_000  # a sweep point runs in memory, in minutes
 
 
@@ -161,30 +131,29 @@ def check_sweep(points: list[SweepPoint], trials: int, seed: int, workers: int |
     """ConfigError for a sweep that cannot run or would not finish: no points, < 1 trial, a negative seed, < 1
     worker, a point with < 2 or too many models, < 1 or too many prompts, or p_judge outside [0, 1]."""
     if not points:
-        raise ConfigError("--designs: no design to simulate")
+        raise ConfigError("`designs`: no design to simulate")
     if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 100_000:
-        raise ConfigError(f"--trials must be an integer in [1, 100,000], got {trials!r}")
+        raise ConfigError(f"`trials` must be an integer in [1, 100,000], got {trials!r}")
     rng_from_seed(seed)
     if workers is not None and workers < 1:
-        raise ConfigError(f"--workers must be ≥ 1, got {workers}")
+        raise ConfigError(f"`workers` must be ≥ 1, got {workers}")
     for p in points:
         if not 2 <= p.n_model <= MAX_MODELS:
-            raise ConfigError(f"--n-model must be in [2, {MAX_MODELS:,}], got {p.n_model:,}")
+            raise ConfigError(f"`n_model` must be in [2, {MAX_MODELS:,}], got {p.n_model:,}")
         if not 1 <= p.n_prompts <= MAX_PROMPTS or p.n_model * p.n_prompts > MAX_CELLS:
-            raise ConfigError(f"--prompts must be in [1, {MAX_PROMPTS:,}] with n_model × prompts ≤ {MAX_CELLS:,}, "
+            raise ConfigError(f"`n_prompts` must be in [1, {MAX_PROMPTS:,}] with n_model × prompts ≤ {MAX_CELLS:,}, "
                               f"got {p.n_prompts:,} prompts for {p.n_model:,} models")
         if not 0 <= p.p_judge <= 1:
-            raise ConfigError(f"--p-judge must be in [0, 1], got {p.p_judge}")
+            raise ConfigError(f"`p_judge` must be in [0, 1], got {p.p_judge}")
 
 
 def run_sweep(points: list[SweepPoint], trials: int, seed: int = 0, executor: str = "process",
               workers: int | None = None, address: str | None = None, chunk: int = 4) -> pd.DataFrame:
     """Run ``trials`` trials of every point on ``executor``; one row per (point, trial)."""
-    if executor not in EXECUTORS:
-        raise ConfigError(f"unknown executor {executor!r}; known: {sorted(EXECUTORS)}")
+    EXECUTORS.get(executor)  # an unknown executor is an error before anything else
     check_sweep(points, trials, seed, workers)
     tasks = [(p, seed, list(range(s, min(s + chunk, trials)))) for p in points for s in range(0, trials, chunk)]
-    results = EXECUTORS[executor](tasks, workers, address)
+    results = run_tasks(run_point, tasks, executor, workers, address)
     return pd.DataFrame([row for rows in results for row in rows])
 
 

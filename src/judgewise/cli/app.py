@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
+from judgewise.cli.error_flags import as_flags
 from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         with read_progress(err_console):  # a bar for large inputs, on a terminal only
             code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
     except JudgewiseError as exc:
-        say(err_console, scrub(str(exc)), label="error:", style="bold red")  # user text: never read as markup
+        say(err_console, scrub(as_flags(str(exc))), label="error:", style="bold red")  # user text: never markup
         sys.exit(exc.exit_code)
     except UsageError as exc:  # a usage error: one line, as for every other bad input
         if str(exc).strip():  # no arguments at all: the help was printed, nothing to add

@@ -3,7 +3,8 @@
 ``DESIGNS`` maps a name to a design factory (a class called with the design's options). Single-shot designs
 (``all_pairs``, ``anchor``, ``quadratic``, ``sampled``) have ``pairs(models, prompt_ids, rng)``; multi-round
 designs (``tournament``, ``adaptive``, ``insert-binary``, ``insert-anchor``) only ``run(...)`` against a verdict
-callback. Users add their own with :func:`register_design`; nothing registers itself on import.
+callback. ``quadratic`` (the papers' name) and ``all_pairs`` (a run config's default) are one design under two
+names. Users add their own with :func:`register_design`; nothing registers itself on import.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from judgewise.designs.adaptive import AdaptiveDesign
 from judgewise.designs.base import Design
 from judgewise.designs.insertion import AnchorInsertion, BinarySearchInsertion
-from judgewise.designs.static import AllPairsDesign, AnchorDesign, QuadraticDesign, SampledDesign
+from judgewise.designs.static import AllPairsDesign, AnchorDesign, SampledDesign
 from judgewise.designs.tournament import TournamentDesign
 from judgewise.errors import ConfigError
 from judgewise.registry import Registry
@@ -25,7 +26,7 @@ from judgewise.registry import Registry
 Triple = tuple[str, str, str]
 
 DESIGNS: Registry[Callable[..., Design]] = Registry("design", {
-    "all_pairs": AllPairsDesign, "anchor": AnchorDesign, "quadratic": QuadraticDesign, "sampled": SampledDesign,
+    "all_pairs": AllPairsDesign, "anchor": AnchorDesign, "quadratic": AllPairsDesign, "sampled": SampledDesign,
     "tournament": TournamentDesign, "adaptive": AdaptiveDesign,
     "insert-binary": BinarySearchInsertion, "insert-anchor": AnchorInsertion,
 })

@@ -1,4 +1,4 @@
-"""Run any design through the judging engine: a verdict callback backed by ``judges.rounds.EngineVerdicts``.
+"""Run any design through the judging engine: a verdict callback backed by ``judges.engine_verdicts.EngineVerdicts``.
 
 Each batch a design asks for becomes ``Comparison`` objects (texts from a responses table), is judged by the
 engine (durable store, retries, limits, both answer orders by default) and comes back as model_a's mean

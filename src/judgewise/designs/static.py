@@ -1,4 +1,4 @@
-"""Single-shot designs whose comparisons are all listed up front: anchor(s), quadratic (all pairs), sampled."""
+"""Single-shot designs whose comparisons are all listed up front: anchor(s), all pairs (quadratic), sampled."""
 
 from __future__ import annotations
 
@@ -79,10 +79,11 @@ class AnchorDesign(_StaticDesign):
 
 
 @dataclass
-class QuadraticDesign(_StaticDesign):
-    """All pairs of models on every prompt: C(n, 2)·|X| calls (Anchor §3.2, the 'gold')."""
+class AllPairsDesign(_StaticDesign):
+    """All pairs of models on every prompt: C(n, 2)·|X| calls (Anchor §3.2, the 'gold'). A run config's default
+    (``design: {name: all_pairs}``); ``quadratic``, the papers' name, is the same design."""
 
-    name = "quadratic"
+    name = "all_pairs"
 
     def n_calls(self, n_models: int, n_prompts: int) -> int:
         return n_prompts * n_models * (n_models - 1) // 2
@@ -93,11 +94,7 @@ class QuadraticDesign(_StaticDesign):
         return _tile_over_prompts(prompt_ids, models, a, b)
 
 
-@dataclass
-class AllPairsDesign(QuadraticDesign):
-    """The quadratic design under the name a run config uses by default (``design: {name: all_pairs}``)."""
-
-    name = "all_pairs"
+QuadraticDesign = AllPairsDesign  # the papers' name for the all-pairs design
 
 
 @dataclass

@@ -116,7 +116,7 @@ def check_output_file(output: Path | None) -> None:
     if output is None:
         return
     if output.is_dir():
-        raise InputError("is a directory: --output expects a file name (e.g. ranking.json)", file=str(output))
+        raise InputError("is a directory: `output` expects a file name (e.g. ranking.json)", file=str(output))
     target = writable_target(output)
     if not target.parent.is_dir():
         raise InputError("cannot write: its directory does not exist", file=str(output))

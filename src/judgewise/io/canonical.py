@@ -51,7 +51,7 @@ def infer_kind(columns, v: Validator) -> str:
         return "scores"
     expected = "; ".join(f"{kind}: {', '.join(req)}" for kind, req in TABLE_KINDS.items())
     raise v.error(f"cannot tell which table this is: found columns {sorted(cols)}, expected the columns of one "
-                  f"of the canonical tables ({expected}), or pass --format for a foreign format")
+                  f"of the canonical tables ({expected}), or pass `format` for a foreign format")
 
 
 def _verdict_check() -> Check:

@@ -143,4 +143,4 @@ def detect_format(path: str | Path) -> Format:
             return fmt
     what = "directory holds no file of a known format (e.g. no AlpacaEval annotations.json under " \
            "results/<model>/<annotator>/)" if probe.is_dir else "cannot detect the file's format"
-    raise InputError(f"{what}; known formats: {', '.join(FORMATS)} (force one with --format)", file=str(path))
+    raise InputError(f"{what}; known formats: {', '.join(FORMATS)} (force one with `format`)", file=str(path))

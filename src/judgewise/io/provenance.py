@@ -184,7 +184,7 @@ def _pick(groups: list[JudgeGroup], judge: str) -> int:
         return by_name[0]
     if by_name:
         raise ConfigError(f'judge "{judge}" ran with {len(by_name)} different identities (template or settings): '
-                          f"{describe_judges([groups[i] for i in by_name])}; pass one of these labels to --judge")
+                          f"{describe_judges([groups[i] for i in by_name])}; pass one of these labels to `judge`")
     raise ConfigError(f'judge "{judge}" is not in the judgments; judges found: {describe_judges(groups)}')
 
 
@@ -195,7 +195,7 @@ def select_judge(frame: pd.DataFrame, judge: str | None = None, pool: bool = Fal
     neither ``judge`` nor ``pool`` raises a ConfigError listing the judges with their row counts.
     """
     if judge is not None and pool:
-        raise ConfigError("--judge and --pool-judges exclude each other: keep one judge, or pool them all")
+        raise ConfigError("`judge` and `pool_judges` exclude each other: keep one judge, or pool them all")
     groups, codes = judge_groups(frame)
     if judge is not None:
         if not groups:

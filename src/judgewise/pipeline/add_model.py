@@ -65,7 +65,7 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     check_pairwise(cfg, l2)
     if anchor is not None and "anchor" not in (design_options(design_name) or {"anchor": None}):
-        raise ConfigError(f"anchor {anchor!r}: only anchor insertion (--insertion anchor, App. A.6.2) takes an "
+        raise ConfigError(f"anchor {anchor!r}: only anchor insertion (`insertion='anchor'`, App. A.6.2) takes an "
                           f"anchor; {insertion or 'binary'} insertion chooses the models it probes")
     job, board, board_prompts = _insertion_job(cfg, new_model, design_name)
     if anchor is not None and anchor not in board:

@@ -214,7 +214,7 @@ def load_generate_with_overrides(source: str | Path | dict, *, store: str | None
         if value is not None:
             check_option(option, section, key, value)
     if format is not None and format not in FORMATS:
-        raise ConfigError(f'--format = "{format}": must be one of {list(FORMATS)}')
+        raise ConfigError(f'`format` = "{format}": must be one of {list(FORMATS)}')
     cfg = load_generate_config(source)
     cfg.store, cfg.output = store or cfg.store, output or cfg.output
     cfg.format, cfg.retry_failed = format or cfg.format, retry_failed or cfg.retry_failed

@@ -15,10 +15,10 @@ import logging
 from typing import Callable
 
 from judgewise.errors import ConfigError
+from judgewise.executors import run_tasks
 from judgewise.store.opening import is_store_url
 from judgewise.pipeline.config import RunConfig, load_config
 from judgewise.pipeline.run import JudgeOutcome, run_config
-from judgewise.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ def as_worker(config: RunConfig | dict | str) -> RunConfig:
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     if not is_store_url(cfg.store):
         raise ConfigError(f"{cfg.source}: workers share a PostgreSQL store: set store: postgresql://user@host/db "
-                          f"(or --store URL); found {cfg.store}")
+                          f"(or `store=URL`); found {cfg.store}")
     return dataclasses.replace(cfg, worker=True)
 
 
@@ -45,34 +45,15 @@ def _worker_summary(cfg: RunConfig) -> dict:
     return run_config(cfg).summary
 
 
-def _on_ray(cfg: RunConfig, workers: int, address: str | None) -> list[dict]:
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError("executor 'ray' needs Ray: pip install 'judgewise[ray]'") from None
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
-                 **({} if address else {"num_cpus": workers}))
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=3)(_worker_summary)
-        return ray.get([remote.remote(cfg) for _ in range(workers)])
-    finally:
-        if started:
-            ray.shutdown()
-
-
-EXECUTORS: Registry[Callable] = Registry("executor", {"ray": _on_ray})
-
-
 def run_workers(config: RunConfig | dict | str, workers: int, *, executor: str = "ray",
                 address: str | None = None) -> list[dict]:
-    """Start ``workers`` workers of the config's job with ``executor`` (``"ray"``: tasks on the Ray cluster at
-    ``address``, or a local Ray instance) and wait for them; returns each worker's summary. The config's files
-    must be readable at the same paths on the cluster's nodes (or be given as tables)."""
+    """Start ``workers`` workers of the config's job with ``executor`` (a name in
+    :data:`judgewise.executors.EXECUTORS`; ``"ray"``: tasks on the Ray cluster at ``address``, or a local Ray
+    instance) and wait for them; returns each worker's summary. The config's files must be readable at the same
+    paths on the cluster's nodes (or be given as tables)."""
     if workers < 1:
-        raise ConfigError(f"--workers: expected an integer >= 1, found {workers}")
+        raise ConfigError(f"`workers`: expected an integer >= 1, found {workers}")
     cfg = as_worker(config)
-    summaries = EXECUTORS.get(executor)(cfg, workers, address)
+    summaries = run_tasks(_worker_summary, [(cfg,)] * workers, executor, workers, address)
     log.info("%d workers finished: %d games judged in all", len(summaries), sum(s["judged"] for s in summaries))
     return summaries

@@ -116,7 +116,7 @@ def refuse_many_groups(labels: np.ndarray, by: str) -> None:
     """ConfigError when ``labels`` hold more than :data:`MAX_GROUPS` distinct values."""
     count = len(pd.unique(labels))
     if count > MAX_GROUPS:
-        raise ConfigError(f"--by {by}: the column has {count:,} distinct values; at most {MAX_GROUPS:,} groups are "
+        raise ConfigError(f"`by={by!r}`: the column has {count:,} distinct values; at most {MAX_GROUPS:,} groups are "
                           "ranked (each is a fit of its own): group by a coarser column")
 
 

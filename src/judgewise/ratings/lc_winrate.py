@@ -38,7 +38,7 @@ from judgewise.errors import ConfigError, InputError, RatingError
 from judgewise.ratings.lc_glm import fit_glm, lc_from_weights, length_feature
 from judgewise.ratings.lc_inputs import align_difficulty, model_weights
 from judgewise.ratings.method import MethodResult, RatingData
-from judgewise.ratings.winrate import detect_anchor, oriented_rows
+from judgewise.ratings.winrate import oriented_rows, require_anchor
 
 LENGTH_SLOPES = ("shared", "per_model")
 
@@ -115,7 +115,7 @@ def _length_deltas(data: RatingData, model: np.ndarray, prompt: np.ndarray, anch
 def _rows(data: RatingData):
     """(anchor id, judged rows' model, prompt, outcome, weight, length gap, model groups)."""
     enc = data.enc
-    anchor = enc.model_id(data.anchor) if data.anchor is not None else detect_anchor(enc)
+    anchor = enc.model_id(data.anchor) if data.anchor is not None else require_anchor(enc)
     rows, model, o = oriented_rows(enc, anchor)
     if len(rows) == 0:
         raise RatingError("no judgments against the anchor")
@@ -241,7 +241,7 @@ def lc_winrate(data: RatingData, *, difficulty=None, glm_weights=None, length_sl
     if length_slope not in LENGTH_SLOPES:
         raise ConfigError(f"length_slope must be one of {', '.join(LENGTH_SLOPES)}, got {length_slope!r}")
     if glm_weights is not None and difficulty is None:
-        raise ConfigError("AlpacaEval's GLM weights need its instruction difficulty too (--lc-difficulty): the "
+        raise ConfigError("AlpacaEval's GLM weights need its instruction difficulty too (`difficulty`): the "
                           "length-controlled win rate averages σ(intercept + slope·difficulty) over instructions")
     enc = data.enc
     anchor, rows, model, prompt, o, w, delta, groups = _rows(data)

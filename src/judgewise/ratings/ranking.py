@@ -99,7 +99,7 @@ def _soft(judgments: pd.DataFrame, soft: bool) -> tuple[pd.DataFrame, dict]:
     if not soft:
         return judgments, {"used": False, "available": available, "rows": len(judgments)}
     if not available:
-        raise ConfigError("soft outcomes asked (--soft), but no judgment carries a soft preference: judge with "
+        raise ConfigError("soft outcomes asked (`soft=True`), but no judgment carries a soft preference: judge with "
                           "judge.logprobs: true and a template whose verdict is one token (e.g. llmbar_binary); "
                           "AlpacaEval's preference is already an expected outcome")
     judgments, n = soft_outcomes(judgments)
@@ -116,7 +116,7 @@ def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, 
         enc.model_id(anchor)  # an anchor not in the judgments is an error for every method, not ignored
     data = RatingData(enc, judgments, anchor=anchor, responses=responses, style_control=style_control)
     if style_control and "style_control" not in inspect.signature(fn).parameters:
-        raise ConfigError(f'rating method "{method}" does not support style control (use --method bt)')
+        raise ConfigError(f'rating method "{method}" does not support style control (use `method="bt"`)')
     if style_control:
         opts = {**opts, "style_control": True}
     result = _call(fn, method, data, opts)

@@ -35,9 +35,9 @@ log = logging.getLogger(__name__)
 ANCHOR_SCORES = ("self", "complement")
 
 
-def detect_anchor(enc: EncodedJudgments) -> int:
-    """Id of the one model that takes part in every row (:func:`judgewise.io.schema.detect_anchor`, the one
-    definition); ConfigError asking for ``anchor`` otherwise."""
+def require_anchor(enc: EncodedJudgments) -> int:
+    """Id of the one model that takes part in every row, as :func:`judgewise.io.schema.detect_anchor` (the one
+    definition, on columns, ``None`` when there is none) finds it; ConfigError asking for ``anchor`` otherwise."""
     anchor = schema.detect_anchor(enc.a, enc.b)
     if anchor is not None:
         return int(anchor)
@@ -150,7 +150,7 @@ def winrate(data: RatingData, *, anchor_score: str = "self") -> MethodResult:
     if anchor_score not in ANCHOR_SCORES:
         raise ConfigError(f'anchor_score must be one of {ANCHOR_SCORES}, got "{anchor_score}"')
     enc = data.enc
-    anchor = enc.model_id(data.anchor) if data.anchor is not None else detect_anchor(enc)
+    anchor = enc.model_id(data.anchor) if data.anchor is not None else require_anchor(enc)
     rows, model, outcome = oriented_rows(enc, anchor)
     table = win_rate_table(model, outcome, enc.weight[rows], enc.n_models)
     missing = [enc.models[i] for i in range(enc.n_models) if i != anchor and table["n_games"][i] == 0]

@@ -77,7 +77,7 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     sections = build_report(sources, options=options, input_format=input_format, responses=responses)
     failed = failed_sections(sections)
     if failed and not partial:
-        raise ReportError(f"{failed}; no report written (--partial writes the other sections)")
+        raise ReportError(f"{failed}; no report written (`partial=True` writes the other sections)")
     _make_folder(target.parent)
     if format == "html":
         write_text_atomic(target, render_html(sections, title=title))
@@ -87,13 +87,13 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     if slots:
         log.info("report sections shown as slots: %s", "; ".join(slots))
     if failed:
-        raise ReportError(f"{failed}; the other sections were written to {target} (--partial)")
+        raise ReportError(f"{failed}; the other sections were written to {target} (`partial=True`)")
     return target
 
 
 def failed_sections(sections) -> str:
     """'report section "Title" failed: Cause' for each section that raised ('' when none did)."""
-    from judgewise.report.model import FAILED
+    from judgewise.report.document import FAILED
 
     return "; ".join(f'report section "{s.title}" failed: {s.note}' for s in sections if s.status == FAILED)
 

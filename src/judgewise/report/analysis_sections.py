@@ -17,7 +17,7 @@ import pandas as pd
 from judgewise.errors import InputError
 from judgewise.report import charts
 from judgewise.report.context import ReportContext
-from judgewise.report.model import Figure, NotApplicable, Section, TableBlock, fmt_num
+from judgewise.report.document import Figure, NotApplicable, Section, TableBlock, fmt_num
 
 
 def anchors_section(ctx: ReportContext, s: Section) -> None:

@@ -44,13 +44,13 @@ class ReportOptions:
         from judgewise.ratings import RATING_METHODS
 
         if self.method != "auto" and self.method not in RATING_METHODS:
-            raise ConfigError(f"unknown rating method {self.method!r} for --method: expected auto or one of "
+            raise ConfigError(f"unknown rating method {self.method!r} for `method`: expected auto or one of "
                               f"{', '.join(RATING_METHODS)}")
         if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) or \
                 not 0 <= self.bootstrap <= MAX_BOOTSTRAP:
-            raise ConfigError(f"--bootstrap must be a whole number from 0 to {MAX_BOOTSTRAP:,}, got {self.bootstrap!r}")
+            raise ConfigError(f"`bootstrap` must be a whole number from 0 to {MAX_BOOTSTRAP:,}, got {self.bootstrap!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ConfigError(f"--seed must be a whole number ≥ 0, got {self.seed!r}")
+            raise ConfigError(f"`seed` must be a whole number ≥ 0, got {self.seed!r}")
 
     def command_line(self) -> str:
         return self.command or "judgewise " + " ".join(shlex.quote(a) for a in sys.argv[1:])

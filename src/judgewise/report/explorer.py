@@ -24,7 +24,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from judgewise.errors import ConfigError
 from judgewise.report import charts
 from judgewise.report.explorer_data import ExplorerData, bracket, group_comparisons, match_view, paginate
-from judgewise.report.model import fmt_num
+from judgewise.report.document import fmt_num
 from judgewise.report.render import asset, environment
 from judgewise.report.head_to_head import win_matrix
 
@@ -213,7 +213,7 @@ def make_explorer_server(data: ExplorerData | None, host: str = "127.0.0.1", por
     (``server.set_app(Explorer(data, allowed_hosts=server.allowed_hosts))``). A port in use, a host that is not
     this machine's, or a bad port is a :class:`ConfigError`."""
     if not 0 <= port <= 65535:
-        raise ConfigError(f"--port {port} is not a TCP port: expected 0 (any free port) to 65535")
+        raise ConfigError(f"`port={port}` is not a TCP port: expected 0 (any free port) to 65535")
     try:
         server = make_server(host, port, None, server_class=_ThreadingServer6 if ":" in host else _ThreadingServer,
                              handler_class=_QuietHandler)
@@ -227,11 +227,11 @@ def make_explorer_server(data: ExplorerData | None, host: str = "127.0.0.1", por
 
 def _bind_error(host: str, port: int, exc: OSError) -> str:
     if exc.errno == errno.EADDRINUSE:
-        return f"port {port} on {host} is in use; pass another --port (0 picks a free one)"
+        return f"port {port} on {host} is in use; pass another `port` (0 picks a free one)"
     if exc.errno in (errno.EACCES, errno.EPERM):
-        return f"not allowed to listen on port {port} of {host} (ports below 1024 need privileges); pass --port"
+        return f"not allowed to listen on port {port} of {host} (ports below 1024 need privileges); pass `port`"
     if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
-        return f"cannot listen on host {host!r}: not an address of this machine; pass --host (e.g. 127.0.0.1)"
+        return f"cannot listen on host {host!r}: not an address of this machine; pass `host` (e.g. 127.0.0.1)"
     return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
 
 

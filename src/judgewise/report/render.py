@@ -14,7 +14,7 @@ import jinja2
 from judgewise import __version__
 from judgewise.errors import InputError
 from judgewise.io.atomic import write_text_atomic
-from judgewise.report.model import OK, Section
+from judgewise.report.document import OK, Section
 
 
 def asset(name: str) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from judgewise.errors import JudgewiseError
 from judgewise.report import charts
 from judgewise.report.context import ReportContext
-from judgewise.report.model import (FAILED, NOT_APPLICABLE, UNAVAILABLE, Figure, NotApplicable, Section, TableBlock,
+from judgewise.report.document import (FAILED, NOT_APPLICABLE, UNAVAILABLE, Figure, NotApplicable, Section, TableBlock,
                                     fmt_num)
 
 log = logging.getLogger(__name__)
