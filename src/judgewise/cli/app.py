@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 
 import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
+from judgewise.cli.completion_cmd import COMPLETE_VAR
 from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
@@ -34,6 +36,24 @@ COMMAND_MODULES = (
     "judgewise.cli.completion_cmd",  # completion
 )
 
+# Each command -> the module that registers it: ``judgewise NAME ...`` imports that module only (the root help, shell
+# completion and a name that is no command import them all, to list or suggest every command).
+COMMANDS = {
+    "rank": "judgewise.cli.rank_cmd", "agree": "judgewise.cli.rank_cmd",
+    "evaluate": "judgewise.cli.evaluate_cmd",
+    "judge": "judgewise.cli.judge_cmd", "store": "judgewise.cli.store_cmd",
+    "generate": "judgewise.cli.generate_cmd",
+    "power": "judgewise.cli.design_cmd", "plan": "judgewise.cli.design_cmd", "anchors": "judgewise.cli.design_cmd",
+    "simulate": "judgewise.cli.design_cmd",
+    "select": "judgewise.cli.reliability_cmd", "reliability": "judgewise.cli.reliability_cmd",
+    "study": "judgewise.cli.reliability_cmd",
+    "diagnose": "judgewise.cli.diagnose_cmd", "accuracy": "judgewise.cli.diagnose_cmd",
+    "echo-test": "judgewise.cli.diagnose_cmd",
+    "report": "judgewise.cli.report_cmd", "serve": "judgewise.cli.report_cmd",
+    "demo": "judgewise.cli.demo_cmd", "version": "judgewise.cli.demo_cmd",
+    "completion": "judgewise.cli.completion_cmd",
+}
+
 # The commands that read judgments (a judgments file or folder of any registered format, or a judging store); the
 # command × input matrix (tests/test_command_input_matrix.py) runs each on every input kind. Every other command is
 # in OTHER_COMMANDS; a command in neither fails that test, so a new command is placed in the matrix or left out on
@@ -46,7 +66,8 @@ OTHER_COMMANDS = ("agree", "judge", "generate", "simulate", "power sign", "power
 err_console = Console(stderr=True)
 
 
-def build_app() -> typer.Typer:
+def build_app(command: str | None = None) -> typer.Typer:
+    """The app with every command, or with only the module of ``command`` (a name in COMMANDS) registered."""
     app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                       help="Evaluate language models with an LLM judge, reliably and at the lowest cost.")
 
@@ -55,9 +76,17 @@ def build_app() -> typer.Typer:
                                            help="Print `judgewise X.Y.Z` and exit.")) -> None:
         """Evaluate language models with an LLM judge (add --verbose to any command for debug logs)."""
 
-    for name in COMMAND_MODULES:
+    for name in (COMMANDS[command],) if command else COMMAND_MODULES:
         importlib.import_module(name).register(app)
     return app
+
+
+def command_of(args: list[str]) -> str | None:
+    """The command ``args`` run when their first word names one, else None (no command, a root option such as
+    ``--help``, shell completion asking, or a name that is no command: every command module is needed)."""
+    if not args or os.environ.get(COMPLETE_VAR) or args[0] not in COMMANDS:
+        return None
+    return args[0]
 
 
 def _print_version(value: bool) -> None:
@@ -105,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
         args.remove("--verbose")
     _setup_logging(verbose)
     _register_url_passwords(args)
-    command = typer.main.get_command(build_app())
+    command = typer.main.get_command(build_app(command_of(args)))
     try:
         with read_progress(err_console):  # a bar for large inputs, on a terminal only
             code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
