@@ -11,11 +11,13 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
+from judgewise import __version__
 from judgewise.cli.completion_cmd import COMPLETE_VAR
 from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
 from judgewise.redaction import scrub
+from judgewise.store.urls import is_url, masked
 
 try:  # typer >= 0.2x vendors click; its usage errors derive from TyperException
     from typer import TyperException as UsageError
@@ -91,8 +93,6 @@ def command_of(args: list[str]) -> str | None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from judgewise import __version__
-
         typer.echo(f"judgewise {__version__}")
         raise typer.Exit()
 
@@ -116,14 +116,10 @@ def _setup_logging(verbose: bool) -> None:
 
 def _register_url_passwords(args: list[str]) -> None:
     """The password of a PostgreSQL URL given on the command line is a secret from the start: every message that
-    might quote it (a usage error, libpq's own) is scrubbed of it (``pg_store.masked`` registers it)."""
+    might quote it (a usage error, libpq's own) is scrubbed of it (``store.urls.masked`` registers it)."""
     values = [a.partition("=")[2] if a.startswith("-") else a for a in args]  # --store=URL too
-    urls = [v for v in values if "://" in v and v.split(":", 1)[0].lower() in ("postgresql", "postgres")]
-    if urls:
-        from judgewise.store.postgres import masked
-
-        for url in urls:
-            masked(url)
+    for url in (v for v in values if "://" in v and is_url(v)):
+        masked(url)
 
 
 def main(argv: list[str] | None = None) -> None:
