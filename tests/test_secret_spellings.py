@@ -11,7 +11,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from judgewise.redaction import REDACTED, register_secret, scrub, secret_forms
-from judgewise.store.postgres import libpq_url, masked
+from judgewise.store.urls import libpq_url, masked
 from tests.conftest import run_cli
 from tests.fault_server import FaultServer
 from tests.judge_support import write_config

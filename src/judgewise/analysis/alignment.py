@@ -38,6 +38,7 @@ from judgewise.analysis.accuracy import (
 from judgewise.analysis.gaming import win_rates_from
 from judgewise.errors import ConfigError, InputError, JudgewiseError
 from judgewise.io.schema import usable_mask
+from judgewise.ratings import rank
 from judgewise.ratings.agreement import agreement
 from judgewise.ratings.bootstrap import check_bootstrap, draw_units, normal_interval
 
@@ -46,8 +47,6 @@ log = logging.getLogger(__name__)
 
 def _ranked(method: str) -> Callable[..., pd.Series]:
     def scores(judgments: pd.DataFrame, **options) -> pd.Series:
-        from judgewise.ratings import rank
-
         r = rank(judgments, method=method, **options)
         out = pd.Series(np.asarray(r.scores, dtype=float), index=list(r.models))
         if r.info.get("separated"):  # bt with l2=None: the weak ridge was used; say so in the row

@@ -8,11 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgewise.analysis.anchor_selection import QuadraticData, informativeness
+from judgewise.analysis.anchor_selection import QuadraticData, informativeness, verdict_matrix
 from judgewise.analysis.planning import PILOT_PROMPTS
 from judgewise.errors import ConfigError
 from judgewise.ratings.agreement import kendall_tau_b
+from judgewise.ratings.encode import encode
 from judgewise.ratings.result import competition_rank
+from judgewise.ratings.winrate import anchor_win_rates
 
 EDGE = 3  # the strongest / weakest few models of a pool are "extreme" (§5.3 bottom-three finding)
 
@@ -80,8 +82,6 @@ def pilot(data: QuadraticData, n_prompts: int = PILOT_PROMPTS, rng: np.random.Ge
     judgments and recommend the most informative one (:func:`pick_anchor`); its rank in the pool says why
     ("mediocre"). With ``judgments`` whose pilot rows all carry 5-way verdicts, informativeness is computed on
     them (margins kept, as the paper's pilot), else on the collapsed verdicts."""
-    from judgewise.analysis.anchor_selection import verdict_matrix
-
     rng = rng if rng is not None else np.random.default_rng(0)
     n_all = len(data.prompts)
     if n_all < 1 or len(data.models) < 3:
@@ -182,9 +182,6 @@ def several_anchor_estimates(judgments: pd.DataFrame, anchors: list[str]) -> dic
 
     Returns a dict: ``anchors``, ``models``, ``win_rates`` (anchor → list per model, None where not compared),
     ``pooled_bt`` (list per model), ``tau_vs_pooled`` (anchor → τ-b)."""
-    from judgewise.ratings.encode import encode
-    from judgewise.ratings.winrate import anchor_win_rates
-
     data = QuadraticData(judgments)
     pooled = multi_anchor_scores(data, anchors)
     enc = encode(judgments)

@@ -18,7 +18,10 @@ from judgewise.analysis import bias
 from judgewise.analysis.bias import Proportion
 from judgewise.analysis.echo import EchoWins, echo_flags, echo_win_correlation
 from judgewise.analysis.gaming import GamingReport, detect_gaming, win_rates_from
+from judgewise.errors import JudgewiseError
 from judgewise.io.schema import usable_mask
+from judgewise.ratings import rank
+from judgewise.ratings.agreement import agreement
 from judgewise.ratings.bootstrap import check_bootstrap, draw_units, percentile_interval, rng_from_seed
 
 log = logging.getLogger(__name__)
@@ -175,8 +178,6 @@ def _prompt_resample(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFr
 def coefficient_intervals(fit, frame: pd.DataFrame, rounds: int, level: float, seed: int) -> dict:
     """Coefficients of ``fit(frame) -> dict`` with percentile bootstrap intervals over prompts (``rounds`` refits;
     a replicate that cannot be fitted is counted, not used)."""
-    from judgewise.errors import JudgewiseError
-
     point = fit(frame)
     reps, failed = {k: [] for k in point}, 0
     rng = rng_from_seed(seed)
@@ -208,9 +209,6 @@ def style_effects(judgments: pd.DataFrame, responses: pd.DataFrame, *, families:
     self-preference coefficient (feature +1/−1/0, 0 when neither or both sides share the judge's family).
     All fits go through :func:`judgewise.ratings.rank`; a fit that is impossible is reported with its reason.
     """
-    from judgewise.errors import JudgewiseError
-    from judgewise.ratings import rank
-
     def style_fit(frame):
         return rank(frame, method="bt", style_control=True, responses=responses).info["coefficients"]
 
@@ -236,9 +234,6 @@ def style_effects(judgments: pd.DataFrame, responses: pd.DataFrame, *, families:
 
 def _plain_vs_styled(frame: pd.DataFrame, responses: pd.DataFrame) -> dict | None:
     """Rank agreement of BT with and without style control (None with fewer than 3 models)."""
-    from judgewise.ratings import rank
-    from judgewise.ratings.agreement import agreement
-
     plain = rank(frame, method="bt")
     styled = rank(frame, method="bt", style_control=True, responses=responses)
     if len(plain.models) < 3:

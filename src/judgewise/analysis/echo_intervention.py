@@ -28,6 +28,7 @@ from judgewise.analysis.echo import ANSWER_MARKERS, detect_echo
 from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.base import Comparison
+from judgewise.judges.runner import run_judging
 from judgewise.ratings.bootstrap import draw_units, percentile_interval
 
 CONDITIONS = ("original", "echo_a", "echo_b")
@@ -150,8 +151,6 @@ def run_echo_intervention(comparisons: list[Comparison], judge, store, *, times:
     ``store`` is a JudgmentStore or path (every game is stored, so a rerun only judges what is missing);
     ``run_options`` go to :func:`run_judging` (``orders``, ``concurrency``, …).
     """
-    from judgewise.judges.runner import run_judging
-
     if isinstance(times, bool) or not isinstance(times, int) or times < 1:
         raise ConfigError(f"`times` must be a whole number ≥ 1 (echo blocks appended), got {times!r}")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:

@@ -16,11 +16,13 @@ import numpy as np
 import pandas as pd
 
 from judgewise.analysis.simulation import TrialSpec, run_trial
+from judgewise.designs.catalog import make_design
 from judgewise.errors import ConfigError
 from judgewise.executors import EXECUTORS, run_tasks
-from judgewise.registry import Registry
+from judgewise.judges.simulated import response_quality, verdict_fn
 from judgewise.ratings.agreement import kendall_tau_b, spearman_rho
 from judgewise.ratings.bootstrap import rng_from_seed
+from judgewise.registry import Registry
 
 
 def uniform_truth(n: int, rng: np.random.Generator, span: float = 500.0) -> np.ndarray:
@@ -72,9 +74,6 @@ def _insertion_trial(point: SweepPoint, elo: np.ndarray, seed: int, trial: int) 
     into the leaderboard of the other models (best first by the truth; insert-anchor gets their true ratings, as a
     published leaderboard's). Scored by its placement error against its true position and by the Spearman /
     Kendall of the whole ranking (the leaderboard in true order with the newcomer where it was placed)."""
-    from judgewise.designs.catalog import make_design
-    from judgewise.judges.simulated import response_quality, verdict_fn
-
     n = len(elo)
     models, prompts = [f"m{i}" for i in range(n)], [f"x{i}" for i in range(point.n_prompts)]
     new = int(np.random.default_rng([seed, trial, n, 17]).integers(n))

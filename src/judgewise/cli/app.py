@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 
 import typer
 from rich.console import Console
 from rich.logging import RichHandler
 
+from judgewise import __version__
+from judgewise.cli.completion_cmd import COMPLETE_VAR
 from judgewise.cli.error_flags import as_flags
 from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
 from judgewise.redaction import scrub
+from judgewise.store.urls import is_url, masked
 
 try:  # typer >= 0.2x vendors click; its usage errors derive from TyperException
     from typer import TyperException as UsageError
@@ -35,6 +39,24 @@ COMMAND_MODULES = (
     "judgewise.cli.completion_cmd",  # completion
 )
 
+# Each command -> the module that registers it: ``judgewise NAME ...`` imports that module only (the root help, shell
+# completion and a name that is no command import them all, to list or suggest every command).
+COMMANDS = {
+    "rank": "judgewise.cli.rank_cmd", "agree": "judgewise.cli.rank_cmd",
+    "evaluate": "judgewise.cli.evaluate_cmd",
+    "judge": "judgewise.cli.judge_cmd", "store": "judgewise.cli.store_cmd",
+    "generate": "judgewise.cli.generate_cmd",
+    "power": "judgewise.cli.design_cmd", "plan": "judgewise.cli.design_cmd", "anchors": "judgewise.cli.design_cmd",
+    "simulate": "judgewise.cli.design_cmd",
+    "select": "judgewise.cli.reliability_cmd", "reliability": "judgewise.cli.reliability_cmd",
+    "study": "judgewise.cli.reliability_cmd",
+    "diagnose": "judgewise.cli.diagnose_cmd", "accuracy": "judgewise.cli.diagnose_cmd",
+    "echo-test": "judgewise.cli.diagnose_cmd",
+    "report": "judgewise.cli.report_cmd", "serve": "judgewise.cli.report_cmd",
+    "demo": "judgewise.cli.demo_cmd", "version": "judgewise.cli.demo_cmd",
+    "completion": "judgewise.cli.completion_cmd",
+}
+
 # The commands that read judgments (a judgments file or folder of any registered format, or a judging store); the
 # command × input matrix (tests/test_command_input_matrix.py) runs each on every input kind. Every other command is
 # in OTHER_COMMANDS; a command in neither fails that test, so a new command is placed in the matrix or left out on
@@ -47,7 +69,8 @@ OTHER_COMMANDS = ("agree", "judge", "generate", "simulate", "power sign", "power
 err_console = Console(stderr=True)
 
 
-def build_app() -> typer.Typer:
+def build_app(command: str | None = None) -> typer.Typer:
+    """The app with every command, or with only the module of ``command`` (a name in COMMANDS) registered."""
     app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                       help="Evaluate language models with an LLM judge, reliably and at the lowest cost.")
 
@@ -56,15 +79,21 @@ def build_app() -> typer.Typer:
                                            help="Print `judgewise X.Y.Z` and exit.")) -> None:
         """Evaluate language models with an LLM judge (add --verbose to any command for debug logs)."""
 
-    for name in COMMAND_MODULES:
+    for name in (COMMANDS[command],) if command else COMMAND_MODULES:
         importlib.import_module(name).register(app)
     return app
 
 
+def command_of(args: list[str]) -> str | None:
+    """The command ``args`` run when their first word names one, else None (no command, a root option such as
+    ``--help``, shell completion asking, or a name that is no command: every command module is needed)."""
+    if not args or os.environ.get(COMPLETE_VAR) or args[0] not in COMMANDS:
+        return None
+    return args[0]
+
+
 def _print_version(value: bool) -> None:
     if value:
-        from judgewise import __version__
-
         typer.echo(f"judgewise {__version__}")
         raise typer.Exit()
 
@@ -88,14 +117,10 @@ def _setup_logging(verbose: bool) -> None:
 
 def _register_url_passwords(args: list[str]) -> None:
     """The password of a PostgreSQL URL given on the command line is a secret from the start: every message that
-    might quote it (a usage error, libpq's own) is scrubbed of it (``pg_store.masked`` registers it)."""
+    might quote it (a usage error, libpq's own) is scrubbed of it (``store.urls.masked`` registers it)."""
     values = [a.partition("=")[2] if a.startswith("-") else a for a in args]  # --store=URL too
-    urls = [v for v in values if "://" in v and v.split(":", 1)[0].lower() in ("postgresql", "postgres")]
-    if urls:
-        from judgewise.store.postgres import masked
-
-        for url in urls:
-            masked(url)
+    for url in (v for v in values if "://" in v and is_url(v)):
+        masked(url)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -106,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
         args.remove("--verbose")
     _setup_logging(verbose)
     _register_url_passwords(args)
-    command = typer.main.get_command(build_app())
+    command = typer.main.get_command(build_app(command_of(args)))
     try:
         with read_progress(err_console):  # a bar for large inputs, on a terminal only
             code = command.main(args=args, prog_name="judgewise", standalone_mode=False)

@@ -36,12 +36,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.io.arenahard_config import read_config, record_baseline
 from judgewise.io.battles import (COLUMNAR_SUFFIXES, UNKNOWN_JUDGE, WINNER_OUTCOME, battle_frame,  # noqa: F401
                                   read_battles_columnar, winner_outcome)
 from judgewise.io.battles import prompt_ids as _prompt_ids
 from judgewise.io.canonical import checks_for, validate_table
 from judgewise.io.containers import json_list_records, jsonl_records
-from judgewise.io.arenahard_config import read_config, record_baseline
+from judgewise.io.formats import Probe
 from judgewise.io.schema import VERDICT5, verdict5, verdict_outcome
 from judgewise.io.tables import ReadReport, Table
 from judgewise.io.validate import MISSING, Validator, show
@@ -93,8 +94,6 @@ FAILED_PARTNER = "its partner game failed (Arena-Hard v2.0 drops the whole recor
 
 def looks_like_games(probe) -> bool:
     if probe.is_dir:
-        from judgewise.io.formats import Probe
-
         files = game_files(probe.path)
         return bool(files) and looks_like_games(Probe(files[0]))
     return {"model", "games"} <= probe.keys and bool({"question_id", "uid"} & probe.keys)
@@ -275,8 +274,6 @@ def answer_files(path: Path) -> list[Path]:
 def looks_like_answers(probe) -> bool:
     if probe.is_dir:
         files = answer_files(probe.path)
-        from judgewise.io.formats import Probe
-
         return bool(files) and looks_like_answers(Probe(files[0]))
     return bool({"messages", "choices"} & probe.keys) and bool({"uid", "question_id"} & probe.keys)
 

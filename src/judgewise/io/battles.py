@@ -15,7 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.io.canonical import finish_table, validate_rows
+from judgewise.io.chunks import jsonl_chunks, parquet_chunks, parquet_columns
 from judgewise.io.columnar import CodedChunk, distinct_pairs, mapped_numbers, name_codes, read_coded, value_type
+from judgewise.io.schema import require_columns
 from judgewise.io.tables import Table
 from judgewise.io.validate import MISSING, Check, Validator, show, text_field
 
@@ -89,17 +92,12 @@ def battle_chunk(table, *, json: bool) -> CodedChunk | None:
 
 def require_battle_columns(columns: list[str], v) -> None:
     """A Parquet file's schema must hold the battle columns: an error naming the ones it lacks."""
-    from judgewise.io.schema import require_columns
-
     needed = (_prompt_column(columns), "model_a", "model_b", "winner")
     require_columns(pd.DataFrame(columns=columns), needed, file=v.file, what="the battles file")
 
 
 def read_battles_columnar(path: Path, v) -> Table:
     """Battles from JSONL or Parquet (module doc) as a canonical judgments table; ``v`` raises or skips."""
-    from judgewise.io.canonical import finish_table, validate_rows
-    from judgewise.io.chunks import jsonl_chunks, parquet_chunks, parquet_columns
-
     parquet = path.suffix.lower() in (".parquet", ".pq")
     if parquet:
         columns = parquet_columns(path, v)

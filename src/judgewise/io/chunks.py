@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.io.containers import jsonl_bytes_records, unique_columns
+from judgewise.io.containers import csv_header, csv_rows, decode_utf8, jsonl_bytes_records, unique_columns
 from judgewise.io.validate import Validator
 
 CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
@@ -218,8 +218,6 @@ class CsvChunk:
     def frame(self, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
         """The rows as the whole-file CSV reader makes them (:func:`judgewise.io.containers.csv_rows`), numbered
         as in the file, counted as read."""
-        from judgewise.io.containers import csv_rows, decode_utf8
-
         text = decode_utf8(bytes(self.data), v, first_line=self.first_line)
         return csv_rows(self.header_text + text, self.header, v, self.first_row)
 
@@ -228,8 +226,6 @@ def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tupl
     """The header of a CSV file and its lines after it in chunks of about ``chunk_bytes``; None when its header
     is not one line of UTF-8 (a quoted name holding a newline) or is blank: the whole-file reader then reads it
     and says what is wrong."""
-    from judgewise.io.containers import csv_header
-
     try:
         fh = open(path, "rb")
     except OSError:

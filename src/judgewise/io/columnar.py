@@ -22,7 +22,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.io.validate import name_text, not_a_name
+from judgewise.errors import InputError
+from judgewise.io.canonical import VERDICTS, finish_table, infer_kind, read_canonical, validate_rows
+from judgewise.io.chunks import csv_chunks, jsonl_chunks, parquet_chunks, parquet_columns, read_ahead
+from judgewise.io.containers import records_frame, require_csv_rows
+from judgewise.io.progress import report
+from judgewise.io.tables import ReadReport
+from judgewise.io.validate import Validator, as_number, name_text, not_a_name
 
 NAME_COLUMNS = ("prompt_id", "model_a", "model_b", "judge")
 PLAIN_NAME = r"^[\x21-\x7e](?:[^\x00-\x1f\x7f]*[\x21-\x7e])?$"  # no whitespace to strip, no control character
@@ -233,9 +239,6 @@ def read_coded(chunks: Iterable, fast: Callable, careful: Callable, v, columns: 
     """Read every chunk: ``fast(table)`` → CodedChunk or None (not clean); ``careful(chunk)`` → the chunk's
     validated frame from the row-by-row reader (which raises or skips with the format's own messages). Progress
     is reported after each chunk (:mod:`judgewise.io.progress`)."""
-    from judgewise.io.chunks import read_ahead
-    from judgewise.io.progress import report
-
     numbers = [c for c in columns if c not in NAME_COLUMNS]
     coded = []
     for chunk in read_ahead(chunks):
@@ -258,8 +261,6 @@ FAST_JUDGMENT_COLUMNS = ("prompt_id", "model_a", "model_b", "judge", "outcome", 
 
 def canonical_chunk(table, *, json: bool) -> CodedChunk | None:
     """A chunk of a canonical judgments table as codes (None: not clean). NotColumnar for other columns."""
-    from judgewise.io.canonical import VERDICTS
-
     if not set(table.column_names) <= set(FAST_JUDGMENT_COLUMNS):
         raise NotColumnar(f"columns {sorted(set(table.column_names) - set(FAST_JUDGMENT_COLUMNS))}")
     if not set(FAST_JUDGMENT_COLUMNS[:5]) <= set(table.column_names):
@@ -296,8 +297,6 @@ def text_numbers(column, low: float, high: float, *, nulls: bool = False) -> tup
     """A column of numbers written as text (CSV cells) as (codes, distinct values), each distinct text read by
     :func:`judgewise.io.validate.as_number`; None when one is not a number in [low, high] (an empty cell is a
     null: NaN when ``nulls`` allows it)."""
-    from judgewise.io.validate import as_number
-
     if column.null_count:
         return None
     codes, distinct = distinct_codes(column)
@@ -315,11 +314,6 @@ def text_numbers(column, low: float, high: float, *, nulls: bool = False) -> tup
 def read_canonical_columnar(path, container: str, v, kind: str | None = None):
     """A canonical judgments table from JSONL, CSV or Parquet through the fast path (NotColumnar: another table,
     columns the fast path does not carry, or a CSV with quoted cells)."""
-    from judgewise.io.canonical import finish_table, infer_kind, validate_rows
-    from judgewise.io.chunks import csv_chunks, jsonl_chunks, parquet_chunks, parquet_columns
-    from judgewise.io.containers import records_frame, require_csv_rows
-    from judgewise.errors import InputError
-
     if container == "parquet":
         columns = parquet_columns(path, v)
         chunks = parquet_chunks(path, v)
@@ -359,10 +353,6 @@ def read_canonical_columnar(path, container: str, v, kind: str | None = None):
 def read_canonical_fast(path, container: str, *, skip_invalid: bool = False, kind: str | None = None):
     """A canonical table: judgments in JSONL, CSV or Parquet through the fast path, anything else (or columns it
     does not carry) through :func:`judgewise.io.canonical.read_canonical`."""
-    from judgewise.io.canonical import read_canonical
-    from judgewise.io.tables import ReadReport
-    from judgewise.io.validate import Validator
-
     if container in ("jsonl", "parquet", "csv") and kind in (None, "judgments"):
         v = Validator(str(path), ReadReport(source=str(path), format=container), skip_invalid)
         try:

@@ -23,6 +23,7 @@ from functools import cached_property
 from pathlib import Path
 
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.streams import read_once
 from judgewise.io.tables import Table
 
 PROBE_BYTES = 1 << 16
@@ -133,8 +134,6 @@ def get_format(name: str) -> Format:
 
 def detect_format(path: str | Path) -> Format:
     """The first registered format whose detector accepts ``path``; InputError naming the path otherwise."""
-    from judgewise.io.streams import read_once
-
     probe = Probe(read_once(path))  # a pipe: its temporary copy, which detection and the reader can both open
     if not probe.path.exists():
         raise InputError("no such file or directory", file=str(path))

@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.io import alpacaeval, arenahard, autoarena, mtbench, peereval
+from judgewise.io import alpacaeval, arenahard, autoarena, judgebench, mtbench, peereval
 from judgewise.io.canonical import from_dataframe
 from judgewise.io.columnar import read_canonical_fast
 from judgewise.io.formats import Probe, detect_format, get_format, register_format
@@ -39,8 +39,6 @@ CANONICAL_SUFFIXES = {"jsonl": (".jsonl", ".ndjson"), "json": (".json",), "csv":
 
 def _read_judgebench(path, *, skip_invalid: bool = False, kind: str | None = None) -> Table:
     """JudgeBench games (judgments), or per-item scores of every judge plus the label when scores are wanted."""
-    from judgewise.io import judgebench  # lazy: H6's module
-
     if kind == "scores":
         return judgebench.read_judgebench_scores(path, skip_invalid=skip_invalid)
     return judgebench.read_judgebench(path, skip_invalid=skip_invalid)

@@ -11,6 +11,15 @@ import os
 from pathlib import Path
 
 from judgewise.errors import ConfigError, InputError, ReportError
+from judgewise.io.atomic import write_text_atomic
+from judgewise.io.provenance import note_dropped, select_judge
+from judgewise.io.tables import ReadReport
+from judgewise.report.analysis_sections import study_data
+from judgewise.report.context import ReportContext, ReportOptions
+from judgewise.report.inputs import add_responses, load_run, read_gold
+from judgewise.report.document import FAILED
+from judgewise.report.render import render_html, render_markdown
+from judgewise.report.sections import build_sections
 
 log = logging.getLogger(__name__)
 
@@ -19,10 +28,6 @@ FORMATS = ("html", "md")
 
 def build_report(sources, *, options=None, input_format: str | None = None, responses=None):
     """Read ``sources`` (and optional ``responses``) and build every section; returns the sections."""
-    from judgewise.report.context import ReportContext, ReportOptions
-    from judgewise.report.inputs import add_responses, load_run
-    from judgewise.report.sections import build_sections
-
     options = options or ReportOptions()
     run = load_run(sources, format=input_format)
     choose_judge(run, options)
@@ -34,9 +39,6 @@ def build_report(sources, *, options=None, input_format: str | None = None, resp
 def choose_judge(run, options) -> None:
     """One judge (``options.judge``, the rest counted as skipped), several only with ``options.pool_judges``; a
     run mixing judges otherwise stops with a ConfigError listing them (io.provenance)."""
-    from judgewise.io.provenance import note_dropped, select_judge
-    from judgewise.io.tables import ReadReport
-
     run.judgments, dropped = select_judge(run.judgments, options.judge, options.pool_judges)
     if dropped:
         if len(run.read_reports) != 1:
@@ -63,10 +65,6 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
     ``partial=True`` the other sections are written first (the failed one marked), then the error is raised.
     "Not applicable" sections (no gold ranking, no study, ...) are not failures.
     """
-    from judgewise.io.atomic import write_text_atomic
-    from judgewise.report.context import ReportOptions
-    from judgewise.report.render import render_html, render_markdown
-
     if format not in FORMATS:
         raise ConfigError(f"unknown report format {format!r}: expected one of {', '.join(FORMATS)}")
     options = ReportOptions(method=method, bootstrap=bootstrap, seed=seed, title=title, command=command,
@@ -93,8 +91,6 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
 
 def failed_sections(sections) -> str:
     """'report section "Title" failed: Cause' for each section that raised ('' when none did)."""
-    from judgewise.report.document import FAILED
-
     return "; ".join(f'report section "{s.title}" failed: {s.note}' for s in sections if s.status == FAILED)
 
 
@@ -123,9 +119,6 @@ def _make_folder(folder: Path) -> None:
 
 def _check_side_inputs(options) -> None:
     """Fail early, naming file/row/field, on a gold ranking or study file the user gave that cannot be read."""
-    from judgewise.report.analysis_sections import study_data
-    from judgewise.report.inputs import read_gold
-
     if options.gold is not None:
         read_gold(options.gold)
     if options.study is not None:

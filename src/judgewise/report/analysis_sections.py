@@ -14,15 +14,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.analysis import anchor_selection
+from judgewise.analysis.anchor_experiments import anchor_quality
+from judgewise.analysis.bias import proportion
+from judgewise.analysis.diagnostics import diagnose, with_truth
+from judgewise.analysis.power import sign_test_sample_size
 from judgewise.errors import InputError
 from judgewise.report import charts
 from judgewise.report.context import ReportContext
+from judgewise.report.inputs import read_gold
 from judgewise.report.document import Figure, NotApplicable, Section, TableBlock, fmt_num
 
 
 def anchors_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis import anchor_selection
-
     s.source = "judgewise.analysis.anchor_selection (informativeness, win_count_histogram, anchor_report; Anchor §4.2–4.3)"
     if ctx.anchor:
         reports = [ctx.memo(("anchor", ctx.anchor), lambda: anchor_selection.report_from_judgments(ctx.valid, ctx.anchor))]
@@ -51,22 +55,16 @@ def anchors_section(ctx: ReportContext, s: Section) -> None:
 
 def _quadratic(ctx: ReportContext):
     """The run's all-pairs outcome tensor, built once for the anchors and inverted-U sections."""
-    from judgewise.analysis.anchor_selection import QuadraticData
-
-    return ctx.memo("quadratic", lambda: QuadraticData(ctx.valid))
+    return ctx.memo("quadratic", lambda: anchor_selection.QuadraticData(ctx.valid))
 
 
 def inverted_u_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis.anchor_experiments import anchor_quality
-
     if ctx.anchor:
         raise NotApplicable(f"anchor quality needs all-pairs judgments (every model against every other); this run "
                             f"compares every model with the one anchor {ctx.anchor}")
     qd = _quadratic(ctx)
     gold, label = None, "quadratic Bradley–Terry on these judgments (the paper's π_quad; pass --gold for another)"
     if ctx.options.gold is not None:
-        from judgewise.report.inputs import read_gold
-
         by_model = read_gold(ctx.options.gold)
         missing = [m for m in qd.models if m not in by_model]
         if missing:
@@ -91,8 +89,6 @@ TABLE2_WIN_RATES = (0.55, 0.6, 0.65, 0.7, 0.75)  # Anchor Table 2 rows
 
 
 def power_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis.power import sign_test_sample_size
-
     tie_rate, how = _tie_rate(ctx)
     s.source = "judgewise.analysis.power.sign_test_sample_size (Anchor §4.3, Table 2) — as `judgewise power sign`"
     s.facts = [("Observed tie rate", f"{tie_rate:.3f} ({how})"), ("Test", "one-sided sign test, α = 0.05, power 0.8")]
@@ -120,19 +116,13 @@ def _tie_rate(ctx: ReportContext) -> tuple[float, str]:
     """The share of comparisons that carry no signal for the sign test: 1 − I against the anchor for an anchor
     design (Anchor §4.3), else the share of tied direct comparisons."""
     if ctx.anchor:
-        from judgewise.analysis.anchor_selection import report_from_judgments
-
-        r = ctx.memo(("anchor", ctx.anchor), lambda: report_from_judgments(ctx.valid, ctx.anchor))
+        r = ctx.memo(("anchor", ctx.anchor), lambda: anchor_selection.report_from_judgments(ctx.valid, ctx.anchor))
         return r.wasted_share, f"1 − informativeness of anchor {ctx.anchor}"
-    from judgewise.analysis.bias import proportion
-
     ties = proportion(np.isclose(ctx.valid["outcome"].to_numpy(float), 0.5).astype(float))
     return ties.estimate, "share of judgments that are ties"
 
 
 def diagnostics_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.analysis.diagnostics import diagnose, with_truth
-
     s.source = "judgewise.analysis.diagnostics.diagnose — as `judgewise diagnose`"
     judgments, truth = with_truth(ctx.run.judgments)
     d = diagnose(judgments, ctx.run.responses, truth_col=truth, prompts=ctx.run.prompts or None,
@@ -210,8 +200,6 @@ def _prop(p) -> str:
 
 
 def study_section(ctx: ReportContext, s: Section) -> None:
-    import judgewise.analysis.study  # noqa: F401 — the slot says "not available" until the study exists
-
     data = study_data(ctx.options.study)
     s.source = ("judgewise.analysis.study.StudyResult.as_dict (error_table, annotation_savings, per_target_summary, "
                 "win_rates) — as `judgewise study --json`")

@@ -13,6 +13,8 @@ import pandas as pd
 
 from judgewise.errors import ConfigError
 from judgewise.io.schema import detect_anchor, pair_ids, usable_mask
+from judgewise.ratings import RATING_METHODS, rank
+from judgewise.report.head_to_head import tournament_rounds
 from judgewise.report.inputs import RunData
 
 log = logging.getLogger(__name__)
@@ -41,8 +43,6 @@ class ReportOptions:
 
     def check(self) -> None:
         """Refuse settings that would give no leaderboard or never finish: ConfigError naming the option."""
-        from judgewise.ratings import RATING_METHODS
-
         if self.method != "auto" and self.method not in RATING_METHODS:
             raise ConfigError(f"unknown rating method {self.method!r} for `method`: expected auto or one of "
                               f"{', '.join(RATING_METHODS)}")
@@ -99,8 +99,6 @@ class ReportContext:
             return "anchor"
         if self._every_pair_on_every_prompt():
             return "all pairs"
-        from judgewise.report.head_to_head import tournament_rounds
-
         return "tournament" if tournament_rounds(self.run.judgments) is not None else "pairs"
 
     def _every_pair_on_every_prompt(self) -> bool:
@@ -119,8 +117,6 @@ class ReportContext:
     @cached_property
     def ranking(self):
         """The leaderboard, from ``judgewise.ratings.rank`` — the same call ``judgewise rank`` makes."""
-        from judgewise.ratings import rank
-
         hints = self.run.rating_hints  # as `rank` rates the input (Arena-Hard games: weighting, pinned baseline)
         kwargs = {"method": self.method, "bootstrap": self.options.bootstrap, "seed": self.options.seed,
                   "pool_judges": self.options.pool_judges, "weighting": hints.get("weighting")}

@@ -22,11 +22,14 @@ from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from judgewise.errors import ConfigError
-from judgewise.report import charts
+from judgewise.report import charts, choose_judge
+from judgewise.report.context import ReportOptions
 from judgewise.report.explorer_data import ExplorerData, bracket, group_comparisons, match_view, paginate
+from judgewise.report.head_to_head import win_matrix
+from judgewise.report.inputs import add_responses, load_run
 from judgewise.report.document import fmt_num
 from judgewise.report.render import asset, environment
-from judgewise.report.head_to_head import win_matrix
+from judgewise.report.sections import build_sections
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +141,6 @@ class Explorer:
 
     @cached_property
     def _diagnostics(self) -> list:
-        from judgewise.report.sections import build_sections
-
         return build_sections(self.data.ctx, ["diagnostics", "head_to_head"])
 
     def diagnostics(self, q: dict) -> tuple[str, dict]:
@@ -257,10 +258,6 @@ def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None,
           pool_judges: bool = False) -> None:
     """Load the run once and serve it until interrupted; ``ready(url)`` is called once listening.
     ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them)."""
-    from judgewise.report import choose_judge
-    from judgewise.report.context import ReportOptions
-    from judgewise.report.inputs import add_responses, load_run
-
     options = ReportOptions(bootstrap=bootstrap, seed=seed, judge=judge, pool_judges=pool_judges)  # checked first
     with make_explorer_server(None, host, port) as server:  # bind first: a busy port fails before loading
         if not is_loopback(host):

@@ -15,8 +15,11 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import InputError
-from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns, usable_mask
+from judgewise.io import read_any, read_responses
+from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns, require_matching_responses, usable_mask
 from judgewise.io.tables import ReadReport, Table
+from judgewise.store.judgments import export_frame, store_stats
+from judgewise.store.opening import is_store_url, open_store_readonly, store_label, store_location
 from judgewise.store.reading import is_store  # one definition, shared with the CLI
 
 log = logging.getLogger(__name__)
@@ -78,14 +81,10 @@ def _check_not_empty(run: RunData) -> None:
 
 
 def _load_one(item, format: str | None) -> RunData:
-    from judgewise.io import read_any
-
     if isinstance(item, Table):
         return _from_table(item)
     if isinstance(item, pd.DataFrame):
         return _from_table(read_any(item, kind="judgments"))
-    from judgewise.store.opening import is_store_url, store_location
-
     if format in (None, "store") and is_store_url(item):
         return _from_store(store_location(item))
     path = Path(item)
@@ -112,9 +111,6 @@ def _from_store(path: Path | str) -> RunData:
     """RunData from a judging store (a SQLite file or a PostgreSQL URL) read through
     :func:`~judgewise.store.opening.open_store_readonly` (never written, no -wal/-shm left): the store's export
     (failed games kept) and its run facts."""
-    from judgewise.store.judgments import export_frame, store_stats
-    from judgewise.store.opening import open_store_readonly, store_label
-
     with open_store_readonly(path) as store:
         games, meta = store.frame(), store.meta()
     label = store_label(path)  # a URL's password never reaches a report
@@ -156,10 +152,6 @@ def _fill_prompts(run: RunData) -> None:
 
 def add_responses(run: RunData, source, *, format: str | None = None) -> None:
     """Attach model outputs (a responses table: ``prompt_id, model, text``) to a run, e.g. for a store."""
-
-    from judgewise.io import read_responses
-    from judgewise.io.schema import require_matching_responses
-
     frame = read_responses(source if isinstance(source, pd.DataFrame) else Path(source), format=format).frame
     require_matching_responses(run.judgments, frame, file="<DataFrame>" if isinstance(source, pd.DataFrame)
                                else str(source))

@@ -8,13 +8,15 @@ import hashlib
 import re
 from importlib import resources
 from pathlib import Path
-
-import jinja2
+from typing import TYPE_CHECKING
 
 from judgewise import __version__
 from judgewise.errors import InputError
 from judgewise.io.atomic import write_text_atomic
 from judgewise.report.document import OK, Section
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 def asset(name: str) -> str:
@@ -24,6 +26,8 @@ def asset(name: str) -> str:
 
 def environment() -> jinja2.Environment:
     """Jinja2 environment over the packaged templates, autoescaping everything (model text is untrusted)."""
+    import jinja2  # lazy: a Markdown report needs no template engine
+
     return jinja2.Environment(loader=jinja2.PackageLoader("judgewise.report", "templates"),
                               autoescape=True, undefined=jinja2.StrictUndefined,
                               trim_blocks=False, lstrip_blocks=False)

@@ -14,8 +14,9 @@ from collections.abc import Callable
 import numpy as np
 
 from judgewise.errors import JudgewiseError
-from judgewise.report import charts
+from judgewise.report import analysis_sections, charts
 from judgewise.report.context import ReportContext
+from judgewise.report.head_to_head import win_matrix
 from judgewise.report.document import (FAILED, NOT_APPLICABLE, UNAVAILABLE, Figure, NotApplicable, Section, TableBlock,
                                     fmt_num)
 
@@ -127,8 +128,6 @@ def _nan(x):
 # --- head-to-head ------------------------------------------------------------------------------------------
 
 def head_to_head_section(ctx: ReportContext, s: Section) -> None:
-    from judgewise.report.head_to_head import win_matrix
-
     order = ctx.order
     rates, counts = win_matrix(ctx.valid, order)
     s.source = "judgewise.report.head_to_head.win_matrix (mean outcome of the row model, ties = 0.5)"
@@ -158,9 +157,7 @@ def register_section(key: str, title: str, builder: Callable[[ReportContext, Sec
 
 
 def _register_analysis_sections() -> None:
-    from judgewise.report import analysis_sections as a
-
-    for key, title, builder in a.ANALYSIS_SECTIONS:
+    for key, title, builder in analysis_sections.ANALYSIS_SECTIONS:
         register_section(key, title, builder)
 
 

@@ -11,8 +11,9 @@ import os
 from pathlib import Path
 
 from judgewise.errors import ConfigError
-from judgewise.store.postgres import PgJudgmentStore, is_url, masked
 from judgewise.store.judgments import JudgmentStore
+from judgewise.store.postgres import PgJudgmentStore
+from judgewise.store.urls import is_url, masked
 
 Location = str | os.PathLike
 

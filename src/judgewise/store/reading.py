@@ -14,8 +14,18 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.io.schema import failed_mask
-from judgewise.io.tables import Table
+from judgewise.io.arenahard_config import read_config
+from judgewise.io.canonical import from_dataframe
+from judgewise.io.combine import combine_tables, refuse_same_file_twice
+from judgewise.io.formats import Probe, detect_format, get_format
+from judgewise.io.provenance import HOW_TO_CHOOSE, describe_judges, judge_groups, note_dropped, select_judge
+from judgewise.io import readers  # its read_judgments: this module's read_judgments adds the stores
+from judgewise.io.readers import CANONICAL_SUFFIXES
+from judgewise.io.schema import GRADES_REQUIRED, failed_mask, usable_games
+from judgewise.io.streams import read_once
+from judgewise.io.tables import ReadReport, Table
+from judgewise.store.judgments import POINTWISE, export_frame, export_grades, grade_mask, write_export
+from judgewise.store.opening import is_store_url, open_store_readonly, store_label, store_location
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -33,9 +43,6 @@ def is_store(path: Path) -> bool:
     -------
     bool
     """
-    from judgewise.io.streams import read_once
-    from judgewise.store.opening import is_store_url
-
     if is_store_url(path):
         return True
     try:
@@ -66,10 +73,6 @@ def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
     InputError
         When ``path`` is not an SQLite file or not a judgewise store (naming the file).
     """
-    from judgewise.io.canonical import from_dataframe
-    from judgewise.store.judgments import export_frame, grade_mask
-    from judgewise.store.opening import open_store_readonly, store_label, store_location
-
     path = store_location(path)
     if not is_store(path):  # --format store on something else
         found = "no such file or directory" if not path.exists() else "not an SQLite file"
@@ -102,20 +105,10 @@ def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = F
         ``kind == "grades"`` (``prompt_id, model, judge, score, turn``, ...); failed grades kept (no score, ``error``
         set) and counted as skipped in the report.
     """
-    from judgewise.io.readers import CANONICAL_SUFFIXES
-    from judgewise.io.formats import Probe, detect_format, get_format
-    from judgewise.io.tables import ReadReport
-
-    from judgewise.io.streams import read_once
-    from judgewise.store.opening import store_label, store_location
-
     path = read_once(store_location(path))  # a pipe: its temporary copy
     if format == "store" and not is_store(path):
         return None  # read_store_table says what is wrong with it
     if format == "store" or (format is None and is_store(path)):
-        from judgewise.store.judgments import POINTWISE, export_grades
-        from judgewise.store.opening import open_store_readonly
-
         with open_store_readonly(path) as store:
             modes = store.modes()  # counted by the database: a store of games is not read twice
             if not modes.get(POINTWISE) or (only_grades and modes[POINTWISE] < sum(modes.values())):
@@ -138,8 +131,6 @@ def read_grades_inputs(paths, *, format: str | None = None, skip_invalid: bool =
     """:func:`read_grades` of one input or several: None when no input holds grades, their grades concatenated
     (:func:`judgewise.io.combine.combine_tables`) when every input does; an InputError naming which inputs hold
     grades and which pairwise judgments when they are mixed."""
-    from judgewise.io.combine import combine_tables, refuse_same_file_twice
-
     paths = [Path(p) for p in paths] if isinstance(paths, (list, tuple)) else [Path(paths)]
     refuse_same_file_twice(paths)
     found = [read_grades(p, format=format, skip_invalid=skip_invalid, only_grades=only_grades) for p in paths]
@@ -166,8 +157,6 @@ def _failed_grades_skipped(table: Table) -> Table:
 
 def _grade_columns(keys) -> bool:
     """The columns of a canonical grades table (``judgewise judge`` output of a pointwise run), not judgments."""
-    from judgewise.io.schema import GRADES_REQUIRED
-
     return set(GRADES_REQUIRED) <= set(keys) and not {"model_a", "model_b", "outcome", "text"} & set(keys)
 
 
@@ -194,13 +183,11 @@ def read_judgments_or_store(path: Path, *, format: str | None = None, skip_inval
     -------
     Table
     """
-    from judgewise.io import read_any, read_judgments
-
     if format == "store" or (format is None and is_store(path)):
         if any(v is not None for v in (options or {}).values()):
             raise ConfigError(f"a judging store takes no reader options ({', '.join(options)})")
         return read_store_table(path, skip_invalid=skip_invalid)
-    reader = read_any if any_kind else read_judgments
+    reader = readers.read_any if any_kind else readers.read_judgments
     return reader(path, format=format, skip_invalid=skip_invalid, options=options)
 
 
@@ -225,9 +212,7 @@ def read_judgments(source, format: str | None = None, skip_invalid: bool = False
     Table
     """
     if isinstance(source, pd.DataFrame):
-        from judgewise.io import read_judgments as read_table
-
-        return read_table(source, format, skip_invalid, options=options)
+        return readers.read_judgments(source, format, skip_invalid, options=options)
     return read_judgments_or_store(Path(source), format=format, skip_invalid=skip_invalid, options=options)
 
 
@@ -245,8 +230,6 @@ def usable_judgments(frame: pd.DataFrame) -> pd.DataFrame:
     DataFrame
         ``frame`` itself when nothing failed, else a copy without the failed rows (index reset).
     """
-    from judgewise.io.schema import usable_games
-
     return usable_games(frame).frame
 
 
@@ -282,8 +265,6 @@ def read_rated(path: Path, *, format: str | None = None, skip_invalid: bool = Fa
     (DataFrame, Table)
         The rows to rate and the table read (its report counts what was left out).
     """
-    from judgewise.io.provenance import note_dropped, select_judge
-
     table = read_inputs(path, format=format, skip_invalid=skip_invalid, options=options)
     judge = judge or _config_judge((options or {}).get("config"), table.frame, pool_judges)
     if judge is None and not pool_judges:
@@ -311,8 +292,6 @@ def read_inputs(paths, *, format: str | None = None, skip_invalid: bool = False,
     -------
     Table
     """
-    from judgewise.io.combine import combine_tables, refuse_same_file_twice
-
     paths = [Path(p) for p in paths] if isinstance(paths, (list, tuple)) else [Path(paths)]
     if len(paths) == 1:
         return read_judgments_or_store(paths[0], format=format, skip_invalid=skip_invalid, options=options)
@@ -324,8 +303,6 @@ def read_inputs(paths, *, format: str | None = None, skip_invalid: bool = False,
 def refuse_judges_across(table: Table) -> None:
     """A ConfigError naming each input's judges when several inputs (``extras["reports"]``) bring different
     judges and neither ``--judge`` nor ``--pool-judges`` says what to do (one input: ``select_judge`` says it)."""
-    from judgewise.io.provenance import HOW_TO_CHOOSE, describe_judges, judge_groups
-
     reports = table.extras.get("reports")
     groups, codes = judge_groups(table.frame)
     if not reports or len(groups) < 2:
@@ -341,8 +318,6 @@ def _config_judge(config, frame: pd.DataFrame, pool_judges: bool) -> str | None:
     """The judge of an Arena-Hard config (a path or ArenaHardConfig) when the table holds several judges."""
     if config is None or pool_judges or frame["judge"].nunique() < 2:
         return None
-    from judgewise.io.arenahard_config import read_config
-
     return (read_config(config) if isinstance(config, (str, Path)) else config).judge
 
 
@@ -363,9 +338,6 @@ def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
     dict
         ``rows`` (written), ``failed`` (failed games in the store), ``failed_exported``, ``output``.
     """
-    from judgewise.store.judgments import export_frame, export_grades, grade_mask, write_export
-    from judgewise.store.opening import open_store_readonly
-
     with open_store_readonly(store) as st:
         stored = st.frame()
     grades = grade_mask(stored)
