@@ -7,9 +7,9 @@ import logging
 import sys
 
 import typer
-from rich.console import Console
 from rich.logging import RichHandler
 
+from judgewise.cli.console import err
 from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
 from judgewise.errors import JudgewiseError
@@ -42,8 +42,6 @@ JUDGMENT_COMMANDS = ("rank", "report", "diagnose", "anchors", "accuracy", "plan"
                      "store stats", "evaluate")
 OTHER_COMMANDS = ("agree", "judge", "generate", "simulate", "power sign", "power wilcoxon", "select", "reliability",
                   "study", "echo-test", "demo", "version", "completion", "store copy")
-
-err_console = Console(stderr=True)
 
 
 def build_app() -> typer.Typer:
@@ -80,7 +78,7 @@ class _Scrubbed(logging.Filter):
 
 
 def _setup_logging(verbose: bool) -> None:
-    handler = RichHandler(console=err_console, show_path=False, show_time=False, markup=False)
+    handler = RichHandler(console=err(), show_path=False, show_time=False, markup=False)
     handler.addFilter(_Scrubbed())
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s", handlers=[handler])
 
@@ -107,14 +105,14 @@ def main(argv: list[str] | None = None) -> None:
     _register_url_passwords(args)
     command = typer.main.get_command(build_app())
     try:
-        with read_progress(err_console):  # a bar for large inputs, on a terminal only
+        with read_progress(err()):  # a bar for large inputs, on a terminal only
             code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
     except JudgewiseError as exc:
-        say(err_console, scrub(str(exc)), label="error:", style="bold red")  # user text: never read as markup
+        say(err(), scrub(str(exc)), label="error:", style="bold red")  # user text: never read as markup
         sys.exit(exc.exit_code)
     except UsageError as exc:  # a usage error: one line, as for every other bad input
         if str(exc).strip():  # no arguments at all: the help was printed, nothing to add
-            say(err_console, scrub(_usage_line(exc)), label="error:", style="bold red")
+            say(err(), scrub(_usage_line(exc)), label="error:", style="bold red")
         sys.exit(getattr(exc, "exit_code", 2))
     except typer.Abort:
         sys.exit(130)

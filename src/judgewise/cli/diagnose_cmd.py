@@ -14,14 +14,9 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from judgewise.cli.console import piped_width
 from judgewise.cli.richtext import fmt_num, print_table, report_line, say, split_list
 from judgewise.commands.text import pair_counts_line, parse_families
-
-
-def _console() -> Console:
-    """Rich console; at least 160 columns wide when writing to a file or pipe, so tables do not wrap."""
-    console = Console()
-    return console if console.is_terminal else Console(width=max(console.width, 160))
 
 
 def render_diagnosis(result, report, level: float, console: Console) -> None:
@@ -34,7 +29,7 @@ def render_diagnosis(result, report, level: float, console: Console) -> None:
         rows.append(None)  # a section per judge
     columns = [("judge", "left"), ("figure", "left"), ("estimate", "right"),
                (f"{level * 100:g}% CI (Wilson)", "right"), ("n", "right")]
-    print_table(console, "judgewise diagnose · judge bias figures", columns, rows)
+    print_table(console, "judgewise diagnose · judge bias figures", columns, rows, soft_wrap=False)
     if result.style is not None:
         render_style(result.style, console)
     if result.echo is not None:
@@ -64,7 +59,7 @@ def render_alignment(result, console: Console) -> None:
     print_table(console, title, [(n, "left" if n in ("source", "pairs", "note") else "right") for n in names],
                 [[row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),
                   _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance"), row["note"]]
-                 for row in result.table.to_dict(orient="records")])
+                 for row in result.table.to_dict(orient="records")], soft_wrap=False)
     st = result.settings
     ridge = "auto" if st["bt_l2"] is None else f"{st['bt_l2']:g}"
     say(console, f"settings: Elo k={st['elo_k']:g}, BT ridge l2={ridge}, unparsed answers: {st['unparsed']} "
@@ -77,7 +72,7 @@ def render_alignment(result, console: Console) -> None:
             for model, row in result.accuracy.sort_values("accuracy", ascending=False).iterrows()]
     names = ("model", "accuracy", "parse rate", "direct judge", "BT score", "kept")
     print_table(console, "accuracy per model (ground truth; direct judge = correct / attempted)",
-                [(n, "left" if n == "model" else "right") for n in names], rows)
+                [(n, "left" if n == "model" else "right") for n in names], rows, soft_wrap=False)
     say(console, pair_counts_line(result.pair_counts))
     for d in result.filter.dropped:
         say(console, f"filtered ({d['step']}): {d['model']} — {d['reason']}")
@@ -97,7 +92,8 @@ def render_style(style: dict, console: Console) -> None:
         rows.append([judge, *[_coef(entry["coefficients"].get(f)) for f in features],
                      fmt_num(agree["kendall_tau_b"]) if agree else "— (< 3 models)"])
     print_table(console, "style control · BT coefficients (log-odds of winning per SD of the a−b difference)",
-                [(n, "left" if n == "judge" else "right") for n in ("judge", *features, "τ plain vs styled")], rows)
+                [(n, "left" if n == "judge" else "right") for n in ("judge", *features, "τ plain vs styled")], rows,
+                soft_wrap=False)
     sp = style["self_preference"]
     if "skipped" in sp:
         say(console, f"self-preference: not estimable — {sp['skipped']}")
@@ -147,7 +143,7 @@ def diagnose_command(
         out = {**result.as_dict(), "read": table.report.as_dict()}
         typer.echo(json.dumps(out, indent=2, default=str))
     else:
-        render_diagnosis(result, table.report, ci_level, _console())
+        render_diagnosis(result, table.report, ci_level, piped_width(160, at_least=True))
 
 
 def accuracy_command(
@@ -191,8 +187,8 @@ def accuracy_command(
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
-        render_alignment(result, _console())
-        say(_console(), report_line(table.report))
+        render_alignment(result, piped_width(160, at_least=True))
+        say(piped_width(160, at_least=True), report_line(table.report))
 
 
 def _ridge(text: str) -> float | None:
@@ -232,14 +228,14 @@ def echo_test_command(
         typer.echo(json.dumps({**res.as_dict(), "games": run.n_games, "echo_text": echo_text, "times": times},
                               indent=2, default=str))
         return
-    console = _console()
+    console = piped_width(160, at_least=True)
     rows = [[c, fmt_num(res.p_a[c].estimate), f"[{fmt_num(res.p_a[c].ci_low)}, {fmt_num(res.p_a[c].ci_high)}]",
              f"[{fmt_num(res.wald[c]['ci_low'])}, {fmt_num(res.wald[c]['ci_high'])}]", f"{res.wald[c]['n']:,}"]
             for c in ("original", "echo_a", "echo_b")]
     print_table(console, f"echo intervention · P(A wins) per condition ({res.n_base:,} base pairs, {run.n_games:,} "
                          f"games, echo text: {echo_text} ×{times})",
                 [("condition", "left"), ("P(A wins)", "right"), ("95% Wilson", "right"), ("95% Wald (paper)", "right"),
-                 ("n", "right")], rows)
+                 ("n", "right")], rows, soft_wrap=False)
     for name in ("+1 vs 0", "-1 vs 0", "+1 vs -1"):
         w = res.wald[name]
         say(console, f"contrast echo={name}: {w['estimate']:+.3f}, 95% Wald [{w['ci_low']:+.3f}, {w['ci_high']:+.3f}]")

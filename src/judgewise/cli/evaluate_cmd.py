@@ -18,11 +18,10 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from judgewise.cli.console import err, out
 from judgewise.cli.progress_lines import PROGRESS_HELP, ProgressLines, progress_mode
 from judgewise.cli.richtext import clip, fmt_num, json_text, plain, print_table, quiet_http_logs, say
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
 
 
 def _progress_bar(total: int):
@@ -31,7 +30,7 @@ def _progress_bar(total: int):
     bar = Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]:.1f}/s"),
                    TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                    TextColumn("${task.fields[cost]:.4f}"), TextColumn("[red]{task.fields[failed]} failed"),
-                   TextColumn("E[τ] {task.fields[tau]}"), console=err, transient=False)
+                   TextColumn("E[τ] {task.fields[tau]}"), console=err(), transient=False)
     task = bar.add_task("evaluating", total=total, rate=0.0, cost=0.0, failed=0, tau="—", eta="—")
 
     def update(p) -> None:
@@ -67,13 +66,13 @@ def run_evaluation(cfg, *, progress: bool | None, bootstrap: int, run=None, as_j
     from judgewise.pipeline.evaluation import evaluate
 
     run = run or evaluate
-    mode = progress_mode(progress, err)
+    mode = progress_mode(progress, err())
     if mode == "bar" and as_json:
         mode = None
     if mode is None:
         return run(cfg, bootstrap=bootstrap)
     if mode == "lines":
-        with ProgressLines(err, "evaluated", "games") as lines:
+        with ProgressLines(err(), "evaluated", "games") as lines:
             return run(cfg, progress=partial(_show_line, lines), bootstrap=bootstrap)
     bar, update = _progress_bar(1)
     with bar:
@@ -93,7 +92,7 @@ def print_result(result, seed: int, console: Console | None = None) -> None:
     unused now that the ranking records the seed of its bootstrap (kept for callers)."""
     from judgewise.commands.text import add_model_lines, interval_line, trust_lines
 
-    console = console or out
+    console = console or out()
     for reason in result.reasons:
         say(console, f"design {result.design}: {reason}")
     for line in add_model_lines(result.placement) if result.placement else []:
@@ -135,7 +134,7 @@ def evaluate_command(
         from judgewise.report import write_report
 
         written = write_report(result.judgments, report, seed=cfg.seed, title="judgewise evaluate")
-        say(err, f"report: {written}")
+        say(err(), f"report: {written}")
     if as_json:
         print(json_text(result.as_dict()))
         return

@@ -11,14 +11,12 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from judgewise.cli.console import err, out
 from judgewise.cli.judge_cmd import run_with_progress
 from judgewise.cli.progress_lines import PROGRESS_HELP
 from judgewise.cli.richtext import quiet_http_logs, say
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
 
 
 def generate_command(
@@ -42,7 +40,7 @@ def generate_command(
     quiet_http_logs()
     cfg = load_generate_with_overrides(config, store=store, output=output, format=format, retry_failed=retry_failed,
                                        max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
-    result = generate(cfg, dry_run=dry_run, on_plan=lambda plan: say(err, plan.line()),
+    result = generate(cfg, dry_run=dry_run, on_plan=lambda plan: say(err(), plan.line()),
                       with_progress=lambda total, run: run_with_progress(progress, total, run, "generating"))
     if result.dry_run:
         if as_json:
@@ -52,7 +50,7 @@ def generate_command(
         print(json.dumps({**result.summary, "written": result.written}, default=str))
         return
     for line in generate_lines(result.summary, result.written):
-        say(out, line)
+        say(out(), line)
 
 
 def register(app: typer.Typer) -> None:

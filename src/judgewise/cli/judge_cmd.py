@@ -13,15 +13,13 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from judgewise.cli.console import err, out
 from judgewise.cli.progress_lines import PROGRESS_HELP
 from judgewise.cli.richtext import quiet_http_logs, say
 from judgewise.commands.text import summary_lines
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
 
 
 def _progress_bar(total: int, label: str = "judging"):
@@ -29,7 +27,7 @@ def _progress_bar(total: int, label: str = "judging"):
     bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[rate]:.1f}/s"), TimeElapsedColumn(), TextColumn("ETA"),
                    TimeRemainingColumn(), TextColumn("${task.fields[cost]:.4f}"),
-                   TextColumn("[red]{task.fields[failed]} failed"), console=err, transient=False)
+                   TextColumn("[red]{task.fields[failed]} failed"), console=err(), transient=False)
     task = bar.add_task(label, total=total, rate=0.0, cost=0.0, failed=0)
 
     def update(p) -> None:
@@ -59,7 +57,7 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
         return _run_executor(cfg, dry_run=dry_run, executor=executor, workers=workers, address=address,
                              as_json=as_json)
     cfg = as_worker(cfg) if worker else cfg
-    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err, plan.line(dry_run)),  # before any call
+    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err(), plan.line(dry_run)),  # before any call
                          with_progress=lambda total, run: run_with_progress(progress, total, run))
     if outcome.dry_run:
         if as_json:
@@ -70,7 +68,7 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
         print(json.dumps(outcome.summary, default=str))
     else:
         for line in summary_lines(outcome.summary, outcome.summary.get("output")):
-            out.print(line, markup=False)
+            out().print(line, markup=False)
     outcome.check()
 
 
@@ -79,7 +77,7 @@ def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: s
     from judgewise.pipeline import run_config
     from judgewise.pipeline.workers import run_workers
 
-    run_config(cfg, dry_run=True, on_plan=lambda plan: say(err, plan.line(dry_run)))  # the workers' plan
+    run_config(cfg, dry_run=True, on_plan=lambda plan: say(err(), plan.line(dry_run)))  # the workers' plan
     if dry_run:
         return
     summaries = run_workers(cfg, workers, executor=executor, address=address)
@@ -87,10 +85,10 @@ def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: s
         print(json.dumps(summaries, default=str))
         return
     for i, s in enumerate(summaries, 1):
-        out.print(f"worker {i}: {s['judged']} judged, {s['failed']} failed, {s.get('by_others', 0)} by the others, "
+        out().print(f"worker {i}: {s['judged']} judged, {s['failed']} failed, {s.get('by_others', 0)} by the others, "
                   f"{s['calls_made']} calls, {s['elapsed_s']:.1f}s", markup=False)
     last = summaries[-1]
-    out.print(f"store now holds for this job: {last['ok_total']} ok, {last['failed_total']} failed", markup=False)
+    out().print(f"store now holds for this job: {last['ok_total']} ok, {last['failed_total']} failed", markup=False)
 
 
 LINE_WORDS = {"judging": ("judged", "games"), "generating": ("generated", "answers")}  # label → (verb, noun)
@@ -101,11 +99,11 @@ def run_with_progress(progress: bool | None, total: int, run, label: str = "judg
     or with neither (:func:`judgewise.cli.progress_lines.progress_mode`)."""
     from judgewise.cli.progress_lines import ProgressLines, progress_mode
 
-    mode = progress_mode(progress, err)
+    mode = progress_mode(progress, err())
     if mode is None:
         return run(None)
     if mode == "lines":
-        with ProgressLines(err, *LINE_WORDS[label]) as lines:
+        with ProgressLines(err(), *LINE_WORDS[label]) as lines:
             return run(lambda p: lines.show(p.done, p.total, p.failed, cost=p.cost))
     bar, update = _progress_bar(total, label)
     with bar:

@@ -10,17 +10,14 @@ progress and read counts go to stderr.
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from judgewise.cli.console import err, out, piped_width
 from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, say, split_list
 from judgewise.commands.text import parse_budgets, study_lines
 
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)  # tables unsqueezed when piped
-err = Console(stderr=True, soft_wrap=True)
 
 
 def _emit_json(data, output: Path | None) -> None:
@@ -29,7 +26,7 @@ def _emit_json(data, output: Path | None) -> None:
         from judgewise.io.atomic import write_text_atomic
 
         write_text_atomic(output, text + "\n")
-        say(err, f"wrote {output}")
+        say(err(), f"wrote {output}")
     else:
         typer.echo(text)
 
@@ -58,7 +55,7 @@ def select_cmd(
             typer.echo(item)
     match = (f"; inter-model {metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
              f"{fmt_num(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
-    say(err, f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
+    say(err(), f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
              f"(seed {seed}){match}")
 
 
@@ -143,9 +140,9 @@ def render_study(summary: dict) -> None:
              fmt_num(r.error_method), f"{-100 * r.improvement:+.1f}%", fmt_num(r.macro_win, 2),
              fmt_num(r.micro_win, 2), f"{100 * r.savings:.1f}%" if not math.isnan(r.savings) else "—"]
             for r in _frame(summary["per_target"]).itertuples(index=False)]
-    print_table(out, plain(f"{method} vs random, per target judge and metric (mean over budgets)"), columns, rows)
+    print_table(piped_width(160), plain(f"{method} vs random, per target judge and metric (mean over budgets)"), columns, rows)
     for line in study_lines(summary):
-        say(out, line)
+        say(out(), line)
     render_pairwise(summary)
 
 
@@ -164,7 +161,7 @@ def render_pairwise(summary: dict) -> None:
     cell = {(r.method, r.versus): r for r in pairs.itertuples(index=False)}
     rows = [[m] + ["—" if m == v else f"{fmt_num(cell[(m, v)].error_macro, 2)} / "
                    f"{fmt_num(cell[(m, v)].classification_macro, 2)}" for v in methods] for m in methods]
-    print_table(out, plain("App. D: macro win rate of the row method against the column method, on estimation "
+    print_table(piped_width(160), plain("App. D: macro win rate of the row method against the column method, on estimation "
                            "error / on threshold classification (mean over metrics and budgets)"),
                 [("method", "left")] + [(plain(v), "right") for v in methods], rows)
 

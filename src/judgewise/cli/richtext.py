@@ -36,9 +36,10 @@ def clip(name, width: int = NAME_WIDTH) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def print_table(console: Console, title, columns, rows, **column_options) -> None:
+def print_table(console: Console, title, columns, rows, *, soft_wrap: bool | None = None, **column_options) -> None:
     """Print a table titled ``title`` (left-justified): ``columns`` as ``(name, justify)`` or ``(name, justify,
-    {options})``, ``rows`` as cell lists shown exactly as written (a ``None`` row starts a new section)."""
+    {options})``, ``rows`` as cell lists shown exactly as written (a ``None`` row starts a new section);
+    ``soft_wrap=False``: a title longer than the table wraps (default: the console's setting)."""
     table = Table(title=title, title_justify="left")
     for name, justify, *options in columns:
         table.add_column(name, justify=justify, **column_options, **(options[0] if options else {}))
@@ -47,7 +48,7 @@ def print_table(console: Console, title, columns, rows, **column_options) -> Non
             table.add_section()
         else:
             table.add_row(*(plain(c) for c in cells))
-    console.print(table)
+    console.print(table, soft_wrap=soft_wrap)
 
 
 def quiet_http_logs() -> None:

@@ -10,12 +10,10 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from judgewise.cli.console import err, out
 from judgewise.commands.text import store_stats_lines
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
 
 STORE_HELP = "Store file or postgresql://user@host/db URL."
 
@@ -33,9 +31,9 @@ def register(app: typer.Typer) -> None:
         from judgewise.store.reading import export_store
 
         info = export_store(store, output, only_ok=only_ok)
-        err.print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
+        err().print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
                   f"{', left out' if only_ok else ', kept with outcome empty and their error'})",
-                  highlight=False, markup=False)
+                  highlight=False, markup=False, soft_wrap=True)
 
     @store_app.command("stats")
     def stats(store: str = typer.Argument(..., help=STORE_HELP),
@@ -49,7 +47,7 @@ def register(app: typer.Typer) -> None:
             print(json.dumps(s))
             return
         for line in store_stats_lines(s):
-            out.print(line, markup=False)
+            out().print(line, markup=False)
 
     @store_app.command("copy")
     def copy(source: str = typer.Argument(..., help=f"The store to read. {STORE_HELP}"),
@@ -63,6 +61,6 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(info))
             return
-        out.print(f"copied {info['games']} games and {info['answers']} journaled answers from {info['source']} to "
+        out().print(f"copied {info['games']} games and {info['answers']} journaled answers from {info['source']} to "
                   f"{info['target']}; it now holds {info['target_games']} games ({info['target_ok']} ok; "
                   f"{info['target_games_before']} before)", markup=False)
