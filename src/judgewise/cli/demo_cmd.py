@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 import typer
 
 from judgewise.cli.console import out, piped_width
+from judgewise.cli.options import Output
 from judgewise.cli.progress_lines import PROGRESS_HELP
 from judgewise.cli.richtext import say
 
 if TYPE_CHECKING:
     from judgewise.commands.demo import DemoRun
-
 
 
 def _line(text: str) -> None:
@@ -164,7 +164,7 @@ def register(app: typer.Typer) -> None:
     def demo(
         examples: Path = typer.Option(None, "--examples", help="The shipped examples folder (default: examples/ "
                                       "of the working folder or of the checkout)."),
-        output: Path = typer.Option(Path("demo-output"), "--output", "-o", help="Folder for the stores and reports."),
+        output: Output = Path("demo-output"),
         replay: bool = typer.Option(True, "--replay/--no-replay",
                                     help="Part 1: evaluate on replayed GPT-4-turbo verdicts (base install)."),
         judge: bool = typer.Option(True, "--judge/--no-judge",

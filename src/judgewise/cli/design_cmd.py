@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from judgewise.cli.options import Alpha, InputFormat, Json, Judge, Power, Seed
 from judgewise.cli.richtext import json_text, report_line
 from judgewise.errors import ConfigError
 
@@ -45,10 +46,10 @@ def _register_power(app: typer.Typer) -> None:
     def sign_command(
         win_rate: str = typer.Option(..., "--win-rate", help="Win rate among discordant pairs (comma list ok)."),
         tie_rate: str = typer.Option("0", "--tie-rate", help="Share of ties / non-informative (comma list ok)."),
-        alpha: float = typer.Option(0.05, "--alpha"),
-        power: float = typer.Option(0.8, "--power"),
+        alpha: Alpha = 0.05,
+        power: Power = 0.8,
         exact: bool = typer.Option(False, "--exact", help="Exact binomial instead of the normal approximation."),
-        as_json: bool = typer.Option(False, "--json"),
+        as_json: Json = False,
     ) -> None:
         """One-sided sign test sample size: N informative prompts and N_total = N / (1 − tie rate)."""
         from judgewise.commands.design_studies import sign_test_table
@@ -65,10 +66,10 @@ def _register_power(app: typer.Typer) -> None:
         width: float = typer.Option(0.01, "--width", help="Width of the edge interval."),
         n_grid: str = typer.Option("50,100,200,300,400,500,600,700,800,900,1000,1200,1500,2000", "--n"),
         simulations: int = typer.Option(1000, "--simulations"),
-        alpha: float = typer.Option(0.05, "--alpha"),
-        power: float = typer.Option(0.8, "--power"),
-        seed: int = typer.Option(0, "--seed"),
-        as_json: bool = typer.Option(False, "--json"),
+        alpha: Alpha = 0.05,
+        power: Power = 0.8,
+        seed: Seed = 0,
+        as_json: Json = False,
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
         import numpy as np
@@ -100,14 +101,14 @@ def plan_command(
                                       help="Leaderboard (rank all) or only pairs of interest."),
     budget: int = typer.Option(None, "--budget", help="Judge-call budget."),
     effect: float = typer.Option(0.05, "--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
-    alpha: float = typer.Option(0.05, "--alpha"),
-    power: float = typer.Option(0.8, "--power"),
+    alpha: Alpha = 0.05,
+    power: Power = 0.8,
     informativeness: float = typer.Option(None, "--informativeness", help="Measured anchor informativeness "
                                           "(share of informative anchor comparisons, §4.3; default: from PATH, "
                                           "else the papers' mean 0.54)."),
     write: Path = typer.Option(None, "--write", help="Write the run config (judge / evaluate) this plan implies."),
     responses: str = typer.Option("responses.jsonl", "--responses", help="responses: of the written config."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """Recommend a design, anchor strategy, prompts and judge calls (Anchor Fig. 5 / §6)."""
     from judgewise.analysis.planning import PlanInputs, plan
@@ -137,12 +138,11 @@ def anchors_command(
     anchor: str = typer.Option(None, "--anchor", help="Anchor(s) to report, comma-separated (default: detected); "
                                                        "several add per-anchor win rates and the pooled BT "
                                                        "(Anchor §5, App. E)."),
-    format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
-    judge: str = typer.Option(None, "--judge", help="Use only this judge's rows (the others are counted as "
-                                                    "skipped); needed when the input holds several judges."),
+    format: InputFormat = None,
+    judge: Judge = None,
     pilot_prompts: int = typer.Option(10, "--pilot-prompts", help="Prompts sampled by the pilot (§5.3)."),
-    seed: int = typer.Option(0, "--seed"),
-    as_json: bool = typer.Option(False, "--json"),
+    seed: Seed = 0,
+    as_json: Json = False,
 ) -> None:
     """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
     from judgewise.commands.design_studies import anchor_reports_of_file
@@ -164,14 +164,14 @@ def simulate_command(
     prompts: str = typer.Option("100", "--prompts", help="|X| per trial (comma list ok)."),
     p_judge: str = typer.Option("0.8", "--p-judge"),
     trials: int = typer.Option(20, "--trials"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: Seed = 0,
     reference_elo: float = typer.Option(1233.0, "--reference-elo", help="Elo of baseline's external reference "
                                         "(the paper: gpt-4-1106-preview, 1233; the truth is uniform over "
                                         "[1000, 1500])."),
     executor: str = typer.Option("process", "--executor", help="serial | process | ray"),
     workers: int = typer.Option(None, "--workers"),
     address: str = typer.Option(None, "--address", help="Ray cluster address (ray.init(address=...))."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
     from judgewise.commands.design_studies import adaptive_pool_note, sweep_points

@@ -15,7 +15,10 @@ import typer
 from rich.console import Console
 
 from judgewise.cli.console import piped_width
+from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json, Judge, Seed, SkipInvalid, flag,
+                                   options_command)
 from judgewise.cli.richtext import fmt_num, print_table, report_line, say, split_list
+from judgewise.commands.options import AccuracyOptions
 from judgewise.commands.text import pair_counts_line, parse_families
 
 
@@ -117,20 +120,17 @@ def diagnose_command(
                                                "store (SQLite file of judgewise judge)."),
     responses: Path = typer.Option(None, "--responses", help="Responses table (prompt_id, model, text) "
                                                              "for length, markdown, echo and gaming."),
-    format: str = typer.Option(None, "--format", help="Force the judgments' format, or 'store' "
-                                                      "(default: detect)."),
+    format: InputFormat = None,
     style_control: bool = typer.Option(True, "--style-control/--no-style-control",
                                        help="Fit style-controlled BT and compare rankings (needs texts)."),
-    bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds (over prompts) for intervals on "
-                                                         "the style and self-preference coefficients."),
+    bootstrap: Bootstrap = 0,
     family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for self-preference (repeatable; "
                                                             "NAME is a model/judge name prefix)."),
-    judge: str = typer.Option(None, "--judge", help="Diagnose only this judge (the others' rows are counted "
-                                                    "as skipped); default: every judge, figures per judge."),
-    ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the sampled checks and the bootstrap."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
+    judge: Judge = None,
+    ci_level: CiLevel = 0.95,
+    seed: Seed = 0,
+    as_json: Json = False,
+    skip_invalid: SkipInvalid = False,
 ) -> None:
     """Bias figures per judge with intervals (position, swap consistency, length, markdown, label
     agreement), echo, judge-gaming flags and warnings."""
@@ -146,6 +146,27 @@ def diagnose_command(
         render_diagnosis(result, table.report, ci_level, piped_width(160, at_least=True))
 
 
+ACCURACY_FLAGS = {
+    "methods": flag("--methods", help="Aggregators to compare."),
+    "elo_k": flag("--elo-k", help="Elo step size: 32 from 1000, in the judgments' order, as the paper's code; "
+                  "Chatbot Arena uses 4."),
+    "bt_l2": flag("--bt-l2", help="BT ridge ½·l2·‖θ‖²: 1 as the paper's code (scikit-learn C=1); 0 = the plain MLE "
+                  "(a separated subset is then reported as not estimable); auto = judgewise's rank default (MLE, "
+                  "weak ridge 0.01 only when separated)."),
+    "unparsed": flag("--unparsed", help="A pair with an unparsed answer: exclude = in neither pair subset (the "
+                     "paper's code); incorrect = the unparsed side counts as incorrect."),
+    "bootstrap": Bootstrap,
+    "min_parse_rate": flag("--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),
+    "baseline": flag("--baseline", help="App. B filter 2: keep accuracy > this."),
+    "min_gap": flag("--min-gap", help="App. B filter 3: minimum accuracy gap (0.01)."),
+    "seed": Seed,
+    "ci_level": CiLevel,
+    "format": InputFormat,
+    "judge": Judge,
+}
+
+
+@options_command(AccuracyOptions, ACCURACY_FLAGS)
 def accuracy_command(
     judgments: Path = typer.Argument(..., help="Pairwise judgments in any supported format, or a judging store "
                                                "(SQLite file of judgewise judge)."),
@@ -154,36 +175,18 @@ def accuracy_command(
     direct: Path = typer.Option(None, "--direct", help="Direct-judge grades: prompt_id, model, label "
                                                        "(correct / incorrect / not_attempted), or the store of a "
                                                        "judge.mode: single run with template direct_correctness."),
-    methods: str = typer.Option("winrate,bt,elo,trueskill", "--methods", help="Aggregators to compare."),
-    elo_k: float = typer.Option(32.0, "--elo-k", help="Elo step size: 32 from 1000, in the judgments' order, as "
-                                                      "the paper's code; Chatbot Arena uses 4."),
-    bt_l2: str = typer.Option("1", "--bt-l2", help="BT ridge ½·l2·‖θ‖²: 1 as the paper's code (scikit-learn "
-                                                   "C=1); 0 = the plain MLE (a separated subset is then reported "
-                                                   "as not estimable); auto = judgewise's rank default (MLE, weak "
-                                                   "ridge 0.01 only when separated)."),
-    unparsed: str = typer.Option("exclude", "--unparsed", help="A pair with an unparsed answer: exclude = in "
-                                                              "neither pair subset (the paper's code); incorrect "
-                                                              "= the unparsed side counts as incorrect."),
-    bootstrap: int = typer.Option(100, "--bootstrap", help="Bootstrap rounds over prompts (0 = none)."),
-    min_parse_rate: float = typer.Option(None, "--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),
-    baseline: float = typer.Option(None, "--baseline", help="App. B filter 2: keep accuracy > this."),
-    min_gap: float = typer.Option(None, "--min-gap", help="App. B filter 3: minimum accuracy gap (0.01)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of filter ties."),
-    ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-    format: str = typer.Option(None, "--format", help="Force the judgments' format, or 'store' (default: detect)."),
-    judge: str = typer.Option(None, "--judge", help="Use only this judge's rows (the others are counted as "
-                                                    "skipped); needed when the input holds several judges."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    as_json: Json = False,
+    *,
+    options: AccuracyOptions,
 ) -> None:
     """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
     all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
     from judgewise.commands.diagnosis import accuracy_of_files
 
-    filters = {"min_parse_rate": min_parse_rate, "baseline": baseline, "min_gap": min_gap}
-    result, table = accuracy_of_files(judgments, correctness, direct, methods=split_list(methods),
-                                  bootstrap=bootstrap, seed=seed, ci_level=ci_level, filters=filters,
-                                  format=format, elo_k=elo_k, bt_l2=_ridge(bt_l2), unparsed=unparsed,
-                                  judge=judge)
+    result, table = accuracy_of_files(judgments, correctness, direct, methods=split_list(options.methods),
+                                      bootstrap=options.bootstrap, seed=options.seed, ci_level=options.ci_level,
+                                      filters=options.filters(), format=options.format, elo_k=options.elo_k,
+                                      bt_l2=_ridge(options.bt_l2), unparsed=options.unparsed, judge=options.judge)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
@@ -204,8 +207,7 @@ def _ridge(text: str) -> float | None:
 
 
 def echo_test_command(
-    config: Path = typer.Option(..., "--config", "-c", help="Run config: responses, judge, store; its design's "
-                                                         "comparisons are the base pairs."),
+    config: Config = ...,
     echo_text: str = typer.Option("paper", "--echo-text", help="paper = the question and the full answer "
                                   "appended three times (the CLB code); final-answer = 'Question: …/Answer: <final "
                                   "answer line>' blocks."),
@@ -213,9 +215,9 @@ def echo_test_command(
     limit: int = typer.Option(None, "--limit", help="Use the first N base pairs (the paper: 500)."),
     include_echoing: bool = typer.Option(False, "--include-echoing", help="Also use base pairs where a response "
                                          "echoes already (the paper keeps pairs where neither does)."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", help="Rounds of the paired bootstrap over base pairs."),
-    seed: int = typer.Option(0, "--seed"),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    bootstrap: Bootstrap = 2000,
+    seed: Seed = 0,
+    as_json: Json = False,
 ) -> None:
     """Echo intervention (Correct-looks-better App. F.2): judge each pair as is, with echo appended to A, and to
     B; report P(A wins) per condition and the contrast P(A | echo on A) − P(A | echo on B) (the paper's sign) with

@@ -19,9 +19,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from judgewise.cli.console import err, out
-from judgewise.cli.progress_lines import PROGRESS_HELP, ProgressLines, progress_mode
+from judgewise.cli.options import OVERRIDE_FLAGS, Config, Json, Progress, options_command
+from judgewise.cli.progress_lines import ProgressLines, progress_mode
 from judgewise.cli.richtext import clip, fmt_num, json_text, plain, print_table, quiet_http_logs, say
-
+from judgewise.commands.options import RunOverrides
 
 
 def _progress_bar(total: int):
@@ -103,37 +104,37 @@ def print_result(result, seed: int, console: Console | None = None) -> None:
         say(console, line)
 
 
+@options_command(RunOverrides, OVERRIDE_FLAGS)
 def evaluate_command(
-    config: Path = typer.Option(..., "--config", "-c", help="Run config (YAML): judge's keys + target:."),
-    store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
-    max_calls: int = typer.Option(None, "--max-calls", help="Budget: at most this many judge calls."),
-    max_cost: float = typer.Option(None, "--max-cost", help="Budget: at most this many dollars."),
-    concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
+    config: Config,
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap rounds for the intervals."),
-    progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    progress: Progress = None,
+    as_json: Json = False,
     report: Path = typer.Option(None, "--report", help="Write the HTML report of the games judged."),
     add_model: str = typer.Option(None, "--add-model", help="Place this model into the leaderboard a previous "
                                   "evaluate of the config stored, judging only its games."),
     insertion: str = typer.Option(None, "--insertion", help="With --add-model: binary (Arena-lite Alg. 2, default) "
                                   "or anchor (App. A.6.2)."),
     anchor: str = typer.Option(None, "--anchor", help="With --insertion anchor: the leaderboard model to judge "
-                               "against (default: the top model).")) -> None:
+                               "against (default: the top model)."),
+    *,
+    options: RunOverrides,
+) -> None:
     """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block; or, with
     --add-model NEW, place NEW into the stored leaderboard."""
     from judgewise.pipeline import load_with_overrides
     from judgewise.pipeline.add_model import add_model as place
 
     quiet_http_logs()
-    cfg = load_with_overrides(config, store=store, max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
+    cfg = load_with_overrides(config, **options.given())
     if add_model is None and (insertion or anchor):
         raise typer.BadParameter("--insertion / --anchor choose how --add-model places a model; give --add-model")
     run = None if add_model is None else partial(place, new_model=add_model, insertion=insertion, anchor=anchor)
     result = run_evaluation(cfg, progress=progress, bootstrap=bootstrap, run=run, as_json=as_json)
     if report is not None:
-        from judgewise.report import write_report
+        from judgewise.report import ReportOptions, write_report
 
-        written = write_report(result.judgments, report, seed=cfg.seed, title="judgewise evaluate")
+        written = write_report(result.judgments, report, ReportOptions(seed=cfg.seed, title="judgewise evaluate"))
         say(err(), f"report: {written}")
     if as_json:
         print(json_text(result.as_dict()))

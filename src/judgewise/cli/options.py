@@ -17,6 +17,8 @@ from typing import Annotated
 
 import typer
 
+from judgewise.cli.progress_lines import PROGRESS_HELP
+
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the random draws (bootstrap, sampling).")]
 Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap rounds for the intervals (0 = none).")]
@@ -46,16 +48,19 @@ Power = Annotated[float, typer.Option("--power", help="Target power.")]
 
 def options_command(options_class: type, flags: dict[str, object]):
     """A decorator: the command ``fn(*own, options)`` becomes a Typer command whose options are the fields of the
-    frozen dataclass ``options_class`` (each field's flag from ``flags``, an ``Annotated`` alias; its type and
-    default from the field) next to ``fn``'s own parameters; it is called with the built ``options_class``."""
-    fields = dataclasses.fields(options_class)
-    missing = sorted({f.name for f in fields} ^ set(flags))
-    if missing:
-        raise TypeError(f"{options_class.__name__}: flags and fields differ on {missing}")
+    dataclass ``options_class`` named in ``flags`` (each an ``Annotated`` alias; the type, unless the alias gives
+    one, and the default from the field) next to ``fn``'s own parameters; ``fn`` is called with the built
+    ``options_class`` (fields not in ``flags`` keep their defaults)."""
+    unknown = sorted(set(flags) - {f.name for f in dataclasses.fields(options_class)})
+    if unknown:
+        raise TypeError(f"{options_class.__name__} has no fields {unknown}")
+    fields = [f for f in dataclasses.fields(options_class) if f.name in flags]  # the others keep their defaults
     hints = typing.get_type_hints(options_class)
-    declared = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
-                                  annotation=Annotated[hints[f.name], *typing.get_args(flags[f.name])[1:]])
-                for f in fields]
+    declared = []
+    for f in fields:
+        base, *info = typing.get_args(flags[f.name])
+        declared.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                          annotation=Annotated[hints[f.name] if base is object else base, *info]))
 
     def decorate(fn):
         own_hints = typing.get_type_hints(fn, include_extras=True)
@@ -75,7 +80,13 @@ def options_command(options_class: type, flags: dict[str, object]):
     return decorate
 
 
-def flag(*decls: str, help: str):
+def flag(*decls: str, help: str | None):
     """A command's own option (one no other command takes) as the ``Annotated`` alias :func:`options_command`
     reads (its type comes from the dataclass field)."""
     return Annotated[object, typer.Option(*decls, help=help)]
+
+
+Progress = Annotated[bool, typer.Option("--progress/--no-progress", help=PROGRESS_HELP)]
+OVERRIDE_FLAGS = {"store": Store, "max_calls": MaxCalls, "max_cost": MaxCost, "concurrency": Concurrency}
+"""The run-config overrides every command that runs a config takes (``RunOverrides``; judge and generate add
+``--output`` and ``--retry-failed``)."""

@@ -15,9 +15,9 @@ from pathlib import Path
 import typer
 
 from judgewise.cli.console import err, out, piped_width
+from judgewise.cli.options import Json, Output, Seed
 from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, say, split_list
 from judgewise.commands.text import parse_budgets, study_lines
-
 
 
 def _emit_json(data, output: Path | None) -> None:
@@ -38,11 +38,11 @@ def select_cmd(
     metric: str = typer.Option("icc", "--metric", help="Reliability metric to match (icc, alpha, rho, tau, ...)."),
     method: str = typer.Option("metric-match", "--method", help="random, stratified, bias-correction, "
                                "metric-match, metric-match-avg-labels, variance-match."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same items)."),
+    seed: Seed = 0,
     candidates: int = typer.Option(20, "--candidates", help="Candidate subsets C for the matching methods."),
     human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES (ignored)."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON object (items + settings) instead of ids."),
-    output: Path = typer.Option(None, "--output", help="Write the JSON object to this file."),
+    as_json: Json = False,
+    output: Output = None,
 ) -> None:
     """The items to send to human annotators (Metric Match, Alg. 1, by default); one id per line."""
     from judgewise.commands.human_validation import select_items
@@ -70,7 +70,7 @@ def reliability_cmd(
                                   "bias-correction (ρ^IM + ρ̂_S − ρ̂^IM_S, inter-model metric over all items; Metric "
                                   "Match §3.3). Default: the one matching the method `select --json` recorded "
                                   "(bias-correction for --method bias-correction, else plain)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: Json = False,
 ) -> None:
     """The target judge's reliability against humans: on selected items (estimate) or on all (population)."""
     from judgewise.commands.human_validation import reliability_of_files
@@ -102,15 +102,15 @@ def study_cmd(
     methods: str = typer.Option("random,stratified,bias-correction,metric-match,variance-match", "--methods",
                                 help="Comma-separated selection methods (random is always included)."),
     candidates: int = typer.Option(20, "--candidates", help="Candidate subsets C (Paper: 20)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    seed: Seed = 0,
     human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES."),
     minutes_per_label: float = typer.Option(5.0, "--minutes-per-label", help="Cost model of the savings: minutes "
                                             "an annotator spends per item (the paper's MedVAL example: 5)."),
     cost_per_hour: float = typer.Option(500.0, "--cost-per-hour", help="Cost model: annotator cost per hour "
                                         "(the paper's MedVAL example: $500, expert clinicians; crowd work is "
                                         "nearer $15)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the full JSON summary (for `judgewise report`)."),
-    output: Path = typer.Option(None, "--output", help="Write the JSON summary to this file."),
+    as_json: Json = False,
+    output: Output = None,
 ) -> None:
     """Estimation error of each selection method against random over trials × budgets (Metric Match §3.3, §4)."""
     from judgewise.commands.human_validation import study_of_files

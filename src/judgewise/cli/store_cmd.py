@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from judgewise.cli.console import err, out
+from judgewise.cli.options import Json, Output
 from judgewise.commands.text import store_stats_lines
 
 
@@ -25,7 +26,7 @@ def register(app: typer.Typer) -> None:
 
     @store_app.command("export")
     def export(store: str = typer.Argument(..., help=STORE_HELP),
-               output: Path = typer.Option(..., "--output", "-o", help="out.parquet or out.jsonl"),
+               output: Output = ...,
                only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
         """Export the store as the canonical judgments table (one row per game, + store columns)."""
         from judgewise.store.reading import export_store
@@ -37,7 +38,7 @@ def register(app: typer.Typer) -> None:
 
     @store_app.command("stats")
     def stats(store: str = typer.Argument(..., help=STORE_HELP),
-              as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+              as_json: Json = False) -> None:
         """Counts ok/failed, calls, tokens and cost, by judge and by model."""
         from judgewise.store.opening import open_store_readonly
 
@@ -52,7 +53,7 @@ def register(app: typer.Typer) -> None:
     @store_app.command("copy")
     def copy(source: str = typer.Argument(..., help=f"The store to read. {STORE_HELP}"),
              target: str = typer.Argument(..., help=f"The store to write (made when missing). {STORE_HELP}"),
-             as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON.")) -> None:
+             as_json: Json = False) -> None:
         """Copy every game, run fact and journaled answer from one store to another (SQLite <-> PostgreSQL);
         games already judged ok in the target are kept."""
         from judgewise.store.opening import copy_store

@@ -3,8 +3,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shlex
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from judgewise.errors import ConfigError
+
+MAX_BOOTSTRAP = 100_000  # more replicates change nothing visible and only burn memory and hours
 
 
 @dataclass(frozen=True)
@@ -70,3 +76,82 @@ class RankOptions:
     lc_difficulty: Path | None = None
     lc_weights: Path | None = None
     l2: float | None = None
+
+
+@dataclass
+class ReportOptions:
+    """Settings of a report. ``method`` "auto" = win rate against the anchor for anchor designs, BT otherwise."""
+
+    method: str = "auto"
+    bootstrap: int = 200
+    seed: int = 0
+    gold: Path | None = None
+    study: object = None  # a StudyResult or the path of `judgewise study --json` output
+    command: str | None = None
+    title: str = "judgewise report"
+    extra_facts: dict = field(default_factory=dict)
+    judge: str | None = None  # keep only this judge's rows (io.provenance.select_judge)
+    pool_judges: bool = False  # pool several judges on purpose (otherwise a mixed run is refused)
+    l2: float | None = None  # BT ridge (None: the MLE, a weak prior only on separated data; ratings.bradley_terry)
+
+    def __post_init__(self) -> None:
+        self.gold = Path(self.gold) if self.gold else None
+        self.study = Path(self.study) if isinstance(self.study, str) else self.study
+        self.check()
+
+    def check(self) -> None:
+        """Refuse settings that would give no leaderboard or never finish: ConfigError naming the option."""
+        from judgewise.ratings import RATING_METHODS
+
+        if self.method != "auto" and self.method not in RATING_METHODS:
+            raise ConfigError(f"unknown rating method {self.method!r} for --method: expected auto or one of "
+                              f"{', '.join(RATING_METHODS)}")
+        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) or \
+                not 0 <= self.bootstrap <= MAX_BOOTSTRAP:
+            raise ConfigError(f"--bootstrap must be a whole number from 0 to {MAX_BOOTSTRAP:,}, got {self.bootstrap!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ConfigError(f"--seed must be a whole number ≥ 0, got {self.seed!r}")
+
+    def command_line(self) -> str:
+        return self.command or "judgewise " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+@dataclass(frozen=True)
+class RunOverrides:
+    """What the command line sets over a run (or generate) config: each None/False keeps the config's own
+    (``pipeline.load_with_overrides`` checks each against the config field it replaces)."""
+
+    store: str | None = None
+    output: str | None = None
+    retry_failed: bool = False
+    max_calls: int | None = None
+    max_cost: float | None = None
+    concurrency: int | None = None
+
+    def given(self) -> dict:
+        """The overrides as keyword arguments of ``load_with_overrides``."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class AccuracyOptions:
+    """How ``judgewise accuracy`` compares the aggregators with ground truth (Correct-looks-better §5, App. B/C):
+    ``methods`` comma-separated, ``bt_l2`` a number or ``auto``, ``unparsed`` exclude | incorrect, the App. B
+    filters (``min_parse_rate``, ``baseline``, ``min_gap``; None = off) and the intervals."""
+
+    methods: str = "winrate,bt,elo,trueskill"
+    elo_k: float = 32.0
+    bt_l2: str = "1"
+    unparsed: str = "exclude"
+    bootstrap: int = 100
+    min_parse_rate: float | None = None
+    baseline: float | None = None
+    min_gap: float | None = None
+    seed: int = 0
+    ci_level: float = 0.95
+    format: str | None = None
+    judge: str | None = None
+
+    def filters(self) -> dict:
+        """The App. B filters as ``accuracy_alignment`` takes them."""
+        return {"min_parse_rate": self.min_parse_rate, "baseline": self.baseline, "min_gap": self.min_gap}
