@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.options import Alpha, InputFormat, Json, Judge, Power, Seed
+from judgewise.cli.options import Alpha, InputFormat, Json, Judge, Power, Seed, Trials, flag, options_command
 from judgewise.cli.richtext import json_text, report_line
+from judgewise.commands.options import PlanOptions
 from judgewise.errors import ConfigError
 
 def _floats(text: str, name: str) -> list[float]:
@@ -90,39 +91,34 @@ def _register_power(app: typer.Typer) -> None:
         _echo(res.as_dict(), as_json, text)
 
 
+PLAN_FLAGS = {
+    "n_models": flag("--models", help="Number of models to evaluate (default: from PATH)."),
+    "natural_baseline": flag("--natural-baseline", help="Name of a natural baseline model, if one exists."),
+    "baseline_exists": flag("--has-baseline", help="A natural baseline exists (unnamed)."),
+    "full_ranking": flag("--full-ranking/--pairs-only", help="Leaderboard (rank all) or only pairs of interest."),
+    "budget": flag("--budget", help="Judge-call budget."),
+    "effect": flag("--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
+    "alpha": Alpha,
+    "power": Power,
+    "informativeness": flag("--informativeness", help="Measured anchor informativeness (share of informative "
+                            "anchor comparisons, §4.3; default: from PATH, else the papers' mean 0.54)."),
+}
+
+
+@options_command(PlanOptions, PLAN_FLAGS)
 def plan_command(
     path: Path = typer.Argument(None, help="Judgments already made (any format or a judging store): the number "
                                            "of models and a measured anchor informativeness come from them."),
-    n_models: int = typer.Option(None, "--models", help="Number of models to evaluate (default: from PATH)."),
-    natural_baseline: str = typer.Option(None, "--natural-baseline",
-                                         help="Name of a natural baseline model, if one exists."),
-    baseline_exists: bool = typer.Option(False, "--has-baseline", help="A natural baseline exists (unnamed)."),
-    full_ranking: bool = typer.Option(True, "--full-ranking/--pairs-only",
-                                      help="Leaderboard (rank all) or only pairs of interest."),
-    budget: int = typer.Option(None, "--budget", help="Judge-call budget."),
-    effect: float = typer.Option(0.05, "--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
-    alpha: Alpha = 0.05,
-    power: Power = 0.8,
-    informativeness: float = typer.Option(None, "--informativeness", help="Measured anchor informativeness "
-                                          "(share of informative anchor comparisons, §4.3; default: from PATH, "
-                                          "else the papers' mean 0.54)."),
     write: Path = typer.Option(None, "--write", help="Write the run config (judge / evaluate) this plan implies."),
     responses: str = typer.Option("responses.jsonl", "--responses", help="responses: of the written config."),
     as_json: Json = False,
+    *,
+    options: PlanOptions,
 ) -> None:
     """Recommend a design, anchor strategy, prompts and judge calls (Anchor Fig. 5 / §6)."""
-    from judgewise.analysis.planning import PlanInputs, plan
-    from judgewise.commands.plan import measure, plan_run_config, write_run_config
+    from judgewise.commands.plan import plan_of, plan_run_config, write_run_config
 
-    measured = measure(path, informative=informativeness is None) if path is not None else None
-    n_models = n_models or (measured.n_models if measured else None)
-    if not n_models:
-        raise ConfigError("plan needs --models N or judgments to count them in (PATH)")
-    if informativeness is None and measured is not None:
-        informativeness = measured.informativeness
-    baseline = natural_baseline if natural_baseline else ("" if baseline_exists else None)
-    extra = {} if informativeness is None else {"anchor_informativeness": informativeness}
-    result = plan(PlanInputs(n_models, baseline, full_ranking, budget, effect, alpha, power, **extra))
+    result, measured = plan_of(path, options)
     lines, obj = ([measured.line()], {**result.as_dict(), "measured": vars(measured)}) if measured else \
         ([], result.as_dict())
     if write is not None:
@@ -163,7 +159,7 @@ def simulate_command(
     n_model: str = typer.Option("20", "--n-model"),
     prompts: str = typer.Option("100", "--prompts", help="|X| per trial (comma list ok)."),
     p_judge: str = typer.Option("0.8", "--p-judge"),
-    trials: int = typer.Option(20, "--trials"),
+    trials: Trials = 20,
     seed: Seed = 0,
     reference_elo: float = typer.Option(1233.0, "--reference-elo", help="Elo of baseline's external reference "
                                         "(the paper: gpt-4-1106-preview, 1233; the truth is uniform over "

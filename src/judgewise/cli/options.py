@@ -90,3 +90,9 @@ Progress = Annotated[bool, typer.Option("--progress/--no-progress", help=PROGRES
 OVERRIDE_FLAGS = {"store": Store, "max_calls": MaxCalls, "max_cost": MaxCost, "concurrency": Concurrency}
 """The run-config overrides every command that runs a config takes (``RunOverrides``; judge and generate add
 ``--output`` and ``--retry-failed``)."""
+
+Human = Annotated[Path, typer.Option("--human", help="Human scores table (default: rater 'human' in SCORES).")]
+HumanRater = Annotated[str, typer.Option("--human-rater", help="Rater name of the human in SCORES.")]
+Candidates = Annotated[int, typer.Option("--candidates", help="Candidate subsets C for the matching methods "
+                                                              "(Paper: 20).")]
+Trials = Annotated[int, typer.Option("--trials", help="Trials per setting.")]

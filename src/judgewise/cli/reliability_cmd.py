@@ -10,13 +10,17 @@ progress and read counts go to stderr.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from judgewise.cli.console import err, out, piped_width
-from judgewise.cli.options import Json, Output, Seed
+from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, flag,
+                                   options_command)
 from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, say, split_list
+from judgewise.commands.options import StudyOptions
 from judgewise.commands.text import parse_budgets, study_lines
 
 
@@ -39,7 +43,7 @@ def select_cmd(
     method: str = typer.Option("metric-match", "--method", help="random, stratified, bias-correction, "
                                "metric-match, metric-match-avg-labels, variance-match."),
     seed: Seed = 0,
-    candidates: int = typer.Option(20, "--candidates", help="Candidate subsets C for the matching methods."),
+    candidates: Candidates = 20,
     human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES (ignored)."),
     as_json: Json = False,
     output: Output = None,
@@ -61,11 +65,11 @@ def select_cmd(
 
 def reliability_cmd(
     scores: Path = typer.Argument(..., help="Scores table or JudgeBench outputs folder."),
-    human: Path = typer.Option(None, "--human", help="Human scores table (default: rater 'human' in SCORES)."),
+    human: Human = None,
     target: str = typer.Option(..., "--target", help="The judge under test."),
     metric: str = typer.Option("icc", "--metric", help="Metric(s), comma-separated (icc, alpha, rho, tau, ...)."),
     items: Path = typer.Option(None, "--items", help="Items to use: one id per line or `select --json` output."),
-    human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES."),
+    human_rater: HumanRater = "human",
     estimator: str = typer.Option(None, "--estimator", help="On --items: plain (ρ̂_S on the items) or "
                                   "bias-correction (ρ^IM + ρ̂_S − ρ̂^IM_S, inter-model metric over all items; Metric "
                                   "Match §3.3). Default: the one matching the method `select --json` recorded "
@@ -90,37 +94,41 @@ def reliability_cmd(
                    f"({record['scope']}{how})")
 
 
+STUDY_FLAGS = {
+    "trials": Annotated[int, typer.Option("--trials", help="Trials per budget (Paper: N = 40).")],
+    "candidates": Candidates,
+    "seed": Seed,
+    "human_rater": HumanRater,
+    "minutes_per_label": flag("--minutes-per-label", help="Cost model of the savings: minutes an annotator spends "
+                              "per item (the paper's MedVAL example: 5)."),
+    "cost_per_hour": flag("--cost-per-hour", help="Cost model: annotator cost per hour (the paper's MedVAL example: "
+                          "$500, expert clinicians; crowd work is nearer $15)."),
+}
+
+
+@options_command(StudyOptions, STUDY_FLAGS)
 def study_cmd(
     scores: Path = typer.Argument(..., help="Scores table or JudgeBench outputs folder."),
-    human: Path = typer.Option(None, "--human", help="Human scores table (default: rater 'human' in SCORES)."),
+    human: Human = None,
     target: list[str] = typer.Option(None, "--target", help="Target judge(s) (repeat; default: every judge)."),
     budgets: str = typer.Option("5:50:5", "--budgets", help="start:stop:step (stop included) or a list."),
-    trials: int = typer.Option(40, "--trials", help="Trials per budget (Paper: N = 40)."),
     metrics: str = typer.Option("icc,alpha,rho,tau-a", "--metrics", help="Comma-separated metrics; the paper's "
                                 "four, its Kendall τ being τ-a (App. A Eq. 3); tau = τ-b, the tie-corrected "
                                 "common alternative."),
     methods: str = typer.Option("random,stratified,bias-correction,metric-match,variance-match", "--methods",
                                 help="Comma-separated selection methods (random is always included)."),
-    candidates: int = typer.Option(20, "--candidates", help="Candidate subsets C (Paper: 20)."),
-    seed: Seed = 0,
-    human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES."),
-    minutes_per_label: float = typer.Option(5.0, "--minutes-per-label", help="Cost model of the savings: minutes "
-                                            "an annotator spends per item (the paper's MedVAL example: 5)."),
-    cost_per_hour: float = typer.Option(500.0, "--cost-per-hour", help="Cost model: annotator cost per hour "
-                                        "(the paper's MedVAL example: $500, expert clinicians; crowd work is "
-                                        "nearer $15)."),
     as_json: Json = False,
     output: Output = None,
+    *,
+    options: StudyOptions,
 ) -> None:
     """Estimation error of each selection method against random over trials × budgets (Metric Match §3.3, §4)."""
     from judgewise.commands.human_validation import study_of_files
 
-    targets = [t for arg in (target or []) for t in split_list(arg)]
-    result = study_of_files(scores, human=human, targets=targets, budgets=parse_budgets(budgets), trials=trials,
-                            metrics=split_list(metrics), methods=split_list(methods), candidates=candidates,
-                            seed=seed, human_rater=human_rater, minutes_per_label=minutes_per_label,
-                            cost_per_hour=cost_per_hour)
-    summary = result.as_dict()
+    targets = tuple(t for arg in (target or []) for t in split_list(arg))
+    options = replace(options, targets=targets, budgets=tuple(parse_budgets(budgets)),
+                      metrics=tuple(split_list(metrics)), methods=tuple(split_list(methods)))
+    summary = study_of_files(scores, options, human=human).as_dict()
     if output is not None:
         _emit_json(summary, output)
     if as_json:

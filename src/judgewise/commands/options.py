@@ -155,3 +155,39 @@ class AccuracyOptions:
     def filters(self) -> dict:
         """The App. B filters as ``accuracy_alignment`` takes them."""
         return {"min_parse_rate": self.min_parse_rate, "baseline": self.baseline, "min_gap": self.min_gap}
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What ``judgewise plan`` is told before spending (``analysis.planning.PlanInputs``): the number of models
+    (default: counted in the judgments given), a natural baseline (named, or ``baseline_exists``), the goal, the
+    budget, the expected edge, the test's level and power, and a measured anchor informativeness (default: measured
+    in the judgments given, else the papers' mean)."""
+
+    n_models: int | None = None
+    natural_baseline: str | None = None
+    baseline_exists: bool = False
+    full_ranking: bool = True
+    budget: int | None = None
+    effect: float = 0.05
+    alpha: float = 0.05
+    power: float = 0.8
+    informativeness: float | None = None
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """The Metric Match study's settings (§3.3, §4; ``analysis.study.run_study``): target judges (default: every
+    judge sharing its items with another), budgets, trials per budget, metrics, selection methods, candidate
+    subsets, seed, the human's rater name, and the cost model of the savings (minutes per label, cost per hour)."""
+
+    targets: tuple[str, ...] = ()
+    budgets: tuple[int, ...] = tuple(range(5, 55, 5))
+    trials: int = 40
+    metrics: tuple[str, ...] = ("icc", "alpha", "rho", "tau-a")
+    methods: tuple[str, ...] = ("random", "stratified", "bias-correction", "metric-match", "variance-match")
+    candidates: int = 20
+    seed: int = 0
+    human_rater: str = "human"
+    minutes_per_label: float = 5.0
+    cost_per_hour: float = 500.0
