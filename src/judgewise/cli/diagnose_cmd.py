@@ -12,106 +12,14 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from judgewise.cli.console import piped_width
 from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json, Judge, Seed, SkipInvalid, flag,
                                    options_command)
-from judgewise.cli.richtext import fmt_num, print_table, report_line, say, split_list
+from judgewise.cli.richtext import show, split_list
 from judgewise.commands.options import AccuracyOptions
-from judgewise.commands.text import pair_counts_line, parse_families
-
-
-def render_diagnosis(result, report, level: float, console: Console) -> None:
-    """The figures as one rich table (judge, figure, estimate, interval, n), then flags and warnings."""
-    rows = []
-    for jb in result.judges:
-        for i, (name, p) in enumerate(jb.figures().items()):
-            rows.append([jb.judge if i == 0 else "", name, fmt_num(p.estimate),
-                         f"[{fmt_num(p.ci_low)}, {fmt_num(p.ci_high)}]", f"{p.n:,}"])
-        rows.append(None)  # a section per judge
-    columns = [("judge", "left"), ("figure", "left"), ("estimate", "right"),
-               (f"{level * 100:g}% CI (Wilson)", "right"), ("n", "right")]
-    print_table(console, "judgewise diagnose · judge bias figures", columns, rows, soft_wrap=False)
-    if result.style is not None:
-        render_style(result.style, console)
-    if result.echo is not None:
-        e = result.echo
-        say(console, f"echo: ρ(echo_a − echo_b, outcome) = {fmt_num(e.spearman_rho)}; the non-echoing side wins "
-                     f"{fmt_num(e.clean_side_wins.estimate)} of {e.n_one_sided:,} judgments where one side echoes")
-    if result.gaming is not None:
-        n = len(result.gaming.features)
-        flagged = result.gaming.flagged_models
-        say(console, f"judge gaming: {len(flagged)} of {n} models flagged"
-                     + (f" ({', '.join(flagged)})" if flagged else ""))
-    for w in result.warnings:
-        say(console, w, label="warning:", style="yellow")
-    say(console, report_line(report))
-
-
-def _ci(row: dict, name: str) -> str:
-    return f"{fmt_num(row[name])} [{fmt_num(row[name + '_low'])}, {fmt_num(row[name + '_high'])}]"
-
-
-def render_alignment(result, console: Console) -> None:
-    """The comparison table, then per-model accuracy, the filter report and what was skipped."""
-    level = result.settings["level"]
-    title = (f"judgewise accuracy · rankings vs ground-truth accuracy "
-             f"({level * 100:g}% normal bootstrap CI over prompts, {result.settings['bootstrap']} rounds)")
-    names = ("source", "pairs", "judgments", "Kendall τ", "Spearman ρ", "Pearson r", "Kendall distance", "note")
-    print_table(console, title, [(n, "left" if n in ("source", "pairs", "note") else "right") for n in names],
-                [[row["source"], row["subset"], f"{row['n_judgments']:,}", _ci(row, "kendall_tau_b"),
-                  _ci(row, "spearman_rho"), _ci(row, "pearson_r"), _ci(row, "kendall_distance"), row["note"]]
-                 for row in result.table.to_dict(orient="records")], soft_wrap=False)
-    st = result.settings
-    ridge = "auto" if st["bt_l2"] is None else f"{st['bt_l2']:g}"
-    say(console, f"settings: Elo k={st['elo_k']:g}, BT ridge l2={ridge}, unparsed answers: {st['unparsed']} "
-                 f"(the paper's code: k=32, l2=1, exclude)")
-    bt = result.scores.get(("bt", "all"))
-    direct = result.direct["accuracy"] if result.direct is not None else None
-    rows = [[model, fmt_num(row["accuracy"]), fmt_num(row["parse_rate"]),
-             fmt_num(direct.get(model)) if direct is not None else "—",
-             fmt_num(bt.get(model), 1) if bt is not None else "—", "yes" if row["kept"] else "no"]
-            for model, row in result.accuracy.sort_values("accuracy", ascending=False).iterrows()]
-    names = ("model", "accuracy", "parse rate", "direct judge", "BT score", "kept")
-    print_table(console, "accuracy per model (ground truth; direct judge = correct / attempted)",
-                [(n, "left" if n == "model" else "right") for n in names], rows, soft_wrap=False)
-    say(console, pair_counts_line(result.pair_counts))
-    for d in result.filter.dropped:
-        say(console, f"filtered ({d['step']}): {d['model']} — {d['reason']}")
-    for method, why in result.skipped.items():
-        say(console, why, label=f"skipped {method}:", style="yellow")
-
-
-def render_style(style: dict, console: Console) -> None:
-    """Style-control coefficients per judge (with intervals when bootstrapped) and self-preference."""
-    features = ("length", "headers", "lists", "bold")
-    rows = []
-    for judge, entry in style["per_judge"].items():
-        if "skipped" in entry:
-            rows.append([judge, *["—"] * len(features), "—"])
-            continue
-        agree = entry.get("ranking_agreement")
-        rows.append([judge, *[_coef(entry["coefficients"].get(f)) for f in features],
-                     fmt_num(agree["kendall_tau_b"]) if agree else "— (< 3 models)"])
-    print_table(console, "style control · BT coefficients (log-odds of winning per SD of the a−b difference)",
-                [(n, "left" if n == "judge" else "right") for n in ("judge", *features, "τ plain vs styled")], rows,
-                soft_wrap=False)
-    sp = style["self_preference"]
-    if "skipped" in sp:
-        say(console, f"self-preference: not estimable — {sp['skipped']}")
-    else:
-        say(console, f"self-preference coefficient: {_coef(sp['coefficients']['self_preference'])}")
-    if not style["bootstrap"]:
-        say(console, "coefficients without intervals: pass --bootstrap 50 for percentile intervals over prompts")
-
-
-def _coef(c: dict | None) -> str:
-    if not c:
-        return "—"
-    if c.get("ci_low") is None:
-        return fmt_num(c["estimate"])
-    return f"{fmt_num(c['estimate'])} [{fmt_num(c['ci_low'])}, {fmt_num(c['ci_high'])}]"
+from judgewise.commands.tables import alignment_blocks, diagnosis_blocks, echo_blocks, report_line
+from judgewise.commands.text import parse_families
 
 
 def diagnose_command(
@@ -143,7 +51,7 @@ def diagnose_command(
         out = {**result.as_dict(), "read": table.report.as_dict()}
         typer.echo(json.dumps(out, indent=2, default=str))
     else:
-        render_diagnosis(result, table.report, ci_level, piped_width(160, at_least=True))
+        show(piped_width(160, at_least=True), diagnosis_blocks(result, table.report, ci_level))
 
 
 ACCURACY_FLAGS = {
@@ -190,8 +98,7 @@ def accuracy_command(
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
-        render_alignment(result, piped_width(160, at_least=True))
-        say(piped_width(160, at_least=True), report_line(table.report))
+        show(piped_width(160, at_least=True), [*alignment_blocks(result), report_line(table.report)])
 
 
 def _ridge(text: str) -> float | None:
@@ -230,20 +137,7 @@ def echo_test_command(
         typer.echo(json.dumps({**res.as_dict(), "games": run.n_games, "echo_text": echo_text, "times": times},
                               indent=2, default=str))
         return
-    console = piped_width(160, at_least=True)
-    rows = [[c, fmt_num(res.p_a[c].estimate), f"[{fmt_num(res.p_a[c].ci_low)}, {fmt_num(res.p_a[c].ci_high)}]",
-             f"[{fmt_num(res.wald[c]['ci_low'])}, {fmt_num(res.wald[c]['ci_high'])}]", f"{res.wald[c]['n']:,}"]
-            for c in ("original", "echo_a", "echo_b")]
-    print_table(console, f"echo intervention · P(A wins) per condition ({res.n_base:,} base pairs, {run.n_games:,} "
-                         f"games, echo text: {echo_text} ×{times})",
-                [("condition", "left"), ("P(A wins)", "right"), ("95% Wilson", "right"), ("95% Wald (paper)", "right"),
-                 ("n", "right")], rows, soft_wrap=False)
-    for name in ("+1 vs 0", "-1 vs 0", "+1 vs -1"):
-        w = res.wald[name]
-        say(console, f"contrast echo={name}: {w['estimate']:+.3f}, 95% Wald [{w['ci_low']:+.3f}, {w['ci_high']:+.3f}]")
-    say(console, f"paired contrast P(A | echo on A) − P(A | echo on B) = {res.contrast:+.3f}, 95% paired bootstrap "
-                 f"[{res.ci_low:+.3f}, {res.ci_high:+.3f}] over {res.n_base:,} base pairs (CLB: −0.52 for o3 on "
-                 "non-discriminative BBH pairs)")
+    show(piped_width(160, at_least=True), echo_blocks(res, run.n_games, echo_text, times))
 
 
 def register(app: typer.Typer) -> None:

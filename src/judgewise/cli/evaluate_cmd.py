@@ -19,10 +19,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from judgewise.cli.console import err, out
-from judgewise.cli.options import OVERRIDE_FLAGS, Config, Json, Progress, options_command
+from judgewise.cli.options import OVERRIDE_FLAGS, Config, Json, ShowProgress, options_command
 from judgewise.cli.progress_lines import ProgressLines, progress_mode
-from judgewise.cli.richtext import clip, fmt_num, json_text, plain, print_table, quiet_http_logs, say
+from judgewise.cli.richtext import json_text, quiet_http_logs, say, show
 from judgewise.commands.options import RunOverrides
+from judgewise.commands.tables import evaluation_blocks
 
 
 def _progress_bar(total: int):
@@ -43,21 +44,6 @@ def _progress_bar(total: int):
         bar.update(task, completed=p.games, total=p.total, rate=rate, cost=p.cost, failed=p.failed, tau=tau, eta=eta)
 
     return bar, update
-
-
-def _print_ranking(result, out: Console) -> None:
-    """The ranking with its intervals and CI-aware ranks, one table."""
-    level = f"{result.ranking.ci_level * 100:g}%"
-    rows = []
-    added = (result.placement or {}).get("model")
-    for rec in result.ranking.to_records():
-        ci = "—" if rec["ci_low"] is None else f"[{fmt_num(rec['ci_low'], 1, grouping=True)}, " \
-                                               f"{fmt_num(rec['ci_high'], 1, grouping=True)}]"
-        name = clip(rec["model"]) + ("  ← added" if rec["model"] == added else "")
-        rows.append([str(rec["rank"]), name, fmt_num(rec["score"], 1, grouping=True), ci, f"{rec['n']:,}"])
-    print_table(out, plain(f"judgewise evaluate · design {result.design} · Bradley–Terry (Elo scale)"),
-                [("rank", "right"), ("model", "left"), ("score", "right"), (f"{level} CI", "right"), ("n", "right")],
-                rows, no_wrap=True)
 
 
 def run_evaluation(cfg, *, progress: bool | None, bootstrap: int, run=None, as_json: bool = False):
@@ -88,27 +74,16 @@ def _show_line(lines: ProgressLines, p) -> None:
 
 
 def print_result(result, seed: int, console: Console | None = None) -> None:
-    """What ``judgewise evaluate`` prints (on ``console``, default stdout): the design and why, the placement of an
-    added model, the ranking with its intervals (or that it has none), the trust block. ``seed``: the config's;
-    unused now that the ranking records the seed of its bootstrap (kept for callers)."""
-    from judgewise.commands.text import add_model_lines, interval_line, trust_lines
-
-    console = console or out()
-    for reason in result.reasons:
-        say(console, f"design {result.design}: {reason}")
-    for line in add_model_lines(result.placement) if result.placement else []:
-        say(console, line)
-    _print_ranking(result, console)
-    say(console, interval_line(result.ranking))
-    for line in trust_lines(result):
-        say(console, line)
+    """What ``judgewise evaluate`` prints (on ``console``, default stdout): ``commands.tables.evaluation_blocks``.
+    ``seed``: the config's; unused now that the ranking records the seed of its bootstrap (kept for callers)."""
+    show(console or out(), evaluation_blocks(result))
 
 
 @options_command(RunOverrides, OVERRIDE_FLAGS)
 def evaluate_command(
     config: Config,
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap rounds for the intervals."),
-    progress: Progress = None,
+    progress: ShowProgress = None,
     as_json: Json = False,
     report: Path = typer.Option(None, "--report", help="Write the HTML report of the games judged."),
     add_model: str = typer.Option(None, "--add-model", help="Place this model into the leaderboard a previous "

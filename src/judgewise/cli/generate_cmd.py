@@ -15,7 +15,7 @@ import typer
 
 from judgewise.cli.console import err, out
 from judgewise.cli.judge_cmd import run_with_progress
-from judgewise.cli.options import OVERRIDE_FLAGS, DryRun, Json, Progress, RetryFailed, options_command
+from judgewise.cli.options import OVERRIDE_FLAGS, DryRun, Json, RetryFailed, ShowProgress, options_command
 from judgewise.cli.richtext import quiet_http_logs, say
 from judgewise.commands.options import RunOverrides
 
@@ -28,7 +28,7 @@ def generate_command(
     config: Path = typer.Option(..., "--config", "-c", help="Generate config (YAML); see README 'Generating answers'."),
     dry_run: DryRun = False,
     format: str = typer.Option(None, "--format", help="responses | arena-hard | mtbench (overrides the config)."),
-    progress: Progress = None,
+    progress: ShowProgress = None,
     as_json: Json = False,
     *,
     options: RunOverrides,

@@ -17,7 +17,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from judgewise.cli.console import err, out
-from judgewise.cli.options import (OVERRIDE_FLAGS, Config, DryRun, Json, Progress, RetryFailed,
+from judgewise.cli.options import (OVERRIDE_FLAGS, Config, DryRun, Json, RetryFailed, ShowProgress,
                                    options_command)
 from judgewise.cli.richtext import quiet_http_logs, say
 from judgewise.commands.options import RunOverrides
@@ -116,7 +116,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("judge")
     @options_command(RunOverrides, {**OVERRIDE_FLAGS, "output": JUDGMENTS_OUTPUT, "retry_failed": RetryFailed})
-    def judge(config: Config, dry_run: DryRun = False, progress: Progress = None, as_json: Json = False,
+    def judge(config: Config, dry_run: DryRun = False, progress: ShowProgress = None, as_json: Json = False,
               worker: bool = typer.Option(False, "--worker", help="Be one of many workers of this job on a shared "
                                           "PostgreSQL store (any machine); return when every game is stored."),
               executor: str = typer.Option(None, "--executor", help="Start --workers workers there: ray."),

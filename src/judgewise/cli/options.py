@@ -86,7 +86,7 @@ def flag(*decls: str, help: str | None):
     return Annotated[object, typer.Option(*decls, help=help)]
 
 
-Progress = Annotated[bool, typer.Option("--progress/--no-progress", help=PROGRESS_HELP)]
+ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help=PROGRESS_HELP)]
 OVERRIDE_FLAGS = {"store": Store, "max_calls": MaxCalls, "max_cost": MaxCost, "concurrency": Concurrency}
 """The run-config overrides every command that runs a config takes (``RunOverrides``; judge and generate add
 ``--output`` and ``--retry-failed``)."""

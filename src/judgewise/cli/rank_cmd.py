@@ -16,64 +16,14 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from judgewise.cli.console import err, out, piped_width
 from judgewise.cli.options import (Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges, Seed,
                                    SkipInvalid, flag, options_command)
-from judgewise.cli.richtext import clip, fmt_num, plain, print_table, report_line, say
+from judgewise.cli.richtext import say, show
 from judgewise.commands.options import RankOptions
+from judgewise.commands.tables import grouped_blocks, input_lines, num, ranking_blocks
 from judgewise.commands.text import ranking_info_lines
-
-SHOWN_EXTRAS = ("winrate_vs_anchor", "se", "n_wins", "n_draws", "mu", "sigma", "turn_1", "turn_2")
-
-
-def num(value, digits: int = 2) -> str:
-    """A leaderboard number: :func:`fmt_num` with thousands separators."""
-    return fmt_num(value, digits, grouping=True)
-
-
-def input_lines(read) -> list[str]:
-    """The read report of a Table (with several inputs, each input's report first, then their sum) or a
-    ReadReport."""
-    if not hasattr(read, "extras"):
-        return [report_line(read)]
-    return [*map(report_line, read.extras.get("reports") or []), report_line(read.report)]
-
-
-def render_table(ranking, records: list[dict], read, console: Console, group: str | None = None) -> None:
-    """The leaderboard as a rich table with the CI level in its header and the read report below (a ``group``'s
-    table, ``by = value``, has neither: they come once, under the overall table)."""
-    extras = [k for k in SHOWN_EXTRAS if records and k in records[0]]
-    model_width = max((len(clip(r["model"])) for r in records), default=5)
-    columns = [("rank", "right"), ("model", "left", {"no_wrap": True, "min_width": model_width}), ("score", "right"),
-               (f"{ranking.ci_level * 100:g}% CI", "right", {"no_wrap": True}), *[(k, "right") for k in extras],
-               ("n", "right")]
-    rows = []
-    for rec in records:
-        ci = "—" if rec["ci_low"] is None else f"[{num(rec['ci_low'])}, {num(rec['ci_high'])}]"
-        cells = [str(rec["rank"]), clip(rec["model"]), num(rec["score"]), ci]
-        rows.append(cells + [num(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"])
-    print_table(console, plain(f"judgewise rank · method {ranking.method}" + (f" · {group}" if group else "")),
-                columns, rows, soft_wrap=False)
-    if group:
-        return
-    for line in [*ranking_info_lines(ranking), *input_lines(read)]:
-        say(console, line)
-
-
-def render_groups(grouped, console: Console) -> None:
-    """One leaderboard per group (``by = value``), then the groups that could not be ranked and why."""
-    from judgewise.ratings.grouped import MISSING  # numpy: not loaded for --help
-
-    board = lambda label: f"no {clip(grouped.by)} value" if label is MISSING else \
-        f"{clip(grouped.by)} = {clip(label)}"  # noqa: E731
-    for label, ranking in grouped.groups.items():
-        render_table(ranking, ranking.to_records(), None, console, group=board(label))
-    for label, why in grouped.skipped.items():
-        say(console, f"{board(label)} ({grouped.rows[label]:,} rows) not ranked: {why}", label="note:")
-    say(console, f"overall (all {grouped.by} values):")
-
 
 RANK_FLAGS = {
     "format": InputFormat,
@@ -132,7 +82,6 @@ def rank_command(
     check_ranking_output(output)
     ranked = rank_path(path, options)
     ranking, table = ranked.ranking, ranked.table
-    records = ranking.to_records()
     if output is not None:
         write_ranking(output, ranked)
     if as_json:
@@ -140,10 +89,8 @@ def rank_command(
         for line in [*ranking_info_lines(ranking)[1:], *input_lines(table)]:
             say(err(), line)
     else:
-        console = piped_width(120)
-        if ranked.grouped is not None:
-            render_groups(ranked.grouped, console)
-        render_table(ranking, records, table, console)
+        groups = grouped_blocks(ranked.grouped) if ranked.grouped is not None else []
+        show(piped_width(120), [*groups, *ranking_blocks(ranking, table)])
 
 
 def agree_command(

@@ -9,19 +9,19 @@ progress and read counts go to stderr.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from judgewise.cli.console import err, out, piped_width
+from judgewise.cli.console import err, piped_width
 from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, flag,
                                    options_command)
-from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, say, split_list
+from judgewise.cli.richtext import fmt_num, json_text, say, show, split_list
 from judgewise.commands.options import StudyOptions
-from judgewise.commands.text import parse_budgets, study_lines
+from judgewise.commands.tables import study_blocks
+from judgewise.commands.text import parse_budgets
 
 
 def _emit_json(data, output: Path | None) -> None:
@@ -134,44 +134,7 @@ def study_cmd(
     if as_json:
         _emit_json(summary, None)
         return
-    render_study(summary)
-
-
-def render_study(summary: dict) -> None:
-    """Per target × metric table, per metric win rates, and the headline next to the paper's figures."""
-    pops = {(p["target"], p["metric"]): p["population"] for p in summary["population"]}
-    method = summary["headline"]["method"]
-    columns = [(plain(col), "left" if col in ("target", "metric") else "right")
-               for col in ("target", "metric", "population", "err random", f"err {method}", "Δ err", "macro win",
-                           "micro win", "savings")]
-    rows = [[r.target, r.metric, fmt_num(pops[(r.target, r.metric)]), fmt_num(r.error_random),
-             fmt_num(r.error_method), f"{-100 * r.improvement:+.1f}%", fmt_num(r.macro_win, 2),
-             fmt_num(r.micro_win, 2), f"{100 * r.savings:.1f}%" if not math.isnan(r.savings) else "—"]
-            for r in _frame(summary["per_target"]).itertuples(index=False)]
-    print_table(piped_width(160), plain(f"{method} vs random, per target judge and metric (mean over budgets)"), columns, rows)
-    for line in study_lines(summary):
-        say(out(), line)
-    render_pairwise(summary)
-
-
-def _frame(records):
-    import pandas as pd  # lazily: the command line starts without it (``--help``)
-
-    return pd.DataFrame(records)
-
-
-def render_pairwise(summary: dict) -> None:
-    """Metric Match App. D: every method against every other, error and classification macro win rates."""
-    pairs = _frame(summary["pairwise"])
-    if pairs.empty:
-        return
-    methods = list(dict.fromkeys(pairs["method"]))
-    cell = {(r.method, r.versus): r for r in pairs.itertuples(index=False)}
-    rows = [[m] + ["—" if m == v else f"{fmt_num(cell[(m, v)].error_macro, 2)} / "
-                   f"{fmt_num(cell[(m, v)].classification_macro, 2)}" for v in methods] for m in methods]
-    print_table(piped_width(160), plain("App. D: macro win rate of the row method against the column method, on estimation "
-                           "error / on threshold classification (mean over metrics and budgets)"),
-                [("method", "left")] + [(plain(v), "right") for v in methods], rows)
+    show(piped_width(160), study_blocks(summary))
 
 
 def register(app: typer.Typer) -> None:
