@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from judgewise.cli.console import out, piped_width
-from judgewise.cli.options import Output
-from judgewise.cli.progress_lines import PROGRESS_HELP
+from judgewise.cli.options import Output, ShowProgress
 from judgewise.cli.richtext import say
 
 if TYPE_CHECKING:
@@ -171,7 +170,7 @@ def register(app: typer.Typer) -> None:
                                    help="Part 2: the embedded judge judging, storing, resuming (judgewise[local])."),
         threads: int = typer.Option(os.cpu_count() or 1, help="CPU threads for the embedded judge."),
         bootstrap: int = typer.Option(1000, help="Bootstrap rounds for the intervals."),
-        progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
+        progress: ShowProgress = None,
     ) -> None:
         """Show the main job: evaluate 7 AlpacaEval models on replayed GPT-4-turbo verdicts, stopping at the target;
         then judge, store and resume a tiny job with the embedded judge (its verdicts mean nothing)."""

@@ -14,8 +14,8 @@ from pathlib import Path
 import typer
 
 from judgewise.cli.console import piped_width
-from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json, Judge, Seed, SkipInvalid, flag,
-                                   options_command)
+from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json, Judge, Responses, Seed,
+                                   SkipInvalid, flag, options_command)
 from judgewise.cli.richtext import show, split_list
 from judgewise.commands.options import AccuracyOptions
 from judgewise.commands.tables import alignment_blocks, diagnosis_blocks, echo_blocks, report_line
@@ -26,8 +26,7 @@ def diagnose_command(
     judgments: Path = typer.Argument(..., help="Judgments in any supported format (an AlpacaEval results "
                                                "dir or JudgeBench outputs bring their texts), or a judging "
                                                "store (SQLite file of judgewise judge)."),
-    responses: Path = typer.Option(None, "--responses", help="Responses table (prompt_id, model, text) "
-                                                             "for length, markdown, echo and gaming."),
+    responses: Responses = None,
     format: InputFormat = None,
     style_control: bool = typer.Option(True, "--style-control/--no-style-control",
                                        help="Fit style-controlled BT and compare rankings (needs texts)."),

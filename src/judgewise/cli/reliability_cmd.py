@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
 from judgewise.cli.console import err, piped_width
-from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, flag,
+from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, Trials, flag,
                                    options_command)
 from judgewise.cli.richtext import fmt_num, json_text, say, show, split_list
 from judgewise.commands.options import StudyOptions
@@ -95,7 +94,7 @@ def reliability_cmd(
 
 
 STUDY_FLAGS = {
-    "trials": Annotated[int, typer.Option("--trials", help="Trials per budget (Paper: N = 40).")],
+    "trials": Trials,
     "candidates": Candidates,
     "seed": Seed,
     "human_rater": HumanRater,

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from judgewise.cli.options import Bootstrap, Judge, L2, PoolJudges, Seed, flag, options_command
+from judgewise.cli.options import Bootstrap, Judge, L2, Output, PoolJudges, Responses, Seed, flag, options_command
 from judgewise.commands.options import ReportOptions
 
 REPORT_FLAGS = {
@@ -35,10 +35,9 @@ def register(app: typer.Typer) -> None:
     @options_command(ReportOptions, REPORT_FLAGS)
     def report(
         sources: list[Path] = typer.Argument(..., help="Judgments file(s)/dir (anything `rank` reads) or a judging store."),
-        output: Path = typer.Option(Path("report.html"), "-o", "--output", help="HTML file, or folder for --format md."),
+        output: Output = Path("report.html"),
         format: str = typer.Option("html", "--format", help="html (one self-contained file) or md (Markdown + SVG)."),
-        responses: Path = typer.Option(None, "--responses", help="Model outputs (prompt_id, model, text) for "
-                                                                  "length/echo/gaming diagnostics of a store."),
+        responses: Responses = None,
         input_format: str = typer.Option(None, "--input-format", help="Force the input format (as `rank --format`)."),
         partial: bool = typer.Option(False, "--partial", help="When a section fails, still write the others "
                                                               "(the command exits non-zero all the same)."),
@@ -58,7 +57,7 @@ def register(app: typer.Typer) -> None:
         sources: list[Path] = typer.Argument(..., help="A judging store or judgments file(s)/dir."),
         port: int = typer.Option(8765, "--port", help="Port (0 = any free port)."),
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: this machine only)."),
-        responses: Path = typer.Option(None, "--responses", help="Model outputs to show on prompt pages."),
+        responses: Responses = None,
         bootstrap: Bootstrap = 100,
         seed: Seed = 0,
         judge: Judge = None,
