@@ -1,4 +1,4 @@
-"""The CLI's output helpers: Rich text that is never read as markup, one number format, strict JSON, read lines.
+"""The CLI's output helpers: Rich text that is never read as markup, tables and blocks as printed, strict JSON.
 
 Rich parses ``[...]`` in a plain ``str`` as markup: a model ``llama[v1]`` prints as ``llama``, ``A[/]`` raises a
 ``MarkupError`` and a file ``data[red].jsonl`` is shown as ``data.jsonl``. Every command prints through these
