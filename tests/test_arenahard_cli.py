@@ -303,9 +303,9 @@ def test_style_control_on_arena_hard_data_matches_arena_hard_fit(shared, records
     assert_close(got, "winrate_vs_anchor", winrate_from_elo(elo, BASELINE))
     plain = ranked(folder, "--baseline", BASELINE)
     assert max(abs(plain[m]["score"] - elo[m]) for m in elo) > 0.1  # style control moved the ratings
-    from judgewise.commands.ranking import rank_path
+    from judgewise.commands.ranking import RankOptions, rank_path
 
-    info = rank_path(folder, "bt", baseline=BASELINE, style_control=True).ranking.info
+    info = rank_path(folder, RankOptions(baseline=BASELINE, style_control=True)).ranking.info
     # judgewise's rows take the model's view (features model − baseline, P(model wins)), Arena-Hard's the
     # baseline's (baseline − model, P(baseline wins)): both signs flip, so the coefficients are the same
     assert np.allclose([info["coefficients"][k] for k in ("length", "headers", "lists", "bold")], coefs, atol=1e-4)
@@ -316,10 +316,10 @@ def test_style_definition_judgewise_stays_available_and_differs(shared, records,
     bench = tmp_path / "arena-hard-v0.1"
     folder = write_judgments(bench / "model_judgment" / JUDGE, records)
     write_answers(bench / "model_answer", records, shared)
-    from judgewise.commands.ranking import rank_path
+    from judgewise.commands.ranking import RankOptions, rank_path
 
-    arena = rank_path(folder, "bt", baseline=BASELINE, style_control=True).ranking
-    mine = rank_path(folder, "bt", baseline=BASELINE, style_control=True, style_definition="judgewise").ranking
+    arena = rank_path(folder, RankOptions(baseline=BASELINE, style_control=True)).ranking
+    mine = rank_path(folder, RankOptions(baseline=BASELINE, style_control=True, style_definition="judgewise")).ranking
     assert mine.info["style"]["definition"] == "judgewise" and "texts" in mine.info["style"]["counts"]
     assert mine.info["l2"] != arena.info["l2"]
     assert not np.allclose(mine.scores, arena.scores, atol=0.01)

@@ -65,7 +65,7 @@ class Watched:
 
 
 def test_report_renders_leaderboard_charts_and_navigation(browser, run_files, tmp_path):
-    report = write_report(run_files[0], tmp_path / "report.html", responses=run_files[1], bootstrap=30)
+    report = write_report(run_files[0], tmp_path / "report.html", ReportOptions(bootstrap=30), responses=run_files[1])
     w = Watched(browser)
     page = w.page
     page.goto(report.as_uri())
@@ -143,7 +143,7 @@ def test_hostile_response_and_rationale_are_shown_as_text_and_run_nothing(browse
         w.page.wait_for_timeout(300)  # give any (wrongly) injected handler time to fire
         w.assert_nothing_ran()
         w.page.close()
-    report = write_report(run_files[0], tmp_path / "r.html", responses=run_files[1], bootstrap=0)
+    report = write_report(run_files[0], tmp_path / "r.html", ReportOptions(bootstrap=0), responses=run_files[1])
     w = Watched(browser)
     w.page.goto(report.as_uri())
     assert w.page.locator("main img").count() == 0

@@ -53,7 +53,7 @@ def _with_failed(rows: list[dict]) -> list[dict]:
 
 @pytest.mark.parametrize("method", ["bt", "winrate", "elo"])
 def test_rank_cli_prints_the_ranking_of_the_library_on_the_rows_it_reads(tmp_path, capsys, method):
-    from judgewise.commands.ranking import rank_path
+    from judgewise.commands.ranking import RankOptions, rank_path
     from judgewise.ratings import rank
 
     rows = judgments(6)
@@ -61,14 +61,15 @@ def test_rank_cli_prints_the_ranking_of_the_library_on_the_rows_it_reads(tmp_pat
     anchor = ["--anchor", "alpha"] if method == "winrate" else []
     printed = json_here(capsys, "rank", path, "--method", method, "--bootstrap", "20", "--seed", "3", "--json",
                         *anchor)
-    ranked = rank_path(path, method, bootstrap=20, seed=3, anchor="alpha" if method == "winrate" else None)
+    ranked = rank_path(path, RankOptions(method=method, bootstrap=20, seed=3,
+                                   anchor="alpha" if method == "winrate" else None))
     direct = rank(pd.DataFrame(rows), method, bootstrap=20, seed=3, anchor="alpha" if method == "winrate" else None)
     _close(printed, ranked.ranking.to_records())
     _close(printed, direct.to_records())
 
 
 def test_ranking_a_store_leaves_failed_games_out_and_counts_them_as_skipped(tmp_path, capsys):
-    from judgewise.commands.ranking import rank_path
+    from judgewise.commands.ranking import RankOptions, rank_path
     from judgewise.ratings import rank
 
     rows = judgments(5)

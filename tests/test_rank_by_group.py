@@ -97,9 +97,9 @@ def test_each_category_leaderboard_equals_ranking_that_category_alone(bench):
 
 
 def test_rank_by_subcategory_reads_the_column_from_the_benchs_question_file(bench):
-    from judgewise.commands.ranking import rank_path
+    from judgewise.commands.ranking import RankOptions, rank_path
 
-    ranked = rank_path(bench["full"] / "model_judgment" / "judge-x", by="subcategory")  # question.jsonl 2 levels up
+    ranked = rank_path(bench["full"] / "model_judgment" / "judge-x", RankOptions(by="subcategory"))  # question.jsonl 2 levels up
     assert list(ranked.grouped.groups) == ["coding", "creative_writing", "math"]
     assert all(r.info["rows"] == 3 * 30 * 2 for r in ranked.grouped.groups.values())
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgewise.report import build_report, write_report
+from judgewise.report import ReportOptions, build_report, write_report
 from judgewise.report.document import OK, fmt_num
 
 from tests.conftest import REPO, run_cli
@@ -65,7 +65,8 @@ def small_run(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def small_report(small_run, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report") / "report.html"
-    return write_report(small_run[0], out, responses=small_run[1], bootstrap=50, seed=3, command="judgewise report x")
+    return write_report(small_run[0], out, ReportOptions(bootstrap=50, seed=3, command="judgewise report x"),
+                        responses=small_run[1])
 
 
 def test_report_html_loads_nothing_from_the_network(small_report):
@@ -159,7 +160,7 @@ def test_report_head_to_head_matrix_is_complementary(small_run):
 
 
 def test_markdown_report_links_figures_that_exist(small_run, tmp_path):
-    md = write_report(small_run[0], tmp_path / "md", format="md", responses=small_run[1], bootstrap=20)
+    md = write_report(small_run[0], tmp_path / "md", ReportOptions(bootstrap=20), format="md", responses=small_run[1])
     text = md.read_text(encoding="utf-8")
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
     assert links and all((md.parent / link).is_file() for link in links)

@@ -62,22 +62,22 @@ def broken_power(monkeypatch):
 
 def test_a_section_that_raises_stops_the_report_naming_it_and_writes_nothing(broken_power, tmp_path):
     from judgewise.errors import ReportError
-    from judgewise.report import write_report
+    from judgewise.report import ReportOptions, write_report
 
     out = tmp_path / "r.html"
     with pytest.raises(ReportError) as err:
-        write_report([str(matrix_inputs.canonical("jsonl")(tmp_path))], out, bootstrap=0)
+        write_report([str(matrix_inputs.canonical("jsonl")(tmp_path))], out, ReportOptions(bootstrap=0))
     assert f'report section "{broken_power}" failed: ZeroDivisionError: forced failure' in str(err.value)
     assert "`partial=True`" in str(err.value) and not out.exists()
 
 
 def test_partial_writes_the_other_sections_and_still_fails(broken_power, tmp_path):
     from judgewise.errors import ReportError
-    from judgewise.report import write_report
+    from judgewise.report import ReportOptions, write_report
 
     out = tmp_path / "r.html"
     with pytest.raises(ReportError, match=str(out)):
-        write_report([str(matrix_inputs.canonical("jsonl")(tmp_path))], out, bootstrap=0, partial=True)
+        write_report([str(matrix_inputs.canonical("jsonl")(tmp_path))], out, ReportOptions(bootstrap=0), partial=True)
     status = statuses(out.read_text(encoding="utf-8"))
     assert status["power"] == "failed" and status["leaderboard"] == "ok"
 

@@ -145,10 +145,10 @@ def _markdown_tokens(text: str):
 
 
 def test_markdown_report_shows_hostile_names_as_text_never_as_links_or_html(tmp_path):
-    from judgewise.report import write_report
+    from judgewise.report import ReportOptions, write_report
 
-    md = write_report(hostile_run(tmp_path), tmp_path / "out", format="md", bootstrap=10,
-                      title="[t](javascript:t) <i>x</i>", command="judgewise report x")
+    options = ReportOptions(bootstrap=10, title="[t](javascript:t) <i>x</i>", command="judgewise report x")
+    md = write_report(hostile_run(tmp_path), tmp_path / "out", options, format="md")
     text = md.read_text(encoding="utf-8")
     tokens, html = _markdown_tokens(text)
     assert not [t for t in tokens if t.type == "link_open"]
@@ -173,11 +173,11 @@ def test_markdown_figure_files_stay_inside_the_figures_folder(tmp_path):
 
 
 def test_html_report_shows_hostile_names_as_text_and_runs_only_its_own_script(tmp_path):
-    from judgewise.report import write_report
+    from judgewise.report import ReportOptions, write_report
     from tests.test_report import parsed
 
-    out = write_report(hostile_run(tmp_path), tmp_path / "r.html", bootstrap=10, title="</title><b>t</b>",
-                       command="judgewise report x")
+    out = write_report(hostile_run(tmp_path), tmp_path / "r.html",
+                       ReportOptions(bootstrap=10, title="</title><b>t</b>", command="judgewise report x"))
     html = out.read_text(encoding="utf-8")
     tags = parsed(html)
     assert not tags.handlers and tags.tags.count("script") == 1 and "alert" not in tags.scripts[0]

@@ -167,10 +167,10 @@ def test_rank_of_two_stores_equals_rank_of_their_concatenated_exports(halves):
 
 
 def test_a_store_and_a_file_of_one_judge_rank_together(halves):
-    from judgewise.commands.ranking import rank_path
+    from judgewise.commands.ranking import RankOptions, rank_path
 
-    mixed = rank_path([halves["a"], halves["exports"]["b"]], bootstrap=10)
-    stores = rank_path([halves["a"], halves["b"]], bootstrap=10)
+    mixed = rank_path([halves["a"], halves["exports"]["b"]], RankOptions(bootstrap=10))
+    stores = rank_path([halves["a"], halves["b"]], RankOptions(bootstrap=10))
     assert mixed.ranking.to_records() == stores.ranking.to_records()
     assert mixed.report.format == "store+jsonl" and [r.format for r in mixed.table.extras["reports"]] == \
         ["store", "jsonl"]

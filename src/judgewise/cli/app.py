@@ -8,11 +8,11 @@ import os
 import sys
 
 import typer
-from rich.console import Console
 from rich.logging import RichHandler
 
 from judgewise import __version__
 from judgewise.cli.completion_cmd import COMPLETE_VAR
+from judgewise.cli.console import err
 from judgewise.cli.error_flags import as_flags
 from judgewise.cli.read_progress import read_progress
 from judgewise.cli.richtext import say
@@ -66,8 +66,6 @@ JUDGMENT_COMMANDS = ("rank", "report", "diagnose", "anchors", "accuracy", "plan"
 OTHER_COMMANDS = ("agree", "judge", "generate", "simulate", "power sign", "power wilcoxon", "select", "reliability",
                   "study", "echo-test", "demo", "version", "completion", "store copy")
 
-err_console = Console(stderr=True)
-
 
 def build_app(command: str | None = None) -> typer.Typer:
     """The app with every command, or with only the module of ``command`` (a name in COMMANDS) registered."""
@@ -110,7 +108,7 @@ class _Scrubbed(logging.Filter):
 
 
 def _setup_logging(verbose: bool) -> None:
-    handler = RichHandler(console=err_console, show_path=False, show_time=False, markup=False)
+    handler = RichHandler(console=err(), show_path=False, show_time=False, markup=False)
     handler.addFilter(_Scrubbed())
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s", handlers=[handler])
 
@@ -133,14 +131,14 @@ def main(argv: list[str] | None = None) -> None:
     _register_url_passwords(args)
     command = typer.main.get_command(build_app(command_of(args)))
     try:
-        with read_progress(err_console):  # a bar for large inputs, on a terminal only
+        with read_progress(err()):  # a bar for large inputs, on a terminal only
             code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
     except JudgewiseError as exc:
-        say(err_console, scrub(as_flags(str(exc))), label="error:", style="bold red")  # user text: never markup
+        say(err(), scrub(as_flags(str(exc))), label="error:", style="bold red")  # user text: never read as markup
         sys.exit(exc.exit_code)
     except UsageError as exc:  # a usage error: one line, as for every other bad input
         if str(exc).strip():  # no arguments at all: the help was printed, nothing to add
-            say(err_console, scrub(_usage_line(exc)), label="error:", style="bold red")
+            say(err(), scrub(_usage_line(exc)), label="error:", style="bold red")
         sys.exit(getattr(exc, "exit_code", 2))
     except typer.Abort:
         sys.exit(130)

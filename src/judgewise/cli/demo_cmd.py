@@ -13,25 +13,22 @@ import dataclasses
 import importlib.util
 import logging
 import os
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from judgewise.cli.progress_lines import PROGRESS_HELP
+from judgewise.cli.console import out, piped_width
+from judgewise.cli.options import Output, ShowProgress
 from judgewise.cli.richtext import say
 
 if TYPE_CHECKING:
     from judgewise.commands.demo import DemoRun
 
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)  # tables unsqueezed when piped
-
 
 def _line(text: str) -> None:
-    out.print(text, highlight=False, markup=False)
+    out().print(text, highlight=False, markup=False)
 
 
 def _replay_part(demo: DemoRun, *, bootstrap: int, progress: bool | None) -> None:
@@ -43,7 +40,7 @@ def _replay_part(demo: DemoRun, *, bootstrap: int, progress: bool | None) -> Non
     config = demo.examples / REPLAY_CONFIG
     demo.replay_store = demo.out_dir / "replay.sqlite"
     cfg = fresh_config(config, demo.replay_store)
-    out.rule(f"1 · the main job on real verdicts: rank {len(cfg.models)} AlpacaEval models, stop at the target",
+    out().rule(f"1 · the main job on real verdicts: rank {len(cfg.models)} AlpacaEval models, stop at the target",
              style="bold")
     _line("judge: GPT-4-turbo's recorded AlpacaEval 2.0 preferences, replayed as pairwise verdicts (Anchor §4.3: "
           "on an instruction, the answer GPT-4-turbo preferred more over the shared anchor wins); offline, free")
@@ -51,15 +48,15 @@ def _replay_part(demo: DemoRun, *, bootstrap: int, progress: bool | None) -> Non
     start = time.perf_counter()
     demo.replay = run_evaluation(cfg, progress=progress, bootstrap=bootstrap)
     demo.timings["replay_s"] = time.perf_counter() - start
-    print_result(demo.replay, cfg.seed, out)
+    print_result(demo.replay, cfg.seed, out())
     demo.check = check = replay_check(demo.replay, cfg)
     n_pairs = len(check.reference) * (len(check.reference) - 1) // 2
     agree = n_pairs - len(check.discordant)
-    say(out, f"all {check.all_verdicts:,} recorded verdicts rank the models {' > '.join(check.reference)}; this run "
+    say(out(), f"all {check.all_verdicts:,} recorded verdicts rank the models {' > '.join(check.reference)}; this run "
              f"({demo.replay.calls:,} calls, {demo.replay.calls / check.all_verdicts:.1%} of them) orders {agree} of "
              f"{n_pairs} pairs the same way (Kendall τ {check.tau:.3f})"
              + _discordant_text(check), label="check (possible here because every verdict is recorded):")
-    say(out, f"{' · '.join(f'{m} {s:.1f}' for m, s in check.published)} (Kendall τ of this run against it: "
+    say(out(), f"{' · '.join(f'{m} {s:.1f}' for m, s in check.published)} (Kendall τ of this run against it: "
              f"{check.tau_published:.3f})", label=f"AlpacaEval's own leaderboard (win rate vs its anchor, all "
                                                     f"{check.published_prompts} instructions):")
     _line(f"part 1 took {demo.timings['replay_s']:.1f}s")
@@ -88,8 +85,8 @@ def _embedded_part(demo: DemoRun, *, threads: int | None, bootstrap: int, progre
         cfg = dataclasses.replace(cfg, judge={**cfg.judge, "n_threads": int(threads)})
     total = len(cfg.models) * (len(cfg.models) - 1) * len(cfg.prompt_ids)  # all pairs, both orders
     half = total // 4 * 2  # whole comparisons (both orders), about half the games
-    out.rule("2 · the embedded judge (Gemma 3 270M), live and offline: judging, storing, resuming", style="bold")
-    say(out, "a 270M-parameter model mostly picks the answer shown first, so the ranking below says nothing about "
+    out().rule("2 · the embedded judge (Gemma 3 270M), live and offline: judging, storing, resuming", style="bold")
+    say(out(), "a 270M-parameter model mostly picks the answer shown first, so the ranking below says nothing about "
              "the models; this part shows the machinery working on your machine.",
         label="Its verdicts mean nothing:", style="bold yellow")
     _line(f"run config: {config} ({len(cfg.models)} models × {len(cfg.prompt_ids)} instructions, all pairs, both "
@@ -107,7 +104,7 @@ def _embedded_part(demo: DemoRun, *, threads: int | None, bootstrap: int, progre
         _line(f"{what}: {result.paid_calls} new calls, {reused(result)} reused from the store, stopped: "
               f"{result.stopped} ({seconds:.1f}s)")
     demo.embedded = result
-    print_result(result, cfg.seed, out)
+    print_result(result, cfg.seed, out())
     paid = sum(r.paid_calls for _, r, _ in demo.steps)
     judge_s = sum(s for _, r, s in demo.steps if r.paid_calls)
     _line(f"embedded judge: {paid} calls in {judge_s:.1f}s ({paid / max(judge_s, 1e-9):.2f} calls/s), the answer "
@@ -122,12 +119,13 @@ def run_demo(*, examples: Path | None, out_dir: Path, replay: bool, judge: bool,
     from judgewise.commands.demo import REAL_JUDGE_HINT, DemoRun, find_examples
     from judgewise.report.demo_reports import write_demo_report
 
+    piped_width(120)  # tables unsqueezed when piped
     start = time.perf_counter()
     demo = DemoRun(examples=find_examples(examples), out_dir=out_dir)
     if replay:
         _replay_part(demo, bootstrap=bootstrap, progress=progress)
     if judge and importlib.util.find_spec("llama_cpp") is None:
-        say(out, "part 2 (the embedded judge) needs the embedded runtime: pip install 'judgewise[local]' (from a "
+        say(out(), "part 2 (the embedded judge) needs the embedded runtime: pip install 'judgewise[local]' (from a "
                  "checkout, `make demo` builds it), then run `judgewise demo --no-replay`", label="skipped:")
     elif judge:
         _embedded_part(demo, threads=threads, bootstrap=bootstrap, progress=progress)
@@ -165,14 +163,14 @@ def register(app: typer.Typer) -> None:
     def demo(
         examples: Path = typer.Option(None, "--examples", help="The shipped examples folder (default: examples/ "
                                       "of the working folder or of the checkout)."),
-        output: Path = typer.Option(Path("demo-output"), "--output", "-o", help="Folder for the stores and reports."),
+        output: Output = Path("demo-output"),
         replay: bool = typer.Option(True, "--replay/--no-replay",
                                     help="Part 1: evaluate on replayed GPT-4-turbo verdicts (base install)."),
         judge: bool = typer.Option(True, "--judge/--no-judge",
                                    help="Part 2: the embedded judge judging, storing, resuming (judgewise[local])."),
         threads: int = typer.Option(os.cpu_count() or 1, help="CPU threads for the embedded judge."),
         bootstrap: int = typer.Option(1000, help="Bootstrap rounds for the intervals."),
-        progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
+        progress: ShowProgress = None,
     ) -> None:
         """Show the main job: evaluate 7 AlpacaEval models on replayed GPT-4-turbo verdicts, stopping at the target;
         then judge, store and resume a tiny job with the embedded judge (its verdicts mean nothing)."""

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import typer
 
+from judgewise.cli.options import Alpha, InputFormat, Json, Judge, Power, Seed, Trials, flag, options_command
 from judgewise.cli.richtext import json_text, report_line
+from judgewise.commands.options import PlanOptions
 from judgewise.errors import ConfigError
 
 def _floats(text: str, name: str) -> list[float]:
@@ -45,10 +47,10 @@ def _register_power(app: typer.Typer) -> None:
     def sign_command(
         win_rate: str = typer.Option(..., "--win-rate", help="Win rate among discordant pairs (comma list ok)."),
         tie_rate: str = typer.Option("0", "--tie-rate", help="Share of ties / non-informative (comma list ok)."),
-        alpha: float = typer.Option(0.05, "--alpha"),
-        power: float = typer.Option(0.8, "--power"),
+        alpha: Alpha = 0.05,
+        power: Power = 0.8,
         exact: bool = typer.Option(False, "--exact", help="Exact binomial instead of the normal approximation."),
-        as_json: bool = typer.Option(False, "--json"),
+        as_json: Json = False,
     ) -> None:
         """One-sided sign test sample size: N informative prompts and N_total = N / (1 − tie rate)."""
         from judgewise.commands.design_studies import sign_test_table
@@ -65,10 +67,10 @@ def _register_power(app: typer.Typer) -> None:
         width: float = typer.Option(0.01, "--width", help="Width of the edge interval."),
         n_grid: str = typer.Option("50,100,200,300,400,500,600,700,800,900,1000,1200,1500,2000", "--n"),
         simulations: int = typer.Option(1000, "--simulations"),
-        alpha: float = typer.Option(0.05, "--alpha"),
-        power: float = typer.Option(0.8, "--power"),
-        seed: int = typer.Option(0, "--seed"),
-        as_json: bool = typer.Option(False, "--json"),
+        alpha: Alpha = 0.05,
+        power: Power = 0.8,
+        seed: Seed = 0,
+        as_json: Json = False,
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
         import numpy as np
@@ -89,39 +91,34 @@ def _register_power(app: typer.Typer) -> None:
         _echo(res.as_dict(), as_json, text)
 
 
+PLAN_FLAGS = {
+    "n_models": flag("--models", help="Number of models to evaluate (default: from PATH)."),
+    "natural_baseline": flag("--natural-baseline", help="Name of a natural baseline model, if one exists."),
+    "baseline_exists": flag("--has-baseline", help="A natural baseline exists (unnamed)."),
+    "full_ranking": flag("--full-ranking/--pairs-only", help="Leaderboard (rank all) or only pairs of interest."),
+    "budget": flag("--budget", help="Judge-call budget."),
+    "effect": flag("--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
+    "alpha": Alpha,
+    "power": Power,
+    "informativeness": flag("--informativeness", help="Measured anchor informativeness (share of informative "
+                            "anchor comparisons, §4.3; default: from PATH, else the papers' mean 0.54)."),
+}
+
+
+@options_command(PlanOptions, PLAN_FLAGS)
 def plan_command(
     path: Path = typer.Argument(None, help="Judgments already made (any format or a judging store): the number "
                                            "of models and a measured anchor informativeness come from them."),
-    n_models: int = typer.Option(None, "--models", help="Number of models to evaluate (default: from PATH)."),
-    natural_baseline: str = typer.Option(None, "--natural-baseline",
-                                         help="Name of a natural baseline model, if one exists."),
-    baseline_exists: bool = typer.Option(False, "--has-baseline", help="A natural baseline exists (unnamed)."),
-    full_ranking: bool = typer.Option(True, "--full-ranking/--pairs-only",
-                                      help="Leaderboard (rank all) or only pairs of interest."),
-    budget: int = typer.Option(None, "--budget", help="Judge-call budget."),
-    effect: float = typer.Option(0.05, "--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
-    alpha: float = typer.Option(0.05, "--alpha"),
-    power: float = typer.Option(0.8, "--power"),
-    informativeness: float = typer.Option(None, "--informativeness", help="Measured anchor informativeness "
-                                          "(share of informative anchor comparisons, §4.3; default: from PATH, "
-                                          "else the papers' mean 0.54)."),
     write: Path = typer.Option(None, "--write", help="Write the run config (judge / evaluate) this plan implies."),
     responses: str = typer.Option("responses.jsonl", "--responses", help="responses: of the written config."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
+    *,
+    options: PlanOptions,
 ) -> None:
     """Recommend a design, anchor strategy, prompts and judge calls (Anchor Fig. 5 / §6)."""
-    from judgewise.analysis.planning import PlanInputs, plan
-    from judgewise.commands.plan import measure, plan_run_config, write_run_config
+    from judgewise.commands.plan import plan_of, plan_run_config, write_run_config
 
-    measured = measure(path, informative=informativeness is None) if path is not None else None
-    n_models = n_models or (measured.n_models if measured else None)
-    if not n_models:
-        raise ConfigError("plan needs --models N or judgments to count them in (PATH)")
-    if informativeness is None and measured is not None:
-        informativeness = measured.informativeness
-    baseline = natural_baseline if natural_baseline else ("" if baseline_exists else None)
-    extra = {} if informativeness is None else {"anchor_informativeness": informativeness}
-    result = plan(PlanInputs(n_models, baseline, full_ranking, budget, effect, alpha, power, **extra))
+    result, measured = plan_of(path, options)
     lines, obj = ([measured.line()], {**result.as_dict(), "measured": vars(measured)}) if measured else \
         ([], result.as_dict())
     if write is not None:
@@ -137,12 +134,11 @@ def anchors_command(
     anchor: str = typer.Option(None, "--anchor", help="Anchor(s) to report, comma-separated (default: detected); "
                                                        "several add per-anchor win rates and the pooled BT "
                                                        "(Anchor §5, App. E)."),
-    format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
-    judge: str = typer.Option(None, "--judge", help="Use only this judge's rows (the others are counted as "
-                                                    "skipped); needed when the input holds several judges."),
+    format: InputFormat = None,
+    judge: Judge = None,
     pilot_prompts: int = typer.Option(10, "--pilot-prompts", help="Prompts sampled by the pilot (§5.3)."),
-    seed: int = typer.Option(0, "--seed"),
-    as_json: bool = typer.Option(False, "--json"),
+    seed: Seed = 0,
+    as_json: Json = False,
 ) -> None:
     """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
     from judgewise.commands.design_studies import anchor_reports_of_file
@@ -163,15 +159,15 @@ def simulate_command(
     n_model: str = typer.Option("20", "--n-model"),
     prompts: str = typer.Option("100", "--prompts", help="|X| per trial (comma list ok)."),
     p_judge: str = typer.Option("0.8", "--p-judge"),
-    trials: int = typer.Option(20, "--trials"),
-    seed: int = typer.Option(0, "--seed"),
+    trials: Trials = 20,
+    seed: Seed = 0,
     reference_elo: float = typer.Option(1233.0, "--reference-elo", help="Elo of baseline's external reference "
                                         "(the paper: gpt-4-1106-preview, 1233; the truth is uniform over "
                                         "[1000, 1500])."),
     executor: str = typer.Option("process", "--executor", help="serial | process | ray"),
     workers: int = typer.Option(None, "--workers"),
     address: str = typer.Option(None, "--address", help="Ray cluster address (ray.init(address=...))."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
     from judgewise.commands.design_studies import adaptive_pool_note, sweep_points

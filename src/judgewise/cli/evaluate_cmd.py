@@ -18,11 +18,12 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judgewise.cli.progress_lines import PROGRESS_HELP, ProgressLines, progress_mode
-from judgewise.cli.richtext import clip, fmt_num, json_text, plain, print_table, quiet_http_logs, say
-
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+from judgewise.cli.console import err, out
+from judgewise.cli.options import OVERRIDE_FLAGS, Config, Json, ShowProgress, options_command
+from judgewise.cli.progress_lines import ProgressLines, progress_mode
+from judgewise.cli.richtext import json_text, quiet_http_logs, say, show
+from judgewise.commands.options import RunOverrides
+from judgewise.commands.tables import evaluation_blocks
 
 
 def _progress_bar(total: int):
@@ -31,7 +32,7 @@ def _progress_bar(total: int):
     bar = Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]:.1f}/s"),
                    TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                    TextColumn("${task.fields[cost]:.4f}"), TextColumn("[red]{task.fields[failed]} failed"),
-                   TextColumn("E[τ] {task.fields[tau]}"), console=err, transient=False)
+                   TextColumn("E[τ] {task.fields[tau]}"), console=err(), transient=False)
     task = bar.add_task("evaluating", total=total, rate=0.0, cost=0.0, failed=0, tau="—", eta="—")
 
     def update(p) -> None:
@@ -45,21 +46,6 @@ def _progress_bar(total: int):
     return bar, update
 
 
-def _print_ranking(result, out: Console) -> None:
-    """The ranking with its intervals and CI-aware ranks, one table."""
-    level = f"{result.ranking.ci_level * 100:g}%"
-    rows = []
-    added = (result.placement or {}).get("model")
-    for rec in result.ranking.to_records():
-        ci = "—" if rec["ci_low"] is None else f"[{fmt_num(rec['ci_low'], 1, grouping=True)}, " \
-                                               f"{fmt_num(rec['ci_high'], 1, grouping=True)}]"
-        name = clip(rec["model"]) + ("  ← added" if rec["model"] == added else "")
-        rows.append([str(rec["rank"]), name, fmt_num(rec["score"], 1, grouping=True), ci, f"{rec['n']:,}"])
-    print_table(out, plain(f"judgewise evaluate · design {result.design} · Bradley–Terry (Elo scale)"),
-                [("rank", "right"), ("model", "left"), ("score", "right"), (f"{level} CI", "right"), ("n", "right")],
-                rows, no_wrap=True)
-
-
 def run_evaluation(cfg, *, progress: bool | None, bootstrap: int, run=None, as_json: bool = False):
     """``run`` (default :func:`judgewise.evaluate`; ``add_model`` with its options bound) on a loaded config,
     with the progress bar (stderr, a terminal) or progress lines (any other stderr) as ``progress`` says
@@ -67,13 +53,13 @@ def run_evaluation(cfg, *, progress: bool | None, bootstrap: int, run=None, as_j
     from judgewise.pipeline.evaluation import evaluate
 
     run = run or evaluate
-    mode = progress_mode(progress, err)
+    mode = progress_mode(progress, err())
     if mode == "bar" and as_json:
         mode = None
     if mode is None:
         return run(cfg, bootstrap=bootstrap)
     if mode == "lines":
-        with ProgressLines(err, "evaluated", "games") as lines:
+        with ProgressLines(err(), "evaluated", "games") as lines:
             return run(cfg, progress=partial(_show_line, lines), bootstrap=bootstrap)
     bar, update = _progress_bar(1)
     with bar:
@@ -88,54 +74,43 @@ def _show_line(lines: ProgressLines, p) -> None:
 
 
 def print_result(result, seed: int, console: Console | None = None) -> None:
-    """What ``judgewise evaluate`` prints (on ``console``, default stdout): the design and why, the placement of an
-    added model, the ranking with its intervals (or that it has none), the trust block. ``seed``: the config's;
-    unused now that the ranking records the seed of its bootstrap (kept for callers)."""
-    from judgewise.commands.text import add_model_lines, interval_line, trust_lines
-
-    console = console or out
-    for reason in result.reasons:
-        say(console, f"design {result.design}: {reason}")
-    for line in add_model_lines(result.placement) if result.placement else []:
-        say(console, line)
-    _print_ranking(result, console)
-    say(console, interval_line(result.ranking))
-    for line in trust_lines(result):
-        say(console, line)
+    """What ``judgewise evaluate`` prints (on ``console``, default stdout): ``commands.tables.evaluation_blocks``.
+    ``seed``: the config's; unused now that the ranking records the seed of its bootstrap (kept for callers)."""
+    show(console or out(), evaluation_blocks(result))
 
 
+@options_command(RunOverrides, OVERRIDE_FLAGS)
 def evaluate_command(
-    config: Path = typer.Option(..., "--config", "-c", help="Run config (YAML): judge's keys + target:."),
-    store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
-    max_calls: int = typer.Option(None, "--max-calls", help="Budget: at most this many judge calls."),
-    max_cost: float = typer.Option(None, "--max-cost", help="Budget: at most this many dollars."),
-    concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
+    config: Config,
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap rounds for the intervals."),
-    progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    progress: ShowProgress = None,
+    as_json: Json = False,
     report: Path = typer.Option(None, "--report", help="Write the HTML report of the games judged."),
     add_model: str = typer.Option(None, "--add-model", help="Place this model into the leaderboard a previous "
                                   "evaluate of the config stored, judging only its games."),
     insertion: str = typer.Option(None, "--insertion", help="With --add-model: binary (Arena-lite Alg. 2, default) "
                                   "or anchor (App. A.6.2)."),
     anchor: str = typer.Option(None, "--anchor", help="With --insertion anchor: the leaderboard model to judge "
-                               "against (default: the top model).")) -> None:
+                               "against (default: the top model)."),
+    *,
+    options: RunOverrides,
+) -> None:
     """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block; or, with
     --add-model NEW, place NEW into the stored leaderboard."""
     from judgewise.pipeline import load_with_overrides
     from judgewise.pipeline.add_model import add_model as place
 
     quiet_http_logs()
-    cfg = load_with_overrides(config, store=store, max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
+    cfg = load_with_overrides(config, **options.given())
     if add_model is None and (insertion or anchor):
         raise typer.BadParameter("--insertion / --anchor choose how --add-model places a model; give --add-model")
     run = None if add_model is None else partial(place, new_model=add_model, insertion=insertion, anchor=anchor)
     result = run_evaluation(cfg, progress=progress, bootstrap=bootstrap, run=run, as_json=as_json)
     if report is not None:
-        from judgewise.report import write_report
+        from judgewise.report import ReportOptions, write_report
 
-        written = write_report(result.judgments, report, seed=cfg.seed, title="judgewise evaluate")
-        say(err, f"report: {written}")
+        written = write_report(result.judgments, report, ReportOptions(seed=cfg.seed, title="judgewise evaluate"))
+        say(err(), f"report: {written}")
     if as_json:
         print(json_text(result.as_dict()))
         return

@@ -9,30 +9,30 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from judgewise.cli.console import err, out
 from judgewise.cli.judge_cmd import run_with_progress
-from judgewise.cli.progress_lines import PROGRESS_HELP
+from judgewise.cli.options import OVERRIDE_FLAGS, DryRun, Json, RetryFailed, ShowProgress, options_command
 from judgewise.cli.richtext import quiet_http_logs, say
+from judgewise.commands.options import RunOverrides
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+ANSWERS_OUTPUT = Annotated[str, typer.Option("--output", "-o", help="Answers file (.jsonl/.parquet) or folder "
+                                                                     "(overrides).")]
 
 
+@options_command(RunOverrides, {**OVERRIDE_FLAGS, "retry_failed": RetryFailed, "output": ANSWERS_OUTPUT})
 def generate_command(
     config: Path = typer.Option(..., "--config", "-c", help="Generate config (YAML); see README 'Generating answers'."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the answers, calls and bounds; call nothing."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Generate answers stored as failed again."),
-    store: str = typer.Option(None, "--store", help="Store file (overrides the config)."),
-    output: str = typer.Option(None, "--output", "-o", help="Answers file (.jsonl/.parquet) or folder (overrides)."),
+    dry_run: DryRun = False,
     format: str = typer.Option(None, "--format", help="responses | arena-hard | mtbench (overrides the config)."),
-    max_calls: int = typer.Option(None, "--max-calls", help="Stop before exceeding this many calls."),
-    max_cost: float = typer.Option(None, "--max-cost", help="Stop before exceeding this cost ($)."),
-    concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
-    progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout.")) -> None:
+    progress: ShowProgress = None,
+    as_json: Json = False,
+    *,
+    options: RunOverrides,
+) -> None:
     """Generate the answers a config asks for (single- or multi-turn), through any OpenAI-compatible endpoint or the
     embedded model; write them as a responses table or Arena-Hard / FastChat answer files."""
     from judgewise.pipeline.generate import generate
@@ -40,9 +40,8 @@ def generate_command(
     from judgewise.commands.text import generate_lines
 
     quiet_http_logs()
-    cfg = load_generate_with_overrides(config, store=store, output=output, format=format, retry_failed=retry_failed,
-                                       max_calls=max_calls, max_cost=max_cost, concurrency=concurrency)
-    result = generate(cfg, dry_run=dry_run, on_plan=lambda plan: say(err, plan.line()),
+    cfg = load_generate_with_overrides(config, format=format, **options.given())
+    result = generate(cfg, dry_run=dry_run, on_plan=lambda plan: say(err(), plan.line()),
                       with_progress=lambda total, run: run_with_progress(progress, total, run, "generating"))
     if result.dry_run:
         if as_json:
@@ -52,7 +51,7 @@ def generate_command(
         print(json.dumps({**result.summary, "written": result.written}, default=str))
         return
     for line in generate_lines(result.summary, result.written):
-        say(out, line)
+        say(out(), line)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from judgewise.cli.progress_lines import PROGRESS_HELP
+from judgewise.cli.console import err, out
+from judgewise.cli.options import (OVERRIDE_FLAGS, Config, DryRun, Json, RetryFailed, ShowProgress,
+                                   options_command)
 from judgewise.cli.richtext import quiet_http_logs, say
+from judgewise.commands.options import RunOverrides
 from judgewise.commands.text import summary_lines
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+JUDGMENTS_OUTPUT = Annotated[str, typer.Option("--output", "-o", help="Write the judgments (.parquet or .jsonl).")]
 
 
 def _progress_bar(total: int, label: str = "judging"):
@@ -29,7 +31,7 @@ def _progress_bar(total: int, label: str = "judging"):
     bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[rate]:.1f}/s"), TimeElapsedColumn(), TextColumn("ETA"),
                    TimeRemainingColumn(), TextColumn("${task.fields[cost]:.4f}"),
-                   TextColumn("[red]{task.fields[failed]} failed"), console=err, transient=False)
+                   TextColumn("[red]{task.fields[failed]} failed"), console=err(), transient=False)
     task = bar.add_task(label, total=total, rate=0.0, cost=0.0, failed=0)
 
     def update(p) -> None:
@@ -39,10 +41,8 @@ def _progress_bar(total: int, label: str = "judging"):
     return bar, update
 
 
-def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | None, output: str | None,
-              max_calls: int | None, max_cost: float | None, concurrency: int | None, progress: bool | None,
-              as_json: bool, worker: bool = False, executor: str | None = None, workers: int = 1,
-              address: str | None = None) -> None:
+def run_judge(config: Path, overrides: RunOverrides, *, dry_run: bool, progress: bool | None, as_json: bool,
+              worker: bool = False, executor: str | None = None, workers: int = 1, address: str | None = None) -> None:
     """The body of ``judgewise judge`` (importable for tests): load the config with the overrides, run it
     (:func:`judgewise.pipeline.run_config`, as a worker with ``worker``), print the plan and the summary."""
     from judgewise.errors import ConfigError
@@ -53,13 +53,12 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
     if executor is None and workers != 1:
         raise ConfigError(f"--workers {workers}: starting several workers needs --executor ray (or start "
                           "`judgewise judge --worker` once per worker, on any machine)")
-    cfg = load_with_overrides(config, store=store, output=output, retry_failed=retry_failed, max_calls=max_calls,
-                              max_cost=max_cost, concurrency=concurrency)
+    cfg = load_with_overrides(config, **overrides.given())
     if executor is not None:
         return _run_executor(cfg, dry_run=dry_run, executor=executor, workers=workers, address=address,
                              as_json=as_json)
     cfg = as_worker(cfg) if worker else cfg
-    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err, plan.line(dry_run)),  # before any call
+    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err(), plan.line(dry_run)),  # before any call
                          with_progress=lambda total, run: run_with_progress(progress, total, run))
     if outcome.dry_run:
         if as_json:
@@ -70,7 +69,7 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
         print(json.dumps(outcome.summary, default=str))
     else:
         for line in summary_lines(outcome.summary, outcome.summary.get("output")):
-            out.print(line, markup=False)
+            out().print(line, markup=False)
     outcome.check()
 
 
@@ -79,7 +78,7 @@ def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: s
     from judgewise.pipeline import run_config
     from judgewise.pipeline.workers import run_workers
 
-    run_config(cfg, dry_run=True, on_plan=lambda plan: say(err, plan.line(dry_run)))  # the workers' plan
+    run_config(cfg, dry_run=True, on_plan=lambda plan: say(err(), plan.line(dry_run)))  # the workers' plan
     if dry_run:
         return
     summaries = run_workers(cfg, workers, executor=executor, address=address)
@@ -87,10 +86,10 @@ def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: s
         print(json.dumps(summaries, default=str))
         return
     for i, s in enumerate(summaries, 1):
-        out.print(f"worker {i}: {s['judged']} judged, {s['failed']} failed, {s.get('by_others', 0)} by the others, "
+        out().print(f"worker {i}: {s['judged']} judged, {s['failed']} failed, {s.get('by_others', 0)} by the others, "
                   f"{s['calls_made']} calls, {s['elapsed_s']:.1f}s", markup=False)
     last = summaries[-1]
-    out.print(f"store now holds for this job: {last['ok_total']} ok, {last['failed_total']} failed", markup=False)
+    out().print(f"store now holds for this job: {last['ok_total']} ok, {last['failed_total']} failed", markup=False)
 
 
 LINE_WORDS = {"judging": ("judged", "games"), "generating": ("generated", "answers")}  # label → (verb, noun)
@@ -101,11 +100,11 @@ def run_with_progress(progress: bool | None, total: int, run, label: str = "judg
     or with neither (:func:`judgewise.cli.progress_lines.progress_mode`)."""
     from judgewise.cli.progress_lines import ProgressLines, progress_mode
 
-    mode = progress_mode(progress, err)
+    mode = progress_mode(progress, err())
     if mode is None:
         return run(None)
     if mode == "lines":
-        with ProgressLines(err, *LINE_WORDS[label]) as lines:
+        with ProgressLines(err(), *LINE_WORDS[label]) as lines:
             return run(lambda p: lines.show(p.done, p.total, p.failed, cost=p.cost))
     bar, update = _progress_bar(total, label)
     with bar:
@@ -116,26 +115,17 @@ def register(app: typer.Typer) -> None:
     """Add ``judge`` and the ``store`` group to the app."""
 
     @app.command("judge")
-    def judge(config: Path = typer.Option(..., "--config", "-c", help="Run config (YAML); see README 'Judging'."),
-              dry_run: bool = typer.Option(False, "--dry-run", help="Print calls, tokens, cost and time; call nothing."),
-              retry_failed: bool = typer.Option(False, "--retry-failed", help="Judge games stored as failed again."),
-              store: str = typer.Option(None, "--store", help="Store file or postgresql:// URL (overrides config)."),
-              output: str = typer.Option(None, "--output", "-o", help="Write the judgments (.parquet or .jsonl)."),
-              max_calls: int = typer.Option(None, "--max-calls", help="Stop before exceeding this many calls."),
-              max_cost: float = typer.Option(None, "--max-cost", help="Stop before exceeding this cost ($)."),
-              concurrency: int = typer.Option(None, "--concurrency", help="Calls in flight (overrides config)."),
-              progress: bool = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
-              as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    @options_command(RunOverrides, {**OVERRIDE_FLAGS, "output": JUDGMENTS_OUTPUT, "retry_failed": RetryFailed})
+    def judge(config: Config, dry_run: DryRun = False, progress: ShowProgress = None, as_json: Json = False,
               worker: bool = typer.Option(False, "--worker", help="Be one of many workers of this job on a shared "
                                           "PostgreSQL store (any machine); return when every game is stored."),
               executor: str = typer.Option(None, "--executor", help="Start --workers workers there: ray."),
               workers: int = typer.Option(1, "--workers", help="How many workers --executor starts."),
-              address: str = typer.Option(None, "--ray-address", help="Ray cluster address (default: local).")
-              ) -> None:
+              address: str = typer.Option(None, "--ray-address", help="Ray cluster address (default: local)."),
+              *, options: RunOverrides) -> None:
         """Judge the comparisons a config describes; results go to the store as they arrive."""
-        run_judge(config, dry_run=dry_run, retry_failed=retry_failed, store=store, output=output,
-                  max_calls=max_calls, max_cost=max_cost, concurrency=concurrency, progress=progress,
-                  as_json=as_json, worker=worker, executor=executor, workers=workers, address=address)
+        run_judge(config, options, dry_run=dry_run, progress=progress, as_json=as_json, worker=worker,
+                  executor=executor, workers=workers, address=address)
 
     from judgewise.cli.store_cmd import register as register_store
 

@@ -13,154 +13,91 @@ Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-jud
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from judgewise.cli.richtext import clip, fmt_num, plain, print_table, report_line, say
+from judgewise.cli.console import err, out, piped_width
+from judgewise.cli.options import (Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges, Seed,
+                                   SkipInvalid, flag, options_command)
+from judgewise.cli.richtext import say, show
+from judgewise.commands.options import RankOptions
+from judgewise.commands.tables import grouped_blocks, input_lines, num, ranking_blocks
 from judgewise.commands.text import ranking_info_lines
 
-SHOWN_EXTRAS = ("winrate_vs_anchor", "se", "n_wins", "n_draws", "mu", "sigma", "turn_1", "turn_2")
+RANK_FLAGS = {
+    "format": InputFormat,
+    "method": flag("--method", help="winrate (against the anchor) | winshare (share of all games won, ties half, "
+                   "any design: the CLB paper's WinRate) | bt | elo | trueskill | lc_winrate (AlpacaEval 2's "
+                   "length-controlled win rate; needs texts); mean_score for pointwise grades (chosen by itself "
+                   "when the input holds only grades)"),
+    "anchor": flag("--anchor", help="Anchor model (win rate) / model pinned (BT)."),
+    "style_control": flag("--style-control", help="Style-controlled BT (needs texts)."),
+    "style_definition": flag("--style-definition", help="arena-hard (Arena-Hard/FastChat features and penalty) | "
+                             "judgewise. Default: arena-hard on Arena-Hard games, else judgewise."),
+    "weighting": flag("--weighting", help="arena-hard (a strong verdict counts 3 times) | none. Default: "
+                      "arena-hard on Arena-Hard games, else none."),
+    "baseline": flag("--baseline", help="Arena-Hard games: the baseline every game compared with (default: by the "
+                     "records' category, else gpt-4-0314)."),
+    "arena_hard_config": flag("--arena-hard-config", help="Arena-Hard's judge config yaml: its baseline(s) and "
+                              "judge_model."),
+    "bootstrap": Bootstrap,
+    "bootstrap_unit": flag("--bootstrap-unit", help="Resample prompts or battles."),
+    "seed": Seed,
+    "ci_level": CiLevel,
+    "by": flag("--by", help="Also rank each group of rows sharing a value of this column (of the judgments or "
+               "their prompts: Arena-Hard category/subcategory, AlpacaEval dataset, MT-bench category), same "
+               "method and intervals; the overall leaderboard comes last."),
+    "soft": flag("--soft", help="Rate each judgment's soft preference from the judge's logprobs (kept by the "
+                 "judging store with judge.logprobs: true) as a fractional win; without it, hard verdicts (a note "
+                 "says when soft ones exist)."),
+    "prompts": flag("--prompts", help="A prompts table (prompt_id/question_id/uid + columns, e.g. question.jsonl) "
+                    "where --by looks first."),
+    "skip_invalid": SkipInvalid,
+    "judge": Judge,
+    "pool_judges": PoolJudges,
+    "lc_difficulty": flag("--lc-difficulty", help="lc_winrate: AlpacaEval's instruction difficulty "
+                          "(instruction_difficulty.csv or df_gamed.csv): its exact GLM."),
+    "lc_weights": flag("--lc-weights", help="lc_winrate: AlpacaEval's GLM weights (baseline_<anchor>.csv or its "
+                       "folder); needs --lc-difficulty."),
+    "l2": L2,
+}
 
 
-def num(value, digits: int = 2) -> str:
-    """A leaderboard number: :func:`fmt_num` with thousands separators."""
-    return fmt_num(value, digits, grouping=True)
-
-
-def input_lines(read) -> list[str]:
-    """The read report of a Table (with several inputs, each input's report first, then their sum) or a
-    ReadReport."""
-    if not hasattr(read, "extras"):
-        return [report_line(read)]
-    return [*map(report_line, read.extras.get("reports") or []), report_line(read.report)]
-
-
-def render_table(ranking, records: list[dict], read, console: Console, group: str | None = None) -> None:
-    """The leaderboard as a rich table with the CI level in its header and the read report below (a ``group``'s
-    table, ``by = value``, has neither: they come once, under the overall table)."""
-    extras = [k for k in SHOWN_EXTRAS if records and k in records[0]]
-    model_width = max((len(clip(r["model"])) for r in records), default=5)
-    columns = [("rank", "right"), ("model", "left", {"no_wrap": True, "min_width": model_width}), ("score", "right"),
-               (f"{ranking.ci_level * 100:g}% CI", "right", {"no_wrap": True}), *[(k, "right") for k in extras],
-               ("n", "right")]
-    rows = []
-    for rec in records:
-        ci = "—" if rec["ci_low"] is None else f"[{num(rec['ci_low'])}, {num(rec['ci_high'])}]"
-        cells = [str(rec["rank"]), clip(rec["model"]), num(rec["score"]), ci]
-        rows.append(cells + [num(rec.get(k), 0 if k.startswith("n_") else 2) for k in extras] + [f"{rec['n']:,}"])
-    print_table(console, plain(f"judgewise rank · method {ranking.method}" + (f" · {group}" if group else "")),
-                columns, rows)
-    if group:
-        return
-    for line in [*ranking_info_lines(ranking), *input_lines(read)]:
-        say(console, line)
-
-
-def render_groups(grouped, console: Console) -> None:
-    """One leaderboard per group (``by = value``), then the groups that could not be ranked and why."""
-    from judgewise.ratings.grouped import MISSING
-
-    board = lambda label: f"no {clip(grouped.by)} value" if label is MISSING else \
-        f"{clip(grouped.by)} = {clip(label)}"  # noqa: E731
-    for label, ranking in grouped.groups.items():
-        render_table(ranking, ranking.to_records(), None, console, group=board(label))
-    for label, why in grouped.skipped.items():
-        say(console, f"{board(label)} ({grouped.rows[label]:,} rows) not ranked: {why}", label="note:")
-    say(console, f"overall (all {grouped.by} values):")
-
-
+@options_command(RankOptions, RANK_FLAGS)
 def rank_command(
     path: list[Path] = typer.Argument(..., help="Judgments: AlpacaEval results dir, Arena-Hard battles, "
                                                 "JudgeBench outputs, a canonical JSONL/CSV/Parquet table, or a "
                                                 "judging store (SQLite file of judgewise judge). Several inputs "
                                                 "of one kind are ranked together."),
-    format: str = typer.Option(None, "--format", help="Force the input format, or 'store' (default: detect)."),
-    method: str = typer.Option("bt", "--method", help="winrate (against the anchor) | winshare (share of "
-                                                      "all games won, ties half, any design: the CLB paper's "
-                                                      "WinRate) | bt | elo | trueskill | lc_winrate "
-                                                      "(AlpacaEval 2's length-controlled win rate; needs "
-                                                      "texts); mean_score for pointwise "
-                                                      "grades (chosen by itself when the input holds only grades)"),
-    anchor: str = typer.Option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT)."),
-    style_control: bool = typer.Option(False, "--style-control", help="Style-controlled BT (needs texts)."),
-    style_definition: str = typer.Option(None, "--style-definition", help="arena-hard (Arena-Hard/FastChat "
-                                         "features and penalty) | judgewise. Default: arena-hard on Arena-Hard "
-                                         "games, else judgewise."),
-    weighting: str = typer.Option(None, "--weighting", help="arena-hard (a strong verdict counts 3 times) | none. "
-                                                            "Default: arena-hard on Arena-Hard games, else none."),
-    baseline: str = typer.Option(None, "--baseline", help="Arena-Hard games: the baseline every game compared "
-                                                          "with (default: by the records' category, else "
-                                                          "gpt-4-0314)."),
-    arena_hard_config: Path = typer.Option(None, "--arena-hard-config", help="Arena-Hard's judge config yaml: "
-                                           "its baseline(s) and judge_model."),
-    bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap rounds for intervals (0 = none)."),
-    bootstrap_unit: str = typer.Option("prompt", "--bootstrap-unit", help="Resample prompts or battles."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    ci_level: float = typer.Option(0.95, "--ci-level", help="Interval level."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list (one object per model); with --by an "
-                                                       "object of groups and overall."),
-    output: Path = typer.Option(None, "--output", help="Also write the ranking to this file (atomically), in the "
-                                                       "format of its suffix: .json (what --json prints), .csv or "
-                                                       ".parquet (one row per model; per group and model with --by)."),
-    by: str = typer.Option(None, "--by", help="Also rank each group of rows sharing a value of this column "
-                                              "(of the judgments or their prompts: Arena-Hard category/"
-                                              "subcategory, AlpacaEval dataset, MT-bench category), same "
-                                              "method and intervals; the overall leaderboard comes last."),
-    soft: bool = typer.Option(False, "--soft", help="Rate each judgment's soft preference from the judge's "
-                                                    "logprobs (kept by the judging store with judge.logprobs: true) "
-                                                    "as a fractional win; without it, hard verdicts (a note says "
-                                                    "when soft ones exist)."),
-    prompts: Path = typer.Option(None, "--prompts", help="A prompts table (prompt_id/question_id/uid + columns, "
-                                                         "e.g. question.jsonl) where --by looks first."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip and count malformed rows."),
-    judge: str = typer.Option(None, "--judge", help="Rank only this judge's rows (the others are counted "
-                                                    "as skipped); needed when the input holds several judges."),
-    pool_judges: bool = typer.Option(False, "--pool-judges", help="Pool the rows of several judges into one "
-                                                                  "ranking on purpose (said in the output)."),
-    lc_difficulty: Path = typer.Option(None, "--lc-difficulty", help="lc_winrate: AlpacaEval's instruction "
-                                       "difficulty (instruction_difficulty.csv or df_gamed.csv): its exact GLM."),
-    lc_weights: Path = typer.Option(None, "--lc-weights", help="lc_winrate: AlpacaEval's GLM weights "
-                                    "(baseline_<anchor>.csv or its folder); needs "
-                                    "--lc-difficulty."),
-    l2: float = typer.Option(None, "--l2", help="BT ridge ½·l2·‖θ‖². Default: the exact MLE, or l2=0.01 (a weak "
-                                                "prior, reported) only when the data are separated; 0 refuses "
-                                                "separated data."),
+    as_json: Json = False,
+    output: Output = None,
+    *,
+    options: RankOptions,
 ) -> None:
     """Rank models from pairwise judgments (format detected; --format to force)."""
     from judgewise.commands.ranking import rank_path
     from judgewise.commands.ranking_files import check_ranking_output, ranking_json, write_ranking
 
     check_ranking_output(output)
-    ranked = rank_path(path, method, format=format, anchor=anchor, style_control=style_control,
-                       bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed, ci_level=ci_level,
-                       skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges, l2=l2,
-                       lc_difficulty=lc_difficulty, lc_weights=lc_weights, weighting=weighting,
-                       baseline=baseline, arena_hard_config=arena_hard_config, style_definition=style_definition,
-                       by=by, prompts=prompts, soft=soft)
+    ranked = rank_path(path, options)
     ranking, table = ranked.ranking, ranked.table
-    records = ranking.to_records()
     if output is not None:
         write_ranking(output, ranked)
     if as_json:
         typer.echo(ranking_json(ranked))
-        err = Console(stderr=True)
         for line in [*ranking_info_lines(ranking)[1:], *input_lines(table)]:
-            say(err, line)
+            say(err(), line)
     else:
-        console = Console(width=None if sys.stdout.isatty() else 120)
-        if ranked.grouped is not None:
-            render_groups(ranked.grouped, console)
-        render_table(ranking, records, table, console)
+        groups = grouped_blocks(ranked.grouped) if ranked.grouped is not None else []
+        show(piped_width(120), [*groups, *ranking_blocks(ranking, table)])
 
 
 def agree_command(
     a: Path = typer.Argument(..., help="A rank --json output or a {model: score} JSON file."),
     b: Path = typer.Argument(..., help="The other one."),
     key: str = typer.Option(None, "--key", help="Read the {model: score} map under this key (both files)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
+    as_json: Json = False,
 ) -> None:
     """Agreement of two rankings over their common models: Kendall τ-b, Spearman ρ, Pearson r, distance."""
     from judgewise.commands.ranking import agreement_of_files
@@ -169,7 +106,7 @@ def agree_command(
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
-    console = Console()
+    console = out()
     for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance"):
         say(console, f"{name:<17} {num(result[name], 4)}")
     say(console, f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "

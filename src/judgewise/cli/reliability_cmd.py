@@ -9,18 +9,18 @@ progress and read counts go to stderr.
 
 from __future__ import annotations
 
-import math
-import sys
+from dataclasses import replace
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from judgewise.cli.richtext import fmt_num, json_text, plain, print_table, say, split_list
-from judgewise.commands.text import parse_budgets, study_lines
-
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)  # tables unsqueezed when piped
-err = Console(stderr=True, soft_wrap=True)
+from judgewise.cli.console import err, piped_width
+from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, Trials, flag,
+                                   options_command)
+from judgewise.cli.richtext import fmt_num, json_text, say, show, split_list
+from judgewise.commands.options import StudyOptions
+from judgewise.commands.tables import study_blocks
+from judgewise.commands.text import parse_budgets
 
 
 def _emit_json(data, output: Path | None) -> None:
@@ -29,7 +29,7 @@ def _emit_json(data, output: Path | None) -> None:
         from judgewise.io.atomic import write_text_atomic
 
         write_text_atomic(output, text + "\n")
-        say(err, f"wrote {output}")
+        say(err(), f"wrote {output}")
     else:
         typer.echo(text)
 
@@ -41,11 +41,11 @@ def select_cmd(
     metric: str = typer.Option("icc", "--metric", help="Reliability metric to match (icc, alpha, rho, tau, ...)."),
     method: str = typer.Option("metric-match", "--method", help="random, stratified, bias-correction, "
                                "metric-match, metric-match-avg-labels, variance-match."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same items)."),
-    candidates: int = typer.Option(20, "--candidates", help="Candidate subsets C for the matching methods."),
+    seed: Seed = 0,
+    candidates: Candidates = 20,
     human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES (ignored)."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON object (items + settings) instead of ids."),
-    output: Path = typer.Option(None, "--output", help="Write the JSON object to this file."),
+    as_json: Json = False,
+    output: Output = None,
 ) -> None:
     """The items to send to human annotators (Metric Match, Alg. 1, by default); one id per line."""
     from judgewise.commands.human_validation import select_items
@@ -58,22 +58,22 @@ def select_cmd(
             typer.echo(item)
     match = (f"; inter-model {metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
              f"{fmt_num(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
-    say(err, f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
+    say(err(), f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
              f"(seed {seed}){match}")
 
 
 def reliability_cmd(
     scores: Path = typer.Argument(..., help="Scores table or JudgeBench outputs folder."),
-    human: Path = typer.Option(None, "--human", help="Human scores table (default: rater 'human' in SCORES)."),
+    human: Human = None,
     target: str = typer.Option(..., "--target", help="The judge under test."),
     metric: str = typer.Option("icc", "--metric", help="Metric(s), comma-separated (icc, alpha, rho, tau, ...)."),
     items: Path = typer.Option(None, "--items", help="Items to use: one id per line or `select --json` output."),
-    human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES."),
+    human_rater: HumanRater = "human",
     estimator: str = typer.Option(None, "--estimator", help="On --items: plain (ρ̂_S on the items) or "
                                   "bias-correction (ρ^IM + ρ̂_S − ρ̂^IM_S, inter-model metric over all items; Metric "
                                   "Match §3.3). Default: the one matching the method `select --json` recorded "
                                   "(bias-correction for --method bias-correction, else plain)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: Json = False,
 ) -> None:
     """The target judge's reliability against humans: on selected items (estimate) or on all (population)."""
     from judgewise.commands.human_validation import reliability_of_files
@@ -93,80 +93,47 @@ def reliability_cmd(
                    f"({record['scope']}{how})")
 
 
+STUDY_FLAGS = {
+    "trials": Trials,
+    "candidates": Candidates,
+    "seed": Seed,
+    "human_rater": HumanRater,
+    "minutes_per_label": flag("--minutes-per-label", help="Cost model of the savings: minutes an annotator spends "
+                              "per item (the paper's MedVAL example: 5)."),
+    "cost_per_hour": flag("--cost-per-hour", help="Cost model: annotator cost per hour (the paper's MedVAL example: "
+                          "$500, expert clinicians; crowd work is nearer $15)."),
+}
+
+
+@options_command(StudyOptions, STUDY_FLAGS)
 def study_cmd(
     scores: Path = typer.Argument(..., help="Scores table or JudgeBench outputs folder."),
-    human: Path = typer.Option(None, "--human", help="Human scores table (default: rater 'human' in SCORES)."),
+    human: Human = None,
     target: list[str] = typer.Option(None, "--target", help="Target judge(s) (repeat; default: every judge)."),
     budgets: str = typer.Option("5:50:5", "--budgets", help="start:stop:step (stop included) or a list."),
-    trials: int = typer.Option(40, "--trials", help="Trials per budget (Paper: N = 40)."),
     metrics: str = typer.Option("icc,alpha,rho,tau-a", "--metrics", help="Comma-separated metrics; the paper's "
                                 "four, its Kendall τ being τ-a (App. A Eq. 3); tau = τ-b, the tie-corrected "
                                 "common alternative."),
     methods: str = typer.Option("random,stratified,bias-correction,metric-match,variance-match", "--methods",
                                 help="Comma-separated selection methods (random is always included)."),
-    candidates: int = typer.Option(20, "--candidates", help="Candidate subsets C (Paper: 20)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
-    human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES."),
-    minutes_per_label: float = typer.Option(5.0, "--minutes-per-label", help="Cost model of the savings: minutes "
-                                            "an annotator spends per item (the paper's MedVAL example: 5)."),
-    cost_per_hour: float = typer.Option(500.0, "--cost-per-hour", help="Cost model: annotator cost per hour "
-                                        "(the paper's MedVAL example: $500, expert clinicians; crowd work is "
-                                        "nearer $15)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the full JSON summary (for `judgewise report`)."),
-    output: Path = typer.Option(None, "--output", help="Write the JSON summary to this file."),
+    as_json: Json = False,
+    output: Output = None,
+    *,
+    options: StudyOptions,
 ) -> None:
     """Estimation error of each selection method against random over trials × budgets (Metric Match §3.3, §4)."""
     from judgewise.commands.human_validation import study_of_files
 
-    targets = [t for arg in (target or []) for t in split_list(arg)]
-    result = study_of_files(scores, human=human, targets=targets, budgets=parse_budgets(budgets), trials=trials,
-                            metrics=split_list(metrics), methods=split_list(methods), candidates=candidates,
-                            seed=seed, human_rater=human_rater, minutes_per_label=minutes_per_label,
-                            cost_per_hour=cost_per_hour)
-    summary = result.as_dict()
+    targets = tuple(t for arg in (target or []) for t in split_list(arg))
+    options = replace(options, targets=targets, budgets=tuple(parse_budgets(budgets)),
+                      metrics=tuple(split_list(metrics)), methods=tuple(split_list(methods)))
+    summary = study_of_files(scores, options, human=human).as_dict()
     if output is not None:
         _emit_json(summary, output)
     if as_json:
         _emit_json(summary, None)
         return
-    render_study(summary)
-
-
-def render_study(summary: dict) -> None:
-    """Per target × metric table, per metric win rates, and the headline next to the paper's figures."""
-    pops = {(p["target"], p["metric"]): p["population"] for p in summary["population"]}
-    method = summary["headline"]["method"]
-    columns = [(plain(col), "left" if col in ("target", "metric") else "right")
-               for col in ("target", "metric", "population", "err random", f"err {method}", "Δ err", "macro win",
-                           "micro win", "savings")]
-    rows = [[r.target, r.metric, fmt_num(pops[(r.target, r.metric)]), fmt_num(r.error_random),
-             fmt_num(r.error_method), f"{-100 * r.improvement:+.1f}%", fmt_num(r.macro_win, 2),
-             fmt_num(r.micro_win, 2), f"{100 * r.savings:.1f}%" if not math.isnan(r.savings) else "—"]
-            for r in _frame(summary["per_target"]).itertuples(index=False)]
-    print_table(out, plain(f"{method} vs random, per target judge and metric (mean over budgets)"), columns, rows)
-    for line in study_lines(summary):
-        say(out, line)
-    render_pairwise(summary)
-
-
-def _frame(records):
-    import pandas as pd  # lazily: the command line starts without it (``--help``)
-
-    return pd.DataFrame(records)
-
-
-def render_pairwise(summary: dict) -> None:
-    """Metric Match App. D: every method against every other, error and classification macro win rates."""
-    pairs = _frame(summary["pairwise"])
-    if pairs.empty:
-        return
-    methods = list(dict.fromkeys(pairs["method"]))
-    cell = {(r.method, r.versus): r for r in pairs.itertuples(index=False)}
-    rows = [[m] + ["—" if m == v else f"{fmt_num(cell[(m, v)].error_macro, 2)} / "
-                   f"{fmt_num(cell[(m, v)].classification_macro, 2)}" for v in methods] for m in methods]
-    print_table(out, plain("App. D: macro win rate of the row method against the column method, on estimation "
-                           "error / on threshold classification (mean over metrics and budgets)"),
-                [("method", "left")] + [(plain(v), "right") for v in methods], rows)
+    show(piped_width(160), study_blocks(summary))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,10 +1,10 @@
-"""The CLI's output helpers: Rich text that is never read as markup, one number format, strict JSON, read lines.
+"""The CLI's output helpers: Rich text that is never read as markup, tables and blocks as printed, strict JSON.
 
 Rich parses ``[...]`` in a plain ``str`` as markup: a model ``llama[v1]`` prints as ``llama``, ``A[/]`` raises a
 ``MarkupError`` and a file ``data[red].jsonl`` is shown as ``data.jsonl``. Every command prints through these
 helpers, which wrap strings in :class:`rich.text.Text` (shown exactly as given) and apply styles only to our
-own fixed labels. :func:`fmt_num` is the one number format of every command's tables and lines, and
-:func:`print_table` the one way a command prints a table.
+own fixed labels. :func:`print_table` is the one way a command prints a table, :func:`show` prints the tables and
+lines a command made (``commands.tables``, which also holds the number format :func:`fmt_num`).
 """
 
 from __future__ import annotations
@@ -18,27 +18,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from judgewise.commands.tables import NAME_WIDTH, Note, TextTable, clip, fmt_num, report_line  # noqa: F401
+
 
 def plain(value) -> Text:
     """``value`` as a Text shown exactly as written (a Text is returned as it is)."""
     return value if isinstance(value, Text) else Text(str(value))
 
 
-NAME_WIDTH = 60
-"""The most characters of a model name (or group value) a table shows: a longer one is cut, ending in ``…``, on
-screen only (JSON and ``--output`` files keep it whole), so that it cannot push the score columns off the table."""
-
-
-def clip(name, width: int = NAME_WIDTH) -> str:
-    """``name`` as a table shows it: whole when at most ``width`` characters, else cut to ``width``, ending in
-    ``…``."""
-    text = str(name)
-    return text if len(text) <= width else text[:width - 1] + "…"
-
-
-def print_table(console: Console, title, columns, rows, **column_options) -> None:
+def print_table(console: Console, title, columns, rows, *, soft_wrap: bool | None = None, **column_options) -> None:
     """Print a table titled ``title`` (left-justified): ``columns`` as ``(name, justify)`` or ``(name, justify,
-    {options})``, ``rows`` as cell lists shown exactly as written (a ``None`` row starts a new section)."""
+    {options})``, ``rows`` as cell lists shown exactly as written (a ``None`` row starts a new section);
+    ``soft_wrap=False``: a title longer than the table wraps (default: the console's setting)."""
     table = Table(title=title, title_justify="left")
     for name, justify, *options in columns:
         table.add_column(name, justify=justify, **column_options, **(options[0] if options else {}))
@@ -47,7 +38,20 @@ def print_table(console: Console, title, columns, rows, **column_options) -> Non
             table.add_section()
         else:
             table.add_row(*(plain(c) for c in cells))
-    console.print(table)
+    console.print(table, soft_wrap=soft_wrap)
+
+
+def show(console: Console, blocks) -> None:
+    """Print what a command made (``commands.tables``): each :class:`TextTable` as a table, each :class:`Note` as
+    a line after its styled label, each other item as a plain line."""
+    for block in blocks:
+        if isinstance(block, TextTable):
+            print_table(console, plain(block.title), block.columns, block.rows,
+                        soft_wrap=False if block.wrap_title else None, **block.column_options)
+        elif isinstance(block, Note):
+            say(console, block.text, label=block.label, style=block.style)
+        else:
+            say(console, block)
 
 
 def quiet_http_logs() -> None:
@@ -68,16 +72,6 @@ def say(console: Console, line, *, label: str | None = None, style: str | None =
     console.print(text, highlight=False, soft_wrap=True)
 
 
-def fmt_num(value, digits: int = 3, *, grouping: bool = False) -> str:
-    """A number for a table cell or a line: ``—`` for None/NaN, floats to ``digits`` decimals (``grouping``:
-    with thousands separators, and non-floats such as counts as written)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if grouping and not isinstance(value, float):
-        return str(value)
-    return f"{value:{',' if grouping else ''}.{digits}f}"
-
-
 def jsonable(value):
     """NaN/inf → None, numpy scalars and arrays → Python, recursively (strict JSON)."""
     if isinstance(value, dict):
@@ -95,15 +89,6 @@ def jsonable(value):
 def json_text(value, indent: int = 2) -> str:
     """``value`` as strict JSON text (see :func:`jsonable`)."""
     return json.dumps(jsonable(value), indent=indent)
-
-
-def report_line(report) -> str:
-    """One line: rows read / used / skipped and where from (with the first skipped reasons when any)."""
-    line = (f"read {report.rows_read:,} rows from {report.source} [{report.format}]: used {report.rows_used:,}, "
-            f"skipped {report.rows_skipped:,}")
-    if report.rows_skipped:
-        line += " (first: " + "; ".join(report.skipped_reasons[:3]) + ")"
-    return line
 
 
 def split_list(text: str) -> list[str]:

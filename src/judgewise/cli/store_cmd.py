@@ -10,12 +10,11 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from judgewise.cli.console import err, out
+from judgewise.cli.options import Json, Output
 from judgewise.commands.text import store_stats_lines
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
 
 STORE_HELP = "Store file or postgresql://user@host/db URL."
 
@@ -27,19 +26,19 @@ def register(app: typer.Typer) -> None:
 
     @store_app.command("export")
     def export(store: str = typer.Argument(..., help=STORE_HELP),
-               output: Path = typer.Option(..., "--output", "-o", help="out.parquet or out.jsonl"),
+               output: Output = ...,
                only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
         """Export the store as the canonical judgments table (one row per game, + store columns)."""
         from judgewise.store.reading import export_store
 
         info = export_store(store, output, only_ok=only_ok)
-        err.print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
+        err().print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
                   f"{', left out' if only_ok else ', kept with outcome empty and their error'})",
-                  highlight=False, markup=False)
+                  highlight=False, markup=False, soft_wrap=True)
 
     @store_app.command("stats")
     def stats(store: str = typer.Argument(..., help=STORE_HELP),
-              as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+              as_json: Json = False) -> None:
         """Counts ok/failed, calls, tokens and cost, by judge and by model."""
         from judgewise.store.opening import open_store_readonly
 
@@ -49,12 +48,12 @@ def register(app: typer.Typer) -> None:
             print(json.dumps(s))
             return
         for line in store_stats_lines(s):
-            out.print(line, markup=False)
+            out().print(line, markup=False)
 
     @store_app.command("copy")
     def copy(source: str = typer.Argument(..., help=f"The store to read. {STORE_HELP}"),
              target: str = typer.Argument(..., help=f"The store to write (made when missing). {STORE_HELP}"),
-             as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON.")) -> None:
+             as_json: Json = False) -> None:
         """Copy every game, run fact and journaled answer from one store to another (SQLite <-> PostgreSQL);
         games already judged ok in the target are kept."""
         from judgewise.store.opening import copy_store
@@ -63,6 +62,6 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(info))
             return
-        out.print(f"copied {info['games']} games and {info['answers']} journaled answers from {info['source']} to "
+        out().print(f"copied {info['games']} games and {info['answers']} journaled answers from {info['source']} to "
                   f"{info['target']}; it now holds {info['target_games']} games ({info['target_ok']} ok; "
                   f"{info['target_games_before']} before)", markup=False)

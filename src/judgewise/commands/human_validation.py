@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.commands.options import StudyOptions
 from judgewise.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)
@@ -313,22 +314,16 @@ def pools_per_target(scores: Path, human: Path | None, targets: list[str], human
     return pairs
 
 
-def study_of_files(scores: Path, *, human: Path | None = None, targets: list[str] | None = None,
-                   budgets: list[int] | range = range(5, 55, 5), trials: int = 40,
-                   metrics: list[str] = ("icc", "alpha", "rho", "tau-a"),
-                   methods: list[str] = ("random", "stratified", "bias-correction", "metric-match", "variance-match"),
-                   candidates: int = 20, seed: int = 0, human_rater: str = "human", minutes_per_label: float = 5.0,
-                   cost_per_hour: float = 500.0):
+def study_of_files(scores: Path, options: StudyOptions = StudyOptions(), *, human: Path | None = None):
     """The Metric Match study (§3.3, §4) for each target judge on its own item pool, as one result.
 
     Parameters
     ----------
-    scores, human, human_rater
-        As :func:`reliability_of_files`.
-    targets : list of str, optional
-        Target judges (default: every judge sharing its items with another judge).
-    budgets, trials, metrics, methods, candidates, seed, minutes_per_label, cost_per_hour
-        As :func:`judgewise.analysis.study.run_study`.
+    scores, human
+        As :func:`reliability_of_files` (the human's rater name: ``options.human_rater``).
+    options : StudyOptions
+        The targets (default: every judge sharing its items with another judge), and the settings of
+        :func:`judgewise.analysis.study.run_study`.
 
     Returns
     -------
@@ -338,11 +333,13 @@ def study_of_files(scores: Path, *, human: Path | None = None, targets: list[str
     """
     from judgewise.analysis.study import StudyResult, refuse_repeated_targets, run_study
 
-    pools = pools_per_target(scores, human, list(targets or []), human_rater)
+    o = options
+    pools = pools_per_target(scores, human, list(o.targets), o.human_rater)
     refuse_repeated_targets([name for name, _ in pools])
-    results = [run_study(pool, targets=[name], metrics=list(metrics), budgets=list(budgets), trials=trials,
-                         methods=list(methods), n_candidates=candidates, seed=seed,
-                         minutes_per_label=minutes_per_label, cost_per_hour=cost_per_hour) for name, pool in pools]
+    results = [run_study(pool, targets=[name], metrics=list(o.metrics), budgets=list(o.budgets), trials=o.trials,
+                         methods=list(o.methods), n_candidates=o.candidates, seed=o.seed,
+                         minutes_per_label=o.minutes_per_label, cost_per_hour=o.cost_per_hour)
+               for name, pool in pools]
     settings = {**results[0].settings, "targets": [name for name, _ in pools],
                 "n_items": {name: len(pool.item_ids) for name, pool in pools}, "scores": str(scores)}
     return StudyResult(pd.concat([r.trials for r in results], ignore_index=True),

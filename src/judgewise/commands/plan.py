@@ -7,6 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from judgewise.analysis.planning import PlanInputs, plan
+from judgewise.commands.options import PlanOptions
 from judgewise.errors import ConfigError
 
 #: the judge a written config names until the user edits it (any OpenAI-compatible endpoint works)
@@ -57,6 +59,24 @@ def measure(path: Path, *, anchor: str | None = None, pilot_prompts: int = 10, s
                           "anchor plan can be sized from these judgments (N/I is infinite); give --informativeness "
                           "to plan with an assumed value")
     return measured
+
+
+def plan_of(path: Path | None, options: PlanOptions):
+    """The plan (:func:`judgewise.analysis.planning.plan`) for ``options``, the number of models and the anchor's
+    informativeness measured in the judgments at ``path`` where ``options`` leave them out; returns the plan and
+    what was measured (None without ``path``)."""
+    measured = measure(path, informative=options.informativeness is None) if path is not None else None
+    n_models = options.n_models or (measured.n_models if measured else None)
+    if not n_models:
+        raise ConfigError("plan needs --models N or judgments to count them in (PATH)")
+    informativeness = options.informativeness
+    if informativeness is None and measured is not None:
+        informativeness = measured.informativeness
+    baseline = options.natural_baseline if options.natural_baseline else ("" if options.baseline_exists else None)
+    extra = {} if informativeness is None else {"anchor_informativeness": informativeness}
+    inputs = PlanInputs(n_models, baseline, options.full_ranking, options.budget, options.effect, options.alpha,
+                        options.power, **extra)
+    return plan(inputs), measured
 
 
 def plan_design(result, anchor: str | None) -> tuple[dict, dict]:

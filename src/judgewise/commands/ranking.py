@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from judgewise.commands.options import RankOptions
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.tables import ReadReport, Table
 
@@ -84,58 +85,10 @@ def note_unused(ranking, report: ReadReport) -> None:
                                          f"{ranking.info.get('anchor')} (win rate uses only those)")
 
 
-def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | None = None,
-              anchor: str | None = None, style_control: bool = False, bootstrap: int = 0,
-              bootstrap_unit: str = "prompt", seed: int = 0, ci_level: float = 0.95, skip_invalid: bool = False,
-              judge: str | None = None, pool_judges: bool = False, l2: float | None = None,
-              lc_difficulty: Path | None = None, lc_weights: Path | None = None, weighting: str | None = None,
-              baseline: str | None = None, arena_hard_config: Path | None = None,
-              style_definition: str | None = None, by: str | None = None, prompts: Path | None = None,
-              soft: bool = False) -> RankedFile:
-    """Read ``path`` (any format or a judging store) and rank its models with :func:`judgewise.ratings.rank`.
-
-    Parameters
-    ----------
-    path : Path or list of Path
-        Judgments in any supported format, or a judging store; several inputs of one kind are concatenated
-        (:func:`judgewise.store.reading.read_inputs`).
-    method : str
-        A rating method (``winrate``, ``bt``, ``elo``, ``trueskill``, ``lc_winrate``).
-    format, skip_invalid, judge, pool_judges
-        As :func:`judgewise.store.reading.read_rated`.
-    anchor : str, optional
-        Win rate's anchor (default: the one the reader knows, e.g. AlpacaEval's ``generator_1``).
-    style_control : bool
-        Style-controlled BT; needs the responses' texts, which the input must carry.
-    bootstrap, bootstrap_unit, seed, ci_level
-        Interval settings (0 rounds: no intervals).
-    l2 : float, optional
-        The method's ridge (BT: default None = the MLE, a weak prior only on separated data; 0 = refuse those).
-    lc_difficulty, lc_weights : Path, optional
-        ``lc_winrate`` only: AlpacaEval's instruction difficulty and fitted GLM weights, for its exact
-        length-controlled win rate (:mod:`judgewise.ratings.lc_winrate`).
-    weighting : str, optional
-        ``"arena-hard"`` (a strong verdict counts 3 times) or ``"none"``; default: what the input implies
-        (Arena-Hard games: ``arena-hard``; see :func:`resolve_weighting`).
-    baseline, arena_hard_config : optional
-        Arena-Hard games: the baseline of every game, or Arena-Hard's judge config yaml (its baseline(s) and
-        judge); default: the records' category baselines, else v0.1's ``gpt-4-0314`` (``io.arenahard``).
-    style_definition : str, optional
-        ``"arena-hard"`` or ``"judgewise"`` (``ratings.features``); default: the input's (Arena-Hard games:
-        ``arena-hard``), else ``judgewise``.
-    by : str, optional
-        Also rank each group of rows sharing a value of this column (of the judgments or of their prompts:
-        :mod:`judgewise.commands.grouping`) with the same method and intervals; ``RankedFile.grouped`` holds the
-        groups, ``ranking`` stays the overall leaderboard.
-    prompts : Path, optional
-        A prompts table (``prompt_id``/``question_id``/``uid`` + columns) where ``by`` is looked up first.
-    soft : bool
-        Rate each judgment's soft preference from logprobs (the ``soft`` column a judging store keeps) as a
-        fractional win where it has one (``judgewise.ratings.rank(soft=True)``); pairwise judgments only.
-
-    Returns
-    -------
-    RankedFile
+def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions()) -> RankedFile:
+    """Read ``path`` (any format or a judging store; several inputs of one kind are concatenated:
+    :func:`judgewise.store.reading.read_inputs`) and rank its models with :func:`judgewise.ratings.rank` as
+    ``options`` say: read (:func:`read_ranked`), fit (:func:`rating_fit`), and group (:func:`rank_rows`).
 
     Raises
     ------
@@ -146,25 +99,49 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
 
     Examples
     --------
-    >>> rank_path(Path("examples/alpacaeval"), "winrate").ranking.method  # doctest: +SKIP
+    >>> rank_path(Path("examples/alpacaeval"), RankOptions(method="winrate")).ranking.method  # doctest: +SKIP
     'winrate'
     """
-    from judgewise.store.reading import read_grades_inputs, read_rated
+    from judgewise.store.reading import read_grades_inputs
 
-    check_rank_options(bootstrap, bootstrap_unit, ci_level)
-    check_style_options(style_control, style_definition)
-    lc_opts = lc_options(method, lc_difficulty, lc_weights)
-    grades = read_grades_inputs(path, format=format, skip_invalid=skip_invalid, only_grades=method != MEAN_SCORE)
+    method, soft = options.method, options.soft
+    check_rank_options(options.bootstrap, options.bootstrap_unit, options.ci_level)
+    check_style_options(options.style_control, options.style_definition)
+    lc_options(method, options.lc_difficulty, options.lc_weights)
+    grades = read_grades_inputs(path, format=options.format, skip_invalid=options.skip_invalid,
+                                only_grades=method != MEAN_SCORE)
     if (grades is not None or method == MEAN_SCORE) and soft:
         raise ConfigError("--soft rates pairwise judgments by their soft preferences; pointwise grades are ranked "
                           "by their mean score")
     if grades is not None or method == MEAN_SCORE:
-        return rank_grades(path, grades, method, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit, seed=seed,
-                           ci_level=ci_level, judge=judge, pool_judges=pool_judges, by=by, prompts=prompts)
-    options = {"baseline": baseline, "config": read_arena_hard_config(arena_hard_config)}
-    frame, table = read_rated(path, format=format, skip_invalid=skip_invalid, judge=judge, pool_judges=pool_judges,
-                              options=options)
+        return rank_grades(path, grades, options)
+    frame, table = read_ranked(path, options)
+    ranked = rank_rows(frame, table, rating_fit(path, table, options), options.by, inputs=as_paths(path),
+                       prompts=options.prompts)
+    note_unused(ranked.ranking, table.report)
+    if options.pool_judges:
+        from judgewise.io.provenance import pooled_line
+
+        ranked.ranking.info["pooled_judges"] = pooled_line(frame)
+    return ranked
+
+
+def read_ranked(path: Path | Sequence[Path], options: RankOptions):
+    """The read step of :func:`rank_path`: the pairwise judgments of ``path`` (a frame and its Table), with
+    Arena-Hard's baseline and judge config applied."""
+    from judgewise.store.reading import read_rated
+
+    extra = {"baseline": options.baseline, "config": read_arena_hard_config(options.arena_hard_config)}
+    return read_rated(path, format=options.format, skip_invalid=options.skip_invalid, judge=options.judge,
+                      pool_judges=options.pool_judges, options=extra)
+
+
+def rating_fit(path: Path | Sequence[Path], table: Table, options: RankOptions):
+    """The fit step of :func:`rank_path`: ``fit(rows)`` ranks rows of ``table`` as ``options`` say (the overall
+    first, then each ``by`` group, which takes the anchor the overall detected)."""
     from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
+
+    method, style_control, anchor = options.method, options.style_control, options.anchor
     responses = table.extras.get("responses")
     if style_control and responses is None:
         raise ConfigError(f"--style-control needs the responses' texts, and {', '.join(map(str, as_paths(path)))} "
@@ -173,28 +150,24 @@ def rank_path(path: Path | Sequence[Path], method: str = "bt", *, format: str | 
                           "bench folder with model_answer/)")
     if anchor is None and (method in ("winrate", "lc_winrate") or table.extras.get("pin_anchor")):
         anchor = table.extras.get("anchor")
-    opts = {"l2": l2} if l2 is not None else {}
+    opts = {"l2": options.l2} if options.l2 is not None else {}
     if style_control:
-        opts["style_definition"] = style_definition or table.extras.get("style_definition") or "judgewise"
-    weights, anchor_of = resolve_weighting(weighting, table), {"anchor": anchor, "overall": True}
+        opts["style_definition"] = options.style_definition or table.extras.get("style_definition") or "judgewise"
+    opts.update(lc_options(method, options.lc_difficulty, options.lc_weights))
+    weights, anchor_of = resolve_weighting(options.weighting, table), {"anchor": anchor, "overall": True}
+    texts = responses.frame if responses is not None else None
 
-    def fit(rows):  # the overall first, then each --by group
+    def fit(rows):
         pinned = anchor_of["anchor"] or own_anchor(rows, table)
-        ranking = rank(rows, method, anchor=pinned, bootstrap=bootstrap, bootstrap_unit=bootstrap_unit,
-                       seed=seed, ci_level=ci_level, style_control=style_control, pool_judges=pool_judges,
-                       responses=responses.frame if responses is not None else None, weighting=weights, soft=soft,
-                       **opts, **lc_opts)
+        ranking = rank(rows, method, anchor=pinned, bootstrap=options.bootstrap,
+                       bootstrap_unit=options.bootstrap_unit, seed=options.seed, ci_level=options.ci_level,
+                       style_control=style_control, pool_judges=options.pool_judges, responses=texts,
+                       weighting=weights, soft=options.soft, **opts)
         if anchor_of.pop("overall", False):  # groups: the anchor the overall detected (win rate)
             anchor_of["anchor"] = anchor_of["anchor"] or ranking.info.get("anchor")
         return ranking
 
-    ranked = rank_rows(frame, table, fit, by, inputs=as_paths(path), prompts=prompts)
-    note_unused(ranked.ranking, table.report)
-    if pool_judges:
-        from judgewise.io.provenance import pooled_line
-
-        ranked.ranking.info["pooled_judges"] = pooled_line(frame)
-    return ranked
+    return fit
 
 
 def own_anchor(rows, table: Table) -> str | None:
@@ -254,11 +227,10 @@ def read_arena_hard_config(path: Path | None):
 MEAN_SCORE = "mean_score"  # pointwise grades' method (ratings.pointwise); not a pairwise RATING_METHODS entry
 
 
-def rank_grades(path: Path, grades: Table | None, method: str, *, bootstrap: int, bootstrap_unit: str, seed: int,
-                ci_level: float, judge: str | None, pool_judges: bool, by: str | None = None,
-                prompts: Path | None = None) -> RankedFile:
+def rank_grades(path: Path, grades: Table | None, options: RankOptions) -> RankedFile:
     """Rank pointwise grades (a ``judge.mode: single`` store, MT-bench ``*_single.jsonl``) by mean score with
     intervals over prompts (:func:`judgewise.ratings.pointwise.mean_scores`)."""
+    method, bootstrap, by = options.method, options.bootstrap, options.by
     if grades is None:
         raise InputError("--method mean_score ranks pointwise grades, and this input holds none (a store of "
                          "judge.mode: single, or MT-bench model_judgment/*_single.jsonl)",
@@ -266,18 +238,18 @@ def rank_grades(path: Path, grades: Table | None, method: str, *, bootstrap: int
     if method not in (MEAN_SCORE, "bt"):  # bt: rank's default, not a choice
         raise ConfigError(f"{', '.join(map(str, as_paths(path)))} holds pointwise grades, ranked by --method "
                           f"mean_score (not {method})")
-    if bootstrap and bootstrap_unit != "prompt":
+    if bootstrap and options.bootstrap_unit != "prompt":
         raise ConfigError("pointwise grades are bootstrapped over prompts: use --bootstrap-unit prompt")
     from judgewise.ratings.pointwise import mean_scores
 
     def fit(rows):
-        return mean_scores(rows, bootstrap=bootstrap, seed=seed, ci_level=ci_level, judge=judge,
-                           pool_judges=pool_judges)
+        return mean_scores(rows, bootstrap=bootstrap, seed=options.seed, ci_level=options.ci_level,
+                           judge=options.judge, pool_judges=options.pool_judges)
 
-    ranked = rank_rows(grades.frame, grades, fit, by, inputs=as_paths(path), prompts=prompts)
+    ranked = rank_rows(grades.frame, grades, fit, by, inputs=as_paths(path), prompts=options.prompts)
     from judgewise.io.provenance import note_dropped
 
-    note_dropped(grades.report, ranked.ranking.info["judge_rows_dropped"], judge)
+    note_dropped(grades.report, ranked.ranking.info["judge_rows_dropped"], options.judge)
     return ranked
 
 

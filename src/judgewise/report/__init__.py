@@ -10,6 +10,7 @@ import logging
 import os
 from pathlib import Path
 
+from judgewise.commands.options import ReportOptions
 from judgewise.errors import ConfigError, InputError, ReportError
 from judgewise.io.atomic import write_text_atomic
 from judgewise.io.provenance import note_dropped, select_judge
@@ -47,29 +48,23 @@ def choose_judge(run, options) -> None:
         note_dropped(run.read_reports[-1], dropped, options.judge)
 
 
-def write_report(sources, output, *, format: str = "html", gold=None, study=None, method: str = "auto",
-                 bootstrap: int = 200, seed: int = 0, title: str = "judgewise report",
-                 command: str | None = None, input_format: str | None = None, responses=None,
-                 judge: str | None = None, pool_judges: bool = False, l2: float | None = None,
-                 partial: bool = False) -> Path:
+def write_report(sources, output, options: ReportOptions | None = None, *, format: str = "html",
+                 input_format: str | None = None, responses=None, partial: bool = False) -> Path:
     """Write the report for ``sources`` (path(s) anything ``judgewise.io`` reads, a judging store, or a
     judgments DataFrame/Table) to ``output``; returns the path of the written HTML or Markdown file.
 
     ``format="md"`` writes ``output`` as a folder holding ``report.md`` and ``figures/*.svg``
     (or, when ``output`` ends in ``.md``, that file with ``figures/`` beside it).
-    ``command`` is the command line shown under "Reproduce" (default: this process's arguments);
+    ``options`` (:class:`ReportOptions`): the method, intervals, title, the command line shown under "Reproduce"
+    (default: this process's arguments), a gold ranking or study, which judge(s) and the BT ridge.
     ``responses`` adds model outputs (path or DataFrame ``prompt_id, model, text``) to a run without them.
-    ``judge`` keeps one judge's rows; ``pool_judges`` pools several; a run mixing judges needs one of them.
-    ``l2``: the BT ridge (default: the MLE, or a weak prior only on separated data; ``ratings.bradley_terry``).
     A section that raises is a :class:`ReportError` naming it and the cause, and nothing is written; with
     ``partial=True`` the other sections are written first (the failed one marked), then the error is raised.
     "Not applicable" sections (no gold ranking, no study, ...) are not failures.
     """
     if format not in FORMATS:
         raise ConfigError(f"unknown report format {format!r}: expected one of {', '.join(FORMATS)}")
-    options = ReportOptions(method=method, bootstrap=bootstrap, seed=seed, title=title, command=command,
-                            gold=Path(gold) if gold else None, judge=judge, pool_judges=pool_judges, l2=l2,
-                            study=Path(study) if isinstance(study, (str, Path)) else study)
+    options = options or ReportOptions()
     target = output_target(Path(output), format)
     _check_side_inputs(options)
     sections = build_report(sources, options=options, input_format=input_format, responses=responses)
@@ -78,9 +73,9 @@ def write_report(sources, output, *, format: str = "html", gold=None, study=None
         raise ReportError(f"{failed}; no report written (`partial=True` writes the other sections)")
     _make_folder(target.parent)
     if format == "html":
-        write_text_atomic(target, render_html(sections, title=title))
+        write_text_atomic(target, render_html(sections, title=options.title))
     else:
-        write_text_atomic(target, render_markdown(sections, title=title, out_dir=target.parent))
+        write_text_atomic(target, render_markdown(sections, title=options.title, out_dir=target.parent))
     slots = [f"{s.title} ({s.status})" for s in sections if s.is_slot]
     if slots:
         log.info("report sections shown as slots: %s", "; ".join(slots))

@@ -3,57 +3,18 @@
 from __future__ import annotations
 
 import logging
-import shlex
-import sys
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
 
-from judgewise.errors import ConfigError
+from judgewise.commands.options import MAX_BOOTSTRAP, ReportOptions  # noqa: F401 (re-exported)
 from judgewise.io.schema import detect_anchor, pair_ids, usable_mask
-from judgewise.ratings import RATING_METHODS, rank
+from judgewise.ratings import rank
 from judgewise.report.head_to_head import tournament_rounds
 from judgewise.report.inputs import RunData
 
 log = logging.getLogger(__name__)
-
-MAX_BOOTSTRAP = 100_000  # more replicates change nothing visible and only burn memory and hours
-
-
-@dataclass
-class ReportOptions:
-    """Settings of a report. ``method`` "auto" = win rate against the anchor for anchor designs, BT otherwise."""
-
-    method: str = "auto"
-    bootstrap: int = 200
-    seed: int = 0
-    gold: Path | None = None
-    study: object = None  # a StudyResult or the path of `judgewise study --json` output
-    command: str | None = None
-    title: str = "judgewise report"
-    extra_facts: dict = field(default_factory=dict)
-    judge: str | None = None  # keep only this judge's rows (io.provenance.select_judge)
-    pool_judges: bool = False  # pool several judges on purpose (otherwise a mixed run is refused)
-    l2: float | None = None  # BT ridge (None: the MLE, a weak prior only on separated data; ratings.bradley_terry)
-
-    def __post_init__(self) -> None:
-        self.check()
-
-    def check(self) -> None:
-        """Refuse settings that would give no leaderboard or never finish: ConfigError naming the option."""
-        if self.method != "auto" and self.method not in RATING_METHODS:
-            raise ConfigError(f"unknown rating method {self.method!r} for `method`: expected auto or one of "
-                              f"{', '.join(RATING_METHODS)}")
-        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) or \
-                not 0 <= self.bootstrap <= MAX_BOOTSTRAP:
-            raise ConfigError(f"`bootstrap` must be a whole number from 0 to {MAX_BOOTSTRAP:,}, got {self.bootstrap!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ConfigError(f"`seed` must be a whole number ≥ 0, got {self.seed!r}")
-
-    def command_line(self) -> str:
-        return self.command or "judgewise " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
 class ReportContext:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from judgewise.report import write_report
+from judgewise.report import ReportOptions, write_report
 
 if TYPE_CHECKING:
     from judgewise.commands.demo import DemoRun
@@ -22,6 +22,6 @@ def write_demo_report(demo: DemoRun) -> list[Path]:
     for store, name in ((demo.replay_store, "replay-report.html"), (demo.embedded_store, "embedded-report.html")):
         if store is not None:
             report = demo.out_dir / name
-            paths.append(write_report(store, report, responses=responses,
-                                      command=f"judgewise report {store} --responses {responses} -o {report}"))
+            command = f"judgewise report {store} --responses {responses} -o {report}"
+            paths.append(write_report(store, report, ReportOptions(command=command), responses=responses))
     return paths
