@@ -163,11 +163,12 @@ def _check_simulated_ratings(cfg: RunConfig, pool: Pool) -> None:
                           f"(e.g. {', '.join(map(repr, missing[:5]))}); rated: {sorted(cfg.judge['ratings'])[:10]}")
 
 
-def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = False) -> Job:
+def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = False, pool: Pool | None = None) -> Job:
     """Read the inputs, apply the design, build the judge. A multi-round design is accepted only with
-    ``allow_rounds`` and yields no comparisons up front."""
+    ``allow_rounds`` and yields no comparisons up front. ``pool``: the config's :func:`load_pool`, when the caller
+    has read it already (the responses are then not read again)."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
-    pool = load_pool(cfg)
+    pool = load_pool(cfg) if pool is None else pool
     if judge_mode(cfg) == "single":
         return _grading_job(cfg, pool)
     pool.references = _reference_turns(cfg)

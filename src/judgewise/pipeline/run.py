@@ -17,6 +17,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import failed_mask
+from judgewise.judges.base import games_per_comparison
 from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound, plan_label
 from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.runner import run_judging
@@ -171,7 +172,7 @@ def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_
     seed = options.get("seed", cfg.seed)
     design = build_design(_with_leaderboard(cfg.design, job.models, cfg.store, job.judge))
     n = design.n_calls(len(job.models), job.n_prompts)
-    games = n * (2 if cfg.orders == "both" else 1)
+    games = n * games_per_comparison(cfg.orders)
     plan = RoundsPlan(name, n, games, job.n_prompts, len(job.models), _rounds_estimate(job, store, n, games))
     on_plan(plan)
     if dry_run:
