@@ -69,7 +69,7 @@ def run_judge(config: Path, *, dry_run: bool, retry_failed: bool, store: str | N
     if as_json:
         print(json.dumps(outcome.summary, default=str))
     else:
-        for line in summary_lines(outcome.summary, outcome.summary.get("output")):
+        for line in summary_lines(outcome, outcome.summary.get("output")):
             out.print(line, markup=False)
     outcome.check()
 

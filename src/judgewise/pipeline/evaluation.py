@@ -29,6 +29,7 @@ from judgewise.designs.base import Pairs
 from judgewise.judges.base import games_per_comparison
 from judgewise.judges.pairs import Pool, comparisons_per_pair
 from judgewise.judges.engine_verdicts import EngineVerdicts
+from judgewise.judges.runner import RunResult
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import open_store
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
@@ -275,11 +276,10 @@ def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator)
 
 
 def rounds_summary(rounds: TargetRounds, design: str) -> dict:
-    """Counts summed over the rounds' engine runs (from their attributes: cheap at hundreds of rounds)."""
-    keys = ("judged", "failed", "cached", "calls_made", "retries", "tokens_in", "tokens_out", "cost", "elapsed_s",
-            "duplicates", "maybe_charged_timeouts", "reused_answers")
-    out = {k: sum(getattr(r, k) for r in rounds.engine.results) for k in keys}
-    return {**out, "rounds": rounds.rounds, "design": design, "skipped_comparisons": len(rounds.engine.skipped)}
+    """Counts summed over the rounds' engine runs (:meth:`RunResult.combine`, counters only: cheap at hundreds of
+    rounds), the rounds, the design and the comparisons skipped."""
+    counts = RunResult.combine(rounds.engine.results, judgments=pd.DataFrame()).counts()
+    return {**counts, "rounds": rounds.rounds, "design": design, "skipped_comparisons": len(rounds.engine.skipped)}
 
 
 def rounds_expected_tau(rounds: TargetRounds) -> float:
