@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgewise.analysis.echo import detect_echo, echo_flags, echo_win_correlation
+from judgewise.analysis.echo import detect_echo, echo_flags, echo_win_correlation, final_answer_end
 from judgewise.analysis.echo_intervention import (
     echo_conditions,
     echo_contrast,
     echo_free,
     echo_suffix,
+    final_answer_line,
     run_echo_intervention,
 )
 from judgewise.judges.base import Comparison, Game, JudgeResult, Verdict
@@ -62,6 +63,16 @@ def test_detector_flags_hand_written_echo(name):
 @pytest.mark.parametrize("name", sorted(NEGATIVES))
 def test_detector_leaves_hand_written_non_echo_alone(name):
     assert not detect_echo(NEGATIVES[name]).echo, name
+
+
+def test_the_first_final_answer_statement_is_the_one_that_starts_first_for_detector_and_intervention():
+    # "\\boxed{5}" starts the statement and runs to the end of its line; the "answer is" match inside it ends
+    # earlier, which used to end the answer for the detector (but not for the intervention's answer line)
+    line = "\\boxed{5}. The answer is 5. Then more on the same line."
+    text = f"Let me think.\n{line}\nThe answer is 5.\nThe answer is 5."
+    assert final_answer_end(text) == text.index(line) + len(line)
+    assert final_answer_line(text) == line
+    assert text[:final_answer_end(text)].endswith(final_answer_line(text))
 
 
 def _real_answers(shared) -> list[str]:

@@ -57,6 +57,24 @@ def test_stored_verdicts_are_in_model_a_view_whichever_response_was_shown_first(
     assert (result.by_comparison()["outcome"] == 0.5).all()
 
 
+def test_run_results_add_up_every_counter_and_hold_each_game_once(tmp_path):
+    import dataclasses
+
+    from judgewise.judges.runner import RunResult
+
+    comps = comparisons(6)
+    first = run_judging(comps[:4], FirstShownWins(), tmp_path / "s.sqlite")
+    second = run_judging(comps[2:], FirstShownWins(), tmp_path / "s.sqlite")  # 2 comparisons stored already
+    total = first + second
+    counters = [f.name for f in dataclasses.fields(RunResult) if f.name not in ("judgments", "stopped")]
+    assert {n: getattr(total, n) for n in counters} == {n: getattr(first, n) + getattr(second, n) for n in counters}
+    assert (total.n_games, total.judged, total.cached) == (16, 12, 4)  # 4 + 4 comparisons in both orders
+    assert len(total.judgments) == 12 and total.judgments["judgment_id"].is_unique
+    assert total.ok_total == 12 and total.failed_total == 0
+    assert RunResult.combine([first, second]).summary() == total.summary()
+    assert RunResult.combine([]).counts() == dict.fromkeys(first.counts(), 0)
+
+
 def test_average_orders_and_swap_consistency_on_known_cases():
     rows = [  # (prompt, outcome, status): x agrees, y disagrees, z ties twice, w has one failed order
         ("x", 1.0, "ok"), ("x", 0.75, "ok"), ("y", 1.0, "ok"), ("y", 0.0, "ok"),
@@ -141,6 +159,23 @@ def test_an_unreadable_prompts_file_is_an_input_error_naming_it(tmp_path):
     for name in ("missing.jsonl", "broken.jsonl"):
         with pytest.raises(InputError, match=name):
             build_job(_config(tmp_path, prompts=str(tmp_path / name)))
+
+
+def test_a_prompts_table_is_read_as_rank_by_reads_it(tmp_path):
+    from judgewise.commands.grouping import read_prompts
+
+    # CSV ids are text (as the responses keep them), the id field is any of io.prompts.ID_FIELDS
+    (tmp_path / "prompts.csv").write_text("question_id,prompt\np0,Say zero.\np1,Say one.\np2,Say two.\n",
+                                          encoding="utf-8")
+    job = build_job(_config(tmp_path, prompts=str(tmp_path / "prompts.csv")))
+    assert {c.prompt_id: c.prompt for c in job.comparisons} == {"p0": "Say zero.", "p1": "Say one.", "p2": "Say two."}
+    (tmp_path / "prompts.txt").write_text("p0\n", encoding="utf-8")
+    with pytest.raises(InputError) as judged:
+        build_job(_config(tmp_path, prompts=str(tmp_path / "prompts.txt")))
+    with pytest.raises(InputError) as grouped:
+        read_prompts(tmp_path / "prompts.txt")
+    assert str(judged.value) == str(grouped.value) == (f"{tmp_path / 'prompts.txt'}: expected a .jsonl, .json, .csv "
+                                                       "or .parquet table, found '.txt'")
 
 
 def test_an_endpoint_setting_without_base_url_is_an_error_not_a_silent_local_judge():

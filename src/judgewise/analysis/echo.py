@@ -21,7 +21,7 @@ from scipy import stats
 from judgewise.analysis.bias import Proportion, proportion
 from judgewise.io.schema import usable_mask
 
-# Statements that give the final answer; the first match ends the answer (name → regex).
+# Statements that give the final answer; the match that starts first ends the answer (name → regex).
 _TO_SENTENCE_END = r"(?:[^\n.!?]|\.(?=\d))*[.!?]?"
 ANSWER_MARKERS: dict[str, re.Pattern] = {
     "answer-is": re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+)?answer\s+is\b" + _TO_SENTENCE_END, re.I),
@@ -52,15 +52,23 @@ class EchoResult:
 _NEXT_LINE = re.compile(r"\s*\n\s*[^\n]*")
 
 
+def first_final_answer(text: str) -> re.Match | None:
+    """The first final-answer statement of ``text``: of the :data:`ANSWER_MARKERS` matches, the one that starts
+    first (on a tie, the first marker listed); None when there is none. A later match that ends earlier lies
+    inside this statement ("\\boxed{5}. The answer is 5." is one statement, to the end of its line)."""
+    found = [m for p in ANSWER_MARKERS.values() for m in [p.search(text)] if m]
+    return min(found, key=lambda m: m.start()) if found else None
+
+
 def final_answer_end(text: str) -> int | None:
-    """Character offset where the first final-answer statement ends, or None when there is none.
+    """Character offset where the first final-answer statement (:func:`first_final_answer`) ends, or None when
+    there is none.
 
     A statement that ends with a colon ("The correct answer is:") continues on the next non-empty line.
     """
-    found = [m for p in ANSWER_MARKERS.values() for m in [p.search(text)] if m]
-    if not found:
+    first = first_final_answer(text)
+    if first is None:
         return None
-    first = min(found, key=lambda m: m.end())
     end = first.end()
     if first.group().rstrip().endswith(":") or not first.group().strip(" *:\t"):
         follow = _NEXT_LINE.match(text, end)

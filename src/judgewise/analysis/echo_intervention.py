@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from judgewise.analysis.bias import Proportion, proportion
-from judgewise.analysis.echo import ANSWER_MARKERS, detect_echo
+from judgewise.analysis.echo import detect_echo, first_final_answer
 from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.base import Comparison
@@ -36,10 +36,11 @@ SEPARATOR = "::"  # prompt_id of a condition's comparison = base prompt_id + SEP
 
 
 def final_answer_line(text: str) -> str:
-    """The response's final-answer statement (first marker match), else its last non-empty line."""
-    found = [m for p in ANSWER_MARKERS.values() for m in [p.search(text)] if m]
-    if found:
-        return min(found, key=lambda m: m.start()).group().strip()
+    """The response's first final-answer statement (:func:`~judgewise.analysis.echo.first_final_answer`), else its
+    last non-empty line."""
+    first = first_final_answer(text)
+    if first is not None:
+        return first.group().strip()
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1] if lines else ""
 

@@ -68,7 +68,7 @@ def run_judge(config: Path, overrides: RunOverrides, *, dry_run: bool, progress:
     if as_json:
         print(json.dumps(outcome.summary, default=str))
     else:
-        for line in summary_lines(outcome.summary, outcome.summary.get("output")):
+        for line in summary_lines(outcome, outcome.summary.get("output")):
             out().print(line, markup=False)
     outcome.check()
 

@@ -7,11 +7,8 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.containers import read_table
 from judgewise.io.tables import Table
-
-PLAIN_READERS = {".jsonl": "read_jsonl", ".ndjson": "read_jsonl", ".json": "read_json_list", ".csv": "read_csv",
-                 ".parquet": "read_parquet"}
-
 
 def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str | None = None,
                   style_control: bool = True, ci_level: float = 0.95, seed: int = 0, skip_invalid: bool = False,
@@ -75,35 +72,6 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
     return result, table
 
 
-def read_plain_table(path: Path) -> pd.DataFrame:
-    """A correctness / direct-grade table (JSONL, JSON list, CSV or Parquet) read through ``judgewise.io``.
-
-    Parameters
-    ----------
-    path : Path
-
-    Returns
-    -------
-    DataFrame
-
-    Raises
-    ------
-    ConfigError
-        An unknown suffix.
-    InputError
-        A file that cannot be read (naming it).
-    """
-    from judgewise.io import containers
-    from judgewise.io.tables import ReadReport
-    from judgewise.io.validate import Validator
-
-    reader = PLAIN_READERS.get(path.suffix.lower())
-    if reader is None:
-        raise ConfigError(f"{path}: expected a .jsonl, .json, .csv or .parquet table, found '{path.suffix}'")
-    frame, _, _ = getattr(containers, reader)(path, Validator(str(path), ReadReport(str(path), reader)))
-    return frame
-
-
 def direct_grades(path: Path) -> pd.DataFrame:
     """A direct judge's grades (``prompt_id, model, label``): a table file, or the judging store of a
     ``judge.mode: single`` run with the ``direct_correctness`` template (its grades' labels)."""
@@ -115,7 +83,7 @@ def direct_grades(path: Path) -> pd.DataFrame:
             raise InputError("the store holds no pointwise grades (judge it with judge.mode: single and template: "
                              "direct_correctness)", file=str(path))
         return table.frame
-    return read_plain_table(path)
+    return read_table(path)
 
 
 def _with_file(fn, path: Path, *args, **kw):
@@ -166,7 +134,7 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
         raise ConfigError(f"--bootstrap must be ≥ 0 and --ci-level in (0, 1); got {bootstrap}, {ci_level}")
     check_methods(methods, "--methods")  # before any file is read: the option is what is wrong
     frame, table = read_rated(judgments, format=format, judge=judge, keep_failed=True)  # failed games: counted
-    corr = read_plain_table(correctness)
+    corr = read_table(correctness)
     _with_file(ground_truth_accuracy, correctness, corr)  # validates with the file name in errors
     _with_file(refuse_repeated_answers, correctness, corr, "correctness value")
     grades = direct_grades(direct) if direct is not None else None

@@ -25,9 +25,8 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.mtbench import QUESTIONS_FILE
-from judgewise.io.prompts import ID_FIELDS  # the prompt-id fields of questions files
+from judgewise.io.prompts import ID_FIELDS, read_prompt_table  # the prompt-id fields of questions files
 from judgewise.io.tables import Table
-from judgewise.io.validate import name_text
 
 LEVELS_UP = 3
 
@@ -53,18 +52,9 @@ def read_prompts(path: Path) -> pd.DataFrame:
     Raises
     ------
     InputError
-        A file without a ``prompt_id``/``question_id``/``uid`` field.
+        A file without a ``prompt_id``/``question_id``/``uid`` field (:func:`judgewise.io.prompts.read_prompt_table`).
     """
-    from judgewise.commands.diagnosis import read_plain_table
-
-    frame = read_plain_table(Path(path))
-    id_field = next((f for f in ID_FIELDS if f in frame.columns), None)
-    if id_field is None:
-        raise InputError(f"a prompts table needs one of the fields {list(ID_FIELDS)}, found "
-                         f"{list(frame.columns)[:12]}", file=str(path))
-    frame = frame.rename(columns={id_field: "prompt_id"})
-    frame = frame.loc[:, ~frame.columns.duplicated()]
-    frame["prompt_id"] = name_text(frame["prompt_id"])  # as the judgments keep ids: 3.0 is id "3"
+    frame = read_prompt_table(path, id_fields=ID_FIELDS)
     scalar = [c for c in frame.columns if not frame[c].map(lambda v: isinstance(v, (list, dict))).any()]
     return frame[scalar]
 

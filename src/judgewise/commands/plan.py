@@ -10,6 +10,7 @@ import yaml
 from judgewise.analysis.planning import PlanInputs, plan
 from judgewise.commands.options import PlanOptions
 from judgewise.errors import ConfigError
+from judgewise.judges.base import games_per_comparison
 
 #: the judge a written config names until the user edits it (any OpenAI-compatible endpoint works)
 DEFAULT_JUDGE = {"model": "gpt-4o-mini", "base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"}
@@ -99,7 +100,7 @@ def plan_run_config(result, *, responses: str, anchor: str | None = None, judge:
     """The run config (``judgewise judge`` / ``evaluate``) a :class:`~judgewise.analysis.planning.Plan` implies:
     its design, ``max_prompts`` = the plan's prompts, ``budget.max_calls`` = its calls in ``orders``."""
     design, target = plan_design(result, (result.inputs or {}).get("natural_baseline") or anchor or None)
-    per_call = 2 if orders == "both" else 1
+    per_call = games_per_comparison(orders)
     cfg = {"responses": responses, "judge": dict(judge or DEFAULT_JUDGE), "design": design, "orders": orders,
            "max_prompts": int(result.n_prompts),
            "budget": {"max_calls": int(result.judge_calls + result.pilot_calls) * per_call}}

@@ -7,7 +7,13 @@ command line's compact option strings (``5:50:5``, ``gpt=openai``) into values, 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from judgewise.errors import ConfigError
+
+if TYPE_CHECKING:  # the CLI imports this module for every command: no pandas at import
+    from judgewise.judges.runner import RunResult
+    from judgewise.pipeline.run import JudgeOutcome
 
 
 def call_totals(s: dict) -> str:
@@ -16,42 +22,50 @@ def call_totals(s: dict) -> str:
             f"${s['cost']:.4f}, {s['elapsed_s']:.1f}s")
 
 
-def summary_lines(summary: dict, output: str | None) -> list[str]:
-    """A judging run's summary (:meth:`RunResult.summary`): games, calls, cost, failures, design, placement."""
-    s = summary
+def summary_lines(outcome: JudgeOutcome, output: str | None) -> list[str]:
+    """A judging run's summary: games, calls, cost, failures (from its counters, ``outcome.totals``, a
+    :class:`~judgewise.judges.runner.RunResult`), design and placement (from ``outcome.summary``)."""
+    t, s = outcome.totals, outcome.summary
     if s.get("mode") == "single":  # pointwise grading (judges.pointwise)
-        return grading_lines(s, output)
-    lines = [f"{s['games']} games from {s['comparisons']} comparisons: {s['judged']} judged, {s['failed']} failed, "
-             f"{s['cached']} already stored (no call); {call_totals(s)}",
-             f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
-             + ("" if not s["failed_total"] else " (rerun with --retry-failed to judge failed games again)")]
-    if s.get("maybe_charged_timeouts"):
-        lines.append(f"{s['maybe_charged_timeouts']} calls timed out after being sent (may have been charged; "
+        return grading_lines(t, s, output)
+    lines = [f"{t.n_games} games from {t.n_comparisons} comparisons: {t.judged} judged, {t.failed} failed, "
+             f"{t.cached} already stored (no call); {run_call_totals(t)}",
+             f"store now holds for this job: {t.ok_total} ok, {t.failed_total} failed"
+             + ("" if not t.failed_total else " (rerun with --retry-failed to judge failed games again)")]
+    if t.maybe_charged_timeouts:
+        lines.append(f"{t.maybe_charged_timeouts} calls timed out after being sent (may have been charged; "
                      "their answers never arrived)")
-    if s.get("by_others"):
-        lines.append(f"{s['by_others']} games of this job were judged by other workers while this one ran")
-    if s.get("duplicates"):
-        lines.append(f"{s['duplicates']} planned games repeated an earlier one (same prompt, pair and order): "
+    if t.by_others:
+        lines.append(f"{t.by_others} games of this job were judged by other workers while this one ran")
+    if t.duplicates:
+        lines.append(f"{t.duplicates} planned games repeated an earlier one (same prompt, pair and order): "
                      "judged once")
     if s.get("design"):  # a multi-round design
         stopped = (s.get("design_info") or {}).get("stopped")
         lines.append(f"design {s['design']}: {s.get('rounds', 0)} rounds"
                      + (f", stopped: {stopped}" if stopped else ""))
         lines += placement_lines(s.get("design_info") or {})
-    if s.get("swap_consistency") is not None:
-        lines.append(f"swap consistency (both orders name the same winner): {s['swap_consistency']:.1%}")
+    swap = t.swap_consistency
+    if swap is not None:
+        lines.append(f"swap consistency (both orders name the same winner): {swap:.1%}")
     if output:
         lines.append(f"judgments written to {output}")
     return lines
 
 
-def grading_lines(s: dict, output: str | None) -> list[str]:
-    """A pointwise grading run's summary: grades, parse failures, calls, cost, the mean score."""
+def run_call_totals(t: RunResult) -> str:
+    """:func:`call_totals` of a judging run's counters (cost and time rounded as its summary rounds them)."""
+    return call_totals(t.counts())
+
+
+def grading_lines(t: RunResult, s: dict, output: str | None) -> list[str]:
+    """A pointwise grading run's summary: grades, parse failures, calls, cost (the counters ``t``), the mean score
+    (``s``: :func:`judgewise.judges.pointwise.grading_counts`)."""
     mean = "—" if s.get("mean_score") is None else f"{s['mean_score']:.2f}"
-    lines = [f"{s['games']} grades: {s['judged']} graded, {s['failed']} failed ({s['no_rating']} with no parsable "
-             f"rating after a re-ask), {s['cached']} already stored (no call); {call_totals(s)}",
-             f"store now holds for this job: {s['ok_total']} ok, {s['failed_total']} failed"
-             + ("" if not s["failed_total"] else " (rerun with --retry-failed to grade them again)")
+    lines = [f"{t.n_games} grades: {t.judged} graded, {t.failed} failed ({s['no_rating']} with no parsable "
+             f"rating after a re-ask), {t.cached} already stored (no call); {run_call_totals(t)}",
+             f"store now holds for this job: {t.ok_total} ok, {t.failed_total} failed"
+             + ("" if not t.failed_total else " (rerun with --retry-failed to grade them again)")
              + f"; mean score of the {s['scored']} scored grades: {mean}"]
     if s.get("skipped_turns"):
         lines.append(f"{s['skipped_turns']} conversations lack answer turns (those turns are not graded)")

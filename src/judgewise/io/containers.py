@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.io.tables import ReadReport
 from judgewise.io.validate import Validator, mark_absent
 
 FREE_TEXT_COLUMNS = ["text"]  # CSV: an empty cell here is an empty string, elsewhere a missing value
@@ -269,3 +270,23 @@ CONTAINERS = {
     "csv": read_csv,
     "parquet": read_parquet,
 }
+
+TABLE_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+"""The container of a plain table file (a prompts, correctness or grades table), by its suffix in any case."""
+
+
+def table_container(path: Path, v: Validator, expected: str) -> str:
+    """The container of ``path`` (:data:`TABLE_SUFFIXES`); another suffix is an error saying ``expected``."""
+    kind = TABLE_SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise v.error(f"{expected}, found '{path.suffix}'")
+    return kind
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A plain table file (JSONL, JSON list, CSV or Parquet) as a DataFrame of its raw values; a file that cannot
+    be read, a bad row or another suffix is an :class:`InputError` naming the file."""
+    path = Path(path)
+    v = Validator(str(path), ReadReport(str(path), "table"))
+    kind = table_container(path, v, "expected a .jsonl, .json, .csv or .parquet table")
+    return CONTAINERS[kind](path, v)[0]

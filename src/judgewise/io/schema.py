@@ -103,14 +103,15 @@ def _given_text(values: pd.Series) -> np.ndarray:
     return (values.notna() & text.notna() & (text != "")).fillna(False).to_numpy(bool)
 
 
-def failed_mask(frame: pd.DataFrame) -> np.ndarray:
+def failed_mask(frame: pd.DataFrame, value: str = "outcome") -> np.ndarray:
     """Rows that are recorded failures of the judge: ``status`` "failed" (a store frame), or an ``error`` and no
-    outcome (a store export, Arena-Hard/JudgeBench unparsed outputs). A failure is counted, never rated."""
+    ``value`` — the outcome of a judgment, the ``score`` of a grade (a store export, Arena-Hard/JudgeBench
+    unparsed outputs). A failure is counted, never rated."""
     failed = np.zeros(len(frame), dtype=bool)
     if "status" in frame.columns:
         failed |= (frame["status"].astype("string") == "failed").fillna(False).to_numpy(bool)
-    if "error" in frame.columns and "outcome" in frame.columns:
-        failed |= _given_text(frame["error"]) & pd.to_numeric(frame["outcome"], errors="coerce").isna().to_numpy()
+    if "error" in frame.columns and value in frame.columns:
+        failed |= _given_text(frame["error"]) & pd.to_numeric(frame[value], errors="coerce").isna().to_numpy()
     return failed
 
 

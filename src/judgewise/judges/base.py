@@ -128,6 +128,12 @@ class Game:
         return out
 
 
+def games_per_comparison(orders: str) -> int:
+    """Judge calls one comparison costs in ``orders`` (:data:`judgewise.judges.runner.ORDERS`): 2 for "both"
+    (each shown first once), 1 for "one"."""
+    return 2 if orders == "both" else 1
+
+
 @dataclass
 class JudgeResult:
     """The outcome of judging one game: parsed verdict (shown-first view) or an error, plus call stats."""

@@ -13,14 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from judgewise.io.schema import failed_mask
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import build_comparisons
-from judgewise.judges.runner import RunResult, run_judging, swap_consistency
+from judgewise.judges.runner import RunResult, run_judging
 from judgewise.store.judgments import JudgmentStore
-
-SUMMED = ("comparisons", "games", "judged", "failed", "cached", "calls_made", "retries", "tokens_in", "tokens_out",
-          "cost", "elapsed_s", "duplicates", "maybe_charged_timeouts", "reused_answers", "by_others")
 
 
 @dataclass
@@ -51,19 +47,16 @@ class EngineVerdicts:
 
     def judgments(self) -> pd.DataFrame:
         """Every game judged for the design, one row per game, in the order asked."""
-        frames = [r.judgments for r in self.results if len(r.judgments)]
-        if not frames:
-            return pd.DataFrame()
-        return pd.concat(frames, ignore_index=True).drop_duplicates("judgment_id")
+        return self.totals().judgments
 
-    def summary(self) -> dict:
-        """Counts summed over the rounds, plus the totals of the judgments table."""
-        per_round = [r.summary() for r in self.results]  # once each: a summary groups the round's judgments
-        out = {k: sum(s[k] for s in per_round) for k in SUMMED}
-        table = self.judgments()
-        status = table["status"] if len(table) else pd.Series(dtype=str)
-        out.update(rounds=len(self.results), ok_total=int((status == "ok").sum()),
-                   failed_total=int(failed_mask(table).sum()) if len(table) else 0,
-                   skipped_comparisons=len(self.skipped),
-                   swap_consistency=swap_consistency(table) if len(table) else None, stopped=None)
-        return out
+    def totals(self) -> RunResult:
+        """The rounds' runs as one (:meth:`RunResult.combine`): counters summed, every game judged once."""
+        return RunResult.combine(self.results)
+
+    def summary(self, totals: RunResult | None = None) -> dict:
+        """Counts summed over the rounds (``totals``, when the caller has them), plus the totals of the judgments
+        table; ``stopped`` None (a round's stop is the design's to report)."""
+        totals = self.totals() if totals is None else totals
+        return {**totals.counts(), "rounds": len(self.results), "ok_total": totals.ok_total,
+                "failed_total": totals.failed_total, "skipped_comparisons": len(self.skipped),
+                "swap_consistency": totals.swap_consistency, "stopped": None}

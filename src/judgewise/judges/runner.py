@@ -147,19 +147,50 @@ class RunResult:
 
     @property
     def swap_consistency(self) -> float | None:
-        return swap_consistency(self.judgments)
+        return swap_consistency(self.judgments) if len(self.judgments) else None
 
-    def summary(self) -> dict:
-        status = self.judgments["status"] if len(self.judgments) else pd.Series(dtype=str)
+    @property
+    def ok_total(self) -> int:
+        """Games of the judgments table judged ok (stored earlier or now)."""
+        return int((self.judgments["status"] == "ok").sum()) if len(self.judgments) else 0
+
+    @property
+    def failed_total(self) -> int:
+        """Games of the judgments table stored as failed (io.schema's one rule)."""
+        return int(failed_mask(self.judgments).sum()) if len(self.judgments) else 0
+
+    @classmethod
+    def combine(cls, results: list[RunResult], judgments: pd.DataFrame | None = None) -> RunResult:
+        """Several runs (the rounds of a multi-round design) as one: every counter summed, the first reason to stop,
+        and their judgments as one table with each game once (``judgments``: that table, when the caller has it
+        already; an empty frame when only the counters are wanted)."""
+        if judgments is None:
+            frames = [r.judgments for r in results if len(r.judgments)]
+            judgments = (pd.concat(frames, ignore_index=True).drop_duplicates("judgment_id") if frames
+                         else pd.DataFrame())
+        counted = [f.name for f in dataclasses.fields(cls) if f.name not in ("judgments", "stopped")]
+        sums = {name: sum(getattr(r, name) for r in results) for name in counted}
+        return cls(judgments=judgments, stopped=next((r.stopped for r in results if r.stopped), None), **sums)
+
+    def __add__(self, other: RunResult) -> RunResult:
+        return RunResult.combine([self, other])
+
+    def counts(self) -> dict:
+        """The counters under their summary names, cost and time rounded: what :meth:`combine` sums."""
         return {"comparisons": self.n_comparisons, "games": self.n_games, "judged": self.judged,
                 "failed": self.failed, "cached": self.cached, "calls_made": self.calls_made,
                 "retries": self.retries, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
-                "cost": round(self.cost, 6), "elapsed_s": round(self.elapsed_s, 3),
-                "ok_total": int((status == "ok").sum()),
-                "failed_total": int(failed_mask(self.judgments).sum()) if len(self.judgments) else 0,
-                "swap_consistency": self.swap_consistency, "stopped": self.stopped, "duplicates": self.duplicates,
+                "cost": round(self.cost, 6), "elapsed_s": round(self.elapsed_s, 3), "duplicates": self.duplicates,
                 "maybe_charged_timeouts": self.maybe_charged_timeouts, "reused_answers": self.reused_answers,
                 "by_others": self.by_others}
+
+    def summary(self) -> dict:
+        """The counters and the judgments table's totals, JSON-ready (``judge --json``)."""
+        counts = self.counts()
+        late = ("duplicates", "maybe_charged_timeouts", "reused_answers", "by_others")  # after the totals
+        return {**{k: v for k, v in counts.items() if k not in late}, "ok_total": self.ok_total,
+                "failed_total": self.failed_total, "swap_consistency": self.swap_consistency,
+                "stopped": self.stopped, **{k: counts[k] for k in late}}
 
 
 def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:

@@ -32,6 +32,7 @@ import pandas as pd
 from judgewise.designs import design_options
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import usable_mask
+from judgewise.judges.base import games_per_comparison
 from judgewise.judges.runner import judge_name
 from judgewise.store.judgments import JudgmentStore, write_export
 from judgewise.store.opening import is_store_url, open_store
@@ -144,7 +145,7 @@ def _place(job: Job, store: JudgmentStore, design, board_games: pd.DataFrame, ma
     """Run the insertion design on the job's prompts through evaluate's rounds (the stored leaderboard's games in
     the fit); returns (rounds, the design's run or None when the budget stopped it, "placed" | "budget")."""
     cfg, prompts = job.config, job.pool.prompt_ids
-    per = 2 if cfg.orders == "both" else 1
+    per = games_per_comparison(cfg.orders)
     possible = per * design.n_calls(len(job.models), len(prompts))
     rounds = target_rounds(job, store, Target(), l2, progress, job.models, possible)
     rounds.fit_also(board_games)

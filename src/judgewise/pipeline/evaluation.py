@@ -26,8 +26,10 @@ from judgewise.designs import is_single_shot
 from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
 from judgewise.designs.base import Pairs
+from judgewise.judges.base import games_per_comparison
 from judgewise.judges.pairs import Pool, comparisons_per_pair
 from judgewise.judges.engine_verdicts import EngineVerdicts
+from judgewise.judges.runner import RunResult
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import open_store
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
@@ -99,24 +101,23 @@ def adaptive_budget(n_models: int, n_prompts: int, max_calls: int | None, orders
                     has_target: bool = True) -> tuple[int, str]:
     """The adaptive design's budget in comparisons when the config gives none: ``budget.max_calls`` (in
     comparisons of ``orders``) or every pair on every prompt — a target stops it earlier. (budget, reason)."""
-    per = 2 if orders == "both" else 1
+    per = games_per_comparison(orders)
     all_pairs = n_prompts * n_models * (n_models - 1) // 2
     budget = max(min(all_pairs, max_calls // per) if max_calls else all_pairs, 1)
     return budget, (f"adaptive budget: {budget:,} comparisons ({budget * per:,} calls, orders {orders}) of "
                     f"{all_pairs:,} possible" + ("" if has_target else ", all of them judged (no target)"))
 
 
-def _resolved_config(cfg: RunConfig, has_target: bool) -> tuple[RunConfig, list[str]]:
-    """The config with ``design: auto`` (also the default when no design is given) replaced by the choice."""
+def _resolved_config(cfg: RunConfig, pool: Pool, has_target: bool) -> tuple[RunConfig, list[str]]:
+    """The config with ``design: auto`` (also the default when no design is given) replaced by the choice, sized
+    on ``pool`` (the config's models and prompts)."""
     if cfg.design.get("name") == "adaptive" and "budget" not in cfg.design:
-        pool = load_pool(cfg)
         budget, reason = adaptive_budget(len(pool.models), len(pool.prompt_ids), cfg.budget.get("max_calls"),
                                          cfg.orders, has_target)
         return (dataclasses.replace(cfg, design={**cfg.design, "budget": budget}),
                 [f"given in {cfg.source} without a budget; {reason}"])
     if cfg.design_given and cfg.design.get("name", "all_pairs") != AUTO_DESIGN:
         return cfg, [f"given in {cfg.source}"]
-    pool = load_pool(cfg)
     design, reasons = choose_design(len(pool.models), len(pool.prompt_ids), cfg.budget.get("max_calls"),
                                     cfg.orders, has_target)
     return dataclasses.replace(cfg, design=design), reasons
@@ -131,21 +132,22 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     check_pairwise(cfg, l2)
     target = parse_target(cfg.target, cfg.source)
-    cfg, reasons = _resolved_config(cfg, target.is_set)
+    pool = load_pool(cfg)  # the responses, read once
+    cfg, reasons = _resolved_config(cfg, pool, target.is_set)
+    name, options = design_spec(cfg.design)
+    seed = int(options.pop("seed", cfg.seed))
     pilot_size = int(cfg.design.get("pilot_prompts", PILOT_PROMPTS)) if pilots_anchor(cfg.design) else 0
-    if pilot_size:  # the anchor is still to be chosen: read the pool and build the judge without it
+    if pilot_size:  # the anchor is still to be chosen: build the judge without it
         job = dataclasses.replace(build_job(dataclasses.replace(cfg, design={"name": "adaptive"}),
-                                            allow_rounds=True), config=cfg)
+                                            allow_rounds=True, pool=pool), config=cfg)
     else:
-        job = build_job(cfg, allow_rounds=True)
-    seed = int(design_spec(cfg.design)[1].get("seed", cfg.seed))
+        job = build_job(cfg, allow_rounds=True, pool=pool)
     with open_store(cfg.store, **cfg.store_options()) as store:
         rounds, stopped, detail, pilot = _run_rounds(job, store, target, l2, progress, seed, pilot_size)
     if pilot is not None:
         cfg = dataclasses.replace(cfg, design=_piloted(cfg.design, pilot["anchor"]))
+        options = _piloted(options, pilot["anchor"])
         reasons = reasons + [pilot["reason"]]
-    name, options = design_spec(cfg.design)
-    options.pop("seed", None)
     judgments = rounds.engine.judgments()
     if not len(judgments):
         raise ConfigError(f"{cfg.source}: evaluate judged no game (stopped: {stopped}); raise budget.max_calls")
@@ -188,7 +190,7 @@ def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int,
     (rounds, stop reason, the design's own detail, the pilot's dict or None)."""
     cfg = job.config
     rng = np.random.default_rng(seed)
-    per = 2 if cfg.orders == "both" else 1
+    per = games_per_comparison(cfg.orders)
     n, prompts = len(job.models), len(job.pool.prompt_ids)
     rounds = pilot = pilot_prompts = None
     if pilot_size:
@@ -274,11 +276,10 @@ def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator)
 
 
 def rounds_summary(rounds: TargetRounds, design: str) -> dict:
-    """Counts summed over the rounds' engine runs (from their attributes: cheap at hundreds of rounds)."""
-    keys = ("judged", "failed", "cached", "calls_made", "retries", "tokens_in", "tokens_out", "cost", "elapsed_s",
-            "duplicates", "maybe_charged_timeouts", "reused_answers")
-    out = {k: sum(getattr(r, k) for r in rounds.engine.results) for k in keys}
-    return {**out, "rounds": rounds.rounds, "design": design, "skipped_comparisons": len(rounds.engine.skipped)}
+    """Counts summed over the rounds' engine runs (:meth:`RunResult.combine`, counters only: cheap at hundreds of
+    rounds), the rounds, the design and the comparisons skipped."""
+    counts = RunResult.combine(rounds.engine.results, judgments=pd.DataFrame()).counts()
+    return {**counts, "rounds": rounds.rounds, "design": design, "skipped_comparisons": len(rounds.engine.skipped)}
 
 
 def rounds_expected_tau(rounds: TargetRounds) -> float:
@@ -297,8 +298,8 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
     from judgewise.analysis.bias import position_bias, swap_consistency
 
     n = len(rounds.index)
-    all_pairs_calls = 2 * comparisons_per_pair(job.pool) * n * (n - 1) // 2  # every turn with turns: all
-    in_orders = all_pairs_calls if job.config.orders == "both" else all_pairs_calls // 2
+    pairs = comparisons_per_pair(job.pool) * n * (n - 1) // 2  # every turn with turns: all
+    all_pairs_calls, in_orders = 2 * pairs, games_per_comparison(job.config.orders) * pairs
     ok = judgments[usable_mask(judgments)]  # io.schema's one rule
     swap = swap_consistency(ok).as_dict() if len(ok) else None
     position = position_bias(ok).as_dict() if len(ok) and "first" in ok.columns else None

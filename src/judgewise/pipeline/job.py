@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from judgewise.designs import design_triples, is_single_shot
-from judgewise.errors import ConfigError, InputError
-from judgewise.io.validate import name_text
+from judgewise.errors import ConfigError
+from judgewise.io.prompts import read_prompt_table
 from judgewise.judges.base import Comparison, Judge
 from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts, prompt_turns
 from judgewise.pipeline.backends import build_judge
@@ -58,26 +58,6 @@ def _read_responses(source) -> pd.DataFrame:
     return generated if generated is not None else read_responses(source).frame
 
 
-def _read_prompts(source) -> pd.DataFrame:
-    """A prompts table: canonical files via pandas, id column prompt_id/uid/question_id."""
-    if isinstance(source, pd.DataFrame):
-        frame = source
-    else:
-        path = Path(source)
-        readers = {".jsonl": lambda p: pd.read_json(p, lines=True), ".json": pd.read_json, ".csv": pd.read_csv,
-                   ".parquet": pd.read_parquet}
-        if path.suffix not in readers:
-            raise ConfigError(f"prompts file {path}: expected .jsonl/.json/.csv/.parquet, found '{path.suffix}'")
-        try:
-            frame = readers[path.suffix](path)
-        except (OSError, ValueError) as exc:  # missing file, malformed JSON/CSV/parquet
-            raise InputError(f"cannot read the prompts table: {exc}", file=str(path)) from exc
-    id_col = next((c for c in ("prompt_id", "uid", "question_id") if c in frame.columns), None)
-    if id_col is None:
-        raise ConfigError(f"prompts table {source}: no id column (prompt_id, uid or question_id)")
-    return frame.assign(prompt_id=name_text(frame[id_col]))  # as the responses keep ids: 3.0 is id "3"
-
-
 def choose_prompts(cfg: RunConfig, responses: pd.DataFrame, models: list[str]) -> list[str]:
     """The prompts judged: those the models answered, ``prompt_ids`` of them when given, the first
     ``max_prompts``."""
@@ -109,7 +89,7 @@ def load_pool(cfg: RunConfig) -> Pool:
         raise ConfigError(f"{cfg.source}: nothing to judge: {where} name {len(models)} model(s) {models[:3]}; "
                           "a judge compares at least 2 models")
     prompt_ids = choose_prompts(cfg, responses, models)
-    prompts = _read_prompts(cfg.prompts) if cfg.prompts is not None else None
+    prompts = read_prompt_table(cfg.prompts) if cfg.prompts is not None else None
     try:
         texts = prompt_texts(responses, prompts)
     except ConfigError as exc:
@@ -183,11 +163,12 @@ def _check_simulated_ratings(cfg: RunConfig, pool: Pool) -> None:
                           f"(e.g. {', '.join(map(repr, missing[:5]))}); rated: {sorted(cfg.judge['ratings'])[:10]}")
 
 
-def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = False) -> Job:
+def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = False, pool: Pool | None = None) -> Job:
     """Read the inputs, apply the design, build the judge. A multi-round design is accepted only with
-    ``allow_rounds`` and yields no comparisons up front."""
+    ``allow_rounds`` and yields no comparisons up front. ``pool``: the config's :func:`load_pool`, when the caller
+    has read it already (the responses are then not read again)."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
-    pool = load_pool(cfg)
+    pool = load_pool(cfg) if pool is None else pool
     if judge_mode(cfg) == "single":
         return _grading_job(cfg, pool)
     pool.references = _reference_turns(cfg)

@@ -17,9 +17,10 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import failed_mask
+from judgewise.judges.base import games_per_comparison
 from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound, plan_label
 from judgewise.judges.engine_verdicts import EngineVerdicts
-from judgewise.judges.runner import run_judging
+from judgewise.judges.runner import RunResult, run_judging
 from judgewise.store.judgments import JudgmentStore, write_export
 from judgewise.store.opening import is_store_url, open_store, open_store_for_planning, store_label
 from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
@@ -59,12 +60,14 @@ class RoundsPlan:
 
 @dataclass
 class JudgeOutcome:
-    """A judging run's plan and, unless it was a dry run, its summary counts and judgments (one row per game)."""
+    """A judging run's plan and, unless it was a dry run, its summary (the JSON ``judge --json`` prints), its
+    judgments (one row per game) and its counters (``totals``: the rounds of a multi-round design summed)."""
 
     plan: Estimate | RoundsPlan
     summary: dict | None = None
     judgments: pd.DataFrame | None = None
     skipped: list[str] = field(default_factory=list)
+    totals: RunResult | None = None
 
     @property
     def dry_run(self) -> bool:
@@ -143,7 +146,7 @@ def _run_single_shot(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, 
     result = with_progress(est.games - est.cached,
                            lambda update: run_judging(job.comparisons, job.judge, store, progress=update, **opts))
     summary = {**result.summary(), "skipped_comparisons": len(job.skipped)}
-    return JudgeOutcome(est, summary, result.judgments, job.skipped)
+    return JudgeOutcome(est, summary, result.judgments, job.skipped, result)
 
 
 def _run_grading(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
@@ -160,7 +163,7 @@ def _run_grading(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with
         return JudgeOutcome(plan, skipped=job.skipped)
     result = with_progress(plan.new, lambda update: run_grading(job.grades, job.judge, store, progress=update, **opts))
     summary = {**result.summary(), **grading_counts(result.judgments), "skipped_turns": len(job.skipped)}
-    return JudgeOutcome(plan, summary, result.judgments, job.skipped)
+    return JudgeOutcome(plan, summary, result.judgments, job.skipped, result)
 
 
 def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
@@ -171,15 +174,16 @@ def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_
     seed = options.get("seed", cfg.seed)
     design = build_design(_with_leaderboard(cfg.design, job.models, cfg.store, job.judge))
     n = design.n_calls(len(job.models), job.n_prompts)
-    games = n * (2 if cfg.orders == "both" else 1)
+    games = n * games_per_comparison(cfg.orders)
     plan = RoundsPlan(name, n, games, job.n_prompts, len(job.models), _rounds_estimate(job, store, n, games))
     on_plan(plan)
     if dry_run:
         return JudgeOutcome(plan)
     verdicts = EngineVerdicts(job.pool, job.judge, store, cfg.run_options())
     run = design.run(job.models, job.pool.prompt_ids, verdicts, np.random.default_rng(seed))
-    summary = {**verdicts.summary(), "design": name, "design_info": design_info(run.info, run.pairs.models)}
-    return JudgeOutcome(plan, summary, verdicts.judgments(), verdicts.skipped)
+    totals = verdicts.totals()
+    summary = {**verdicts.summary(totals), "design": name, "design_info": design_info(run.info, run.pairs.models)}
+    return JudgeOutcome(plan, summary, totals.judgments, verdicts.skipped, totals)
 
 
 def design_info(info: dict, models: list[str]) -> dict:

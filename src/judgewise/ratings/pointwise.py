@@ -17,7 +17,7 @@ from scipy import sparse
 
 from judgewise.errors import RatingError
 from judgewise.io.provenance import select_judge
-from judgewise.io.schema import GRADES_REQUIRED, failure_reasons, require_columns
+from judgewise.io.schema import GRADES_REQUIRED, failed_mask, failure_reasons, require_columns
 from judgewise.ratings.bootstrap import check_bootstrap, multinomial, rng_from_seed, summarise
 from judgewise.ratings.result import Ranking, ci_aware_rank
 
@@ -27,20 +27,11 @@ METHOD = "mean_score"
 def _usable(grades: pd.DataFrame) -> tuple[pd.DataFrame, int, dict, int]:
     """(rows with a score, failed grades, their reasons, ok grades without a score such as not_attempted)."""
     score = pd.to_numeric(grades["score"], errors="coerce")
-    failed = score.isna().to_numpy() & _error_given(grades)
-    if "status" in grades.columns:
-        failed |= (grades["status"].astype("string") == "failed").fillna(False).to_numpy(bool)
+    failed = failed_mask(grades, value="score")  # io.schema's one rule: status failed, or an error and no score
     reasons = failure_reasons(grades.assign(status=np.where(failed, "failed", "ok")))
     unscored = int((score.isna().to_numpy() & ~failed).sum())
     keep = score.notna().to_numpy() & ~failed
     return grades[keep].assign(score=score[keep]).reset_index(drop=True), int(failed.sum()), reasons, unscored
-
-
-def _error_given(grades: pd.DataFrame) -> np.ndarray:
-    if "error" not in grades.columns:
-        return np.zeros(len(grades), dtype=bool)
-    text = grades["error"].astype("string").str.strip()
-    return (text.notna() & (text != "")).fillna(False).to_numpy(bool)
 
 
 def _sums(frame: pd.DataFrame, models: list[str]) -> tuple[sparse.csr_matrix, sparse.csr_matrix, list[str]]:
