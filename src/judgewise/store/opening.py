@@ -66,8 +66,7 @@ def open_store_readonly(location: Location):
 def open_store_for_planning(location: Location):
     """What a dry run reads: the store read-only, or an empty one in memory where there is none yet."""
     where = store_location(location)
-    opener = PgJudgmentStore.open_for_planning if isinstance(where, str) else JudgmentStore.open_for_planning
-    return opener(where)
+    return PgJudgmentStore.open_for_planning(where) if isinstance(where, str) else JudgmentStore.open_for_planning(where)
 
 
 def _same_store(a: Location, b: Location) -> bool:

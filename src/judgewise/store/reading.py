@@ -17,7 +17,7 @@ from judgewise.errors import ConfigError, InputError
 from judgewise.io.schema import failed_mask
 from judgewise.io.tables import Table
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
+from judgewise.store.sqlite import SQLITE_HEADER as SQLITE_MAGIC
 
 
 def is_store(path: Path) -> bool:
