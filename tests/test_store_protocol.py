@@ -22,7 +22,7 @@ CLASSES = [(JudgmentStore, JudgmentStoreLike), (PgJudgmentStore, JudgmentStoreLi
 
 
 def members(protocol: type) -> dict[str, object]:
-    """name → the Protocol's declaration (a function or a property), over the Protocol and the Protocols it extends."""
+    """name → the Protocol's declaration (a function or a property), over it and the Protocols it extends."""
     out: dict[str, object] = {}
     for cls in reversed(protocol.__mro__):
         if getattr(cls, "_is_protocol", False) and cls is not object:

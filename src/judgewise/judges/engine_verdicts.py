@@ -17,7 +17,7 @@ from judgewise.io.schema import failed_mask
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import build_comparisons
 from judgewise.judges.runner import RunResult, run_judging, swap_consistency
-from judgewise.store.judgments import JudgmentStore
+from judgewise.store.protocol import JudgmentStoreLike
 
 SUMMED = ("comparisons", "games", "judged", "failed", "cached", "calls_made", "retries", "tokens_in", "tokens_out",
           "cost", "elapsed_s", "duplicates", "maybe_charged_timeouts", "reused_answers", "by_others")
@@ -32,7 +32,7 @@ class EngineVerdicts:
 
     pool: object
     judge: Judge
-    store: JudgmentStore
+    store: JudgmentStoreLike
     run_options: dict = field(default_factory=dict)
     results: list[RunResult] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)

@@ -39,6 +39,7 @@ from judgewise.redaction import register_secret, scrub
 from judgewise.store.leases import owner_id, owner_is_dead
 from judgewise.store.judgments import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
                                     JudgmentStore, check_version, plain_value, scrubbed, store_stats)
+from judgewise.store.protocol import JudgmentStoreLike
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +197,7 @@ class PgJudgmentStore:
         return cls(url, readonly=True, _must_exist=True, **kw)
 
     @classmethod
-    def open_for_planning(cls, url: str, **kw):
+    def open_for_planning(cls, url: str, **kw) -> JudgmentStoreLike:
         """What a dry run reads: the store read-only when the database has one, else an empty store in memory
         (planning creates nothing)."""
         store = cls(url, readonly=True, **kw)

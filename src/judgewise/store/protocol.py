@@ -14,7 +14,7 @@ Four roles, each a :class:`typing.Protocol` that code using a store is typed wit
 A SQLite store also has ``record_soon`` (rows committed with the others finished in the same turn of the event loop)
 and a PostgreSQL store ``threadsafe = True`` (the engine calls it from worker threads); the engine looks for both.
 Both stores are checked against these Protocols by tests/test_store_protocol.py (every member, with a compatible
-signature, on real stores) and by mypy in ``make test`` (the assignments at the end of this module).
+signature, on real stores) and by mypy in ``make test`` (the assignments of :mod:`judgewise.store.conformance`).
 """
 
 from __future__ import annotations
@@ -145,14 +145,3 @@ class SharedQueue(Protocol):
     def expire_dead_claims(self) -> int:
         """End the claims of dead processes on this host; how many owners."""
 
-
-if TYPE_CHECKING:  # checked by mypy in `make test`: a store that stops satisfying its Protocol fails there
-    from judgewise.store.generations import GenerationStore
-    from judgewise.store.judgments import JudgmentStore
-    from judgewise.store.postgres import PgJudgmentStore
-
-    def _conforms(sqlite: JudgmentStore, pg: PgJudgmentStore, answers: GenerationStore) -> None:
-        judgments: list[JudgmentStoreLike] = [sqlite, pg]
-        engine: list[ResultStore] = [sqlite, pg, answers]
-        queue: SharedQueue = pg
-        del judgments, engine, queue
