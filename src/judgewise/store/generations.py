@@ -23,12 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-import pandas as pd
-
-from judgewise.errors import ConfigError, InputError
+from judgewise.errors import InputError
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
 from judgewise.store.judgments import STORE_TABLES, check_version, storable_record, stored_version
-from judgewise.store.sqlite import SQLITE_HEADER, connect_readonly, file_head, table_names, shown_tables
+from judgewise.store.sqlite import SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names, writable_path
 
 log = logging.getLogger(__name__)
 
@@ -143,10 +141,7 @@ class GenerationStore(LeasedSqliteStore):
 
     def __init__(self, path: str | os.PathLike = DEFAULT_GENERATION_STORE, *, lease_s: float = 120.0,
                  busy_timeout_s: float = 60.0):
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise ConfigError(f"store path {self.path} is a directory; name a file, e.g. "
-                              f"{self.path / DEFAULT_GENERATION_STORE}")
+        self.path = writable_path(path, DEFAULT_GENERATION_STORE)
         generation_tables(self.path, writing=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lease_s, self.readonly, self.owner = lease_s, False, owner_id()
@@ -169,9 +164,7 @@ class GenerationStore(LeasedSqliteStore):
     @classmethod
     def open_for_planning(cls, path: str | os.PathLike) -> "GenerationStore":
         """What a dry run reads: the store read-only when there is one, else an empty store in memory."""
-        path = Path(path)
-        if path.is_dir():
-            raise ConfigError(f"store path {path} is a directory; name a file, e.g. {path / DEFAULT_GENERATION_STORE}")
+        path = writable_path(path, DEFAULT_GENERATION_STORE)
         tables = generation_tables(path, writing=True)
         if tables is not None and GENERATION_TABLES <= tables:
             return cls.open_readonly(path)

@@ -41,7 +41,8 @@ from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
 from judgewise.store.storable import storable
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
-from judgewise.store.sqlite import SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names
+from judgewise.store.sqlite import (SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names,
+                                   writable_path)
 
 log = logging.getLogger(__name__)
 
@@ -134,9 +135,7 @@ class JudgmentStore(LeasedSqliteStore):
 
     def __init__(self, path: str | os.PathLike = DEFAULT_STORE, *, lease_s: float = 120.0,
                  busy_timeout_s: float = 60.0, durable: bool = False):
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise ConfigError(f"store path {self.path} is a directory; name a file, e.g. {self.path / DEFAULT_STORE}")
+        self.path = writable_path(path, DEFAULT_STORE)
         new = check_store_file(self.path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is None
         self.lease_s, self.readonly = lease_s, False
         self.owner = owner_id()
@@ -182,9 +181,7 @@ class JudgmentStore(LeasedSqliteStore):
         """What a dry run reads: the store at ``path`` read-only when there is one, else an empty store in memory,
         so that planning never creates or changes a file. Refuses what the writer would refuse (a directory, a
         file that is not a judgewise store)."""
-        path = Path(path)
-        if path.is_dir():
-            raise ConfigError(f"store path {path} is a directory; name a file, e.g. {path / DEFAULT_STORE}")
+        path = writable_path(path, DEFAULT_STORE)
         if check_store_file(path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is not None:
             return cls.open_readonly(path, busy_timeout_s=busy_timeout_s)
         return cls.empty(path)

@@ -8,13 +8,14 @@ a store of an older schema may lack, and their values there) and the order of a 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from judgewise.errors import InputError
+from judgewise.errors import ConfigError, InputError
 
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite file
 
@@ -23,6 +24,14 @@ def file_head(path: Path) -> bytes:
     """The first bytes of the file at ``path``, as many as :data:`SQLITE_HEADER` has (fewer for a shorter file)."""
     with path.open("rb") as fh:
         return fh.read(len(SQLITE_HEADER))
+
+
+def writable_path(path: str | os.PathLike, default_name: str) -> Path:
+    """``path`` as a Path, or a ConfigError when it is a directory (naming a file to give instead)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"store path {path} is a directory; name a file, e.g. {path / default_name}")
+    return path
 
 
 def connect_readonly(path: Path, busy_timeout_s: float = 60.0) -> sqlite3.Connection:
