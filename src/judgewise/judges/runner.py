@@ -13,7 +13,6 @@ counted as ``maybe_charged_timeouts``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -398,7 +397,7 @@ class _Run:
         :data:`CLAIM_AHEAD`; one at a time from a store called off the loop, PostgreSQL); if one raises, the others are
         cancelled (releasing their claims) and awaited before the error propagates. Claims not played are released."""
         claimed: deque = deque()
-        batched = hasattr(self.store, "claim_many") and not getattr(self.store, "threadsafe", False)  # SQLite: atomic
+        batched = not getattr(self.store, "threadsafe", False)  # SQLite: claim_many in one transaction
         size = max(1, min(CLAIM_AHEAD, workers // 8)) if batched else 1
 
         async def worker():
@@ -555,7 +554,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
     if scheduled is not None:
         scheduled.journal = store
     beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
-    checkpoints = getattr(store, "background_checkpoints", contextlib.nullcontext)()  # SQLite: fsyncs off the loop
+    checkpoints = store.background_checkpoints()  # SQLite: fsyncs off the loop
     checkpoints.__enter__()
     try:
         if worker:
