@@ -62,4 +62,4 @@ test-all:
 	$(MAKE) test SLOW=1
 
 clean:
-	rm -rf $(VENV) .pytest_cache build site src/*.egg-info demo-output
+	rm -rf $(VENV) .pytest_cache .mypy_cache build site src/*.egg-info demo-output
