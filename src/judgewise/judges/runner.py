@@ -583,7 +583,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
     return result
 
 
-def _result(run: _Run, store, keys, n_comp, n_games, scheduled, elapsed, export=export_frame) -> RunResult:
+def _result(run: _Run, store: ResultStore, keys, n_comp, n_games, scheduled, elapsed, export=export_frame) -> RunResult:
     s = run.state
     reused = scheduled.stats.reused_answers if scheduled is not None else 0
     return RunResult(
