@@ -49,7 +49,9 @@ demo: $(DEMO_STAMP)
 	@$(MAKE) --no-print-directory $(LOCAL_STAMP)
 	$(VENV)/bin/judgewise demo --no-replay
 
+# mypy checks the store package first: each store satisfies its Protocol (src/judgewise/store/protocol.py).
 test: $(BASE_STAMP)
+	$(PY) -m mypy src/judgewise/store
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest $(PYTEST_MARK) $(PYTEST_ARGS)
 
 # The docs site (mkdocs + material + mkdocstrings), built strictly: any warning fails.
@@ -60,4 +62,4 @@ test-all:
 	$(MAKE) test SLOW=1
 
 clean:
-	rm -rf $(VENV) .pytest_cache build site src/*.egg-info demo-output
+	rm -rf $(VENV) .pytest_cache .mypy_cache build site src/*.egg-info demo-output

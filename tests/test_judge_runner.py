@@ -14,8 +14,8 @@ from judgewise.judges.base import Comparison, Game, JudgeResult, Verdict
 from judgewise.pipeline import build_job, load_config
 from judgewise.judges.estimate import estimate_run
 from judgewise.judges.openai_backend import Prices
-from judgewise.judges.runner import (arun_judging, average_orders, canonical_json, game_key, plan_games, run_judging,
-                                     swap_consistency)
+from judgewise.judges.runner import (RunSettings, arun_judging, average_orders, canonical_json, game_key, plan_games,
+                                     run_judging, swap_consistency)
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.store.judgments import JudgmentStore
 
@@ -73,6 +73,19 @@ def test_run_results_add_up_every_counter_and_hold_each_game_once(tmp_path):
     assert total.ok_total == 12 and total.failed_total == 0
     assert RunResult.combine([first, second]).summary() == total.summary()
     assert RunResult.combine([]).counts() == dict.fromkeys(first.counts(), 0)
+
+
+def test_run_settings_given_as_an_object_or_as_keywords_judge_the_same_games(tmp_path):
+    settings = RunSettings(orders="one", seed=3, concurrency=2)
+    by_object = run_judging(comparisons(6), FirstShownWins(), tmp_path / "a.sqlite", settings).judgments
+    by_keywords = run_judging(comparisons(6), FirstShownWins(), tmp_path / "b.sqlite", orders="one", seed=3).judgments
+    overridden = run_judging(comparisons(6), FirstShownWins(), tmp_path / "c.sqlite", settings, orders="both")
+    drop = ["created_at", "latency_s"]
+    pd.testing.assert_frame_equal(by_object.drop(columns=drop), by_keywords.drop(columns=drop))
+    assert len(by_object) == 6 and overridden.n_games == 12
+    assert RunSettings.of(settings, seed=4) == RunSettings(orders="one", seed=4, concurrency=2)
+    with pytest.raises(TypeError, match="concurency"):
+        run_judging(comparisons(1), FirstShownWins(), tmp_path / "d.sqlite", concurency=4)
 
 
 def test_average_orders_and_swap_consistency_on_known_cases():

@@ -200,14 +200,6 @@ def test_a_database_gone_longer_than_the_reconnect_window_is_a_clear_error_and_i
         proxy.close()
 
 
-def test_the_postgresql_store_has_every_method_of_the_sqlite_store():
-    def public(cls) -> set[str]:
-        return {n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n))}
-
-    sqlite_only = {"empty"}  # an in-memory SQLite store is what planning reads where no PostgreSQL store exists
-    assert public(JudgmentStore) - sqlite_only <= public(PgJudgmentStore)
-
-
 def test_a_url_that_went_through_pathlib_is_repaired():
     from pathlib import Path
 

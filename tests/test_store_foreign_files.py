@@ -5,6 +5,7 @@ a new or empty file becomes a store."""
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from contextlib import closing
 
@@ -103,3 +104,24 @@ def test_open_readonly_never_writes_and_refuses_what_is_not_a_store(tmp_path):
             store.note_maybe_charged()  # logged and swallowed by design ...
             store._db.execute("DELETE FROM games")  # ... but the connection itself is read-only
     assert not (tmp_path / "missing.sqlite").exists()
+
+
+@pytest.mark.parametrize("version", ["99", "x", None])
+def test_generation_tables_of_a_newer_or_no_schema_version_are_refused_naming_the_file(tmp_path, version):
+    from judgewise.store.generations import SCHEMA_VERSION as GENERATION_VERSION, GenerationStore
+
+    path = tmp_path / "g.sqlite"
+    GenerationStore(path).close()
+    with closing(sqlite3.connect(path)) as db, db:
+        if version is None:
+            db.execute("DELETE FROM generation_meta")
+        else:
+            db.execute("UPDATE generation_meta SET value = ? WHERE name = 'schema_version'", (version,))
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    expected = (f"generation tables of schema version 99, newer than this judgewise reads ({GENERATION_VERSION})"
+                if version == "99" else f"generation tables without a valid schema version (found {version!r})")
+    for opening in (GenerationStore, GenerationStore.open_readonly):
+        with pytest.raises(InputError, match=re.escape(expected)) as err:
+            opening(path)
+        assert str(path) in str(err.value)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before

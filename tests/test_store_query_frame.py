@@ -1,4 +1,4 @@
-"""The judging store read in batches of columns (judges.store.query_frame) gives what pandas.read_sql_query gave.
+"""The judging store read in batches of columns (store.sqlite.query_frame) gives what pandas.read_sql_query gave.
 
 The oracle is pandas.read_sql_query on the same SQLite file: the same columns, values and dtypes, for stores whose
 nullable columns are empty, full, or empty in some batches only (batches made tiny here), and for a column that
@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgewise.store import judgments as store_module
-from judgewise.store.judgments import GAME_COLUMNS, GameRecord, JudgmentStore, query_frame
+from judgewise.store import sqlite as store_module
+from judgewise.store.judgments import GAME_COLUMNS, GameRecord, JudgmentStore
+from judgewise.store.sqlite import query_frame
 from judgewise.store.reading import read_store_table
 
 
@@ -77,3 +78,23 @@ def test_a_store_ranks_from_the_batched_read_as_from_the_whole_query(tmp_path, m
     before = read_store_table(path)
     pd.testing.assert_frame_equal(table.frame, before.frame)
     assert table.report.as_dict() == before.report.as_dict()
+
+
+def test_the_generation_store_frame_equals_read_sql_query_as_before_the_shared_base(tmp_path):
+    from judgewise.store.generations import ANSWER_COLUMNS, AnswerRecord, GenerationStore
+
+    path = tmp_path / "g.sqlite"
+    with GenerationStore(path) as store:
+        for i in range(30):
+            store.record(AnswerRecord(key=f"a{i:03d}", model=f"m{i % 3}", prompt_id=f"q{i % 7}", turn=1 + i % 2,
+                                      settings="s", identity="{}", question="why?", status="failed" if i % 5 else "ok",
+                                      text=None if i % 5 else f"answer {i}", error="timeout" if i % 5 else None,
+                                      tokens_out=i, latency_s=0.5 * i, created_at=1000.0 + i))
+    with GenerationStore.open_readonly(path) as store:
+        whole, some = store.frame(), store.frame([f"a{i:03d}" for i in range(0, 30, 3)])
+    with sqlite3.connect(path) as db:
+        cols = ", ".join(ANSWER_COLUMNS)
+        expected = pd.read_sql_query(f"SELECT {cols} FROM generations ORDER BY model, prompt_id, turn, created_at", db)
+    pd.testing.assert_frame_equal(whole, expected)
+    pd.testing.assert_frame_equal(some.sort_values("key", ignore_index=True),
+                                  expected[expected["key"].isin(some["key"])].sort_values("key", ignore_index=True))

@@ -208,7 +208,7 @@ def select_judge(frame: pd.DataFrame, judge: str | None = None, pool: bool = Fal
     return frame, 0
 
 
-def note_dropped(report: ReadReport, dropped: int, judge: str) -> None:
+def note_dropped(report: ReadReport, dropped: int, judge: str | None) -> None:
     """Count rows left out by ``--judge`` as skipped in a read report, with the reason first among the reasons."""
     if not dropped:
         return

@@ -15,8 +15,8 @@ import pandas as pd
 
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import build_comparisons
-from judgewise.judges.runner import RunResult, run_judging
-from judgewise.store.judgments import JudgmentStore
+from judgewise.judges.runner import RunResult, run_judging, swap_consistency
+from judgewise.store.protocol import JudgmentStoreLike
 
 
 @dataclass
@@ -28,7 +28,7 @@ class EngineVerdicts:
 
     pool: object
     judge: Judge
-    store: JudgmentStore
+    store: JudgmentStoreLike
     run_options: dict = field(default_factory=dict)
     results: list[RunResult] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)

@@ -16,7 +16,7 @@ from judgewise.judges.base import Comparison, Game, Judge
 from judgewise.judges.limits import RateLimits
 from judgewise.judges.runner import canonical_json, game_key, plan_games
 from judgewise.judges.scheduler import estimate_tokens
-from judgewise.store.judgments import JudgmentStore
+from judgewise.store.protocol import JudgmentStoreLike
 
 
 DEFAULT_LATENCY_S = 3.0  # seconds per call of an HTTP endpoint when neither the store nor the config says
@@ -60,12 +60,12 @@ def _prompt_tokens(judge: Judge, game: Game) -> int:
     return (len(c.prompt) + len(c.response_a) + len(c.response_b)) // 4 + 300
 
 
-def _history(store: JudgmentStore, identity: dict) -> tuple[float, float, int] | None:
+def _history(store: JudgmentStoreLike, identity: dict) -> tuple[float, float, int] | None:
     """Mean (tokens_out, latency_s) per call of this judge's earlier successful games, and their number."""
     return store.judge_history(canonical_json(identity))
 
 
-def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentStore, *, orders: str = "both",
+def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentStoreLike, *, orders: str = "both",
                  seed: int = 0, concurrency: int = 8, limits: RateLimits | None = None,
                  expected_tokens_out: int | None = None, expected_latency_s: float | None = None,
                  retry_failed: bool = False) -> Estimate:
@@ -82,7 +82,7 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
                    concurrency, limits, expected_tokens_out, expected_latency_s)
 
 
-def costed_estimate(judge: Judge, store: JudgmentStore, comparisons: int, games: int, cached: int, calls: int,
+def costed_estimate(judge: Judge, store: JudgmentStoreLike, comparisons: int, games: int, cached: int, calls: int,
             tokens_in: int, concurrency: int, limits: RateLimits | None, expected_tokens_out: int | None,
             expected_latency_s: float | None) -> Estimate:
     """The estimate of ``calls`` calls reading ``tokens_in`` prompt tokens: output tokens, cost and time. A judge
@@ -113,7 +113,7 @@ def costed_estimate(judge: Judge, store: JudgmentStore, comparisons: int, games:
 
 
 def estimate_upper_bound(sample: list[Comparison], comparisons: int, games: int, judge: Judge,
-                         store: JudgmentStore, *, concurrency: int = 8, limits: RateLimits | None = None,
+                         store: JudgmentStoreLike, *, concurrency: int = 8, limits: RateLimits | None = None,
                          expected_tokens_out: int | None = None, expected_latency_s: float | None = None) -> Estimate:
     """Upper bound for a multi-round design that asks at most ``comparisons`` comparisons (``games`` games): every
     game counted as a new call (games already stored are not subtracted: the rounds are not known before the

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from judgewise.judges.base import Backend, JudgeResult
 from judgewise.store.generations import AnswerRecord, GenerationStore
 from judgewise.judges.llm_judge import PromptTooLongError
-from judgewise.judges.runner import RunResult, arun_keyed, canonical_json
+from judgewise.judges.runner import RunResult, RunSettings, arun_keyed, canonical_json
 
 EMPTY_ANSWER = "the model returned an empty answer"
 
@@ -106,11 +106,11 @@ def _export(frame):
     return frame.assign(judgment_id=frame["key"]).reset_index(drop=True)
 
 
-async def agenerate(items: dict[str, AnswerItem], generator: Generator, store: GenerationStore, **options) -> RunResult:
+async def agenerate(items: dict[str, AnswerItem], generator: Generator, store: GenerationStore,
+                    settings: RunSettings | None = None, *, progress=None, **options) -> RunResult:
     """Generate every answer of ``items`` (key → item, as :func:`answer_key` makes them) not stored yet, through the
     judging engine: options as :func:`judgewise.judges.runner.run_judging` (``concurrency``, ``limits``,
     ``timeout_s``, ``retry``, ``budget``, ``retry_failed``, ``progress``, ...; ``orders`` is ignored). The result's
     ``judgments`` are the store rows of ``items``."""
-    options.pop("orders", None)
-    return await arun_keyed(items, generator, store, n_items=len(items), n_planned=len(items), record=answer_record,
-                            export=_export, **options)
+    return await arun_keyed(items, generator, store, RunSettings.of(settings, **options), n_items=len(items),
+                            n_planned=len(items), record=answer_record, export=_export, progress=progress)

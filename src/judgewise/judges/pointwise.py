@@ -20,10 +20,12 @@ from judgewise.errors import ConfigError
 from judgewise.judges.base import JudgeResult
 from judgewise.judges.estimate import Estimate, costed_estimate, plan_label
 from judgewise.judges.llm_judge import NO_VERDICT_ERROR
-from judgewise.judges.runner import (RunResult, arun_keyed, canonical_json, closing_backend, judge_name,
+from judgewise.judges.runner import (RunResult, RunSettings, arun_keyed, canonical_json, closing_backend, judge_name,
                                      template_name)
 from judgewise.judges.scheduler import estimate_tokens
-from judgewise.store.judgments import POINTWISE, GameRecord, JudgmentStore, export_grades
+from judgewise.store.judgments import POINTWISE, GameRecord, export_grades
+from judgewise.store.opening import Location
+from judgewise.store.protocol import JudgmentStoreLike
 
 DEFAULT_TEMPLATE = "mtbench_single"
 
@@ -187,7 +189,7 @@ class GradingPlan:
                 "re-asked once")
 
 
-def plan_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStore, *,
+def plan_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStoreLike, *,
                  retry_failed: bool = False, concurrency: int = 8, limits=None, expected_tokens_out: int | None = None,
                  expected_latency_s: float | None = None) -> GradingPlan:
     """The plan of grading ``items`` into ``store``: nothing is called; prompt tokens from rendering the template
@@ -213,16 +215,18 @@ def grading_counts(grades: pd.DataFrame) -> dict:
             "mean_score": float(scores.mean()) if scores.notna().any() else None}
 
 
-async def arun_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStore | str, **options) -> RunResult:
+async def arun_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStoreLike | Location,
+                       settings: RunSettings | None = None, *, progress=None, **options) -> RunResult:
     """Async form of :func:`run_grading`."""
-    options.pop("orders", None)  # a grade has no answer order
-    keyed = keyed_items(judge, items)
-    return await arun_keyed(keyed, judge, store, n_items=len(items), n_planned=len(items), record=grade_record,
-                            export=export_grades, **options)
+    keyed = keyed_items(judge, items)  # (a grade has no answer order: ``orders`` is not read)
+    return await arun_keyed(keyed, judge, store, RunSettings.of(settings, **options), n_items=len(items),
+                            n_planned=len(items), record=grade_record, export=export_grades, progress=progress)
 
 
-def run_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStore | str, **options) -> RunResult:
+def run_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStoreLike | Location,
+                settings: RunSettings | None = None, *, progress=None, **options) -> RunResult:
     """Grade every item not stored yet (the judging engine's scheduler, retries, limits, budget and store) and
     return the grades table (``export_grades``: ``prompt_id, model, judge, score, label, turn``, ...) with counts.
     Options as :func:`judgewise.judges.runner.run_judging` (``orders`` is ignored)."""
-    return asyncio.run(closing_backend(arun_grading(items, judge, store, **options), judge))
+    return asyncio.run(closing_backend(arun_grading(items, judge, store, settings, progress=progress, **options),
+                                       judge))

@@ -13,7 +13,6 @@ counted as ``maybe_charged_timeouts``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -34,8 +33,9 @@ from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, Judge
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend, off_loop
 from judgewise.store.leases import UNSTORABLE
-from judgewise.store.judgments import GameRecord, JudgmentStore, export_frame
-from judgewise.store.opening import open_store
+from judgewise.store.judgments import GameRecord, export_frame
+from judgewise.store.opening import Location, open_store
+from judgewise.store.protocol import JudgmentStoreLike, ResultStore, SharedQueue
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,31 @@ def plan_games(comparisons: Iterable[Comparison], *, orders: str = "both", seed:
         else:
             games.append(Game(c, swapped=_coin(seed, c)))
     return games
+
+
+# -- settings ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run judges: the keywords of :func:`run_judging`, once, for every engine run (judging, grading,
+    generating answers)."""
+
+    orders: str = "both"  # "both" answer orders per comparison, or "one" chosen by a seeded coin (judging only)
+    seed: int = 0  # the coin of ``orders`` "one", and the scheduler's retry jitter
+    concurrency: int = 8  # games in flight at once
+    limits: RateLimits | None = None  # requests / tokens per minute (:class:`RateLimits`)
+    timeout_s: float = 120.0  # per call
+    retry: RetryPolicy | None = None  # retries of a failed call (:class:`RetryPolicy`)
+    budget: Budget | None = None  # caps on calls and cost (:class:`Budget`)
+    retry_failed: bool = False  # judge again the games stored as failed
+    est_cost_per_game: float = 0.0  # for the cost cap before the first result
+    poll_s: float = 0.5  # how often to look again at games another process holds
+    worker: bool = False  # one of many workers of one job on a shared (PostgreSQL) store
+
+    @classmethod
+    def of(cls, settings: RunSettings | None = None, **options) -> RunSettings:
+        """``settings`` (default: every default) with the fields named in ``options`` replaced: what the keyword
+        form (``run_judging(..., concurrency=16)``) builds; an unknown keyword is a TypeError naming it."""
+        return dataclasses.replace(settings or cls(), **options)
 
 
 # -- results ----------------------------------------------------------------------------------------
@@ -290,7 +315,7 @@ class Progress:
 @dataclass
 class _Run:
     judge: Judge
-    store: JudgmentStore
+    store: ResultStore
     identity: dict
     budget: Budget
     retry_failed: bool
@@ -403,7 +428,7 @@ class _Run:
         :data:`CLAIM_AHEAD`; one at a time from a store called off the loop, PostgreSQL); if one raises, the others are
         cancelled (releasing their claims) and awaited before the error propagates. Claims not played are released."""
         claimed: deque = deque()
-        batched = hasattr(self.store, "claim_many") and not getattr(self.store, "threadsafe", False)  # SQLite: atomic
+        batched = not getattr(self.store, "threadsafe", False)  # SQLite: claim_many in one transaction
         size = max(1, min(CLAIM_AHEAD, workers // 8)) if batched else 1
 
         async def worker():
@@ -514,43 +539,36 @@ def _wrap_backend(judge: Judge, **kw) -> tuple[ScheduledBackend | None, object |
     return scheduled, backend
 
 
-async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: JudgmentStore | str, *,
-                       orders: str = "both", seed: int = 0, concurrency: int = 8,
-                       limits: RateLimits | None = None, timeout_s: float = 120.0,
-                       retry: RetryPolicy | None = None, budget: Budget | None = None,
-                       retry_failed: bool = False, est_cost_per_game: float = 0.0,
-                       progress: Callable[[Progress], None] | None = None,
-                       poll_s: float = 0.5, worker: bool = False) -> RunResult:
+async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: JudgmentStoreLike | Location,
+                       settings: RunSettings | None = None, *, progress: Callable[[Progress], None] | None = None,
+                       **options) -> RunResult:
     """Async form of :func:`run_judging` (same arguments)."""
+    settings = RunSettings.of(settings, **options)
     comparisons = list(comparisons)
-    games = plan_games(comparisons, orders=orders, seed=seed)
+    games = plan_games(comparisons, orders=settings.orders, seed=settings.seed)
     identity = dict(judge.identity)
     identity_json = canonical_json(identity)
     keyed = dict((game_key(identity, g, judge, identity_json), g) for g in games)  # duplicates collapse to one game
-    return await arun_keyed(keyed, judge, store, n_items=len(comparisons), n_planned=len(games), seed=seed,
-                            concurrency=concurrency, limits=limits, timeout_s=timeout_s, retry=retry, budget=budget,
-                            retry_failed=retry_failed, est_cost_per_game=est_cost_per_game, progress=progress,
-                            poll_s=poll_s, worker=worker)
+    return await arun_keyed(keyed, judge, store, settings, n_items=len(comparisons), n_planned=len(games),
+                            progress=progress)
 
 
-async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n_items: int, n_planned: int,
-                     record: Callable | None = None, export: Callable = export_frame, seed: int = 0,
-                     concurrency: int = 8, limits: RateLimits | None = None, timeout_s: float = 120.0,
-                     retry: RetryPolicy | None = None, budget: Budget | None = None, retry_failed: bool = False,
-                     est_cost_per_game: float = 0.0, progress: Callable[[Progress], None] | None = None,
-                     poll_s: float = 0.5, worker: bool = False) -> RunResult:
+async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, settings: RunSettings, *,
+                     n_items: int, n_planned: int, record: Callable | None = None, export: Callable = export_frame,
+                     progress: Callable[[Progress], None] | None = None) -> RunResult:
     """The engine under :func:`arun_judging` (and pointwise grading, ``judges.pointwise``; answer generation,
     ``judges.generator``): judge every subject of ``keyed`` (store key → what ``judge.judge`` takes) not stored yet,
     storing each as ``record`` makes it (default: a game's row), and return the run's rows as ``export`` makes them
-    from the store. ``store`` is a path or URL (opened by ``open_store``) or a store object (a judging store, or
-    another with its claim/record/journal methods, e.g. ``GenerationStore``). When the run stops early, the raised
-    error carries ``result`` and ``stop`` (the exception that stopped it).
+    from the store. ``store`` is a path or URL (opened by ``open_store``) or a store object (a
+    :class:`~judgewise.store.protocol.ResultStore`: a judging store, or e.g. ``GenerationStore``). When the run stops
+    early, the raised error carries ``result`` and ``stop`` (the exception that stopped it).
 
-    ``worker``: one of many workers of the same job on a shared store (PostgreSQL): the job's keys go to the
+    ``settings.worker``: one of many workers of the same job on a shared store (PostgreSQL): the job's keys go to the
     store's queue and this run judges the batches it claims from there until every game is stored, by anyone."""
     own_store = isinstance(store, (str, os.PathLike))
     store = open_store(store) if own_store else store
-    if worker and not hasattr(store, "claim_batch"):
+    retry_failed, concurrency, worker = settings.retry_failed, settings.concurrency, settings.worker
+    if worker and not isinstance(store, SharedQueue):
         raise ConfigError("worker mode needs a shared PostgreSQL store (store: postgresql://user@host/db); "
                           "processes on one machine can share a SQLite store without --worker")
     t0 = time.perf_counter()
@@ -558,25 +576,26 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
     done = store.statuses(keyed)
     todo = deque((k, g) for k, g in keyed.items()
                  if k not in done or (retry_failed and done[k] == "failed"))
-    run = _Run(judge, store, identity, budget or Budget(), retry_failed, progress, est_cost_per_game,
+    run = _Run(judge, store, identity, settings.budget or Budget(), retry_failed, progress,
+               settings.est_cost_per_game,
                state=Progress(total=len(todo), cached=len(keyed) - len(todo)),
                record=record or _game_recorder(identity))
-    scheduled, original = _wrap_backend(judge, concurrency=concurrency, limits=limits, timeout_s=timeout_s,
-                                        policy=retry, seed=seed)
+    scheduled, original = _wrap_backend(judge, concurrency=concurrency, limits=settings.limits,
+                                        timeout_s=settings.timeout_s, policy=settings.retry, seed=settings.seed)
     if scheduled is not None:
         scheduled.journal = store
     beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
-    checkpoints = getattr(store, "background_checkpoints", contextlib.nullcontext)()  # SQLite: fsyncs off the loop
+    checkpoints = store.background_checkpoints()  # SQLite: fsyncs off the loop
     checkpoints.__enter__()
     try:
         if worker:
             job = job_id(keyed, retry_failed)
             store.enqueue(job, [k for k, _ in todo])
-            await _SharedFeed(run, job, concurrency, poll_s).drain(keyed, concurrency)
+            await _SharedFeed(run, job, concurrency, settings.poll_s).drain(keyed, concurrency)
         else:
             await run.drain(todo, concurrency)
         while run.busy and run.stop is None:  # keys another process is judging: wait, then take or reuse
-            await asyncio.sleep(poll_s)
+            await asyncio.sleep(settings.poll_s)
             todo, run.busy = deque(run.busy), []
             await run.drain(todo, concurrency)
         result = _result(run, store, list(keyed), n_items, n_planned, scheduled, time.perf_counter() - t0, export)
@@ -595,7 +614,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: JudgmentStore | str, *, n
     return result
 
 
-def _result(run: _Run, store, keys, n_comp, n_games, scheduled, elapsed, export=export_frame) -> RunResult:
+def _result(run: _Run, store: ResultStore, keys, n_comp, n_games, scheduled, elapsed, export=export_frame) -> RunResult:
     s = run.state
     reused = scheduled.stats.reused_answers if scheduled is not None else 0
     return RunResult(
@@ -628,18 +647,23 @@ def _raise_if_stopped(run: _Run, result: RunResult) -> None:
     raise exc
 
 
-def run_judging(comparisons: Iterable[Comparison], judge: Judge, store: JudgmentStore | str, **kw) -> RunResult:
+def run_judging(comparisons: Iterable[Comparison], judge: Judge, store: JudgmentStoreLike | Location,
+                settings: RunSettings | None = None, *, progress: Callable[[Progress], None] | None = None,
+                **options) -> RunResult:
     """Judge every comparison (both orders by default) and return the judgments table and counts.
 
-    ``store`` is a :class:`JudgmentStore` or a file path. Keywords: ``orders`` ("both"|"one"), ``seed``,
+    ``store`` is a store (:class:`~judgewise.store.protocol.JudgmentStoreLike`: a :class:`JudgmentStore`, a
+    PostgreSQL store), a file path or a ``postgresql://`` URL. ``settings``: a :class:`RunSettings`, or its fields as
+    keywords (they replace those of ``settings`` when both are given): ``orders`` ("both"|"one"), ``seed``,
     ``concurrency``, ``limits`` (:class:`RateLimits`), ``timeout_s``, ``retry`` (:class:`RetryPolicy`),
     ``budget`` (:class:`Budget`), ``retry_failed`` (judge again games stored as failed),
-    ``est_cost_per_game`` (for the cost cap before the first result), ``progress`` (callback).
+    ``est_cost_per_game`` (for the cost cap before the first result). ``progress``: a callback.
     A judge with a ``backend`` attribute has it wrapped by the scheduler for the run, so limits and
     retries apply per call. Raises :class:`JudgeError` on a non-retryable backend error and
     :class:`BudgetExceeded` at a cap, both after storing every finished game (``exc.result`` has them).
     """
-    return asyncio.run(closing_backend(arun_judging(comparisons, judge, store, **kw), judge))
+    return asyncio.run(closing_backend(arun_judging(comparisons, judge, store, settings, progress=progress,
+                                                    **options), judge))
 
 
 async def closing_backend(run, judge):

@@ -26,27 +26,17 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from judgewise.errors import ConfigError
 from judgewise.judges.base import AnswerRefusedError, Backend, Completion, RetryableCallError
 from judgewise.judges.limits import RateLimits
+from judgewise.store.protocol import AnswerJournal
 
 log = logging.getLogger(__name__)
 
 # The store key of the game whose calls the current task is making (set by the runner per game): answers
 # are journaled under it, and dropped from the journal once the game's row is stored.
 GAME_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("judgewise_game_key", default=None)
-
-
-class AnswerJournal(Protocol):
-    """Durable record of answers received for games not stored yet (``JudgmentStore`` is one)."""
-
-    def held_answer(self, call_key: str) -> dict | None: ...
-
-    def hold_answer(self, game_key: str, call_key: str, answer: dict) -> None: ...
-
-    def note_maybe_charged(self) -> None: ...
 
 
 async def off_loop(store, method: str, *args, **kw):

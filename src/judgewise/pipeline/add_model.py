@@ -34,8 +34,9 @@ from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.base import games_per_comparison
 from judgewise.judges.runner import judge_name
-from judgewise.store.judgments import JudgmentStore, write_export
+from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store
+from judgewise.store.protocol import JudgmentStoreLike
 from judgewise.pipeline.config import RunConfig, build_design, load_config
 from judgewise.pipeline.evaluation import (DEFAULT_BOOTSTRAP, EvaluateResult, check_pairwise, rounds_expected_tau,
                                          rounds_summary, target_rounds, trust_block)
@@ -141,7 +142,7 @@ def _refuse_ranked(games: pd.DataFrame, board: list[str], new_model: str, adding
                           "`judgewise evaluate` (models: naming it) instead")
 
 
-def _place(job: Job, store: JudgmentStore, design, board_games: pd.DataFrame, marker: str, l2: float, progress):
+def _place(job: Job, store: JudgmentStoreLike, design, board_games: pd.DataFrame, marker: str, l2: float, progress):
     """Run the insertion design on the job's prompts through evaluate's rounds (the stored leaderboard's games in
     the fit); returns (rounds, the design's run or None when the budget stopped it, "placed" | "budget")."""
     cfg, prompts = job.config, job.pool.prompt_ids

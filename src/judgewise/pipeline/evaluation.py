@@ -32,6 +32,7 @@ from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.runner import RunResult
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import open_store
+from judgewise.store.protocol import JudgmentStoreLike
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
                                        pilots_anchor)
 from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
@@ -172,7 +173,7 @@ def check_pairwise(cfg: RunConfig, l2: float) -> None:
         raise ConfigError(f"l2 must be > 0 (the ridge that keeps BT finite on separated data), got {l2}")
 
 
-def target_rounds(job: Job, store, target: Target, l2: float, progress, models: list[str],
+def target_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, progress, models: list[str],
                   possible: int) -> TargetRounds:
     """The verdict callback over ``models`` (the engine, the store, the budget and the target)."""
     cfg = job.config
@@ -185,7 +186,8 @@ def target_rounds(job: Job, store, target: Target, l2: float, progress, models: 
                         total=int(min(possible, max_calls or possible)), progress=progress)
 
 
-def _run_rounds(job: Job, store, target: Target, l2: float, progress, seed: int, pilot_size: int = 0):
+def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, progress, seed: int,
+                pilot_size: int = 0):
     """Run the design against :class:`TargetRounds` (after the anchor pilot when ``pilot_size``); returns
     (rounds, stop reason, the design's own detail, the pilot's dict or None)."""
     cfg = job.config

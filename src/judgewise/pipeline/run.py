@@ -21,8 +21,9 @@ from judgewise.judges.base import games_per_comparison
 from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound, plan_label
 from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.runner import RunResult, run_judging
-from judgewise.store.judgments import JudgmentStore, write_export
+from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store, open_store_for_planning, store_label
+from judgewise.store.protocol import JudgmentStoreLike
 from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
 from judgewise.pipeline.job import Job, build_job
 
@@ -133,7 +134,7 @@ def run_job(job: Job, *, dry_run: bool = False, on_plan: Callable[[Estimate | Ro
     return outcome
 
 
-def _run_single_shot(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
+def _run_single_shot(job: Job, store: JudgmentStoreLike, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
     cfg, opts = job.config, job.config.run_options()
     est = estimate_run(job.comparisons, job.judge, store, orders=cfg.orders, seed=cfg.seed,
                        concurrency=opts["concurrency"], limits=opts["limits"],
@@ -149,7 +150,7 @@ def _run_single_shot(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, 
     return JudgeOutcome(est, summary, result.judgments, job.skipped, result)
 
 
-def _run_grading(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
+def _run_grading(job: Job, store: JudgmentStoreLike, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
     """Pointwise grading (judge.mode single, :mod:`judgewise.judges.pointwise`): every answer graded alone."""
     from judgewise.judges.pointwise import grading_counts, plan_grading, run_grading
 
@@ -166,7 +167,7 @@ def _run_grading(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with
     return JudgeOutcome(plan, summary, result.judgments, job.skipped, result)
 
 
-def _run_rounds(job: Job, store: JudgmentStore, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
+def _run_rounds(job: Job, store: JudgmentStoreLike, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
     """A multi-round design asking the engine for each round's verdicts (the pipeline's defaults, e.g. the
     adaptive design's BT fit, filled in)."""
     cfg = job.config
@@ -203,7 +204,7 @@ def design_info(info: dict, models: list[str]) -> dict:
     return out
 
 
-def _rounds_estimate(job: Job, store: JudgmentStore, comparisons: int, games: int) -> Estimate:
+def _rounds_estimate(job: Job, store: JudgmentStoreLike, comparisons: int, games: int) -> Estimate:
     """The upper-bound estimate of a multi-round design (:func:`judgewise.judges.estimate.estimate_upper_bound`),
     prompt tokens measured on one comparison per prompt (up to 200 prompts, models in turn)."""
     from judgewise.judges.pairs import build_comparisons

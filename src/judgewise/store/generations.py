@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-import pandas as pd
-
-from judgewise.errors import ConfigError, InputError
+from judgewise.errors import InputError
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
-from judgewise.store.judgments import SQLITE_HEADER, STORE_TABLES, storable_record
+from judgewise.store.judgments import STORE_TABLES, check_version, storable_record, stored_version
+from judgewise.store.sqlite import SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names, writable_path
 
 log = logging.getLogger(__name__)
 
@@ -99,46 +98,34 @@ def generation_tables(path: Path, *, writing: bool) -> set[str] | None:
     hint = HINT if writing else READ_HINT
     if not path.is_file() or path.stat().st_size == 0:
         return None
-    with path.open("rb") as fh:
-        if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-            if not writing:
-                return None  # not SQLite: not a store, for a reader that reads other files otherwise
-            raise InputError(f"not a SQLite file, so not a judgewise store; {hint}", file=str(path))
+    if file_head(path) != SQLITE_HEADER:
+        if not writing:
+            return None  # not SQLite: not a store, for a reader that reads other files otherwise
+        raise InputError(f"not a SQLite file, so not a judgewise store; {hint}", file=str(path))
     try:
-        db = _connect_readonly(path)
+        db = connect_readonly(path)
         try:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            version = (db.execute("SELECT value FROM generation_meta WHERE name = 'schema_version'").fetchone()
-                       if "generation_meta" in tables else None)
+            tables = _check_tables(db, path, writing=writing)
         finally:
             db.close()
     except sqlite3.DatabaseError as exc:
         raise InputError(f"unreadable SQLite file ({exc}); {hint}", file=str(path)) from None
-    _check_tables(path, tables, version, writing=writing)
     return tables
 
 
-def _check_tables(path: Path, tables: set[str], version, *, writing: bool) -> None:
+def _check_tables(db: sqlite3.Connection, path: Path, *, writing: bool) -> set[str]:
+    """The tables of an open SQLite file, checked: generation tables of a version this judgewise reads, or (writing)
+    an empty database or a judging store to add them to; InputError naming the file for anything else."""
+    tables = table_names(db)
     if GENERATION_TABLES <= tables:
-        if version is None or not str(version[0]).isdigit():
-            raise InputError(f"generation tables without a valid schema version (found {version!r})", file=str(path))
-        if int(version[0]) > SCHEMA_VERSION:
-            raise InputError(f"generated answers of schema version {version[0]}, newer than this judgewise reads "
-                             f"({SCHEMA_VERSION}); upgrade judgewise to use it", file=str(path))
-        return
+        check_version(stored_version(db, "generation_meta"), str(path), latest=SCHEMA_VERSION,
+                      what="generation tables")
+        return tables
     if writing and (not tables or STORE_TABLES <= tables):
-        return  # an empty database, or a judging store: the generation tables are added beside its tables
-    shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        return tables  # an empty database, or a judging store: the generation tables are added beside its tables
     what = "holds no generated answers" if STORE_TABLES <= tables else "is a SQLite database of something else"
-    raise InputError(f"{what} (its tables: {shown or 'none'}); {HINT if writing else READ_HINT}", file=str(path))
-
-
-def _connect_readonly(path: Path, busy_timeout_s: float = 60.0) -> sqlite3.Connection:
-    in_use = Path(f"{path}-wal").exists()  # a writer has it open: read through the WAL
-    query = "mode=ro" if in_use else "immutable=1"
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=busy_timeout_s, isolation_level=None)
-    db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-    return db
+    raise InputError(f"{what} (its tables: {shown_tables(tables) or 'none'}); {HINT if writing else READ_HINT}",
+                     file=str(path))
 
 
 class GenerationStore(LeasedSqliteStore):
@@ -150,24 +137,18 @@ class GenerationStore(LeasedSqliteStore):
 
     RESULTS, CLAIMS, JOURNAL, META, SCHEMA = ("generations", "generation_claims", "generation_journal",
                                              "generation_meta", _SCHEMA)
+    COLUMNS, ORDER = ANSWER_COLUMNS, "model, prompt_id, turn, created_at"
 
     def __init__(self, path: str | os.PathLike = DEFAULT_GENERATION_STORE, *, lease_s: float = 120.0,
                  busy_timeout_s: float = 60.0):
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise ConfigError(f"store path {self.path} is a directory; name a file, e.g. "
-                              f"{self.path / DEFAULT_GENERATION_STORE}")
+        self.path = writable_path(path, DEFAULT_GENERATION_STORE)
         generation_tables(self.path, writing=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lease_s, self.readonly, self.owner = lease_s, False, owner_id()
         self._db = connect_writer(self.path, busy_timeout_s)
         with self._write():
-            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            version = (self._db.execute("SELECT value FROM generation_meta WHERE name = 'schema_version'").fetchone()
-                       if "generation_meta" in tables else None)
-            _check_tables(self.path, tables, version, writing=True)  # again, under the write lock
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._db.execute(statement)
+            _check_tables(self._db, self.path, writing=True)  # again, under the write lock
+            self._create_tables()
             self._db.execute("INSERT OR IGNORE INTO generation_meta VALUES ('schema_version', ?)",
                              (str(SCHEMA_VERSION),))
 
@@ -178,62 +159,23 @@ class GenerationStore(LeasedSqliteStore):
         if generation_tables(path, writing=False) is None:
             raise InputError("no generated answers here (no such file, an empty one, or not SQLite); run "
                              "`judgewise generate` first", file=str(path))
-        self = cls.__new__(cls)
-        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, owner_id()
-        self._db = _connect_readonly(path)
-        return self
+        return cls._reader(path, connect_readonly(path))
 
     @classmethod
     def open_for_planning(cls, path: str | os.PathLike) -> "GenerationStore":
         """What a dry run reads: the store read-only when there is one, else an empty store in memory."""
-        path = Path(path)
-        if path.is_dir():
-            raise ConfigError(f"store path {path} is a directory; name a file, e.g. {path / DEFAULT_GENERATION_STORE}")
+        path = writable_path(path, DEFAULT_GENERATION_STORE)
         tables = generation_tables(path, writing=True)
         if tables is not None and GENERATION_TABLES <= tables:
             return cls.open_readonly(path)
         return cls.empty(path)
 
-    # -- reads -------------------------------------------------------------------------------------------------
-    def statuses(self, keys: Iterable[str]) -> dict[str, str]:
-        """key → "ok"/"failed" for the keys already stored."""
-        keys, out = list(keys), {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
-            out.update(self._db.execute(f"SELECT key, status FROM generations WHERE key IN "
-                                        f"({','.join('?' * len(chunk))})", chunk).fetchall())
-        return out
-
-    def frame(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
-        """The stored answers (all, or those with ``keys``) with the store's columns."""
-        cols = ", ".join(ANSWER_COLUMNS)
-        if keys is None:
-            return pd.read_sql_query(f"SELECT {cols} FROM generations ORDER BY model, prompt_id, turn, created_at",
-                                     self._db)
-        keys = list(keys)
-        parts = [pd.read_sql_query(f"SELECT {cols} FROM generations WHERE key IN "
-                                   f"({','.join('?' * len(keys[i:i + 500]))})", self._db, params=keys[i:i + 500])
-                 for i in range(0, len(keys), 500)]
-        parts = [p for p in parts if len(p)]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(ANSWER_COLUMNS))
-
+    # -- reads (statuses, frame, count, integrity_check: SqliteStore) ------------------------------------------
     def answers(self, keys: Iterable[str]) -> dict[str, str]:
         """key → text of the answers stored ok among ``keys``."""
         frame = self.frame(keys)
         ok = frame[frame["status"] == "ok"]
         return dict(zip(ok["key"], ok["text"].fillna("")))
-
-    def count(self, status: str | None = None) -> int:
-        if status is None:
-            return self._db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
-        return self._db.execute("SELECT COUNT(*) FROM generations WHERE status = ?", (status,)).fetchone()[0]
-
-    def integrity_check(self) -> str:
-        return self._db.execute("PRAGMA integrity_check").fetchone()[0]
-
-    # -- claims (leases) -----------------------------------------------------------------------------------------
-    def claims(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM generation_claims").fetchone()[0]
 
     # -- writes -----------------------------------------------------------------------------------------------------
     # ``record(rec)`` stores one finished answer (an AnswerRecord) in its own transaction, ``record_soon(rec)`` with

@@ -33,7 +33,6 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import pandas as pd
 
@@ -42,12 +41,13 @@ from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
 from judgewise.store.storable import storable
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
+from judgewise.store.sqlite import (SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names,
+                                   writable_path)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_STORE = "judgewise-store.sqlite"
 SCHEMA_VERSION = 2  # 2: pointwise grades (mode, score, turn); a version-1 store is migrated on opening to write
-SQLITE_HEADER = b"SQLite format 3\x00"
 STORE_TABLES = {"games", "claims", "meta"}  # what makes a SQLite file a judgewise store
 
 GAME_COLUMNS = (
@@ -131,23 +131,22 @@ class JudgmentStore(LeasedSqliteStore):
     """A SQLite file of judge games. Use one instance per process (not thread-safe); close() when done."""
 
     RESULTS, CLAIMS, JOURNAL, META, SCHEMA = "games", "claims", "answers", "meta", _SCHEMA
+    COLUMNS, ADDED, ORDER = GAME_COLUMNS, ADDED_COLUMNS, "created_at, key"
 
     def __init__(self, path: str | os.PathLike = DEFAULT_STORE, *, lease_s: float = 120.0,
                  busy_timeout_s: float = 60.0, durable: bool = False):
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise ConfigError(f"store path {self.path} is a directory; name a file, e.g. {self.path / DEFAULT_STORE}")
+        self.path = writable_path(path, DEFAULT_STORE)
         new = check_store_file(self.path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is None
         self.lease_s, self.readonly = lease_s, False
         self.owner = owner_id()
-        self._db = None
+        db = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = connect_writer(self.path, busy_timeout_s, durable=durable)
+            self._db = db = connect_writer(self.path, busy_timeout_s, durable=durable)
             self._make_schema(new)
         except (OSError, sqlite3.OperationalError) as exc:  # a read-only, immutable or full place
-            if self._db is not None:
-                self._db.close()
+            if db is not None:
+                db.close()
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise
             raise InputError(f"cannot open the store for writing ({getattr(exc, 'strerror', None) or exc}): is "
@@ -159,8 +158,7 @@ class JudgmentStore(LeasedSqliteStore):
         with self._write():
             if not new:  # another process may have made it a store meanwhile: check again under the lock
                 _check_tables(self._db, self.path)
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._db.execute(statement)
+            self._create_tables()
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             _migrate(self._db)
 
@@ -176,65 +174,22 @@ class JudgmentStore(LeasedSqliteStore):
             raise InputError("no such store file (run `judgewise judge` to make one)", file=str(path))
         if check_store_file(path, busy_timeout_s=busy_timeout_s, hint=READ_HINT) is None:
             raise InputError(f"empty, not a judgewise store; {READ_HINT}", file=str(path))
-        self = cls.__new__(cls)
-        self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, owner_id()
-        in_use = Path(f"{path}-wal").exists()  # a writer has it open: read through the WAL (as check_store_file)
-        self._db = _connect_readonly(path, busy_timeout_s, immutable=not in_use)
-        return self
+        return cls._reader(path, connect_readonly(path, busy_timeout_s))
 
     @classmethod
     def open_for_planning(cls, path: str | os.PathLike, *, busy_timeout_s: float = 60.0) -> "JudgmentStore":
         """What a dry run reads: the store at ``path`` read-only when there is one, else an empty store in memory,
         so that planning never creates or changes a file. Refuses what the writer would refuse (a directory, a
         file that is not a judgewise store)."""
-        path = Path(path)
-        if path.is_dir():
-            raise ConfigError(f"store path {path} is a directory; name a file, e.g. {path / DEFAULT_STORE}")
+        path = writable_path(path, DEFAULT_STORE)
         if check_store_file(path, busy_timeout_s=busy_timeout_s, hint=WRITE_HINT) is not None:
             return cls.open_readonly(path, busy_timeout_s=busy_timeout_s)
         return cls.empty(path)
 
-    # -- transactions -------------------------------------------------------------------------------
-    # -- reads ----------------------------------------------------------------------------------------
-    def statuses(self, keys: Iterable[str]) -> dict[str, str]:
-        """key → "ok"/"failed" for the keys already stored (absent keys are not in the result)."""
-        out: dict[str, str] = {}
-        keys = list(keys)
-        size = _max_params(self._db)
-        for i in range(0, len(keys), size):
-            chunk = keys[i:i + size]
-            rows = self._db.execute(f"SELECT key, status FROM games WHERE key IN ({','.join('?' * len(chunk))})",
-                                    chunk).fetchall()
-            out.update(rows)
-        return out
-
-    def frame(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
-        """The stored games (all, or those with ``keys``) as a DataFrame with the store's columns."""
-        cols = ", ".join(c if c in self._columns() else f"{_sql_literal(ADDED_COLUMNS[c])} AS {c}"
-                         for c in GAME_COLUMNS)  # a version-1 store read as it is
-        try:
-            if keys is None:
-                return query_frame(self._db, f"SELECT {cols} FROM games ORDER BY created_at, key")
-            keys, size = list(keys), _max_params(self._db)
-            batches = [keys[i:i + size] for i in range(0, len(keys), size)]  # one query a run (a frame each: ~5 ms)
-            parts = [query_frame(self._db, f"SELECT {cols} FROM games WHERE key IN ({','.join('?' * len(b))})", b)
-                     for b in batches]
-        except InputError as exc:  # a BLOB among the games (refuse_blobs): named with this file
-            raise InputError(exc.detail, file=str(self.path), field=exc.field) from None
-        parts = [p for p in parts if len(p)]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(GAME_COLUMNS))
-
-    def _columns(self) -> set[str]:
-        return {row[1] for row in self._db.execute("PRAGMA table_info(games)")}
-
+    # -- reads (statuses, frame, count, integrity_check: SqliteStore) ----------------------------------------
     def meta(self) -> dict[str, str]:
         """The store's ``meta`` table (schema version, run facts such as the design) as name → value."""
         return dict(self._db.execute("SELECT name, value FROM meta").fetchall())
-
-    def count(self, status: str | None = None) -> int:
-        if status is None:
-            return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-        return self._db.execute("SELECT COUNT(*) FROM games WHERE status = ?", (status,)).fetchone()[0]
 
     def modes(self) -> dict:
         """How many stored rows there are of each ``mode`` (pairwise games, pointwise grades), without reading
@@ -248,9 +203,6 @@ class JudgmentStore(LeasedSqliteStore):
         """Mean (tokens_out, latency_s) per call of the judge's earlier successful games, and their number."""
         row = self._db.execute(HISTORY_SQL.replace("%s", "?"), (identity_json,)).fetchone()
         return (row[0], row[1], row[2]) if row and row[2] else None
-
-    def integrity_check(self) -> str:
-        return self._db.execute("PRAGMA integrity_check").fetchone()[0]
 
     # -- claims (leases) ------------------------------------------------------------------------------
     # -- writes ---------------------------------------------------------------------------------------
@@ -296,63 +248,9 @@ class JudgmentStore(LeasedSqliteStore):
     def stats(self) -> dict:
         """Counts ok/failed, tokens, cost and calls, overall and by judge and by model."""
         df = self.frame()
-        out = store_stats(df, path=str(self.path),
-                          in_flight=self._db.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+        out = store_stats(df, path=str(self.path), in_flight=self.claims())
         out["maybe_charged_timeouts"] = self.maybe_charged_timeouts()
         return out
-
-
-FETCH_ROWS = 1 << 16  # rows per fetchmany: the Python objects of one batch at a time
-
-
-def query_frame(db: sqlite3.Connection, sql: str, params: Sequence = ()) -> pd.DataFrame:
-    """A query's rows as :func:`pandas.read_sql_query` gives them (the same dtypes), fetched in batches and
-    turned into columns by pyarrow: the per-row Python tuples of one batch at a time instead of all rows, and no
-    per-value pandas inference (a store of 1M games: half the time; ``rank`` on it peaks at 1.3 GB, not 2.0). A
-    column pyarrow cannot type (text and numbers mixed, blobs) or an empty result: read_sql_query itself."""
-    import pyarrow as pa
-
-    cursor = db.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    parts: list[list] = [[] for _ in names]
-    try:
-        while batch := cursor.fetchmany(FETCH_ROWS):
-            for part, values in zip(parts, zip(*batch)):
-                part.append(pa.array(values))
-        if parts and parts[0]:
-            columns = {name: _one_column(part, pa) for name, part in zip(names, parts)}
-            if any(pa.types.is_binary(col.type) for col in columns.values()):
-                raise TypeError("blobs (pyarrow turns the text beside them into bytes too)")
-            return pd.DataFrame({name: col.to_pandas() for name, col in columns.items()})
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        pass
-    frame = pd.read_sql_query(sql, db, params=list(params) or None)  # mixed types: blobs among text, perhaps
-    return refuse_blobs(frame, [col for col in frame.columns if frame[col].dtype == object])
-
-
-def refuse_blobs(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """``frame``, or an InputError naming the first game (by key) and column of ``columns`` holding bytes (an SQLite
-    BLOB): no column of a store holds bytes, and no name can be read from them."""
-    for col in columns:
-        blob = frame[col].map(lambda value: isinstance(value, bytes)).to_numpy(dtype=bool)
-        if blob.any():
-            at = int(blob.argmax())
-            game = f"game {frame['key'].iat[at]!r}" if "key" in frame.columns else f"result row {at + 1}"
-            raise InputError(f"{game} holds bytes (an SQLite BLOB) where text is expected, found "
-                             f"{bytes(frame[col].iat[at])[:40]!r}; fix or delete that game", field=col)
-    return frame
-
-
-def _one_column(chunks: list, pa):
-    """The batches of one column as one array: all-null batches take the others' type, integers among
-    floats become floats (as pandas reads such a column); other mixtures raise."""
-    types = {c.type for c in chunks} - {pa.null()}
-    if types == {pa.int64(), pa.float64()}:
-        types = {pa.float64()}
-    if len(types) > 1:
-        raise TypeError(f"a column of {types}")
-    kind = types.pop() if types else pa.null()
-    return pa.chunked_array([c.cast(kind) if c.type != kind else c for c in chunks], type=kind)
 
 
 def scrubbed(rec: GameRecord) -> GameRecord:
@@ -377,7 +275,7 @@ def storable_record(rec, note_field: str):
     notes = []
     texts = "".join(v for v in values.values() if type(v) is str)  # a secret, NUL or surrogate in a text is in it
     texts_clean = storable(texts)[0] is texts  # the common case: one check for all the texts
-    for name, default in _defaults(type(rec)):
+    for name, default in _defaults(rec.__class__):
         value = values[name]
         kind = type(value)
         if kind is str:
@@ -405,7 +303,7 @@ def storable_record(rec, note_field: str):
 
 
 @functools.lru_cache(maxsize=None)
-def _defaults(cls) -> tuple:
+def _defaults(cls: type) -> tuple:
     """(field name, default or None) of a record dataclass, once per class."""
     return tuple((f.name, None if f.default is dataclasses.MISSING else f.default) for f in dataclasses.fields(cls))
 
@@ -424,16 +322,6 @@ def _number_text(value) -> str:
     return text if len(text) <= 24 else f"{text[:12]}… ({len(text)} digits)"
 
 
-def _max_params(db: sqlite3.Connection) -> int:
-    """How many keys one ``IN (?, ...)`` query binds: at most 30,000, and within the connection's limit (32,766 since
-    SQLite 3.32; 999 before)."""
-    return max(1, min(30_000, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 16))
-
-
-def _sql_literal(value) -> str:
-    return "NULL" if value is None else "'" + str(value).replace("'", "''") + "'"
-
-
 def _migrate(db: sqlite3.Connection) -> None:
     """Bring a store of an older schema version to :data:`SCHEMA_VERSION` (inside the opening transaction): each
     step's statements, then the version; rows written before keep their values (games are ``mode`` pairwise)."""
@@ -449,16 +337,6 @@ def _migrate(db: sqlite3.Connection) -> None:
         log.info("store migrated from schema version %d to %d", version, SCHEMA_VERSION)
 
 
-def _connect_readonly(path: Path, busy_timeout_s: float, *, immutable: bool = False) -> sqlite3.Connection:
-    """A read-only connection. ``immutable`` also skips locking and the WAL index, so that not even the -wal/-shm
-    files SQLite makes beside a WAL-mode file appear; only for a quick look at a file no one has open."""
-    query = "immutable=1" if immutable else "mode=ro"
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=busy_timeout_s,
-                         isolation_level=None)
-    db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-    return db
-
-
 WRITE_HINT = "judgewise will not write to it: name a new store file (--store, or store: in the run config)"
 READ_HINT = "give a store file written by `judgewise judge`"
 
@@ -471,15 +349,13 @@ def check_store_file(path: Path, *, busy_timeout_s: float = 60.0, hint: str = RE
         raise InputError(f"is a FIFO, device or socket, not a store file; {hint}", file=str(path))
     if not path.is_file():
         return None
-    with path.open("rb") as fh:
-        head = fh.read(len(SQLITE_HEADER))
+    head = file_head(path)
     if not head:
         return None
     if head != SQLITE_HEADER:
         raise InputError(f"not a SQLite file, so not a judgewise store; {hint}", file=str(path))
-    in_use = Path(f"{path}-wal").exists()  # a writer has it open (or died with it open): read through the WAL
     try:
-        db = _connect_readonly(path, busy_timeout_s, immutable=not in_use)
+        db = connect_readonly(path, busy_timeout_s)
         try:
             return _check_tables(db, path, hint)
         finally:
@@ -490,25 +366,31 @@ def check_store_file(path: Path, *, busy_timeout_s: float = 60.0, hint: str = RE
 
 def _check_tables(db: sqlite3.Connection, path: Path, hint: str = WRITE_HINT) -> int | None:
     """Schema version of an open store, None for an empty database; InputError for anything else."""
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = table_names(db)
     if not tables:
         return None
     if not STORE_TABLES <= tables:
-        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise InputError(f"a SQLite database that is not a judgewise store (its tables: {shown}); {hint}",
-                         file=str(path))
-    row = db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
-    return check_version(row[0] if row else None, str(path))
+        raise InputError(f"a SQLite database that is not a judgewise store (its tables: {shown_tables(tables)}); "
+                         f"{hint}", file=str(path))
+    return check_version(stored_version(db, "meta"), str(path))
 
 
-def check_version(version, where: str) -> int:
+def stored_version(db: sqlite3.Connection, meta: str) -> str | None:
+    """The ``schema_version`` row of the table ``meta`` of an open SQLite store, None when there is none."""
+    row = db.execute(f"SELECT value FROM {meta} WHERE name = 'schema_version'").fetchone()
+    return row[0] if row else None
+
+
+def check_version(version, where: str, *, latest: int | None = None, what: str = "a judgewise store") -> int:
     """The stored ``schema_version`` as an int; InputError naming ``where`` when it is missing, not a number, or
-    newer than this judgewise reads (the one check of both the SQLite and the PostgreSQL store)."""
+    newer than ``latest`` (default :data:`SCHEMA_VERSION`): the one check of every store, SQLite and PostgreSQL
+    judgments, and (``what`` "generation tables") the generation store's."""
+    latest = SCHEMA_VERSION if latest is None else latest
     if not str(version).isdigit():
-        raise InputError(f"a judgewise store without a valid schema version (found {version!r})", file=where)
-    if int(version) > SCHEMA_VERSION:
-        raise InputError(f"a judgewise store of schema version {version}, newer than this judgewise reads "
-                         f"({SCHEMA_VERSION}); upgrade judgewise to use it", file=where)
+        raise InputError(f"{what} without a valid schema version (found {version!r})", file=where)
+    if int(version) > latest:
+        raise InputError(f"{what} of schema version {version}, newer than this judgewise reads "
+                         f"({latest}); upgrade judgewise to use it", file=where)
     return int(version)
 
 

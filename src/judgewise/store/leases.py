@@ -21,6 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
+from judgewise.store.sqlite import SqliteStore
 from judgewise.store.storable import journal_json
 
 log = logging.getLogger(__name__)
@@ -105,20 +106,30 @@ def _checkpoint_until(path: Path, stop: threading.Event, every_s: float) -> None
         db.close()
 
 
-class LeasedSqliteStore:
+class LeasedSqliteStore(SqliteStore):
     """Claims, the answer journal and transactions over a subclass's tables (module docstring)."""
 
-    RESULTS, CLAIMS, JOURNAL, META, SCHEMA = "", "", "", "", ""
+    CLAIMS, JOURNAL, META, SCHEMA = "", "", "", ""
 
     @classmethod
     def empty(cls, path):
         """An empty store in memory, read as if it were ``path`` (what planning reads where no store is yet)."""
+        self = cls._reader(path, sqlite3.connect(":memory:", isolation_level=None))
+        self._create_tables()
+        return self
+
+    @classmethod
+    def _reader(cls, path, db: sqlite3.Connection):
+        """A store opened for reading only on the connection ``db`` (the file at ``path``, or a database in memory)."""
         self = cls.__new__(cls)
         self.path, self.lease_s, self.readonly, self.owner = path, 120.0, True, owner_id()
-        self._db = sqlite3.connect(":memory:", isolation_level=None)
-        for statement in filter(str.strip, cls.SCHEMA.split(";")):
-            self._db.execute(statement)
+        self._db = db
         return self
+
+    def _create_tables(self) -> None:
+        """The subclass's tables and indexes (``SCHEMA``), those missing made."""
+        for statement in filter(str.strip, self.SCHEMA.split(";")):
+            self._db.execute(statement)
 
     def _write(self) -> Immediate:
         return Immediate(self._db)
@@ -153,6 +164,10 @@ class LeasedSqliteStore:
         self.close()
 
     # -- claims (leases) -----------------------------------------------------------------------------------------
+    def claims(self) -> int:
+        """How many claims are held (live or expired)."""
+        return self._db.execute(f"SELECT COUNT(*) FROM {self.CLAIMS}").fetchone()[0]
+
     def claim(self, key: str, *, retry_failed: bool = False) -> str:
         """Try to take ``key``. Returns "claimed", "done" (already stored; "failed" rows count as done unless
         ``retry_failed``) or "busy" (another live process holds an unexpired claim)."""
@@ -195,8 +210,9 @@ class LeasedSqliteStore:
     # -- finished rows ---------------------------------------------------------------------------------------------
     # A subclass says how one row is written (``_write_row``: the row, its claim and journal rows dropped) and made
     # ready to store (``_ready``: ``store.storable_record``).
-    _pending: list = ()  # (row, future) of record_soon, committed at the end of the loop's turn
-    _waiting: set = frozenset()  # the keys of those rows
+    # (the empty defaults are immutable: each is replaced by a new list or set before it is added to)
+    _pending: list = ()  # type: ignore[assignment]  # (row, future) of record_soon, committed at the end of the turn
+    _waiting: set = frozenset()  # type: ignore[assignment]  # the keys of those rows
     _commit_loop = None  # the loop whose next turn commits what is held back (None: no commit scheduled)
 
     def record(self, rec) -> None:
@@ -256,7 +272,8 @@ class LeasedSqliteStore:
         """One transaction: each of ``recs`` written (:meth:`_write_row`) and the answers held back (those of the
         rows written superseded by them). Per row, None or the :data:`UNSTORABLE` error that left it out; any other
         error rolls everything back and is raised (the held answers kept for the next commit or close)."""
-        held, refused = self._held, []
+        held = self._held
+        refused: list[BaseException | None] = []
         try:
             with self._write():
                 for rec in recs:
@@ -283,7 +300,7 @@ class LeasedSqliteStore:
     # finished game costs no journal write. Otherwise it is committed before the game's next call is sent
     # (held_answer runs before each call), or by the loop's next turn (call_soon), or at close: never later.
     _held: list | None = None  # journal rows not committed yet
-    _unsettled: set = frozenset()  # the games of those rows whose own row is not waiting in record_soon
+    _unsettled: set = frozenset()  # type: ignore[assignment]  # games of those rows not waiting in record_soon
 
     def held_answer(self, call_key: str) -> dict | None:
         """A completion received earlier for this call (its result not stored yet), or None. Runs before every call
@@ -317,8 +334,9 @@ class LeasedSqliteStore:
         superseded by its row, committed at the end of this turn."""
         if not self._unsettled:  # the common case, checked before every call: nothing, or only superseded answers
             return
-        rows = [r for r in self._held if r[1] in self._unsettled]
-        self._held, self._unsettled = [r for r in self._held if r[1] not in self._unsettled] or None, set()
+        held = self._held or []
+        rows = [r for r in held if r[1] in self._unsettled]
+        self._held, self._unsettled = [r for r in held if r[1] not in self._unsettled] or None, set()
         try:
             with self._write():
                 self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))

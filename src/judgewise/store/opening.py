@@ -14,6 +14,7 @@ from judgewise.errors import ConfigError
 from judgewise.store.judgments import JudgmentStore
 from judgewise.store.postgres import PgJudgmentStore
 from judgewise.store.urls import is_url, masked
+from judgewise.store.protocol import JudgmentStoreLike
 
 Location = str | os.PathLike
 
@@ -51,24 +52,25 @@ def store_label(location: Location) -> str:
     return masked(where) if isinstance(where, str) else str(where)
 
 
-def open_store(location: Location, **options):
+def open_store(location: Location, **options) -> JudgmentStoreLike:
     """The store at ``location`` for judging (made when missing): :class:`JudgmentStore` for a file,
     :class:`PgJudgmentStore` for a URL. ``options``: ``lease_s`` and the kind's own keywords."""
     where = store_location(location)
     return PgJudgmentStore(where, **options) if isinstance(where, str) else JudgmentStore(where, **options)
 
 
-def open_store_readonly(location: Location):
+def open_store_readonly(location: Location) -> JudgmentStoreLike:
     """An existing store opened for reading only (export, stats, rank, report); never written."""
     where = store_location(location)
     return PgJudgmentStore.open_readonly(where) if isinstance(where, str) else JudgmentStore.open_readonly(where)
 
 
-def open_store_for_planning(location: Location):
+def open_store_for_planning(location: Location) -> JudgmentStoreLike:
     """What a dry run reads: the store read-only, or an empty one in memory where there is none yet."""
     where = store_location(location)
-    opener = PgJudgmentStore.open_for_planning if isinstance(where, str) else JudgmentStore.open_for_planning
-    return opener(where)
+    if isinstance(where, str):
+        return PgJudgmentStore.open_for_planning(where)
+    return JudgmentStore.open_for_planning(where)
 
 
 def _same_store(a: Location, b: Location) -> bool:

@@ -38,6 +38,7 @@ from judgewise.store.judgments import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SC
 from judgewise.store.leases import owner_id, owner_is_dead
 from judgewise.store.storable import journal_json
 from judgewise.store.urls import libpq_url, masked
+from judgewise.store.protocol import JudgmentStoreLike
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ class PgJudgmentStore:
         return cls(url, readonly=True, _must_exist=True, **kw)
 
     @classmethod
-    def open_for_planning(cls, url: str, **kw):
+    def open_for_planning(cls, url: str, **kw) -> JudgmentStoreLike:
         """What a dry run reads: the store read-only when the database has one, else an empty store in memory
         (planning creates nothing)."""
         store = cls(url, readonly=True, **kw)

@@ -27,10 +27,10 @@ from judgewise.io.tables import ReadReport, Table
 from judgewise.store.judgments import POINTWISE, export_frame, export_grades, grade_mask, write_export
 from judgewise.store.opening import is_store_url, open_store_readonly, store_label, store_location
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
+from judgewise.store.sqlite import SQLITE_HEADER as SQLITE_MAGIC
 
 
-def is_store(path: Path) -> bool:
+def is_store(path: Path | str) -> bool:
     """True when ``path`` is an SQLite file (a judging store, or something claiming to be one) or a
     ``postgresql://`` URL (a shared store; possibly with a slash eaten by :class:`~pathlib.Path`).
 
@@ -52,7 +52,7 @@ def is_store(path: Path) -> bool:
         return False
 
 
-def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
+def read_store_table(path: Path | str, *, skip_invalid: bool = False) -> Table:
     """A judging store as a canonical judgments table, read without writing to it.
 
     Parameters
@@ -75,7 +75,7 @@ def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
     """
     path = store_location(path)
     if not is_store(path):  # --format store on something else
-        found = "no such file or directory" if not path.exists() else "not an SQLite file"
+        found = "no such file or directory" if not Path(path).exists() else "not an SQLite file"
         raise InputError(f"{found}: expected a judging store (the SQLite file judgewise judge writes)", file=str(path))
     with open_store_readonly(path) as store:  # refuses a foreign or empty store, never writes
         games = store.frame()
@@ -94,7 +94,7 @@ def read_store_table(path: Path, *, skip_invalid: bool = False) -> Table:
 GRADE_FORMATS = ("mtbench-judgments", "mtbench")
 
 
-def read_grades(path: Path, *, format: str | None = None, skip_invalid: bool = False,
+def read_grades(path: Path | str, *, format: str | None = None, skip_invalid: bool = False,
                 only_grades: bool = True) -> Table | None:
     """The pointwise grades ``path`` holds (a store written by ``judge.mode: single``, MT-bench ``*_single.jsonl``
     files), or None when it holds none — or, with ``only_grades``, when a store holds pairwise games too.
@@ -141,7 +141,7 @@ def read_grades_inputs(paths, *, format: str | None = None, skip_invalid: bool =
                           for p, t in zip(paths, found))
         raise InputError(f"the inputs hold different kinds of tables ({kinds}); rank one kind at a time",
                          file=str(paths[[t is None for t in found].index(True)]))
-    return combine_tables(found, [str(p) for p in paths])
+    return combine_tables([t for t in found if t is not None], [str(p) for p in paths])
 
 
 def _failed_grades_skipped(table: Table) -> Table:
@@ -185,7 +185,7 @@ def read_judgments_or_store(path: Path, *, format: str | None = None, skip_inval
     """
     if format == "store" or (format is None and is_store(path)):
         if any(v is not None for v in (options or {}).values()):
-            raise ConfigError(f"a judging store takes no reader options ({', '.join(options)})")
+            raise ConfigError(f"a judging store takes no reader options ({', '.join(options or {})})")
         return read_store_table(path, skip_invalid=skip_invalid)
     reader = readers.read_any if any_kind else readers.read_judgments
     return reader(path, format=format, skip_invalid=skip_invalid, options=options)

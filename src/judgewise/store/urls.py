@@ -18,7 +18,7 @@ def is_url(location) -> bool:
 _PASSWORD_PARAM = re.compile(r"(?i)([?&]password=)([^&#]*)")  # libpq's ?password=... query parameter
 
 
-def _userinfo(url: str) -> tuple[str, str, str, str] | None:
+def _userinfo(url: str) -> tuple[str, str, str | None, str] | None:
     """(scheme://, user, password or None, the rest from the host on) of ``url``, the user information ending at
     the LAST ``@`` before the path or query — as Python reads a URL; None without user information. A password
     holding ``@`` or ``/`` unescaped is read whole (libpq would split it at its first ``@``)."""
