@@ -2,9 +2,9 @@
 
 Each worker is a real ``judgewise judge --config run.yaml --worker`` process with concurrency 16, judging through
 the full engine chain (Arena-Hard template → OpenAI backend under the scheduler → parser → store) against a
-loopback OpenAI-compatible endpoint that answers every call after 200 ms (tests/fault_server.py, run in this
+loopback OpenAI-compatible endpoint that answers every call after 200 ms (tests/support/fault_server.py, run in this
 process; each worker gets its own port of it — the endpoint URL is not part of a game's key — so every 200
-delivered is known per worker). The store is a throwaway PostgreSQL server (tests/pg_server.py).
+delivered is known per worker). The store is a throwaway PostgreSQL server (tests/support/pg_server.py).
 Run 1: one worker judges the whole job. Run 2 (a fresh database): four workers start together; when half the
 games are stored one is SIGKILLed; the other three take its games (its claims are freed at once: same host).
 
@@ -38,9 +38,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.fault_server import FaultServer  # noqa: E402
-from tests.judge_support import MODEL, write_responses  # noqa: E402
-from tests.pg_server import PostgresServer  # noqa: E402
+from tests.support.fault_server import FaultServer  # noqa: E402
+from tests.support.judging import MODEL, write_responses  # noqa: E402
+from tests.support.pg_server import PostgresServer  # noqa: E402
 
 MODELS = ["m1", "m2", "m3", "m4", "m5"]  # 10 pairs: 200 prompts × 10 pairs × 2 orders = 4,000 games
 

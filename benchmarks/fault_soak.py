@@ -1,6 +1,6 @@
 """Fault soak: thousands of games through a faulty endpoint while the judging process is SIGKILLed at random.
 
-The fault server (tests/fault_server.py) runs in this process with every fault kind, the malformed HTTP 200s
+The fault server (tests/support/fault_server.py) runs in this process with every fault kind, the malformed HTTP 200s
 included (HTML, truncated JSON, empty body, JSON array/scalar, no choices, wrong types). The judge is the real
 CLI, ``judgewise judge --config run.yaml``, in a subprocess that is SIGKILLed at random moments and restarted
 until it finishes by itself. Counted at the end:
@@ -39,8 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from judgewise.store.judgments import JudgmentStore  # noqa: E402
-from tests.fault_server import MALFORMED, FaultServer  # noqa: E402
-from tests.judge_support import MODEL, write_responses  # noqa: E402
+from tests.support.fault_server import MALFORMED, FaultServer  # noqa: E402
+from tests.support.judging import MODEL, write_responses  # noqa: E402
 
 MODELS = ["m1", "m2", "m3", "m4", "m5"]  # all pairs: 10 comparisons per prompt, 20 games with both orders
 RATES = {"429": 0.03, "500": 0.03, "timeout": 0.01, "drop": 0.02, "empty": 0.02, "garbage": 0.02,

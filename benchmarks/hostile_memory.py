@@ -1,6 +1,6 @@
 """Peak memory of a judge run against a malicious server: the answer cap of the HTTP client (issue 26 item 2).
 
-A fault server (tests/fault_server.py) in its own process answers every call with one hostile answer — a ~1 MB gzip
+A fault server (tests/support/fault_server.py) in its own process answers every call with one hostile answer — a ~1 MB gzip
 (or deflate) bomb of 1 GiB, an HTTP/1.0 body of 1 GiB framed by the end of the connection, a 1 GiB chunked stream, a
 valid 200 MB JSON answer — or, for the baseline, a normal verdict. Each case is a whole ``judgewise judge`` run in a
 new process (12 games, ``limits.concurrency`` 8, the default 8 MB answer cap, real SQLite store); the run reads its
@@ -32,7 +32,7 @@ CASES = {"normal": (None, 0), "gzip_bomb": ("gzip_bomb", 1 << 30), "deflate_bomb
 
 
 def _server(kind: str | None, size: int) -> tuple[subprocess.Popen, str]:
-    args = [sys.executable, str(REPO / "tests" / "fault_server.py"), "--flood-bytes", str(size or 1 << 20)]
+    args = [sys.executable, str(REPO / "tests" / "support" / "fault_server.py"), "--flood-bytes", str(size or 1 << 20)]
     if kind:
         args += [f"--rate-{kind}", "1.0"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)

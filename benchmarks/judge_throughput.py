@@ -1,6 +1,6 @@
 """Judging throughput: the full engine chain against a loopback OpenAI-compatible server with a fixed latency.
 
-The server (tests/fault_server.py, no faults, 200 ms per answer by default) runs in its own process; the judge is
+The server (tests/support/fault_server.py, no faults, 200 ms per answer by default) runs in its own process; the judge is
 the real chain (Arena-Hard template → OpenAIBackend and its keep-alive HTTP client under the scheduler → parser)
 writing every game to a SQLite store (claims a batch at a time; each answer committed with its game's row, as the
 engine commits them in any run). With ``c`` calls in
@@ -45,7 +45,7 @@ def _cpu_seconds_of(pid: int) -> float:
 
 
 def _start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "fault_server.py"), "--latency", str(latency)],
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "support" / "fault_server.py"), "--latency", str(latency)],
                             stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline().split()
     if len(line) != 2 or line[0] != "URL":

@@ -40,8 +40,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
 from judgewise.io.markdown import markdown_counts  # noqa: E402
-from tests.test_arenahard_cli import BASELINE, rebuilt_records, v2_records, write_judgments  # noqa: E402
-from tests.test_rank_by_group import write_bench  # noqa: E402
+from tests.ratings.test_arenahard_cli import BASELINE, rebuilt_records, v2_records, write_judgments  # noqa: E402
+from tests.commands.test_rank_by_group import write_bench  # noqa: E402
 
 TEXT_CHARS = 1500
 JUDGEBENCH_PAIRS = 100

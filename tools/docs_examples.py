@@ -258,7 +258,7 @@ def plain_judgewise_command(command: str) -> list[str] | None:
 
 
 def _docs_child(args: list[str], cwd: str, env: dict, out: str) -> None:
-    """tests.forkrun's child, stderr merged into stdout, after giving the consoles the preloaded server made at import
+    """tests.support.forkrun's child, stderr merged into stdout, after giving the consoles the preloaded server made at import
     the page's width: such a console took its width from the server's COLUMNS, not from this command's."""
     import gc
 
@@ -269,14 +269,14 @@ def _docs_child(args: list[str], cwd: str, env: dict, out: str) -> None:
         for obj in gc.get_objects():
             if isinstance(obj, Console) and obj._width == int(server_columns):
                 obj._width = int(env["COLUMNS"])
-    from tests import forkrun
+    from tests.support import forkrun
 
     forkrun._child(args, cwd, env, out, None)
 
 
 def forked_judgewise(args: list[str], cwd: Path, env: dict) -> str:
-    """``judgewise ARGS`` in a process forked from tests/forkrun.py's preloaded server (no interpreter start-up)."""
-    from tests import forkrun
+    """``judgewise ARGS`` in a process forked from tests/support/forkrun.py's preloaded server (no interpreter start-up)."""
+    from tests.support import forkrun
 
     with tempfile.TemporaryDirectory(prefix="judgewise-docs-io-") as io_dir:
         out = os.path.join(io_dir, "out")

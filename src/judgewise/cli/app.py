@@ -58,7 +58,7 @@ COMMANDS = {
 }
 
 # The commands that read judgments (a judgments file or folder of any registered format, or a judging store); the
-# command × input matrix (tests/test_command_input_matrix.py) runs each on every input kind. Every other command is
+# command × input matrix (tests/project/test_command_input_matrix.py) runs each on every input kind. Every other command is
 # in OTHER_COMMANDS; a command in neither fails that test, so a new command is placed in the matrix or left out on
 # purpose. ``evaluate`` reads judgments only from the store its run config names (``--add-model``).
 JUDGMENT_COMMANDS = ("rank", "report", "diagnose", "anchors", "accuracy", "plan", "serve", "store export",

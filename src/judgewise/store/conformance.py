@@ -1,6 +1,6 @@
 """Each store as its Protocol: mypy (``make test``) checks these assignments; a store that stops satisfying one fails.
 
-Not used at run time (tests/test_store_protocol.py checks the same on real stores); the store modules do not import it,
+Not used at run time (tests/store/test_store_protocol.py checks the same on real stores); the store modules do not import it,
 so the Protocols stay free of the classes that satisfy them.
 """
 

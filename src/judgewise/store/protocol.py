@@ -13,7 +13,7 @@ Four roles, each a :class:`typing.Protocol` that code using a store is typed wit
 
 A SQLite store also has ``record_soon`` (rows committed with the others finished in the same turn of the event loop)
 and a PostgreSQL store ``threadsafe = True`` (the engine calls it from worker threads); the engine looks for both.
-Both stores are checked against these Protocols by tests/test_store_protocol.py (every member, with a compatible
+Both stores are checked against these Protocols by tests/store/test_store_protocol.py (every member, with a compatible
 signature, on real stores) and by mypy in ``make test`` (the assignments of :mod:`judgewise.store.conformance`).
 """
 

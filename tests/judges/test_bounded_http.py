@@ -1,0 +1,112 @@
+"""Issue 26 item 2: the hand-written HTTP client (judges/http11.py) is bounded against a malicious server on 127.0.0.1
+(tests/support/fault_server.py, one mode per case): gzip and deflate bombs, chunked and connection-framed floods, a valid
+JSON answer far above the cap and an HTTP/1.0 body of 1 GiB are refused at the answer cap while being read (a failed
+game at once, never asked again); header values that are not ASCII digits are a clean error, never a traceback from
+the event loop. The cap is the judge config's ``max_answer_mb``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from judgewise.judges.base import AnswerRefusedError, RetryableCallError
+from judgewise.judges.http11 import MAX_ANSWER_BYTES, ConnectionDropped, Endpoint, _Connection
+from judgewise.judges.openai_backend import OpenAIBackend
+from judgewise.judges.runner import run_judging
+from tests.support import run_cli
+from tests.support.fault_server import FLOOD_BYTES, HOSTILE_HTTP, FaultServer, bomb, default_answer
+from tests.support.judging import complete_once, completion_error, comparisons, llm_judge, write_config
+
+MESSAGES = [{"role": "user", "content": "Which answer is better?"}]
+TOO_LARGE = ("gzip_bomb", "deflate_bomb", "chunked_flood", "close_flood", "huge_json")
+NOT_HTTP = tuple(k for k in HOSTILE_HTTP if k not in TOO_LARGE)
+
+
+
+
+@pytest.mark.parametrize("kind", TOO_LARGE)
+def test_an_answer_above_the_cap_is_refused_while_it_is_read(kind):
+    size = FLOOD_BYTES if kind in ("close_flood", "huge_json") else 64 << 20  # 1 GiB HTTP/1.0 body, 1 GiB JSON
+    with FaultServer(fault_fn=lambda m, seen: kind, flood_bytes=size) as srv:
+        err = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=60))
+        assert srv.events[kind] == 1
+    assert type(err) is AnswerRefusedError, repr(err)
+    assert f"larger than the {MAX_ANSWER_BYTES:,}-byte cap" in str(err) and "max_answer_mb" in str(err)
+
+
+@pytest.mark.parametrize("kind", NOT_HTTP)
+def test_header_values_that_are_not_ascii_digits_are_a_cleancompletion_error(kind, caplog):
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        with FaultServer(fault_fn=lambda m, seen: kind) as srv:
+            err = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=10))
+    assert type(err) is RetryableCallError and "ConnectionDropped" in str(err), repr(err)
+    assert not err.maybe_charged and "timed out" not in str(err)
+    assert not [r for r in caplog.records if "data_received" in r.getMessage()]  # no protocol traceback
+
+
+def test_the_cap_is_configurable_and_an_answer_under_it_is_read_whole():
+    with FaultServer(fault_fn=lambda m, seen: "huge_json", flood_bytes=3 << 20) as srv:
+        refused = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=2))
+        read = complete_once(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=4))
+    assert isinstance(refused, AnswerRefusedError) and "2,097,152-byte cap" in str(refused)
+    assert read.text == default_answer(MESSAGES)
+    with FaultServer(fault_fn=lambda m, seen: "gzip_bomb", flood_bytes=3 << 20) as srv:  # decoded size counts
+        assert isinstance(completion_error(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=2)), AnswerRefusedError)
+        assert complete_once(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=4)).text.startswith("Both")
+
+
+def test_inflating_stops_at_the_cap_and_keeps_a_truncated_body_ancompletion_error():
+    conn = _Connection(max_answer_bytes=1 << 20)
+    conn.headers, conn.status = {"content-encoding": "gzip"}, 200
+    conn.waiter = asyncio.new_event_loop().create_future()
+    conn._finish(bomb("gzip_bomb", 64 << 20))
+    assert "decodes to more than 1,048,576 bytes" in str(conn.waiter.exception())
+    conn.waiter = conn.waiter.get_loop().create_future()
+    conn._finish(bomb("gzip_bomb", 512 << 10)[:-100])  # the stream ends early: does not decode
+    assert isinstance(conn.waiter.exception(), ConnectionDropped)
+
+
+def test_a_refused_answer_is_a_failed_game_asked_once_and_not_again_on_rerun(tmp_path):
+    store = tmp_path / "store.sqlite"
+    with FaultServer(fault_fn=lambda m, seen: "gzip_bomb", flood_bytes=64 << 20) as srv:
+        first = run_judging(comparisons(2), llm_judge(srv.url), store)
+        again = run_judging(comparisons(2), llm_judge(srv.url), store)
+        assert sum(srv.requests.values()) == 4 and set(srv.requests.values()) == {1}  # no retry, no rerun
+    assert first.failed == 4 and again.calls_made == 0 and again.cached == 4
+    assert all("answer refused" in e for e in first.judgments["error"])
+
+
+def test_max_answer_mb_in_the_judge_config_reaches_the_client(tmp_path):
+    with FaultServer(fault_fn=lambda m, seen: "huge_json", flood_bytes=3 << 20) as srv:
+        config = write_config(tmp_path, srv.url, n_prompts=1, models=["m1", "m2"], judge={"max_answer_mb": 4})
+        ok = run_cli("judge", "-c", config, "--no-progress", cwd=tmp_path)
+        small = write_config(tmp_path, srv.url, n_prompts=1, models=["m1", "m2"], store="small.sqlite",
+                             judge={"max_answer_mb": 1})
+        refused = run_cli("judge", "-c", small, "--no-progress", cwd=tmp_path)
+        bad = write_config(tmp_path, srv.url, n_prompts=1, models=["m1", "m2"], judge={"max_answer_mb": 0})
+        invalid = run_cli("judge", "-c", bad, "--no-progress", cwd=tmp_path)
+    assert ok.returncode == 0 and "2 judged" in ok.stdout + ok.stderr, ok.stderr[-500:]
+    assert refused.returncode == 4 and "all 2 games of this job failed (first reason: answer refused" in refused.stderr
+    assert invalid.returncode == 2 and "max_answer_mb" in invalid.stderr and "Traceback" not in invalid.stderr
+
+
+def test_an_endpoint_refuses_a_content_length_above_the_cap_before_the_body():
+    async def go():
+        async def handle(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n{")  # then nothing more
+            await writer.drain()
+            await asyncio.sleep(5)
+            writer.close()
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        endpoint = Endpoint(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1", headers={},
+                            connect_timeout_s=5, read_timeout_s=30, max_answer_bytes=1000)
+        try:
+            return await endpoint.post("/chat/completions", b"{}")
+        finally:
+            await endpoint.aclose()
+            server.close()
+    with pytest.raises(Exception, match="Content-Length 99,999,999,999"):
+        asyncio.run(go())

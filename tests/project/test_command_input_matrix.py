@@ -1,0 +1,437 @@
+"""Every command that reads judgments on every input kind judgewise accepts: the command × input matrix.
+
+The rows are the inputs (``tests/support/matrix_inputs.py``: one per registered format and container, the Python API's
+DataFrame, and the SQLite / PostgreSQL judging stores); the columns are ``JUDGMENT_COMMANDS`` of the CLI registry
+(``judgewise.cli.app``) plus the Python API ``judgewise.rank``. ``EXPECTED`` declares each cell once:
+
+* ``R``  — succeeds, and the ranking it shows (JSON, the report's or the explorer's leaderboard, the exported
+  table ranked again) is the ranking ``judgewise rank`` gives on that input with the same method: same models in the
+  same order, same scores (to the digits shown);
+* ``ok`` — succeeds (exit 0, its output read back: JSON parsed, page served); for commands that print no ranking;
+* ``E:key`` — stops with a non-zero exit and exactly one line, ``error: …`` containing ``ERRORS[key]``, no
+  traceback;
+* ``-`` — the cell does not apply (``NOT_APPLICABLE`` says why); nothing is run.
+
+A format registered, or a command added to the CLI, without its cells fails ``test_every_cell_is_declared`` naming
+the missing cells, so the matrix grows with the registries.
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+import shutil
+import time
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer
+
+from tests.support import forkrun, matrix_inputs
+from tests.support import SHARED, run_cli
+from tests.support.pg_server import pg_server  # noqa: F401 (fixture)
+
+COMMANDS = ("rank", "api", "report", "diagnose", "anchors", "accuracy", "plan", "serve", "store-export",
+            "store-stats", "evaluate")
+"""The columns: the CLI's JUDGMENT_COMMANDS (spaces as dashes) and ``api`` (``judgewise.rank``)."""
+
+EXPECTED = """
+input              rank  api   report  diagnose  anchors  accuracy  plan     serve  store-export  store-stats  evaluate
+canonical-jsonl    R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+canonical-json     R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+canonical-csv      R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+canonical-parquet  R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+dataframe          -     R     -       -         -        -         -        -      -             -            -
+battles-jsonl      R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+battles-json       R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+battles-parquet    R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+alpacaeval-folder  R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+games-v0.1         R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+games-v2.0         R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+mtbench-pair       R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+mtbench-single     R     E:grd E:grd   E:grd     E:grd    E:grd     E:grd    E:grd  E:not-store   E:not-store  -
+mtbench-folder     R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+mtbench-answers    E:rsp E:rsp E:rsp   E:rsp     E:rsp    E:rsp     E:rsp    E:rsp  E:not-store   E:not-store  -
+arenahard-answers  E:rsp E:rsp E:rsp   E:rsp     E:rsp    E:rsp     E:rsp    E:rsp  E:not-store   E:not-store  -
+judgebench         R     R     R       ok        E:pilot  ok        E:pilot  R      E:not-store   E:not-store  -
+autoarena-csv      R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+autoarena-parquet  R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+peereval           R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
+store-sqlite       R     R     R       ok        ok       ok        ok       R      R             ok           ok
+store-postgresql   R     R     R       ok        ok       ok        ok       R      R             ok           ok
+"""
+
+ERRORS = {
+    "not-store": "give a store file written by `judgewise judge`",  # store export|stats of a file or folder
+    "grd": "grades table",  # MT-bench single grades: only `rank` (mean score) reads them
+    "rsp": "responses table",  # model answers hold no verdict
+    "pilot": "a pilot needs all-pairs judgments of at least 3 models",  # JudgeBench: two "models" (A and B)
+}
+
+NOT_APPLICABLE = {
+    "dataframe": "a DataFrame exists only in Python: the CLI commands read files, folders and stores",
+    "evaluate": "evaluate --add-model reads the store its run config names, not a judgments file",
+}
+
+
+def table() -> dict[tuple[str, str], str]:
+    """EXPECTED as {(input, command): code}."""
+    lines = [line.split() for line in EXPECTED.strip().splitlines()]
+    header, rows = lines[0][1:], lines[1:]
+    return {(row[0], command): code for row in rows for command, code in zip(header, row[1:])}
+
+
+CELLS = table()
+INPUT_NAMES = list(dict.fromkeys(name for name, _ in CELLS))
+STORES = ("store-sqlite", "store-postgresql")
+
+
+# --- the registries: every format and command has its cells ------------------------------------------------------
+
+def cli_commands() -> set[str]:
+    """Every command of the Typer app, sub-commands as ``group sub``."""
+    from judgewise.cli.app import build_app
+
+    def walk(group, prefix=""):
+        for name, cmd in group.commands.items():
+            full = f"{prefix}{name}"
+            if hasattr(cmd, "commands"):  # a group (typer may vendor its own click)
+                yield from walk(cmd, full + " ")
+            else:
+                yield full
+    return set(walk(typer.main.get_command(build_app())))
+
+
+def test_every_cell_is_declared():
+    """A registered format, a store kind or a command without its cells in EXPECTED fails here, named."""
+    from judgewise.cli.app import JUDGMENT_COMMANDS, OTHER_COMMANDS
+    from judgewise.io.formats import FORMATS
+
+    unplaced = cli_commands() - set(JUDGMENT_COMMANDS) - set(OTHER_COMMANDS)
+    assert not unplaced, (f"commands {sorted(unplaced)} are in neither JUDGMENT_COMMANDS nor OTHER_COMMANDS of "
+                          "judgewise.cli.app: place each (a command reading judgments gets its matrix column)")
+    columns = {c.replace(" ", "-") for c in JUDGMENT_COMMANDS} | {"api"}
+    assert set(COMMANDS) == columns, f"matrix columns {sorted(set(COMMANDS) ^ columns)} differ from the registry"
+    covered = {fmt for fmt, _ in matrix_inputs.builders(SHARED).values()}
+    missing_formats = sorted(set(FORMATS) - covered)
+    assert not missing_formats, (f"formats {missing_formats} are registered but no input of tests/support/matrix_inputs.py "
+                                 "is one: add a builder and its row in EXPECTED")
+    inputs = set(matrix_inputs.builders(SHARED)) | {"store-postgresql"}
+    missing = sorted(f"{i} × {c}" for i in inputs for c in COMMANDS if (i, c) not in CELLS)
+    assert not missing, f"cells not declared in EXPECTED: {missing}"
+    assert not set(INPUT_NAMES) - inputs, f"EXPECTED rows without an input: {sorted(set(INPUT_NAMES) - inputs)}"
+    bad = {k: v for k, v in CELLS.items() if v not in ("R", "ok", "-") and v.removeprefix("E:") not in ERRORS}
+    assert not bad, f"cells with unknown codes: {bad}"
+
+
+# --- the inputs ----------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, shared) -> dict[str, Path | str]:
+    """Every input of the matrix but the PostgreSQL store, written once for the module."""
+    base = tmp_path_factory.mktemp("matrix")
+    made = {}
+    for name, (_, build) in matrix_inputs.builders(shared).items():
+        folder = base / name
+        folder.mkdir()
+        made[name] = build(folder)
+    return made
+
+
+def postgres_copy(inputs, server) -> str:
+    """The SQLite store copied into a new database of the session's throwaway PostgreSQL server."""
+    url = server.new_database()
+    res = run_cli("store", "copy", inputs["store-sqlite"], url)
+    assert res.returncode == 0, res.stderr
+    return url
+
+
+@pytest.fixture(scope="module")
+def postgres_store(inputs, pg_server) -> str:
+    """The PostgreSQL store the read-only cells share."""
+    return postgres_copy(inputs, pg_server)
+
+
+# --- what a cell does ---------------------------------------------------------------------------------------------
+
+class Cell:
+    """One command run on one input: exit code, stdout, stderr, and the ranking it showed (or None)."""
+
+    def __init__(self, code: int, stdout: str = "", stderr: str = "", ranking: list | None = None,
+                 method: str | None = "bt"):
+        self.code, self.stdout, self.stderr, self.ranking, self.method = code, stdout, stderr, ranking, method
+
+    def error_lines(self) -> list[str]:
+        return [line for line in self.stderr.splitlines() if line.startswith("error:")]
+
+    def __repr__(self) -> str:
+        return f"exit {self.code}\nstdout: {self.stdout[-1500:]}\nstderr: {self.stderr[-3000:]}"
+
+
+def from_process(res, ranking=None, method: str | None = "bt") -> Cell:
+    return Cell(res.returncode, res.stdout, res.stderr, ranking, method)
+
+
+_REFERENCE: dict = {}
+
+
+def reference(path, method: str) -> list[tuple[str, float]]:
+    """``judgewise rank PATH --json --method METHOD``: (model, score) best first."""
+    key = (str(path), method)
+    if key not in _REFERENCE:
+        res = run_cli("rank", path, "--json", "--method", method)
+        assert res.returncode == 0, f"rank failed on {path}: {res.stderr}"
+        _REFERENCE[key] = [(r["model"], r["score"]) for r in json.loads(res.stdout)]
+    return _REFERENCE[key]
+
+
+def run_rank(path, folder: Path) -> Cell:
+    res = run_cli("rank", path, "--json")
+    ranking = [(r["model"], r["score"]) for r in json.loads(res.stdout)] if res.returncode == 0 else None
+    return from_process(res, ranking, method=None)
+
+
+def run_api(path, folder: Path, name: str) -> Cell:
+    """The Python API: ``judgewise.rank(judgewise.read_judgments(source).frame, "bt", ...)`` with what the table
+    says about rating it (Arena-Hard games: strong verdicts weigh 3 and the baseline is pinned, as ``rank`` does)."""
+    import judgewise
+
+    src = pd.read_parquet(path) if name == "dataframe" else path
+    try:
+        table = judgewise.read_judgments(src)
+        pinned = table.extras.get("anchor") if table.extras.get("pin_anchor") else None
+        result = judgewise.rank(table.frame, "bt", weighting=table.extras.get("weighting"), anchor=pinned)
+    except judgewise.JudgewiseError as exc:
+        return Cell(exc.exit_code, stderr=f"error: {exc}")
+    return Cell(0, ranking=[(r["model"], r["score"]) for r in result.to_records()])
+
+
+class _Tables(HTMLParser):
+    """The rows of the first ``<table>`` after the element with id="leaderboard" (cell texts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen, self.depth, self.rows, self.cell = False, 0, [], None
+
+    def handle_starttag(self, tag, attrs):
+        if dict(attrs).get("id") == "leaderboard":
+            self.seen = True
+        if self.seen and tag == "table" and self.depth == 0:
+            self.depth = 1
+        elif self.depth and tag == "tr":
+            self.rows.append([])
+        elif self.depth and tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if self.depth and tag in ("td", "th") and self.cell is not None:
+            self.rows[-1].append(self.cell.strip())
+            self.cell = None
+        elif self.depth and tag == "table":
+            self.depth, self.seen = 0, False
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def leaderboard(page: str) -> list[tuple[str, str]]:
+    """(model, score as shown) of a page's leaderboard table."""
+    parser = _Tables()
+    parser.feed(page)
+    header, *rows = parser.rows or [[]]
+    if "model" not in header:
+        return []
+    m, s = header.index("model"), header.index("score")
+    return [(row[m], row[s]) for row in rows if len(row) > s]
+
+
+def shown_method(page: str) -> str:
+    """The rating method a report or explorer page says it used."""
+    found = re.search(r"judgewise\.ratings\.rank\(method=(?:&#39;|')(\w+)", page) or \
+        re.search(r"method (\w+)", page)
+    return found.group(1) if found else "bt"
+
+
+def run_report(path, folder: Path) -> Cell:
+    out = folder / "report.html"
+    res = run_cli("report", path, "-o", out, "--bootstrap", "0")
+    if res.returncode:
+        return from_process(res)
+    page = out.read_text(encoding="utf-8")
+    failed = re.findall(r'id="(\w+)" data-status="failed"', page)
+    assert not failed, f"report exited 0 with failed sections {failed}"
+    return from_process(res, leaderboard(page), shown_method(page))
+
+
+def run_serve(path, folder: Path) -> Cell:
+    started = forkrun.start(["serve", path, "--port", "0", "--bootstrap", "0"], cwd=folder)
+    try:
+        deadline = time.monotonic() + 300
+        while not (url := re.search(r"http://127\.0\.0\.1:\d+/", started.stdout)):
+            if not started.proc.is_alive() or time.monotonic() > deadline:
+                started.proc.join(5)
+                return Cell(started.proc.exitcode if started.proc.exitcode is not None else -1, started.stdout,
+                            started.stderr)
+            time.sleep(0.05)
+        with urllib.request.urlopen(url.group(0), timeout=60) as resp:
+            page = resp.read().decode("utf-8")
+        with urllib.request.urlopen(url.group(0) + "prompts", timeout=60) as resp:
+            assert resp.status == 200
+        return Cell(0, started.stdout, started.stderr, leaderboard(page), shown_method(page))
+    finally:
+        started.stop()
+
+
+def _correctness(path, folder: Path) -> Path:
+    """A correctness table (prompt_id, model, correct) for every judged prompt and model, or one dummy row."""
+    from judgewise.store.reading import read_judgments_or_store
+
+    try:
+        frame = read_judgments_or_store(path).frame
+        pairs = pd.concat([frame[["prompt_id", "model_a"]].set_axis(["prompt_id", "model"], axis=1),
+                           frame[["prompt_id", "model_b"]].set_axis(["prompt_id", "model"], axis=1)])
+        pairs = pairs.astype(str).drop_duplicates()
+    except Exception:  # noqa: BLE001 — an input that holds no judgments: the command says so itself
+        pairs = pd.DataFrame({"prompt_id": ["p0"], "model": ["m"]})
+    pairs["correct"] = [hash((p, m)) % 2 for p, m in zip(pairs["prompt_id"], pairs["model"])]
+    out = folder / "correct.jsonl"
+    pairs.to_json(out, orient="records", lines=True)
+    return out
+
+
+def run_accuracy(path, folder: Path) -> Cell:
+    res = run_cli("accuracy", path, "--correctness", _correctness(path, folder), "--bootstrap", "0", "--methods", "bt",
+                  "--json")
+    if res.returncode == 0:
+        json.loads(res.stdout)
+    return from_process(res)
+
+
+def run_json(*args) -> Cell:
+    res = run_cli(*args)
+    if res.returncode == 0:
+        json.loads(res.stdout)
+    return from_process(res)
+
+
+def run_store_export(path, folder: Path) -> Cell:
+    out = folder / "export.jsonl"
+    res = run_cli("store", "export", path, "-o", out)
+    if res.returncode:
+        return from_process(res)
+    return from_process(res, [(m, s) for m, s in reference(out, "bt")])
+
+
+def run_evaluate(path, folder: Path, store_sqlite: Path) -> Cell:
+    """``evaluate --add-model`` on the run config that made the store (its store overridden for PostgreSQL)."""
+    extra = ["--store", str(path)] if str(path).startswith("postgresql") else []
+    work = folder / "evaluate"
+    shutil.copytree(Path(store_sqlite).parent, work, dirs_exist_ok=True)
+    res = run_cli("evaluate", "-c", work / "run.yaml", "--add-model", matrix_inputs.NEW_MODEL, "--bootstrap", "0",
+                  "--json", *extra, cwd=work)
+    if res.returncode == 0:
+        placed = json.dumps(json.loads(res.stdout))
+        assert matrix_inputs.NEW_MODEL in placed, f"--add-model did not place {matrix_inputs.NEW_MODEL}: {placed}"
+    return from_process(res)
+
+
+def run_cell(command: str, name: str, path, folder: Path, inputs: dict) -> Cell:
+    if command == "rank":
+        return run_rank(path, folder)
+    if command == "api":
+        return run_api(path, folder, name)
+    if command == "report":
+        return run_report(path, folder)
+    if command == "serve":
+        return run_serve(path, folder)
+    if command == "accuracy":
+        return run_accuracy(path, folder)
+    if command == "store-export":
+        return run_store_export(path, folder)
+    if command == "evaluate":
+        return run_evaluate(path, folder, inputs["store-sqlite"])
+    args = {"diagnose": ("diagnose", path, "--json"), "anchors": ("anchors", path, "--json"),
+            "plan": ("plan", path, "--json"), "store-stats": ("store", "stats", path, "--json")}[command]
+    return run_json(*args)
+
+
+# --- checking a cell against its declaration ------------------------------------------------------------------------
+
+def same_ranking(cell: Cell, expected: list[tuple[str, float]]) -> None:
+    """The cell's ranking equals ``expected``: same models, same order, same scores (to the digits a page shows)."""
+    assert cell.ranking, f"no ranking found in the output\n{cell!r}"
+    assert [m for m, _ in cell.ranking] == [m for m, _ in expected], f"order differs from rank's {expected}"
+    for (model, got), (_, want) in zip(cell.ranking, expected):
+        if isinstance(got, str):  # a page shows the score rounded: equal to the digits shown
+            shown = htmllib.unescape(got).replace(",", "")
+            decimals = len(shown.partition(".")[2])
+            assert float(shown) == pytest.approx(want, abs=0.5 * 10 ** -decimals + 1e-12), \
+                f"{model}: page shows {got}, rank computes {want}"
+        else:
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-9), f"{model}: {got} ≠ rank's {want}"
+
+
+def check(cell: Cell, code: str, path, name: str) -> None:
+    if code.startswith("E:"):
+        assert cell.code != 0, f"expected an error, the command succeeded\n{cell!r}"
+        lines = cell.error_lines()
+        assert len(lines) == 1 and "Traceback" not in cell.stderr, f"expected one error: line\n{cell!r}"
+        assert ERRORS[code[2:]] in lines[0], f"expected {ERRORS[code[2:]]!r} in the error\n{cell!r}"
+        return
+    assert cell.code == 0, f"expected success\n{cell!r}"
+    assert "Traceback" not in cell.stderr, f"a traceback on success\n{cell!r}"
+    if code == "R":
+        if cell.method is None:  # `rank` itself: the reference of the others
+            assert cell.ranking, f"no ranking printed\n{cell!r}"
+        else:
+            same_ranking(cell, reference(path, cell.method))
+
+
+RUN = sorted((i, c) for (i, c), code in CELLS.items() if code != "-")
+WORKERS = 2  # cells run two at a time (each in its own forked process): the matrix takes half the wall time
+
+
+def _outcome(command: str, name: str, path, folder: Path, inputs: dict):
+    """The Cell, or the exception the test's own code raised running it (re-raised by the cell's test)."""
+    try:
+        cell = run_cell(command, name, path, folder, inputs)
+        if cell.code == 0 and CELLS[(name, command)] == "R" and cell.method is not None:
+            reference(path, cell.method)  # warm the cache in the pool too
+        return cell
+    except Exception as exc:  # noqa: BLE001 — reported by the cell's own test
+        return exc
+
+
+@pytest.fixture(scope="module")
+def outcomes(inputs, tmp_path_factory) -> dict:
+    """Every cell but the PostgreSQL ones, run WORKERS at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = tmp_path_factory.mktemp("cells")
+    todo = [(i, c) for i, c in RUN if i in inputs]
+    for i, c in todo:
+        (base / f"{i}-{c}").mkdir()
+    with ThreadPoolExecutor(WORKERS) as pool:
+        futures = {(i, c): pool.submit(_outcome, c, i, inputs[i], base / f"{i}-{c}", inputs) for i, c in todo}
+    return {key: f.result() for key, f in futures.items()}
+
+
+@pytest.mark.parametrize("name,command", [
+    pytest.param(i, c, id=f"{c}-{i}", marks=[pytest.mark.postgres] if i == "store-postgresql" else [])
+    for i, c in RUN])
+def test_cell(name, command, inputs, request, tmp_path):
+    """The cell does what EXPECTED declares (module doc)."""
+    if name == "store-postgresql":  # evaluate --add-model writes: it gets a copy of its own
+        path = postgres_copy(inputs, request.getfixturevalue("pg_server")) if command == "evaluate" else \
+            request.getfixturevalue("postgres_store")
+        outcome = _outcome(command, name, path, tmp_path, inputs)
+    else:
+        path, outcome = inputs[name], request.getfixturevalue("outcomes")[(name, command)]
+    if isinstance(outcome, Exception):
+        raise outcome
+    check(outcome, CELLS[(name, command)], path, name)
