@@ -27,6 +27,7 @@ from judgewise.errors import InputError
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
 from judgewise.store.judgments import STORE_TABLES, check_version, storable_record, stored_version
 from judgewise.store.sqlite import SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names, writable_path
+from judgewise.store.storable import CallCost
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ _UPSERT = (f"INSERT INTO generations ({', '.join(ANSWER_COLUMNS)}) VALUES ({', '
 
 
 @dataclass
-class AnswerRecord:
+class AnswerRecord(CallCost):
     """One finished answer as the store keeps it (``status`` "failed" with its ``error`` when there is none)."""
 
     key: str
@@ -79,12 +80,6 @@ class AnswerRecord:
     text: str | None = None
     error: str | None = None
     finish_reason: str | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
-    latency_s: float = 0.0
-    cost: float = 0.0
-    n_calls: int = 0
-    created_at: float = 0.0
 
     def values(self) -> tuple:
         return tuple(getattr(self, c) for c in ANSWER_COLUMNS)

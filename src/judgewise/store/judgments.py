@@ -39,7 +39,7 @@ import pandas as pd
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
-from judgewise.store.storable import storable
+from judgewise.store.storable import CallCost, storable
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
 from judgewise.store.sqlite import (SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names,
                                    writable_path)
@@ -94,7 +94,7 @@ _UPSERT = (f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) VALUES ({', '.join('?
 
 
 @dataclass
-class GameRecord:
+class GameRecord(CallCost):
     """One finished game as the store keeps it (verdict fields already in model_a's view)."""
 
     key: str
@@ -113,12 +113,6 @@ class GameRecord:
     outcome: float | None = None
     soft: float | None = None
     error: str | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
-    latency_s: float = 0.0
-    cost: float = 0.0
-    n_calls: int = 0
-    created_at: float = 0.0
     mode: str = "pairwise"
     score: float | None = None  # pointwise grades: the rating
     turn: int | None = None  # multi-turn conversations: the turn graded (1-based)
@@ -304,8 +298,10 @@ def storable_record(rec, note_field: str):
 
 @functools.lru_cache(maxsize=None)
 def _defaults(cls: type) -> tuple:
-    """(field name, default or None) of a record dataclass, once per class."""
-    return tuple((f.name, None if f.default is dataclasses.MISSING else f.default) for f in dataclasses.fields(cls))
+    """(field name, default or None) of a record dataclass, once per class, in the order of its row: its own fields,
+    then the keyword-only :class:`~judgewise.store.storable.CallCost` ones."""
+    fields = sorted(dataclasses.fields(cls), key=lambda f: f.kw_only is True)
+    return tuple((f.name, None if f.default is dataclasses.MISSING else f.default) for f in fields)
 
 
 def _storable_number(value) -> bool:

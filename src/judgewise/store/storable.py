@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from judgewise.redaction import scrub
 
@@ -33,3 +34,16 @@ def journal_json(answer) -> str:
     """An answer as the journal stores it: JSON in ASCII (a lone surrogate kept exactly, as ``\\ud800``, where
     UTF-8 has no form for it), scrubbed of secrets (their JSON spellings are among :func:`secret_forms`)."""
     return scrub(json.dumps(answer, default=str))
+
+
+@dataclass(kw_only=True)
+class CallCost:
+    """What one stored call cost and when it was stored: the fields every store record (a judged game, a generated
+    answer) carries after its own. Keyword-only, so a record's own fields keep their positions."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cost: float = 0.0
+    n_calls: int = 0
+    created_at: float = 0.0
