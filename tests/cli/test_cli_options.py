@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 
 from judgewise.cli.options import Seed, flag, options_command
 from judgewise.commands.options import RankOptions
+from tests.support import REPO
 
-CLI = Path(__file__).resolve().parents[1] / "src" / "judgewise" / "cli"
+CLI = REPO / "src" / "judgewise" / "cli"
 
 
 @dataclasses.dataclass(frozen=True)
