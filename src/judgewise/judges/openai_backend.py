@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 from judgewise import __version__
 from judgewise.errors import ConfigError
-from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallError, MalformedResponseError, RetryableCallError)
+from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallError, MalformedResponseError, MessagesJson, RetryableCallError)
 from judgewise.redaction import register_secret, scrub
 from judgewise.judges.http11 import MAX_ANSWER_MB, AnswerTooLarge, Endpoint, HTTPError, ReadTimeout
 from judgewise.judges.llm_judge import PromptTooLongError
@@ -111,6 +111,7 @@ class OpenAIBackend:
         self._in_flight = [0] * len(urls)
         self._cycle = itertools.cycle(range(len(urls)))
         self._body_parts: dict[tuple, tuple[str, str]] = {}  # per-call options → the request body around its messages
+        self._messages_json = MessagesJson(_body_json)  # the messages in the request body, the system prompt's kept
         self.identity = {"backend": "openai", "model": model, "params": dict(sorted(self.params.items())),
                          "logprobs": top_logprobs if logprobs else None}
         if name:
@@ -189,10 +190,10 @@ class OpenAIBackend:
         parameters: the same for every call with these ``options``) encoded once, only the messages each call."""
         parts = self._body_parts.get(options)
         if parts is None:
-            text = json.dumps({**payload, "messages": 0}, ensure_ascii=False)  # "model" first: the marker is ours
+            text = _body_json({**payload, "messages": 0})  # "model" first: the marker is ours
             head, tail = text.split(', "messages": 0', 1)
             parts = self._body_parts[options] = (head + ', "messages": ', tail)
-        return f"{parts[0]}{json.dumps(payload['messages'], ensure_ascii=False)}{parts[1]}".encode()
+        return f"{parts[0]}{self._messages_json(payload['messages'])}{parts[1]}".encode()
 
     def _status_error(self, status: int, message: str, code, headers) -> Exception:
         """The one classification of an HTTP error status (both transports)."""
@@ -299,6 +300,11 @@ class ChatBody:
     finish_reason: str | None = None
     model: str | None = None
     top_logprobs: list[dict[str, float]] | None = None
+
+
+def _body_json(value) -> str:
+    """The JSON of a request body (or a part of it)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _malformed(reason: str, body: bytes | str) -> MalformedResponseError:

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from judgewise.errors import ConfigError
-from judgewise.judges.base import AnswerRefusedError, Backend, Completion, RetryableCallError
+from judgewise.judges.base import AnswerRefusedError, Backend, Completion, MessagesJson, RetryableCallError
 from judgewise.judges.limits import RateLimits
 from judgewise.store.protocol import AnswerJournal
 
@@ -130,6 +130,7 @@ class ScheduledBackend:
         self.identity = backend.identity
         self._identity_json = call_json(self.identity)  # hashed into every call key
         self._options_json: dict[tuple, str] = {}  # call_json of each set of per-call options met, made once
+        self._messages_json = MessagesJson(call_json)  # call_json of the messages, the system prompt's made once
         self.policy = policy or RetryPolicy()
         self.timeout_s = timeout_s
         self.stats = CallStats()
@@ -142,7 +143,7 @@ class ScheduledBackend:
         self.journal: AnswerJournal | None = None  # set by the runner for a run (the store)
 
     def __getattr__(self, name):  # expose the wrapped backend's extras (price, model, ...)
-        if name in ("inner", "journal", "_identity_json", "_options_json"):
+        if name in ("inner", "journal", "_identity_json", "_options_json", "_messages_json"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -166,7 +167,7 @@ class ScheduledBackend:
         options = (type(max_tokens), max_tokens, type(logprobs), logprobs, kw["grammar"])
         if options not in self._options_json:
             self._options_json[options] = call_json(kw)
-        return _key_of(self._identity_json, call_json(messages), self._options_json[options])
+        return _key_of(self._identity_json, self._messages_json(messages), self._options_json[options])
 
     async def _with_retries(self, messages: list[dict], kw: dict) -> Completion:
         est = estimate_tokens(messages) + (kw["max_tokens"] or self.default_max_tokens)
