@@ -30,6 +30,36 @@ class Comparison:
     turns: tuple = ()
 
 
+class MessagesJson:
+    """``encode(messages)`` for a list of chat messages, made from each message's ``encode`` joined as JSON's default
+    separators join a list's items; a system message's text is kept (a template's system prompt, a few kilobytes, is
+    the same every call: encoded once, not for the request body and the call key of every call). ``encode``: a
+    ``json.dumps`` with its options, at most :attr:`MAX_KEPT` system messages kept."""
+
+    MAX_KEPT = 64
+
+    def __init__(self, encode: Any) -> None:
+        self.encode = encode
+        self.kept: dict[tuple, str] = {}
+
+    def __call__(self, messages: Any) -> str:
+        if type(messages) is not list:
+            return self.encode(messages)
+        parts = []
+        for m in messages:
+            if type(m) is dict and len(m) == 2 and m.get("role") == "system" and type(m.get("content")) is str:
+                key = (tuple(m), m["content"])  # its key order too: JSON without sort_keys keeps it
+                text = self.kept.get(key)
+                if text is None:
+                    text = self.encode(m)
+                    if len(self.kept) < self.MAX_KEPT:
+                        self.kept[key] = text
+                parts.append(text)
+            else:
+                parts.append(self.encode(m))
+        return f"[{', '.join(parts)}]"
+
+
 @dataclass
 class Completion:
     """What a backend returned for one call (no secrets, ever)."""

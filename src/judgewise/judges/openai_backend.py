@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 from judgewise import __version__
 from judgewise.errors import ConfigError
-from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallError, MalformedResponseError, RetryableCallError)
+from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallError, MalformedResponseError, MessagesJson, RetryableCallError)
 from judgewise.redaction import register_secret, scrub
 from judgewise.judges.http11 import MAX_ANSWER_MB, AnswerTooLarge, Endpoint, HTTPError, ReadTimeout
 from judgewise.judges.llm_judge import PromptTooLongError
@@ -110,6 +110,8 @@ class OpenAIBackend:
         self._loop = None
         self._in_flight = [0] * len(urls)
         self._cycle = itertools.cycle(range(len(urls)))
+        self._body_parts: dict[tuple, tuple[str, str]] = {}  # per-call options → the request body around its messages
+        self._messages_json = MessagesJson(_body_json)  # the messages in the request body, the system prompt's kept
         self.identity = {"backend": "openai", "model": model, "params": dict(sorted(self.params.items())),
                          "logprobs": top_logprobs if logprobs else None}
         if name:
@@ -161,19 +163,19 @@ class OpenAIBackend:
         self._in_flight[i] += 1
         start = time.perf_counter()
         try:
-            body = await self._post(i, payload)
+            body = await self._post(i, payload, (type(max_tokens), max_tokens, bool(want_logprobs), grammar))
         finally:
             self._in_flight[i] -= 1
         return self._completion(parse_chat_body(body), time.perf_counter() - start)
 
-    async def _post(self, i: int, payload: dict) -> bytes:
+    async def _post(self, i: int, payload: dict, options: tuple) -> bytes:
         """The body of a 2xx answer to the chat-completions POST at endpoint ``i``; any other outcome raised as
-        the error the scheduler acts on."""
+        the error the scheduler acts on. ``options``: the per-call options ``payload`` was made from."""
         endpoint = self._endpoints[i]
         if endpoint is None:
             return await self._sdk_post(i, payload)
         try:
-            response = await endpoint.post("/chat/completions", json.dumps(payload, ensure_ascii=False).encode())
+            response = await endpoint.post("/chat/completions", self._request_body(payload, options))
         except AnswerTooLarge as exc:
             raise AnswerRefusedError(f"answer refused: {exc}") from None
         except HTTPError as exc:
@@ -182,6 +184,16 @@ class OpenAIBackend:
             return response.body
         message, code = _error_text(response.status, response.body, response.headers)
         raise self._status_error(response.status, message, code, response.headers)
+
+    def _request_body(self, payload: dict, options: tuple) -> bytes:
+        """``json.dumps(payload, ensure_ascii=False)``, encoded: the text around the messages (model, sampling
+        parameters: the same for every call with these ``options``) encoded once, only the messages each call."""
+        parts = self._body_parts.get(options)
+        if parts is None:
+            text = _body_json({**payload, "messages": 0})  # "model" first: the marker is ours
+            head, tail = text.split(', "messages": 0', 1)
+            parts = self._body_parts[options] = (head + ', "messages": ', tail)
+        return f"{parts[0]}{self._messages_json(payload['messages'])}{parts[1]}".encode()
 
     def _status_error(self, status: int, message: str, code, headers) -> Exception:
         """The one classification of an HTTP error status (both transports)."""
@@ -288,6 +300,11 @@ class ChatBody:
     finish_reason: str | None = None
     model: str | None = None
     top_logprobs: list[dict[str, float]] | None = None
+
+
+def _body_json(value) -> str:
+    """The JSON of a request body (or a part of it)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _malformed(reason: str, body: bytes | str) -> MalformedResponseError:

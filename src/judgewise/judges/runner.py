@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import hashlib
 import json
 import logging
@@ -587,6 +588,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
     beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
     checkpoints = store.background_checkpoints()  # SQLite: fsyncs off the loop
     checkpoints.__enter__()
+    gc.freeze()  # what exists before the run (modules, inputs) is left out of the collector's scans until it ends
     try:
         if worker:
             job = job_id(keyed, retry_failed)
@@ -602,6 +604,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
         if worker:
             result.by_others = max(0, len(result.judgments) - result.cached - result.judged - result.failed)
     finally:
+        gc.unfreeze()
         beat.cancel()
         checkpoints.__exit__(None, None, None)
         if scheduled is not None:

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from judgewise.errors import ConfigError
-from judgewise.judges.base import AnswerRefusedError, Backend, Completion, RetryableCallError
+from judgewise.judges.base import AnswerRefusedError, Backend, Completion, MessagesJson, RetryableCallError
 from judgewise.judges.limits import RateLimits
 from judgewise.store.protocol import AnswerJournal
 
@@ -52,7 +52,12 @@ def call_key(identity: dict | str, messages: list[dict], **kw) -> str:
     """Content hash of one call: the backend identity, the messages and the per-call options. ``identity`` may be
     given as its :func:`call_json` already (a backend's, encoded once)."""
     identity = identity if isinstance(identity, str) else call_json(identity)
-    payload = f"[{identity}, {call_json(messages)}, {call_json(kw)}]"  # json.dumps of the list, in three parts
+    return _key_of(identity, call_json(messages), call_json(kw))
+
+
+def _key_of(identity_json: str, messages_json: str, options_json: str) -> str:
+    """The call key from the :func:`call_json` of its three parts."""
+    payload = f"[{identity_json}, {messages_json}, {options_json}]"  # json.dumps of the list, in three parts
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -124,6 +129,8 @@ class ScheduledBackend:
         self.inner = backend
         self.identity = backend.identity
         self._identity_json = call_json(self.identity)  # hashed into every call key
+        self._options_json: dict[tuple, str] = {}  # call_json of each set of per-call options met, made once
+        self._messages_json = MessagesJson(call_json)  # call_json of the messages, the system prompt's made once
         self.policy = policy or RetryPolicy()
         self.timeout_s = timeout_s
         self.stats = CallStats()
@@ -136,7 +143,7 @@ class ScheduledBackend:
         self.journal: AnswerJournal | None = None  # set by the runner for a run (the store)
 
     def __getattr__(self, name):  # expose the wrapped backend's extras (price, model, ...)
-        if name in ("inner", "journal", "_identity_json"):
+        if name in ("inner", "journal", "_identity_json", "_options_json", "_messages_json"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -144,7 +151,7 @@ class ScheduledBackend:
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion:
         kw = dict(max_tokens=max_tokens, want_logprobs=want_logprobs, grammar=grammar)
         game, journal = GAME_KEY.get(), self.journal
-        key = call_key(self._identity_json, messages, **kw) if journal is not None and game is not None else None
+        key = self._call_key(messages, kw) if journal is not None and game is not None else None
         held = await off_loop(journal, "held_answer", key) if key is not None else None
         if held is not None:
             self.stats.reused_answers += 1
@@ -153,6 +160,14 @@ class ScheduledBackend:
         if key is not None:  # durable before anything else happens (parse, re-ask, the game's row)
             await off_loop(journal, "hold_answer", game, key, dict(vars(comp)))  # its fields (asdict: 10x the CPU)
         return comp
+
+    def _call_key(self, messages: list[dict], kw: dict) -> str:
+        """:func:`call_key` of this call, with the JSON of the identity and of the options made once."""
+        max_tokens, logprobs = kw["max_tokens"], kw["want_logprobs"]  # with their types: 1 == 1.0 == True, not in JSON
+        options = (type(max_tokens), max_tokens, type(logprobs), logprobs, kw["grammar"])
+        if options not in self._options_json:
+            self._options_json[options] = call_json(kw)
+        return _key_of(self._identity_json, self._messages_json(messages), self._options_json[options])
 
     async def _with_retries(self, messages: list[dict], kw: dict) -> Completion:
         est = estimate_tokens(messages) + (kw["max_tokens"] or self.default_max_tokens)

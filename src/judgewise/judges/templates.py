@@ -166,7 +166,10 @@ class JudgeTemplate:
             if block in ("user", "reask"):
                 raise ConfigError(f"template {self.name!r} ({self.path}) has no {{% block {block} %}}")
             return ""
-        context = compiled.new_context({**self.options, **variables})
+        env, flat = compiled.environment, _flat_globals(self.source, compiled)
+        # what compiled.new_context(vars) builds, with the globals flattened once (not a ChainMap copied per call)
+        context = env.context_class(env, {**flat, **self.options, **variables}, compiled.name, compiled.blocks,
+                                    globals=flat)
         try:
             return "".join(compiled.blocks[block](context)).strip()
         except SecurityError as exc:
@@ -190,6 +193,16 @@ def _compile(source: str) -> jinja2.Template:
     if source not in _COMPILED:
         _COMPILED[source] = _ENV.from_string(source)
     return _COMPILED[source]
+
+
+_FLAT_GLOBALS: dict[str, dict] = {}
+
+
+def _flat_globals(source: str, compiled: jinja2.Template) -> dict:
+    """The compiled template's globals (a ChainMap of its own over the environment's) as one dict, made once."""
+    if source not in _FLAT_GLOBALS:
+        _FLAT_GLOBALS[source] = dict(compiled.globals)
+    return _FLAT_GLOBALS[source]
 
 
 _FIXED_BLOCKS: dict[str, frozenset[str]] = {}

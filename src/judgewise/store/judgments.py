@@ -216,6 +216,7 @@ class JudgmentStore(LeasedSqliteStore):
         """Add another store's rows (``judgewise store copy``): games (a row already judged ok here is kept), run
         facts not set here (never the schema version), journaled answers."""
         rows = [tuple(plain_value(v) for v in r) for r in games[list(GAME_COLUMNS)].itertuples(index=False)]
+        self._journal_empty = False
         with self._write():
             self._db.executemany(_UPSERT, rows)
             self._db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)",

@@ -177,6 +177,8 @@ class LeasedSqliteStore(SqliteStore):
         """:meth:`claim` for each of ``keys`` (its answer for each, in order), in one transaction."""
         now, out = time.time(), []
         with self._write():
+            self._journal_empty = self._held is None and not self._db.execute(
+                f"SELECT EXISTS (SELECT 1 FROM {self.JOURNAL})").fetchone()[0]
             for i in range(0, len(keys), 500):  # three statements a batch of keys, not three a key
                 chunk = keys[i:i + 500]
                 marks = ",".join("?" * len(chunk))
@@ -300,12 +302,17 @@ class LeasedSqliteStore(SqliteStore):
     # finished game costs no journal write. Otherwise it is committed before the game's next call is sent
     # (held_answer runs before each call), or by the loop's next turn (call_soon), or at close: never later.
     _held: list | None = None  # journal rows not committed yet
+    # the journal was empty at the last claim and nothing was journaled here since: no answer to look up (the games
+    # claimed are this process's, and only the process holding a game's claim journals its answers)
+    _journal_empty = False
     _unsettled: set = frozenset()  # type: ignore[assignment]  # games of those rows not waiting in record_soon
 
     def held_answer(self, call_key: str) -> dict | None:
         """A completion received earlier for this call (its result not stored yet), or None. Runs before every call
         is sent, so it first commits the answers held back: a game's earlier answers are durable before its next
         call goes out."""
+        if self._journal_empty:  # the common case: nothing held back, nothing to find
+            return None
         self._flush_journal()
         row = self._db.execute(f"SELECT answer FROM {self.JOURNAL} WHERE call = ?", (call_key,)).fetchone()
         return json.loads(row[0]) if row else None
@@ -322,6 +329,7 @@ class LeasedSqliteStore(SqliteStore):
         if self._held is None:
             self._held, self._unsettled = [], set()
         self._held.append(row)
+        self._journal_empty = False
         if game_key not in self._waiting:
             self._unsettled.add(game_key)
         if loop is None:
