@@ -75,7 +75,7 @@ async def _bare_client_rate(url: str, n: int, concurrency: int) -> float:
 
 
 STAGES = [  # (stage, substrings of "file:function" of the profiled functions that belong to it), first match wins
-    ("store writes (SQLite)", ("judges/store", "judges/sqlite_leases", "sqlite3")),
+    ("store writes (SQLite)", ("store/", "store/leases", "sqlite3")),
     ("templates", ("judges/templates", "jinja2", "<template>")),
     ("parsing the verdict", ("judges/parsing",)),
     ("progress display", ("rich/", "cli/progress")),
