@@ -25,6 +25,7 @@ from judgewise.cli.console import out, piped_width
 from judgewise.cli.evaluate_cmd import print_result, run_evaluation
 from judgewise.cli.options import Output, ShowProgress
 from judgewise.cli.richtext import say
+from judgewise.commands.text import discordant_text
 
 if TYPE_CHECKING:
     from judgewise.commands.demo import DemoRun
@@ -56,22 +57,11 @@ def _replay_part(demo: DemoRun, steps, evaluate) -> None:
     say(out(), f"all {check.all_verdicts:,} recorded verdicts rank the models {' > '.join(check.reference)}; this run "
              f"({demo.replay.calls:,} calls, {demo.replay.calls / check.all_verdicts:.1%} of them) orders {agree} of "
              f"{n_pairs} pairs the same way (Kendall τ {check.tau:.3f})"
-             + _discordant_text(check), label="check (possible here because every verdict is recorded):")
+             + discordant_text(check), label="check (possible here because every verdict is recorded):")
     say(out(), f"{' · '.join(f'{m} {s:.1f}' for m, s in check.published)} (Kendall τ of this run against it: "
              f"{check.tau_published:.3f})", label=f"AlpacaEval's own leaderboard (win rate vs its anchor, all "
                                                     f"{check.published_prompts} instructions):")
     _line(f"part 1 took {demo.timings['replay_s']:.1f}s")
-
-
-def _discordant_text(check) -> str:
-    """"; the other way round: a / b, c / d — …intervals overlap…" or nothing."""
-    if not check.discordant:
-        return ""
-    pairs = [f"{a} / {b}" + ("" if overlap else " (95% intervals apart)")
-             for (a, b), overlap in zip(check.discordant, check.overlapping)]
-    note = ("their 95% intervals overlap, so the table does not claim their order" if all(check.overlapping) else
-            "unmarked pairs: 95% intervals overlap, so the table does not claim their order")
-    return f"; the other way round: {', '.join(pairs)} — {note}"
 
 
 def _embedded_part(demo: DemoRun, steps, evaluate, *, threads: int | None) -> None:
