@@ -2,39 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import typer
 
 from judgewise.cli.options import Alpha, InputFormat, Json, Judge, Power, Seed, Trials, flag, options_command
-from judgewise.cli.richtext import json_text, report_line
+from judgewise.cli.richtext import json_text
 from judgewise.commands.options import PlanOptions
-from judgewise.errors import ConfigError
-
-def _floats(text: str, name: str) -> list[float]:
-    try:
-        values = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"{name} must be comma-separated numbers, got {text!r}") from None
-    if not values:
-        raise ConfigError(f"{name} must list at least one number, got {text!r}")
-    bad = [v for v in values if not math.isfinite(v)]
-    if bad:
-        raise ConfigError(f"{name} must be finite numbers, got {bad[0]} in {text!r}")
-    return values
 
 
-def _whole(text: str, name: str) -> list[int]:
-    """Comma-separated whole numbers (a count: 10.5 models is refused, not truncated)."""
-    values = _floats(text, name)
-    bad = [v for v in values if v != int(v)]
-    if bad:
-        raise ConfigError(f"{name} must be whole numbers, got {bad[0]:g} in {text!r}")
-    return [int(v) for v in values]
-
-
-def _echo(obj, as_json: bool, text: str) -> None:
+def _echo(obj, text: str, as_json: bool) -> None:
+    """Print ``obj`` as JSON with ``--json``, else ``text``."""
     typer.echo(json_text(obj) if as_json else text)
 
 
@@ -53,10 +31,9 @@ def _register_power(app: typer.Typer) -> None:
         as_json: Json = False,
     ) -> None:
         """One-sided sign test sample size: N informative prompts and N_total = N / (1 − tie rate)."""
-        from judgewise.commands.design_studies import sign_test_table
+        from judgewise.commands.design_runs import sign_study  # the commands layer loads pandas (and with it pyarrow)
 
-        table = sign_test_table(_floats(win_rate, "--win-rate"), _floats(tie_rate, "--tie-rate"), alpha, power, exact)
-        _echo(table.as_dict(), as_json, table.to_text())
+        _echo(*sign_study(win_rate, tie_rate, alpha, power, exact), as_json)
 
     @power_app.command("wilcoxon")
     def wilcoxon_command(
@@ -73,22 +50,11 @@ def _register_power(app: typer.Typer) -> None:
         as_json: Json = False,
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
-        import numpy as np
+        # the commands layer loads pandas (and with it pyarrow)
+        from judgewise.commands.design_runs import wilcoxon_study
 
-        from judgewise.commands.design_studies import wilcoxon_pools
-        from judgewise.analysis.power import wilcoxon_power
-        from judgewise.store.reading import read_judgments_or_store
-
-        frame = read_judgments_or_store(path, any_kind=True).frame if path is not None and not distribution else None
-        pools = wilcoxon_pools(path, anchor=anchor, distribution=distribution, effect=effect, width=width,
-                               frame=frame)
-        res = wilcoxon_power(pools, _floats(n_grid, "--n"), alpha, power, simulations,
-                             np.random.default_rng(seed))
-        text = "\n".join([f"Wilcoxon signed-rank (one-sided, pratt), {res.n_distributions} distribution(s), "
-                          f"{simulations} simulations per n"] +
-                         [f"  n={n:>5}  power={p:.3f}" for n, p in zip(res.n_grid, res.power)] +
-                         [f"n_required={res.n_required}"])
-        _echo(res.as_dict(), as_json, text)
+        _echo(*wilcoxon_study(path, anchor=anchor, distribution=distribution, effect=effect, width=width,
+                              n_grid=n_grid, simulations=simulations, alpha=alpha, power=power, seed=seed), as_json)
 
 
 PLAN_FLAGS = {
@@ -116,16 +82,9 @@ def plan_command(
     options: PlanOptions,
 ) -> None:
     """Recommend a design, anchor strategy, prompts and judge calls (Anchor Fig. 5 / §6)."""
-    from judgewise.commands.plan import plan_of, plan_run_config, write_run_config
+    from judgewise.commands.design_runs import plan_study  # the commands layer loads pandas (and with it pyarrow)
 
-    result, measured = plan_of(path, options)
-    lines, obj = ([measured.line()], {**result.as_dict(), "measured": vars(measured)}) if measured else \
-        ([], result.as_dict())
-    if write is not None:
-        cfg = plan_run_config(result, responses=responses, anchor=measured.anchor if measured else None)
-        obj["written"] = str(write_run_config(write, cfg))
-        lines.append(f"run config written: {obj['written']} (design {cfg['design']['name']})")
-    _echo(obj, as_json, "\n".join([result.to_text(), *lines]))
+    _echo(*plan_study(path, options, write=write, responses=responses), as_json)
 
 
 def anchors_command(
@@ -141,13 +100,10 @@ def anchors_command(
     as_json: Json = False,
 ) -> None:
     """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
-    from judgewise.commands.design_studies import anchor_reports_of_file
-    from judgewise.io.tables import ReadReport
-    from judgewise.store.reading import read_rated
+    from judgewise.commands.design_runs import anchors_study  # the commands layer loads pandas (and with it pyarrow)
 
-    rated = read_rated(path, format=format, judge=judge)
-    reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed, rated=rated)
-    _echo(reports.as_dict(), as_json, "\n".join(filter(None, [reports.to_text(), report_line(ReadReport(**reports.read))])))
+    _echo(*anchors_study(path, anchor=anchor, format=format, judge=judge, pilot_prompts=pilot_prompts, seed=seed),
+          as_json)
 
 
 def simulate_command(
@@ -170,16 +126,10 @@ def simulate_command(
     as_json: Json = False,
 ) -> None:
     """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
-    from judgewise.commands.design_studies import adaptive_pool_note, sweep_points
-    from judgewise.analysis.sweeps import run_sweep, summarize
+    from judgewise.commands.design_runs import simulate_study  # the commands layer loads pandas (and with it pyarrow)
 
-    names, sizes = designs.split(","), _whole(prompts, "--prompts")
-    points = sweep_points(names, _whole(n_model, "--n-model"), sizes, _floats(p_judge, "--p-judge"), reference_elo)
-    table = summarize(run_sweep(points, trials, seed, executor, workers, address))
-    truth = ("ground truth: true Elo ratings uniform over [1000, 1500] per trial (Arena-lite §4.2 uses Chatbot "
-             "Arena's); spearman/kendall of each design's ranking against the true ranking")
-    lines = [truth, table.to_string(index=False, float_format="%.3f"), adaptive_pool_note(names, sizes)]
-    _echo(table.to_dict(orient="records"), as_json, "\n".join(filter(None, lines)))
+    _echo(*simulate_study(designs, n_model=n_model, prompts=prompts, p_judge=p_judge, trials=trials, seed=seed,
+                          reference_elo=reference_elo, executor=executor, workers=workers, address=address), as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -20,6 +20,7 @@ from judgewise.cli.richtext import show, split_list
 from judgewise.commands.options import AccuracyOptions
 from judgewise.commands.tables import alignment_blocks, diagnosis_blocks, echo_blocks, report_line
 from judgewise.commands.text import parse_families
+from judgewise.errors import ConfigError
 
 
 def diagnose_command(
@@ -41,7 +42,7 @@ def diagnose_command(
 ) -> None:
     """Bias figures per judge with intervals (position, swap consistency, length, markdown, label
     agreement), echo, judge-gaming flags and warnings."""
-    from judgewise.commands.diagnosis import diagnose_path
+    from judgewise.commands.diagnosis import diagnose_path  # the commands layer loads pandas (and with it pyarrow)
 
     result, table = diagnose_path(judgments, responses, format=format, style_control=style_control,
                                  ci_level=ci_level, seed=seed, skip_invalid=skip_invalid, bootstrap=bootstrap,
@@ -88,7 +89,7 @@ def accuracy_command(
 ) -> None:
     """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
     all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
-    from judgewise.commands.diagnosis import accuracy_of_files
+    from judgewise.commands.diagnosis import accuracy_of_files  # the commands layer loads pandas (and with it pyarrow)
 
     result, table = accuracy_of_files(judgments, correctness, direct, methods=split_list(options.methods),
                                       bootstrap=options.bootstrap, seed=options.seed, ci_level=options.ci_level,
@@ -102,8 +103,6 @@ def accuracy_command(
 
 def _ridge(text: str) -> float | None:
     """``--bt-l2``: a number ≥ 0, or ``auto`` (None)."""
-    from judgewise.errors import ConfigError
-
     if text.strip().lower() == "auto":
         return None
     try:
@@ -128,6 +127,7 @@ def echo_test_command(
     """Echo intervention (Correct-looks-better App. F.2): judge each pair as is, with echo appended to A, and to
     B; report P(A wins) per condition and the contrast P(A | echo on A) − P(A | echo on B) (the paper's sign) with
     the paper's unpaired Wald intervals beside judgewise's paired bootstrap."""
+    # the commands layer loads pandas (and with it pyarrow)
     from judgewise.commands.diagnosis import echo_intervention_of_config
 
     res, run = echo_intervention_of_config(config, text=echo_text, times=times, skip_echoing=not include_echoing,

@@ -46,13 +46,10 @@ def _progress_bar(total: int):
     return bar, update
 
 
-def run_evaluation(cfg, *, progress: bool | None, bootstrap: int, run=None, as_json: bool = False):
-    """``run`` (default :func:`judgewise.evaluate`; ``add_model`` with its options bound) on a loaded config,
+def run_evaluation(cfg, run, *, progress: bool | None, bootstrap: int, as_json: bool = False):
+    """``run`` (:func:`judgewise.evaluate`, or ``add_model`` with its options bound) on a loaded config,
     with the progress bar (stderr, a terminal) or progress lines (any other stderr) as ``progress`` says
     (:func:`~judgewise.cli.progress_lines.progress_mode`; never the bar with ``as_json``)."""
-    from judgewise.pipeline.evaluation import evaluate
-
-    run = run or evaluate
     mode = progress_mode(progress, err())
     if mode == "bar" and as_json:
         mode = None
@@ -97,17 +94,15 @@ def evaluate_command(
 ) -> None:
     """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block; or, with
     --add-model NEW, place NEW into the stored leaderboard."""
-    from judgewise.pipeline import load_with_overrides
-    from judgewise.pipeline.add_model import add_model as place
+    from judgewise.commands.runs import evaluation_of  # the commands layer loads pandas (and with it pyarrow)
 
     quiet_http_logs()
-    cfg = load_with_overrides(config, **options.given())
+    cfg, run = evaluation_of(config, options, add=add_model, insertion=insertion, anchor=anchor)
     if add_model is None and (insertion or anchor):
         raise typer.BadParameter("--insertion / --anchor choose how --add-model places a model; give --add-model")
-    run = None if add_model is None else partial(place, new_model=add_model, insertion=insertion, anchor=anchor)
-    result = run_evaluation(cfg, progress=progress, bootstrap=bootstrap, run=run, as_json=as_json)
+    result = run_evaluation(cfg, run, progress=progress, bootstrap=bootstrap, as_json=as_json)
     if report is not None:
-        from judgewise.report import ReportOptions, write_report
+        from judgewise.report import ReportOptions, write_report  # the report layer loads jinja2 and matplotlib
 
         written = write_report(result.judgments, report, ReportOptions(seed=cfg.seed, title="judgewise evaluate"))
         say(err(), f"report: {written}")

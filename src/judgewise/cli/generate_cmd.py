@@ -18,6 +18,7 @@ from judgewise.cli.judge_cmd import run_with_progress
 from judgewise.cli.options import OVERRIDE_FLAGS, DryRun, Json, RetryFailed, ShowProgress, options_command
 from judgewise.cli.richtext import quiet_http_logs, say
 from judgewise.commands.options import RunOverrides
+from judgewise.commands.text import generate_lines
 
 ANSWERS_OUTPUT = Annotated[str, typer.Option("--output", "-o", help="Answers file (.jsonl/.parquet) or folder "
                                                                      "(overrides).")]
@@ -35,14 +36,11 @@ def generate_command(
 ) -> None:
     """Generate the answers a config asks for (single- or multi-turn), through any OpenAI-compatible endpoint or the
     embedded model; write them as a responses table or Arena-Hard / FastChat answer files."""
-    from judgewise.pipeline.generate import generate
-    from judgewise.pipeline.generate_config import load_generate_with_overrides
-    from judgewise.commands.text import generate_lines
+    from judgewise.commands.runs import generate_of  # the commands layer loads pandas (and with it pyarrow)
 
     quiet_http_logs()
-    cfg = load_generate_with_overrides(config, format=format, **options.given())
-    result = generate(cfg, dry_run=dry_run, on_plan=lambda plan: say(err(), plan.line()),
-                      with_progress=lambda total, run: run_with_progress(progress, total, run, "generating"))
+    result = generate_of(config, options, format=format, dry_run=dry_run, on_plan=lambda plan: say(err(), plan.line()),
+                         with_progress=lambda total, run: run_with_progress(progress, total, run, "generating"))
     if result.dry_run:
         if as_json:
             print(json.dumps({"dry_run": result.plan.as_dict()}))

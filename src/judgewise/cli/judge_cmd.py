@@ -19,6 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from judgewise.cli.console import err, out
 from judgewise.cli.options import (OVERRIDE_FLAGS, Config, DryRun, Json, RetryFailed, ShowProgress,
                                    options_command)
+from judgewise.cli.progress_lines import ProgressLines, progress_mode
+from judgewise.cli.store_cmd import register as register_store
 from judgewise.cli.richtext import quiet_http_logs, say
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.text import summary_lines
@@ -45,25 +47,23 @@ def run_judge(config: Path, overrides: RunOverrides, *, dry_run: bool, progress:
               worker: bool = False, executor: str | None = None, workers: int = 1, address: str | None = None) -> None:
     """The body of ``judgewise judge`` (importable for tests): load the config with the overrides, run it
     (:func:`judgewise.pipeline.run_config`, as a worker with ``worker``), print the plan and the summary."""
-    from judgewise.errors import ConfigError
-    from judgewise.pipeline import RoundsPlan, load_with_overrides, run_config
-    from judgewise.pipeline.workers import as_worker
+    from judgewise.commands import runs  # the commands layer loads pandas (and with it pyarrow)
 
     quiet_http_logs()
-    if executor is None and workers != 1:
-        raise ConfigError(f"--workers {workers}: starting several workers needs --executor ray (or start "
-                          "`judgewise judge --worker` once per worker, on any machine)")
-    cfg = load_with_overrides(config, **overrides.given())
+    cfg = runs.load_judge_config(config, overrides, executor=executor, workers=workers)
+
+    def on_plan(plan) -> None:  # before any call
+        say(err(), plan.line(dry_run))
+
     if executor is not None:
-        return _run_executor(cfg, dry_run=dry_run, executor=executor, workers=workers, address=address,
-                             as_json=as_json)
-    cfg = as_worker(cfg) if worker else cfg
-    outcome = run_config(cfg, dry_run=dry_run, on_plan=lambda plan: say(err(), plan.line(dry_run)),  # before any call
-                         with_progress=lambda total, run: run_with_progress(progress, total, run))
+        summaries = runs.judge_on_executor(cfg, dry_run=dry_run, executor=executor, workers=workers, address=address,
+                                           on_plan=on_plan)
+        return None if summaries is None else _print_workers(summaries, as_json)
+    outcome = runs.judge_config(cfg, dry_run=dry_run, worker=worker, on_plan=on_plan,
+                                with_progress=lambda total, run: run_with_progress(progress, total, run))
     if outcome.dry_run:
         if as_json:
-            extra = {} if isinstance(outcome.plan, RoundsPlan) else {"skipped_comparisons": len(outcome.skipped)}
-            print(json.dumps({"dry_run": outcome.plan.as_dict(), **extra}))
+            print(json.dumps(runs.dry_run_dict(outcome)))
         return
     if as_json:
         print(json.dumps(outcome.summary, default=str))
@@ -73,15 +73,8 @@ def run_judge(config: Path, overrides: RunOverrides, *, dry_run: bool, progress:
     outcome.check()
 
 
-def _run_executor(cfg, *, dry_run: bool, executor: str, workers: int, address: str | None, as_json: bool) -> None:
-    """``--executor ray --workers N``: the plan here, then N workers on the executor; one summary line each."""
-    from judgewise.pipeline import run_config
-    from judgewise.pipeline.workers import run_workers
-
-    run_config(cfg, dry_run=True, on_plan=lambda plan: say(err(), plan.line(dry_run)))  # the workers' plan
-    if dry_run:
-        return
-    summaries = run_workers(cfg, workers, executor=executor, address=address)
+def _print_workers(summaries: list[dict], as_json: bool) -> None:
+    """``--executor ray --workers N``: one summary line per worker and what the store holds."""
     if as_json:
         print(json.dumps(summaries, default=str))
         return
@@ -98,8 +91,6 @@ LINE_WORDS = {"judging": ("judged", "games"), "generating": ("generated", "answe
 def run_with_progress(progress: bool | None, total: int, run, label: str = "judging"):
     """Call ``run(update)`` under a progress bar on a terminal, with progress lines on any other stderr (a log),
     or with neither (:func:`judgewise.cli.progress_lines.progress_mode`)."""
-    from judgewise.cli.progress_lines import ProgressLines, progress_mode
-
     mode = progress_mode(progress, err())
     if mode is None:
         return run(None)
@@ -126,7 +117,5 @@ def register(app: typer.Typer) -> None:
         """Judge the comparisons a config describes; results go to the store as they arrive."""
         run_judge(config, options, dry_run=dry_run, progress=progress, as_json=as_json, worker=worker,
                   executor=executor, workers=workers, address=address)
-
-    from judgewise.cli.store_cmd import register as register_store
 
     register_store(app)

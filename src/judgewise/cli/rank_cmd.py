@@ -76,21 +76,19 @@ def rank_command(
     options: RankOptions,
 ) -> None:
     """Rank models from pairwise judgments (format detected; --format to force)."""
-    from judgewise.commands.ranking import rank_path
-    from judgewise.commands.ranking_files import check_ranking_output, ranking_json, write_ranking
+    from judgewise.commands import ranking, ranking_files  # the commands layer loads pandas (and with it pyarrow)
 
-    check_ranking_output(output)
-    ranked = rank_path(path, options)
-    ranking, table = ranked.ranking, ranked.table
+    ranking_files.check_ranking_output(output)
+    ranked = ranking.rank_path(path, options)
     if output is not None:
-        write_ranking(output, ranked)
+        ranking_files.write_ranking(output, ranked)
     if as_json:
-        typer.echo(ranking_json(ranked))
-        for line in [*ranking_info_lines(ranking)[1:], *input_lines(table)]:
+        typer.echo(ranking_files.ranking_json(ranked))
+        for line in [*ranking_info_lines(ranked.ranking)[1:], *input_lines(ranked.table)]:
             say(err(), line)
     else:
         groups = grouped_blocks(ranked.grouped) if ranked.grouped is not None else []
-        show(piped_width(120), [*groups, *ranking_blocks(ranking, table)])
+        show(piped_width(120), [*groups, *ranking_blocks(ranked.ranking, ranked.table)])
 
 
 def agree_command(
@@ -100,7 +98,7 @@ def agree_command(
     as_json: Json = False,
 ) -> None:
     """Agreement of two rankings over their common models: Kendall τ-b, Spearman ρ, Pearson r, distance."""
-    from judgewise.commands.ranking import agreement_of_files
+    from judgewise.commands.ranking import agreement_of_files  # the commands layer loads pandas (and with it pyarrow)
 
     result = agreement_of_files(a, b, key=key)
     if as_json:

@@ -23,12 +23,12 @@ from judgewise.commands.tables import study_blocks
 from judgewise.commands.text import parse_budgets
 
 
-def _emit_json(data, output: Path | None) -> None:
+def _emit_json(data, output: Path | None = None, write=None) -> None:
+    """``data`` as JSON: written to ``output`` with ``write`` (``commands.json_output.write_json_text``) when
+    given, else on stdout."""
     text = json_text(data, indent=1)
     if output is not None:
-        from judgewise.io.atomic import write_text_atomic
-
-        write_text_atomic(output, text + "\n")
+        write(output, text)
         say(err(), f"wrote {output}")
     else:
         typer.echo(text)
@@ -48,11 +48,12 @@ def select_cmd(
     output: Output = None,
 ) -> None:
     """The items to send to human annotators (Metric Match, Alg. 1, by default); one id per line."""
-    from judgewise.commands.human_validation import select_items
+    # the commands layer loads pandas (and with it pyarrow)
+    from judgewise.commands import human_validation, json_output
 
-    record = select_items(scores, target, budget, metric, method, seed, candidates, human_rater)
+    record = human_validation.select_items(scores, target, budget, metric, method, seed, candidates, human_rater)
     if as_json or output:
-        _emit_json(record, output)
+        _emit_json(record, output, json_output.write_json_text)
     if not as_json:
         for item in record["items"]:
             typer.echo(item)
@@ -76,12 +77,13 @@ def reliability_cmd(
     as_json: Json = False,
 ) -> None:
     """The target judge's reliability against humans: on selected items (estimate) or on all (population)."""
+    # the commands layer loads pandas (and with it pyarrow)
     from judgewise.commands.human_validation import reliability_of_files
 
     record = reliability_of_files(scores, target, split_list(metric), human=human, items=items,
                                   human_rater=human_rater, estimator=estimator)
     if as_json:
-        _emit_json(record, None)
+        _emit_json(record)
         return
     for name, value in record["values"].items():
         how = ""
@@ -122,16 +124,17 @@ def study_cmd(
     options: StudyOptions,
 ) -> None:
     """Estimation error of each selection method against random over trials × budgets (Metric Match §3.3, §4)."""
-    from judgewise.commands.human_validation import study_of_files
+    # the commands layer loads pandas (and with it pyarrow)
+    from judgewise.commands import human_validation, json_output
 
     targets = tuple(t for arg in (target or []) for t in split_list(arg))
     options = replace(options, targets=targets, budgets=tuple(parse_budgets(budgets)),
                       metrics=tuple(split_list(metrics)), methods=tuple(split_list(methods)))
-    summary = study_of_files(scores, options, human=human).as_dict()
+    summary = human_validation.study_of_files(scores, options, human=human).as_dict()
     if output is not None:
-        _emit_json(summary, output)
+        _emit_json(summary, output, json_output.write_json_text)
     if as_json:
-        _emit_json(summary, None)
+        _emit_json(summary)
         return
     show(piped_width(160), study_blocks(summary))
 

@@ -15,7 +15,6 @@ from judgewise.cli.console import err, out
 from judgewise.cli.options import Json, Output
 from judgewise.commands.text import store_stats_lines
 
-
 STORE_HELP = "Store file or postgresql://user@host/db URL."
 
 
@@ -29,7 +28,7 @@ def register(app: typer.Typer) -> None:
                output: Output = ...,
                only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
         """Export the store as the canonical judgments table (one row per game, + store columns)."""
-        from judgewise.store.reading import export_store
+        from judgewise.commands.stores import export_store  # the commands layer loads pandas (and with it pyarrow)
 
         info = export_store(store, output, only_ok=only_ok)
         err().print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
@@ -40,10 +39,9 @@ def register(app: typer.Typer) -> None:
     def stats(store: str = typer.Argument(..., help=STORE_HELP),
               as_json: Json = False) -> None:
         """Counts ok/failed, calls, tokens and cost, by judge and by model."""
-        from judgewise.store.opening import open_store_readonly
+        from judgewise.commands.stores import store_stats  # the commands layer loads pandas (and with it pyarrow)
 
-        with open_store_readonly(store) as st:  # refuses what is not a store, never writes to it
-            s = st.stats()
+        s = store_stats(store)
         if as_json:
             print(json.dumps(s))
             return
@@ -56,7 +54,7 @@ def register(app: typer.Typer) -> None:
              as_json: Json = False) -> None:
         """Copy every game, run fact and journaled answer from one store to another (SQLite <-> PostgreSQL);
         games already judged ok in the target are kept."""
-        from judgewise.store.opening import copy_store
+        from judgewise.commands.stores import copy_store  # the commands layer loads pandas (and with it pyarrow)
 
         info = copy_store(source, target)
         if as_json:

@@ -376,3 +376,15 @@ def generate_lines(s: dict, written: list[str]) -> list[str]:
         lines.append("no output written (set output: or --output); `responses:` of evaluate/judge can name this "
                      "generate config directly")
     return lines
+
+
+def discordant_text(check) -> str:
+    """The demo's pairs this run orders the other way round than all recorded verdicts (``check``: a
+    ``commands.demo.ReplayCheck``): "; the other way round: a / b, c / d — …intervals overlap…" or nothing."""
+    if not check.discordant:
+        return ""
+    pairs = [f"{a} / {b}" + ("" if overlap else " (95% intervals apart)")
+             for (a, b), overlap in zip(check.discordant, check.overlapping)]
+    note = ("their 95% intervals overlap, so the table does not claim their order" if all(check.overlapping) else
+            "unmarked pairs: 95% intervals overlap, so the table does not claim their order")
+    return f"; the other way round: {', '.join(pairs)} — {note}"
