@@ -14,8 +14,8 @@ from tests.support import REPO
 
 #: never loaded by ``import judgewise`` or by a help page
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "numba", "openai")
-#: never loaded by ``rank`` of a battles file: it reads, codes and fits, nothing else
-NOT_FOR_RANK = ("numba", "openai", "jinja2", "psycopg", "matplotlib", "ray")
+#: never loaded by ``rank`` of a battles file: it reads, codes and fits, nothing else (scipy: only a bootstrap)
+NOT_FOR_RANK = ("numba", "openai", "jinja2", "psycopg", "matplotlib", "ray", "scipy")
 
 
 def _loaded_after(code: str, *args: str) -> tuple[list[str], subprocess.CompletedProcess]:

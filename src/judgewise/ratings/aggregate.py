@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from scipy import sparse
 
 from judgewise.ratings.encode import EncodedJudgments
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 
 @dataclass
@@ -36,6 +40,8 @@ class BattleCategories:
 
     def prompt_counts(self, prompt: np.ndarray, n_prompts: int) -> sparse.csr_matrix:
         """Sparse (prompts × categories) matrix: how often each category occurs on each prompt."""
+        from scipy import sparse  # on use (a bootstrap): its import is a fifth of a second of every command
+
         ones = np.ones(len(prompt))
         return sparse.csr_matrix((ones, (prompt, self.of_row)), shape=(n_prompts, self.n_categories))
 
@@ -126,6 +132,8 @@ def pair_stats_matrix(cats: BattleCategories) -> tuple[sparse.csr_matrix, np.nda
     ``counts @ matrix`` gives the stacked ``[wins, total]`` vector for any vector of category counts, so one
     sparse product turns a batch of bootstrap draws into a batch of pair statistics.
     """
+    from scipy import sparse  # on use (a bootstrap): its import is a fifth of a second of every command
+
     pair_of_cat, lo, hi = pair_index(cats)
     real = np.flatnonzero(pair_of_cat >= 0)
     p = len(lo)
@@ -136,8 +144,12 @@ def pair_stats_matrix(cats: BattleCategories) -> tuple[sparse.csr_matrix, np.nda
 
 
 def pair_counts(cats: BattleCategories) -> PairCounts:
-    """Sufficient statistics of the whole table (self-comparisons carry no information and are left out)."""
-    matrix, lo, hi = pair_stats_matrix(cats)
-    stats = matrix.T @ cats.count
+    """Sufficient statistics of the whole table (self-comparisons carry no information and are left out):
+    ``cats.count @ pair_stats_matrix(cats)``, summed by ``np.bincount`` in the product's order (categories in
+    turn), so the same numbers without scipy."""
+    pair_of_cat, lo, hi = pair_index(cats)
+    real = np.flatnonzero(pair_of_cat >= 0)
+    pair, weight, count = pair_of_cat[real], cats.weight[real], cats.count[real]
     p = len(lo)
-    return PairCounts(lo, hi, stats[:p], stats[p:], cats.n_models)
+    wins = np.bincount(pair, weight * cats.o_lo[real] * count, p)
+    return PairCounts(lo, hi, wins, np.bincount(pair, weight * count, p), cats.n_models)

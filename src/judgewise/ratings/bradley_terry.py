@@ -29,15 +29,14 @@ import logging
 import math
 
 import numpy as np
-from scipy import sparse
-from scipy.special import expit
 
 from judgewise.errors import ConfigError, RatingError
 from judgewise.ratings.aggregate import PairCounts, pair_counts, pair_stats_matrix
 from judgewise.ratings.contextual_bt import contextual_features, contextual_result
 from judgewise.ratings.features import has_style_metadata
 from judgewise.ratings.features import style_definition as style_spec
-from judgewise.ratings.graph import components, describe_components, require_connected
+from judgewise.ratings.graph import components, describe_components, is_connected, require_connected
+from judgewise.ratings.logistic import expit
 from judgewise.ratings.method import MethodResult, StatsForm
 
 log = logging.getLogger(__name__)
@@ -55,12 +54,10 @@ def neg_log_likelihood(theta: np.ndarray, pc: PairCounts, l2: float = 0.0) -> tu
     return loss, grad
 
 
-def _beat_components(pc: PairCounts) -> tuple[int, np.ndarray]:
-    """Strongly connected components of the "beat" graph: edge i→j when i took some win-share from j."""
+def _beat_graph(pc: PairCounts) -> tuple[np.ndarray, np.ndarray]:
+    """Edges (rows → cols) of the "beat" graph: i→j when i took some win-share from j."""
     lo_won, hi_won = pc.wins > 0, pc.total - pc.wins > 0
-    rows = np.concatenate([pc.lo[lo_won], pc.hi[hi_won]])
-    cols = np.concatenate([pc.hi[lo_won], pc.lo[hi_won]])
-    return components(rows, cols, pc.n_models, directed=True)
+    return np.concatenate([pc.lo[lo_won], pc.hi[hi_won]]), np.concatenate([pc.hi[lo_won], pc.lo[hi_won]])
 
 
 WEAK_PRIOR_L2 = 1e-2  # the one weak ridge: N(0, 10²) prior on each log-odds score (module docstring)
@@ -69,7 +66,10 @@ SEPARATION_L2 = WEAK_PRIOR_L2  # used by default only when the MLE does not exis
 
 def separation(pc: PairCounts, models: list[str]) -> str | None:
     """None when the BT MLE exists on connected counts; else the groups that never lost/won across (described)."""
-    n, groups = _beat_components(pc)
+    rows, cols = _beat_graph(pc)
+    if is_connected(rows, cols, pc.n_models, directed=True):
+        return None
+    n, groups = components(rows, cols, pc.n_models, directed=True)
     return describe_components(groups, n, models) if n > 1 else None
 
 
@@ -137,21 +137,40 @@ def fit_lbfgs(pc: PairCounts, l2: float = 0.0, theta0: np.ndarray | None = None,
     return theta - theta.mean() if l2 == 0 else theta
 
 
-def _incidence(pc: PairCounts, sign: float) -> sparse.csr_matrix:
-    """Sparse (models × pairs) matrix with +1 at each pair's lo and ``sign`` at its hi."""
-    p = pc.n_pairs
-    cols = np.concatenate([np.arange(p), np.arange(p)])
-    vals = np.concatenate([np.ones(p), np.full(p, sign)])
-    return sparse.csr_matrix((vals, (np.concatenate([pc.lo, pc.hi]), cols)), shape=(pc.n_models, p))
+class Incidence:
+    """The (models × pairs) matrix with +1 at each pair's lo and ``sign`` at its hi, applied to a batch of per-pair
+    values: ``incidence(x)`` = (matrix @ xᵀ)ᵀ for x (B × pairs), per model the sum over its pairs.
+
+    One row (the point fit of every ``rank``) is summed by ``np.bincount`` over the entries in pair order — the
+    additions of scipy's sparse product in its order, so the same numbers without importing scipy.sparse (a fifth
+    of a second); a batch (the bootstrap's replicates) by that sparse product, the matrix built on first use.
+    """
+
+    def __init__(self, pc: PairCounts, sign: float):
+        self.pc, self.sign = pc, sign
+        self.ends = np.column_stack([pc.lo, pc.hi]).ravel()  # pair 0's lo, its hi, pair 1's lo, ...
+        self.signs = np.tile([1.0, sign], pc.n_pairs)
+        self.matrix = None
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        if x.shape[0] == 1:
+            return np.bincount(self.ends, self.signs * np.repeat(x[0], 2), self.pc.n_models)[None, :]
+        if self.matrix is None:
+            from scipy import sparse
+
+            p = self.pc.n_pairs
+            self.matrix = sparse.csr_matrix((self.signs, (self.ends, np.repeat(np.arange(p), 2))),
+                                            shape=(self.pc.n_models, p))
+        return (self.matrix @ x.T).T
 
 
-def _hessians(h: np.ndarray, pc: PairCounts, l2: float, ends: sparse.csr_matrix) -> np.ndarray:
+def _hessians(h: np.ndarray, pc: PairCounts, l2: float, ends: Incidence) -> np.ndarray:
     """Batch of BT Hessians (weighted graph Laplacians, + l2·I) from per-pair curvatures ``h`` (B × pairs)."""
     m = pc.n_models
     hess = np.zeros((h.shape[0], m * m))
     hess[:, pc.lo * m + pc.hi] = -h
     hess[:, pc.hi * m + pc.lo] = -h
-    diag = (ends @ h.T).T
+    diag = ends(h)
     hess = hess.reshape(-1, m, m)
     idx = np.arange(m)
     # + a tiny ridge: keeps separated replicates (p(1 − p) underflowing to 0) solvable; a fixed point is unchanged
@@ -161,10 +180,10 @@ def _hessians(h: np.ndarray, pc: PairCounts, l2: float, ends: sparse.csr_matrix)
     return hess
 
 
-def _gradients(theta, wins, total, pc: PairCounts, l2: float, signed) -> tuple[np.ndarray, np.ndarray]:
+def _gradients(theta, wins, total, pc: PairCounts, l2: float, signed: Incidence) -> tuple[np.ndarray, np.ndarray]:
     """Batch gradients of the negative log-likelihood (B × models) and win probabilities (B × pairs)."""
     p = expit(theta[:, pc.lo] - theta[:, pc.hi])
-    return (signed @ (total * p - wins).T).T + l2 * theta, p
+    return signed(total * p - wins) + l2 * theta, p
 
 
 def _capped(step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -176,7 +195,7 @@ def _capped(step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def chord_inverse(pc: PairCounts, theta: np.ndarray, l2: float = 0.0) -> np.ndarray:
     """Inverse of the (gauge-fixed) BT Hessian of the counts ``pc`` at ``theta``."""
     p = expit(theta[pc.lo] - theta[pc.hi])
-    return np.linalg.inv(_hessians((pc.total * p * (1 - p))[None, :], pc, l2, _incidence(pc, 1.0))[0])
+    return np.linalg.inv(_hessians((pc.total * p * (1 - p))[None, :], pc, l2, Incidence(pc, 1.0))[0])
 
 
 def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np.ndarray, l2: float = 0.0,
@@ -193,7 +212,7 @@ def newton_batch(pc: PairCounts, theta0: np.ndarray, wins: np.ndarray, total: np
     which keeps fits on (near-)separated replicates finite. Returns (θ: B × models, converged: B).
     """
     theta = np.array(np.broadcast_to(theta0, (wins.shape[0], pc.n_models)), dtype=np.float64)
-    signed, ends = _incidence(pc, -1.0), _incidence(pc, 1.0)
+    signed, ends = Incidence(pc, -1.0), Incidence(pc, 1.0)
     active = np.ones(len(theta), dtype=bool)
     if chord_iter is None:
         chord_iter = 40 if inverse is not None else 0
@@ -286,9 +305,9 @@ def style_info(spec, responses) -> dict:
 
 
 def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale) -> "StatsForm":
-    """Bootstrap form: category counts → pair [wins | total] → batched Newton warm-started at the point θ."""
-    matrix, lo, hi = pair_stats_matrix(data.cats)
-    p = len(lo)
+    """Bootstrap form: category counts → pair [wins | total] (the pairs of ``pc``) → batched Newton warm-started
+    at the point θ."""
+    p = pc.n_pairs
     inverse = []  # computed on first use, i.e. only when a bootstrap runs
 
     def from_stats(stats: np.ndarray) -> np.ndarray:
@@ -298,7 +317,7 @@ def _bt_stats_form(data, pc: PairCounts, theta: np.ndarray, l2: float, to_scale)
         form.failures.append(int((~converged).sum()))  # e.g. a replicate where some model never lost
         return to_scale(fits)
 
-    form = StatsForm(matrix, from_stats)
+    form = StatsForm(lambda: pair_stats_matrix(data.cats)[0], from_stats)
     return form
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.schema import require_columns
 from judgewise.ratings.encode import EncodedJudgments
 from judgewise.ratings.features import STYLE_FEATURES, self_preference, style_differences
+from judgewise.ratings.logistic import expit
 from judgewise.ratings.method import MethodResult
 
 

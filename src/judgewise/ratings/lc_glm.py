@@ -23,7 +23,8 @@ the difficulty table when weights are given (its ``predict_winrate``, with the a
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+
+from judgewise.ratings.logistic import expit
 
 CS = np.logspace(-4, 4, 10)  # AlpacaEval's LogisticRegressionCV default grid (Cs=10)
 N_SPLITS = 5

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from judgewise.errors import ConfigError, InputError, RatingError
 from judgewise.ratings.lc_glm import fit_glm, lc_from_weights, length_feature
 from judgewise.ratings.lc_inputs import align_difficulty, model_weights
+from judgewise.ratings.logistic import expit
 from judgewise.ratings.method import MethodResult, RatingData
 from judgewise.ratings.winrate import oriented_rows, require_anchor
 

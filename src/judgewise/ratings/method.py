@@ -10,27 +10,38 @@ with ``refit_batch`` fitting a whole batch of replicates' multiplicities in one 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from judgewise.ratings.aggregate import BattleCategories, battle_categories
 from judgewise.ratings.encode import EncodedJudgments
 
+if TYPE_CHECKING:
+    from scipy import sparse
 
-@dataclass
+
 class StatsForm:
     """Scores as a function of summed category statistics: ``from_stats(counts @ matrix)`` for a batch of counts.
 
-    ``matrix`` is (battle categories × statistics); ``from_stats`` maps a (B × statistics) array to (B × models).
-    ``failures`` collects, per batch, how many replicates the method could not fit to convergence.
+    ``matrix`` is (battle categories × statistics), a scipy sparse matrix, or a function that builds it: then it
+    is built on the first read of ``form.matrix`` (by a bootstrap), so a rating without one does not import
+    scipy.sparse. ``from_stats`` maps a (B × statistics) array to (B × models). ``failures`` collects, per batch,
+    how many replicates the method could not fit to convergence.
     """
 
-    matrix: sparse.csr_matrix
-    from_stats: Callable[[np.ndarray], np.ndarray]
-    failures: list[int] = field(default_factory=list)
+    def __init__(self, matrix: sparse.csr_matrix | Callable[[], sparse.csr_matrix],
+                 from_stats: Callable[[np.ndarray], np.ndarray], failures: list[int] | None = None):
+        self._matrix = matrix
+        self.from_stats = from_stats
+        self.failures = [] if failures is None else failures
+
+    @property
+    def matrix(self) -> sparse.csr_matrix:
+        if callable(self._matrix):
+            self._matrix = self._matrix()
+        return self._matrix
 
 
 @dataclass

@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from scipy import sparse
 
 from judgewise.errors import ConfigError, RatingError
 from judgewise.io import schema
@@ -124,8 +123,11 @@ def anchor_position(win_rates: np.ndarray, anchor: int, anchor_score: str) -> fl
     return 100.0 - np.nanmean(others, axis=-1)
 
 
-def _stats_form(data: RatingData, anchor: int, anchor_score: str) -> StatsForm:
-    """Category → [Σw·o | Σw] per model, so bootstrap replicates are one sparse product."""
+def _anchor_matrix(data: RatingData, anchor: int):
+    """Sparse (categories × 2·models) map from one occurrence of a category to [Σw·o | Σw] of its model against
+    the anchor."""
+    from scipy import sparse  # on use (a bootstrap): its import is a fifth of a second of every command
+
     cats, m = data.cats, data.enc.n_models
     use_lo = (cats.hi == anchor) & (cats.lo != anchor)
     use_hi = (cats.lo == anchor) & (cats.hi != anchor)
@@ -134,7 +136,13 @@ def _stats_form(data: RatingData, anchor: int, anchor_score: str) -> StatsForm:
     o = np.concatenate([cats.o_lo[use_lo], 1.0 - cats.o_lo[use_hi]])
     w = cats.weight[k]
     rows, cols = np.concatenate([k, k]), np.concatenate([model, m + model])
-    matrix = sparse.csr_matrix((np.concatenate([w * o, w]), (rows, cols)), shape=(cats.n_categories, 2 * m))
+    return sparse.csr_matrix((np.concatenate([w * o, w]), (rows, cols)), shape=(cats.n_categories, 2 * m))
+
+
+def _stats_form(data: RatingData, anchor: int, anchor_score: str) -> StatsForm:
+    """Category → [Σw·o | Σw] per model (:func:`_anchor_matrix`, built if a bootstrap runs), so bootstrap
+    replicates are one sparse product."""
+    m = data.enc.n_models
 
     def from_stats(stats: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -142,7 +150,7 @@ def _stats_form(data: RatingData, anchor: int, anchor_score: str) -> StatsForm:
         rates[:, anchor] = anchor_position(rates, anchor, anchor_score)
         return rates
 
-    return StatsForm(matrix, from_stats)
+    return StatsForm(lambda: _anchor_matrix(data, anchor), from_stats)
 
 
 def winrate(data: RatingData, *, anchor_score: str = "self") -> MethodResult:
@@ -172,8 +180,10 @@ def winrate(data: RatingData, *, anchor_score: str = "self") -> MethodResult:
     return MethodResult(scores, table, info, n=n, stats=_stats_form(data, anchor, anchor_score))
 
 
-def _share_stats_form(data: RatingData) -> StatsForm:
-    """Category → [Σw·o | Σw] per model over both sides of every game (bootstrap of :func:`winshare`)."""
+def _share_matrix(data: RatingData):
+    """Sparse (categories × 2·models) map from one occurrence of a category to [Σw·o | Σw] of both its models."""
+    from scipy import sparse  # on use (a bootstrap): its import is a fifth of a second of every command
+
     cats, m = data.cats, data.enc.n_models
     k = np.arange(cats.n_categories)
     ok = cats.lo != cats.hi
@@ -182,13 +192,19 @@ def _share_stats_form(data: RatingData) -> StatsForm:
     rows = np.concatenate([k, k, k, k])
     cols = np.concatenate([cats.lo[k], cats.hi[k], m + cats.lo[k], m + cats.hi[k]])
     vals = np.concatenate([w * o, w * (1.0 - o), w, w])
-    matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(cats.n_categories, 2 * m))
+    return sparse.csr_matrix((vals, (rows, cols)), shape=(cats.n_categories, 2 * m))
+
+
+def _share_stats_form(data: RatingData) -> StatsForm:
+    """Category → [Σw·o | Σw] per model over both sides of every game (bootstrap of :func:`winshare`;
+    :func:`_share_matrix`, built if a bootstrap runs)."""
+    m = data.enc.n_models
 
     def from_stats(stats: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return 100.0 * stats[:, :m] / stats[:, m:]
 
-    return StatsForm(matrix, from_stats)
+    return StatsForm(lambda: _share_matrix(data), from_stats)
 
 
 def winshare(data: RatingData) -> MethodResult:
