@@ -15,6 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from judgewise.errors import ConfigError
+from judgewise.io import read_judgments
+from judgewise.pipeline.config import load_config
+from judgewise.ratings import rank
+from judgewise.ratings.agreement import kendall_tau_b
 
 REPLAY_CONFIG = "evaluate-replay.yaml"
 EMBEDDED_CONFIG = "evaluate-embedded.yaml"
@@ -81,8 +85,6 @@ def find_examples(path: Path | None = None) -> Path:
 def fresh_config(path: Path, store: Path, **changes):
     """The run config at ``path`` with its store at ``store`` (removed first, so the run judges from nothing) and
     ``changes`` (e.g. ``budget``) applied."""
-    from judgewise.pipeline.config import load_config
-
     store.parent.mkdir(parents=True, exist_ok=True)
     for leftover in (store, *store.parent.glob(store.name + "-*")):  # the SQLite file and its -wal/-shm
         leftover.unlink(missing_ok=True)
@@ -92,10 +94,6 @@ def fresh_config(path: Path, store: Path, **changes):
 def replay_check(result, cfg) -> ReplayCheck:
     """Compare an evaluation judged by the replay judge with the ranking of every verdict the judge holds (BT with
     the same ridge, one answer order) and with AlpacaEval's win rate on the slice the config names."""
-    from judgewise.io import read_judgments
-    from judgewise.ratings import rank
-    from judgewise.ratings.agreement import kendall_tau_b
-
     recorded = read_judgments(cfg.judge["judgments"]).frame
     one_order = recorded[recorded["first"].astype(str) == recorded["model_a"].astype(str)]
     models = list(result.ranking.models)

@@ -14,7 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.analysis.anchor_experiments import pilot, several_anchor_estimates
+from judgewise.analysis.anchor_selection import QuadraticData, likely_anchors, report_from_judgments, verdict_matrix
+from judgewise.analysis.power import (check_edge_window, distribution_from_probabilities, edge_in_window,
+                                      sign_test_sample_size)
+from judgewise.analysis.sweeps import SweepPoint
+from judgewise.designs import DESIGNS
 from judgewise.errors import ConfigError
+from judgewise.io import read_any, read_judgments
+from judgewise.ratings.bootstrap import rng_from_seed
 
 SIGN_LABELS = {"normal": "normal approximation, rounded up (Anchor Table 2)",
                "exact": "exact binomial (smallest n reaching the power)"}
@@ -63,8 +71,6 @@ def sign_test_table(win_rates: list[float], tie_rates: list[float], alpha: float
         ``rows``: :meth:`SignTestSize.as_dict` of the chosen method with its ``label``, plus the other method's
         ``{n_informative, n_total, label}`` under its name (``"normal"`` or ``"exact"``).
     """
-    from judgewise.analysis.power import sign_test_sample_size
-
     rows = []
     for w in win_rates:
         for t in tie_rates:
@@ -93,9 +99,6 @@ def edge_pools(frame: pd.DataFrame, anchor: str, effect: float = 0.05, width: fl
     list of ndarray
         One array of finite per-prompt differences per pair kept (possibly empty).
     """
-    from judgewise.analysis.anchor_selection import verdict_matrix
-    from judgewise.analysis.power import check_edge_window, edge_in_window
-
     check_edge_window(effect, width)
     column = "verdict" if "verdict" in frame.columns and frame["verdict"].notna().any() else "outcome"
     v, _, _ = verdict_matrix(frame, anchor, column)
@@ -120,9 +123,6 @@ def edge_pools_of_file(path: Path, anchor: str | None = None, effect: float = 0.
     ConfigError
         No anchor found, or no pair with an edge in the interval.
     """
-    from judgewise.analysis.anchor_selection import likely_anchors
-    from judgewise.io import read_any
-
     frame = read_any(path).frame if frame is None else frame
     anchor = anchor or (likely_anchors(frame) or [None])[0]
     if anchor is None:
@@ -143,8 +143,6 @@ def wilcoxon_pools(path: Path | None = None, *, anchor: str | None = None, distr
     ConfigError
         An edge window outside [0, 0.5], a malformed distribution, or neither a distribution nor a file.
     """
-    from judgewise.analysis.power import check_edge_window, distribution_from_probabilities
-
     check_edge_window(effect, width)
     if distribution:
         try:
@@ -229,11 +227,6 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
     ``rated``: (frame, table) already read, e.g. from a judging store by the pipeline's one reader
     (``judgewise.store.reading.read_rated``); default: read ``path`` with :func:`judgewise.io.read_judgments`.
     """
-    from judgewise.analysis.anchor_experiments import pilot
-    from judgewise.analysis.anchor_selection import QuadraticData, likely_anchors, report_from_judgments
-    from judgewise.io import read_judgments
-    from judgewise.ratings.bootstrap import rng_from_seed
-
     rng = rng_from_seed(seed)
     if pilot_prompts < 1:
         raise ConfigError(f"--pilot-prompts must be ≥ 1, got {pilot_prompts}")
@@ -246,8 +239,6 @@ def anchor_reports_of_file(path: Path, anchor: str | None = None, pilot_prompts:
         raise ConfigError(f"--anchor must list distinct model names, comma-separated, got {anchor!r}")
     out = AnchorReports(str(path), table.report.as_dict(), [report_from_judgments(frame, a).as_dict() for a in anchors])
     if len(anchors) >= 2:
-        from judgewise.analysis.anchor_experiments import several_anchor_estimates
-
         out.several = several_anchor_estimates(frame, anchors)
     if not anchor and not anchors:
         res = pilot(QuadraticData(frame), pilot_prompts, rng, judgments=frame)
@@ -276,9 +267,6 @@ def sweep_points(designs: list[str], n_models: list[int], prompts: list[int], p_
     ConfigError
         An unknown design.
     """
-    from judgewise.analysis.sweeps import SweepPoint
-    from judgewise.designs import DESIGNS
-
     if not math.isfinite(reference_elo):
         raise ConfigError(f"--reference-elo must be a finite Elo rating, got {reference_elo}")
     twice = sorted({name for name in designs if designs.count(name) > 1})

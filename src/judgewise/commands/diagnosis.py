@@ -6,9 +6,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgewise.analysis.accuracy import ground_truth_accuracy, refuse_repeated_answers
+from judgewise.analysis.alignment import accuracy_alignment, check_methods
+from judgewise.analysis.diagnostics import diagnose, with_truth
+from judgewise.analysis.echo_intervention import run_echo_intervention
 from judgewise.errors import ConfigError, InputError
+from judgewise.io import read_responses
 from judgewise.io.containers import read_table
+from judgewise.io.provenance import judge_groups, label_judges, note_dropped, select_judge
+from judgewise.io.schema import require_matching_responses
 from judgewise.io.tables import Table
+from judgewise.pipeline.job import build_job
+from judgewise.store.reading import is_store, read_grades, read_judgments_or_store, read_rated
+
 
 def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str | None = None,
                   style_control: bool = True, ci_level: float = 0.95, seed: int = 0, skip_invalid: bool = False,
@@ -40,12 +50,6 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
     ConfigError
         Bad options, or an input that is not a judgments table.
     """
-    from judgewise.analysis.diagnostics import diagnose, with_truth
-    from judgewise.io import read_responses
-    from judgewise.io.schema import require_matching_responses
-    from judgewise.io.provenance import judge_groups, label_judges, note_dropped, select_judge
-    from judgewise.store.reading import read_judgments_or_store
-
     if not 0 < ci_level < 1 or bootstrap < 0:
         raise ConfigError(f"--ci-level must be in (0, 1) and --bootstrap ≥ 0, got {ci_level}, {bootstrap}")
     table = read_judgments_or_store(path, format=format, skip_invalid=skip_invalid, any_kind=True)
@@ -75,8 +79,6 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
 def direct_grades(path: Path) -> pd.DataFrame:
     """A direct judge's grades (``prompt_id, model, label``): a table file, or the judging store of a
     ``judge.mode: single`` run with the ``direct_correctness`` template (its grades' labels)."""
-    from judgewise.store.reading import is_store, read_grades
-
     if is_store(path):
         table = read_grades(path, only_grades=False)
         if table is None:
@@ -126,10 +128,6 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     -------
     (AccuracyAlignment, Table)
     """
-    from judgewise.analysis.accuracy import ground_truth_accuracy, refuse_repeated_answers
-    from judgewise.analysis.alignment import accuracy_alignment, check_methods
-    from judgewise.store.reading import read_rated
-
     if bootstrap < 0 or not 0 < ci_level < 1:
         raise ConfigError(f"--bootstrap must be ≥ 0 and --ci-level in (0, 1); got {bootstrap}, {ci_level}")
     check_methods(methods, "--methods")  # before any file is read: the option is what is wrong
@@ -169,9 +167,6 @@ def echo_intervention_of_config(config, *, text: str = "paper", times: int = 3, 
     -------
     (EchoIntervention, RunResult)
     """
-    from judgewise.analysis.echo_intervention import run_echo_intervention
-    from judgewise.pipeline.job import build_job
-
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be ≥ 1, got {limit}")
     job = build_job(config)

@@ -14,8 +14,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgewise.analysis.reliability import get_metric
+from judgewise.analysis.selection import get_strategy, inter_model
+from judgewise.analysis.study import (StudyResult, pool_from_scores, refuse_repeated_targets, run_study,
+                                      warn_human_outside)
 from judgewise.commands.options import StudyOptions
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.containers import decode_utf8, parse_json, read_bytes
+from judgewise.io.readers import read_scores
+from judgewise.io.tables import ReadReport
+from judgewise.io.validate import Validator, show
+from judgewise.ratings.bootstrap import rng_from_seed
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +48,6 @@ def read_score_tables(scores: Path, human: Path | None = None) -> tuple[pd.DataF
     InputError
         A bad file, or a HUMAN table holding several raters.
     """
-    from judgewise.io.readers import read_scores
-
     table = read_scores(scores)
     log.debug("read %d score rows from %s [%s]", table.report.rows_used, scores, table.report.format)
     if human is None:
@@ -55,8 +62,6 @@ def read_score_tables(scores: Path, human: Path | None = None) -> tuple[pd.DataF
 
 def score_pool_of_files(scores: Path, human: Path | None, target: str | None, human_rater: str = "human"):
     """Read SCORES (and HUMAN) into a :class:`~judgewise.analysis.study.ScorePool` of the target's items."""
-    from judgewise.analysis.study import pool_from_scores
-
     frame, human_frame = read_score_tables(scores, human)
     return pool_from_scores(frame, human_frame, target=target, human_rater=human_rater, source=str(scores),
                             human_source=str(human))
@@ -75,10 +80,6 @@ def read_item_ids(path: Path) -> list[str]:
 
 def read_selection(path: Path) -> tuple[list[str], dict | None]:
     """(item ids, the ``select --json`` record or None) of an items file (:func:`read_item_ids`)."""
-    from judgewise.io.containers import decode_utf8, parse_json, read_bytes
-    from judgewise.io.tables import ReadReport
-    from judgewise.io.validate import Validator
-
     v = Validator(str(path), ReadReport(str(path), "items"))
     text = decode_utf8(read_bytes(path, v), v).strip()
     if text.startswith(("[", "{")):
@@ -93,8 +94,6 @@ def read_selection(path: Path) -> tuple[list[str], dict | None]:
 def _distinct_ids(numbered: list[tuple[int, object]], v) -> list[str]:
     """Item ids of (row, value) pairs; a value that is no id (an object, a list, a boolean) or an id listed twice is
     an InputError naming its row (a line, or the position in the JSON list)."""
-    from judgewise.io.validate import show
-
     first: dict[str, int] = {}
     for row, value in numbered:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -154,10 +153,6 @@ def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc
         ``target, method, metric, budget, seed, n_pool, other_judges, items`` and, with other judges,
         ``inter_model_pool`` / ``inter_model_subset`` (the metric among judges on the pool and on the subset).
     """
-    from judgewise.analysis.reliability import get_metric
-    from judgewise.analysis.selection import get_strategy, inter_model
-    from judgewise.ratings.bootstrap import rng_from_seed
-
     pool = score_pool_of_files(scores, None, target, human_rater)
     t_scores, others, other_names = pool.split(target)
     metric_fn = get_metric(metric)
@@ -219,9 +214,6 @@ def reliability_of_files(scores: Path, target: str, metrics: list[str], *, human
         ``target, scope`` (``population``, ``items with a human score`` or ``selected``), ``n_items``, ``values``
         (metric → value), ``estimator`` and ``estimator_source``; with bias correction also ``plain_values``.
     """
-    from judgewise.analysis.reliability import get_metric
-    from judgewise.analysis.selection import get_strategy
-
     pool = score_pool_of_files(scores, human, target, human_rater)
     if pool.human is None:
         raise InputError("no human scores: pass --human HUMAN or include a rater named "
@@ -271,8 +263,6 @@ class _PoolNotes:
                 pool.judges[pool.judge_index(name)])
 
     def tell(self, source: str) -> None:
-        from judgewise.analysis.study import warn_human_outside
-
         if self.alone:
             log.info("left out %s: no other judge scored its items", ", ".join(self.alone))
         for judges, target in self.left_out.items():
@@ -292,8 +282,6 @@ def pools_per_target(scores: Path, human: Path | None, targets: list[str], human
     InputError
         A named target that shares its items with no other judge, or no judge to study at all.
     """
-    from judgewise.analysis.study import pool_from_scores
-
     frame, human_frame = read_score_tables(scores, human)
     judges = set(frame["rater"].astype(str)) - {human_rater}
     names = targets if targets else sorted(judges)
@@ -331,8 +319,6 @@ def study_of_files(scores: Path, options: StudyOptions = StudyOptions(), *, huma
         Trials and population values of every target; ``settings`` adds ``targets``, ``n_items`` (per target)
         and ``scores``.
     """
-    from judgewise.analysis.study import StudyResult, refuse_repeated_targets, run_study
-
     o = options
     pools = pools_per_target(scores, human, list(o.targets), o.human_rater)
     refuse_repeated_targets([name for name, _ in pools])

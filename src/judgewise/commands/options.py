@@ -101,7 +101,7 @@ class ReportOptions:
 
     def check(self) -> None:
         """Refuse settings that would give no leaderboard or never finish: ConfigError naming the option."""
-        from judgewise.ratings import RATING_METHODS
+        from judgewise.ratings import RATING_METHODS  # numpy, scipy: not loaded for --help (the CLI imports this)
 
         if self.method != "auto" and self.method not in RATING_METHODS:
             raise ConfigError(f"unknown rating method {self.method!r} for `method`: expected auto or one of "

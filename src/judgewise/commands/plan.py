@@ -8,9 +8,13 @@ from pathlib import Path
 import yaml
 
 from judgewise.analysis.planning import PlanInputs, plan
+from judgewise.commands.design_studies import anchor_reports_of_file
 from judgewise.commands.options import PlanOptions
 from judgewise.errors import ConfigError
+from judgewise.io.atomic import write_text_atomic
 from judgewise.judges.base import games_per_comparison
+from judgewise.pipeline.config import load_config
+from judgewise.store.reading import read_rated
 
 #: the judge a written config names until the user edits it (any OpenAI-compatible endpoint works)
 DEFAULT_JUDGE = {"model": "gpt-4o-mini", "base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"}
@@ -36,9 +40,6 @@ def measure(path: Path, *, anchor: str | None = None, pilot_prompts: int = 10, s
     anchor-based file gives its anchor's informativeness (Anchor §4.3), an all-pairs one the pilot's recommended
     anchor and its informativeness (§5.3). ``informative``: a measured informativeness of 0 (no anchor comparison
     separates two models) is a ConfigError naming ``path``, as no anchor plan can be sized from it."""
-    from judgewise.commands.design_studies import anchor_reports_of_file
-    from judgewise.store.reading import read_rated
-
     frame, table = read_rated(path)
     reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed, rated=(frame, table))
     n_models = len(set(frame["model_a"]) | set(frame["model_b"]))
@@ -110,9 +111,6 @@ def plan_run_config(result, *, responses: str, anchor: str | None = None, judge:
 def write_run_config(path: Path, cfg: dict, header: str | None = None) -> Path:
     """Validate ``cfg`` with the run schema (:func:`judgewise.pipeline.load_config`), then write it as YAML under
     ``header`` (comment lines; default: how to use a config ``judgewise plan --write`` wrote)."""
-    from judgewise.io.atomic import write_text_atomic
-    from judgewise.pipeline.config import load_config
-
     load_config(cfg)
     if header is None:
         header = "# written by `judgewise plan --write`; edit judge: to point at your endpoint, then\n" \

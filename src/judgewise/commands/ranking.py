@@ -6,9 +6,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from judgewise.commands.grouping import group_values
 from judgewise.commands.options import RankOptions
 from judgewise.errors import ConfigError, InputError
+from judgewise.io.arenahard_config import read_config
+from judgewise.io.provenance import note_dropped, pooled_line
+from judgewise.io.schema import detect_anchor
+from judgewise.io.scoremaps import read_score_map
 from judgewise.io.tables import ReadReport, Table
+from judgewise.ratings import rank
+from judgewise.ratings.agreement import agreement
+from judgewise.ratings.features import style_definition as style_spec
+from judgewise.ratings.grouped import rank_groups
+from judgewise.ratings.pointwise import mean_scores
+from judgewise.store.reading import read_grades_inputs, read_rated
 
 BOOTSTRAP_UNITS = ("prompt", "battle")
 
@@ -56,8 +67,6 @@ def check_rank_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> 
 def check_style_options(style_control: bool, style_definition: str | None) -> None:
     """Raise :class:`ConfigError` for an unknown ``--style-definition``, or one given without style control (it
     would change nothing)."""
-    from judgewise.ratings.features import style_definition as style_spec
-
     if style_definition is None:
         return
     style_spec(style_definition)
@@ -102,8 +111,6 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
     >>> rank_path(Path("examples/alpacaeval"), RankOptions(method="winrate")).ranking.method  # doctest: +SKIP
     'winrate'
     """
-    from judgewise.store.reading import read_grades_inputs
-
     method, soft = options.method, options.soft
     check_rank_options(options.bootstrap, options.bootstrap_unit, options.ci_level)
     check_style_options(options.style_control, options.style_definition)
@@ -120,8 +127,6 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
                        prompts=options.prompts)
     note_unused(ranked.ranking, table.report)
     if options.pool_judges:
-        from judgewise.io.provenance import pooled_line
-
         ranked.ranking.info["pooled_judges"] = pooled_line(frame)
     return ranked
 
@@ -129,8 +134,6 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
 def read_ranked(path: Path | Sequence[Path], options: RankOptions):
     """The read step of :func:`rank_path`: the pairwise judgments of ``path`` (a frame and its Table), with
     Arena-Hard's baseline and judge config applied."""
-    from judgewise.store.reading import read_rated
-
     extra = {"baseline": options.baseline, "config": read_arena_hard_config(options.arena_hard_config)}
     return read_rated(path, format=options.format, skip_invalid=options.skip_invalid, judge=options.judge,
                       pool_judges=options.pool_judges, options=extra)
@@ -139,8 +142,6 @@ def read_ranked(path: Path | Sequence[Path], options: RankOptions):
 def rating_fit(path: Path | Sequence[Path], table: Table, options: RankOptions):
     """The fit step of :func:`rank_path`: ``fit(rows)`` ranks rows of ``table`` as ``options`` say (the overall
     first, then each ``by`` group, which takes the anchor the overall detected)."""
-    from judgewise.ratings import rank  # after reading: bad input fails fast, before scipy is imported
-
     method, style_control, anchor = options.method, options.style_control, options.anchor
     responses = table.extras.get("responses")
     if style_control and responses is None:
@@ -176,8 +177,6 @@ def own_anchor(rows, table: Table) -> str | None:
     with its own baseline pinned, as that category's games alone would be."""
     if not table.extras.get("pin_anchor"):
         return None
-    from judgewise.io.schema import detect_anchor
-
     return detect_anchor(rows["model_a"], rows["model_b"], prefer_b=True)
 
 
@@ -192,9 +191,6 @@ def rank_rows(frame, table: Table, fit, by: str | None, *, inputs: list[Path], p
     """
     if by is None:
         return RankedFile(fit(frame), table)
-    from judgewise.commands.grouping import group_values
-    from judgewise.ratings.grouped import rank_groups
-
     grouped = rank_groups(frame, group_values(frame, table, by, inputs=inputs, prompts=prompts), fit, by)
     return RankedFile(grouped.overall, table, grouped)
 
@@ -219,8 +215,6 @@ def read_arena_hard_config(path: Path | None):
     """Arena-Hard's judge config (``io.arenahard_config.read_config``), or None without a path."""
     if path is None:
         return None
-    from judgewise.io.arenahard_config import read_config
-
     return read_config(path)
 
 
@@ -240,15 +234,12 @@ def rank_grades(path: Path, grades: Table | None, options: RankOptions) -> Ranke
                           f"mean_score (not {method})")
     if bootstrap and options.bootstrap_unit != "prompt":
         raise ConfigError("pointwise grades are bootstrapped over prompts: use --bootstrap-unit prompt")
-    from judgewise.ratings.pointwise import mean_scores
 
     def fit(rows):
         return mean_scores(rows, bootstrap=bootstrap, seed=options.seed, ci_level=options.ci_level,
                            judge=options.judge, pool_judges=options.pool_judges)
 
     ranked = rank_rows(grades.frame, grades, fit, by, inputs=as_paths(path), prompts=options.prompts)
-    from judgewise.io.provenance import note_dropped
-
     note_dropped(grades.report, ranked.ranking.info["judge_rows_dropped"], options.judge)
     return ranked
 
@@ -274,9 +265,6 @@ def agreement_of_files(a: Path, b: Path, key: str | None = None) -> dict:
     InputError
         When the files share fewer than 2 models, or cannot be read.
     """
-    from judgewise.io.scoremaps import read_score_map
-    from judgewise.ratings.agreement import agreement
-
     try:
         scores_a = read_score_map(a, key)
         scores_b = read_score_map(b, key, models=scores_a)

@@ -43,6 +43,7 @@ from judgewise.pipeline.evaluation import (DEFAULT_BOOTSTRAP, EvaluateResult, ch
 from judgewise.pipeline.job import Job, build_job, choose_prompts, load_pool
 from judgewise.pipeline.leaderboard import (best_first, board_option, judge_identity, leaderboard_games,
                                             stored_games, stored_leaderboard)
+from judgewise.pipeline.run import first_failure
 from judgewise.pipeline.target_rounds import EvaluateProgress, StopRounds
 from judgewise.pipeline.targets import DEFAULT_L2, Target
 from judgewise.ratings import Ranking, rank
@@ -162,8 +163,6 @@ def _place(job: Job, store: JudgmentStoreLike, design, board_games: pd.DataFrame
 
 def _check_some_usable(new_games: pd.DataFrame, new_model: str) -> None:
     """JudgeError when no game of NEW succeeded (they are stored as failed; a placement on them means nothing)."""
-    from judgewise.pipeline.run import first_failure
-
     if not len(new_games):
         raise ConfigError(f"no game of {new_model!r} was judged (a budget of 0 calls?); raise budget.max_calls")
     if not usable_mask(new_games).any():

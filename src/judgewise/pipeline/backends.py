@@ -5,15 +5,18 @@ from __future__ import annotations
 from typing import Callable
 
 from judgewise.errors import ConfigError
+from judgewise.io import read_judgments
 from judgewise.registry import Registry
 from judgewise.judges.base import Judge
 from judgewise.judges.config_schema import ENDPOINT_KEYS, backend_of
+from judgewise.judges.llm_judge import LLMJudge
+from judgewise.judges.local_backend import embedded_judge
+from judgewise.judges.openai_backend import OpenAIBackend, Prices
+from judgewise.judges.replay import ReplayJudge
+from judgewise.judges.simulated import SimulatedJudge
 
 
 def _openai_judge(cfg: dict) -> Judge:
-    from judgewise.judges.llm_judge import LLMJudge
-    from judgewise.judges.openai_backend import OpenAIBackend, Prices
-
     if not cfg.get("model"):
         raise ConfigError("judge.model is required for the openai backend (e.g. gpt-4o-mini)")
     urls = cfg.get("base_urls") or cfg.get("base_url")
@@ -32,8 +35,6 @@ def answer_cap(cfg: dict) -> dict:
 
 
 def _local_judge(cfg: dict) -> Judge:
-    from judgewise.judges.local_backend import embedded_judge
-
     endpoint_only = [k for k in ENDPOINT_KEYS if k in cfg]
     if endpoint_only:  # e.g. model: gpt-4o-mini without base_url must not silently run the embedded Gemma
         raise ConfigError(f"judge: {endpoint_only} configure an OpenAI-compatible endpoint, but the embedded local "
@@ -44,8 +45,6 @@ def _local_judge(cfg: dict) -> Judge:
 
 
 def _simulated_judge(cfg: dict) -> Judge:
-    from judgewise.judges.simulated import SimulatedJudge
-
     if not isinstance(cfg.get("ratings"), dict):
         raise ConfigError("judge.ratings (model → true Elo) is required for the simulated judge")
     tie_rate = cfg.get("tie_rate")
@@ -56,9 +55,6 @@ def _simulated_judge(cfg: dict) -> Judge:
 
 
 def _replay_judge(cfg: dict) -> Judge:
-    from judgewise.io import read_judgments
-    from judgewise.judges.replay import ReplayJudge
-
     if not cfg.get("judgments"):
         raise ConfigError("judge.judgments (a recorded judgments file) is required for the replay judge")
     return ReplayJudge(read_judgments(cfg["judgments"]), judge=cfg.get("recorded_judge"))

@@ -21,7 +21,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from judgewise.analysis.anchor_experiments import pick_anchor, pilot_ranks, tie_text
+from judgewise.analysis.anchor_selection import report_from_judgments
+from judgewise.analysis.bias import position_bias, swap_consistency
+from judgewise.analysis.gaming import detect_gaming, win_rates_from
 from judgewise.analysis.planning import PILOT_PROMPTS, PlanInputs, plan
+from judgewise.analysis.power import sign_test_power_exact, sign_test_sample_size
 from judgewise.designs import is_single_shot
 from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
@@ -37,7 +42,7 @@ from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, des
                                        pilots_anchor)
 from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
 from judgewise.pipeline.target_rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
-from judgewise.pipeline.targets import DEFAULT_L2, Target, parse_target
+from judgewise.pipeline.targets import DEFAULT_L2, Target, expected_kendall_tau, parse_target
 from judgewise.ratings import Ranking, rank
 
 log = logging.getLogger(__name__)
@@ -242,9 +247,6 @@ def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator)
     when it gave them (margins kept), else on the collapsed ones — ties broken towards the middle of the pilot's
     BT ranking, then by name (:func:`~judgewise.analysis.anchor_experiments.pick_anchor`, the one rule).
     Returns (the pilot's dict: anchor, reason, n_prompts, calls, candidates, tied) and the pilot prompts."""
-    from judgewise.analysis.anchor_experiments import pick_anchor, pilot_ranks, tie_text
-    from judgewise.analysis.anchor_selection import report_from_judgments
-
     models = rounds.engine.pool.models
     n, total = len(models), len(rounds.engine.pool.prompt_ids)
     chosen = np.sort(rng.choice(total, size=n_prompts, replace=False))
@@ -287,8 +289,6 @@ def rounds_summary(rounds: TargetRounds, design: str) -> dict:
 def rounds_expected_tau(rounds: TargetRounds) -> float:
     """Posterior-expected Kendall τ of the BT fit on every game the rounds judged
     (:func:`judgewise.pipeline.targets.expected_kendall_tau`)."""
-    from judgewise.pipeline.targets import expected_kendall_tau
-
     return expected_kendall_tau(*rounds.fit())
 
 
@@ -297,8 +297,6 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
     """How far to trust the ranking: what stopped the run, calls used against all pairs (in the run's ``orders``,
     and in both orders), the judge's swap consistency and position bias (where both orders / the shown order
     exist), the anchor's informativeness for an anchor design."""
-    from judgewise.analysis.bias import position_bias, swap_consistency
-
     n = len(rounds.index)
     pairs = comparisons_per_pair(job.pool) * n * (n - 1) // 2  # every turn with turns: all
     all_pairs_calls, in_orders = 2 * pairs, games_per_comparison(job.config.orders) * pairs
@@ -324,8 +322,6 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
 def _gaming_flags(job: Job, judged: pd.DataFrame) -> list[dict]:
     """Judge-gaming flags (:func:`judgewise.analysis.gaming.detect_gaming`) on the answers of the games judged:
     the ranked models' responses to the prompts judged, each flag with the model's share of games won."""
-    from judgewise.analysis.gaming import detect_gaming, win_rates_from
-
     responses = job.pool.responses
     models = set(judged["model_a"]) | set(judged["model_b"])
     used = responses[responses["model"].isin(models) & responses["prompt_id"].astype(str)
@@ -342,8 +338,6 @@ def power_at_observed_ties(judged: pd.DataFrame, rounds: TargetRounds, alpha: fl
     ``alpha``, and the exact power of the games actually judged between the two (their non-tied ones). A
     statistician's question "could this run have told the closest two apart?" — None when the two are fitted
     equal (no effect to power)."""
-    from judgewise.analysis.power import sign_test_power_exact, sign_test_sample_size
-
     theta = rounds.fit()[0]
     order = np.argsort(-theta, kind="stable")
     gaps = theta[order[:-1]] - theta[order[1:]]
@@ -364,8 +358,6 @@ def power_at_observed_ties(judged: pd.DataFrame, rounds: TargetRounds, alpha: fl
 
 def _anchor_informativeness(judgments: pd.DataFrame, design_options: dict) -> dict:
     """Anchor §4.3 informativeness of each anchor the design used, on the games judged."""
-    from judgewise.analysis.anchor_selection import report_from_judgments
-
     anchors = [design_options["anchor"]] if design_options.get("anchor") else []
     anchors += [a for a in ([design_options["anchors"]] if isinstance(design_options.get("anchors"), str)
                             else design_options.get("anchors") or []) if a not in anchors]

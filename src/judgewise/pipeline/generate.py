@@ -23,8 +23,11 @@ from typing import Callable
 import pandas as pd
 
 from judgewise.errors import BudgetExceeded, ConfigError, InputError, JudgeError
+from judgewise.io.answer_files import arena_hard_record, fastchat_record, write_answer_files
+from judgewise.io.atomic import check_output_file
 from judgewise.io.prompts import read_prompts
 from judgewise.store.generations import GenerationStore, generation_tables
+from judgewise.store.judgments import write_export
 from judgewise.judges.generator import AnswerItem, Generator, agenerate, answer_key
 from judgewise.judges.limits import Budget
 from judgewise.judges.scheduler import estimate_tokens
@@ -319,8 +322,6 @@ def check_output(cfg: GenerateConfig) -> None:
         if out.suffix not in (".jsonl", ".json", ".parquet"):
             raise ConfigError(f"{cfg.source}: output = {cfg.output}: a responses table is written to a file ending in "
                               f".jsonl or .parquet, found '{out.suffix}' (format arena-hard or mtbench write a folder)")
-        from judgewise.io.atomic import check_output_file
-
         check_output_file(out)
     elif out.exists() and not out.is_dir():
         raise ConfigError(f"{cfg.source}: output = {cfg.output}: format {cfg.format} writes a folder of "
@@ -330,9 +331,6 @@ def check_output(cfg: GenerateConfig) -> None:
 def write_outputs(responses: pd.DataFrame, fmt: str, output: str | Path) -> list[str]:
     """Write the responses table (``fmt`` responses: one .jsonl/.parquet file) or one ``<model>.jsonl`` per model in
     the folder ``output`` (``fmt`` arena-hard or mtbench), atomically; returns the paths written."""
-    from judgewise.io.answer_files import arena_hard_record, fastchat_record, write_answer_files
-    from judgewise.store.judgments import write_export
-
     if fmt == "responses":
         return [str(write_export(responses, output))]
     records: dict[str, list[dict]] = {}

@@ -45,7 +45,10 @@ from judgewise.judges.config_schema import (ENDPOINT_KEYS, AnswerMB, BudgetSecti
 from judgewise.store.generations import DEFAULT_GENERATION_STORE
 from judgewise.judges.generator import Generator
 from judgewise.judges.limits import Budget, RateLimits
+from judgewise.judges.local_backend import LocalBackend
+from judgewise.judges.openai_backend import OpenAIBackend, Prices as EndpointPrices
 from judgewise.judges.scheduler import RetryPolicy
+from judgewise.pipeline.backends import answer_cap
 from judgewise.registry import Registry
 
 DEFAULT_MAX_TOKENS = 1024
@@ -226,9 +229,6 @@ def load_generate_with_overrides(source: str | Path | dict, *, store: str | None
 
 # -- building the generators -----------------------------------------------------------------------------------------
 def _openai_backend(entry: dict):
-    from judgewise.judges.openai_backend import OpenAIBackend, Prices as EndpointPrices
-    from judgewise.pipeline.backends import answer_cap
-
     urls = entry.get("base_urls") or entry.get("base_url")
     params = {**(entry.get("params") or {}), **({"temperature": entry["temperature"]} if "temperature" in entry
                                                  else {})}
@@ -239,8 +239,6 @@ def _openai_backend(entry: dict):
 
 
 def _local_backend(entry: dict):
-    from judgewise.judges.local_backend import LocalBackend
-
     options = {k: entry[k] for k in ("seed", "n_ctx", "temperature") if k in entry}
     return LocalBackend(entry.get("model_path"), **options)
 

@@ -13,11 +13,15 @@ import pandas as pd
 
 from judgewise.designs import design_triples, is_single_shot
 from judgewise.errors import ConfigError
+from judgewise.io import read_responses
 from judgewise.io.prompts import read_prompt_table
 from judgewise.judges.base import Comparison, Judge
 from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts, prompt_turns
+from judgewise.judges.pointwise import DEFAULT_TEMPLATE, PointwiseJudge, grade_items
+from judgewise.judges.templates import get_template
 from judgewise.pipeline.backends import build_judge
 from judgewise.pipeline.config import RunConfig, load_config
+from judgewise.pipeline.generate import generated_responses
 
 DESIGN_MODEL_KEYS = ("anchor", "anchors")  # design options naming models, which must have responses
 
@@ -51,9 +55,6 @@ def _name(source) -> str:
 def _read_responses(source) -> pd.DataFrame:
     """A responses table: generated answers when ``source`` is a generate config or its store
     (:func:`judgewise.pipeline.generate.generated_responses`), else any responses file judgewise.io reads."""
-    from judgewise.io import read_responses
-    from judgewise.pipeline.generate import generated_responses
-
     generated = generated_responses(source)
     return generated if generated is not None else read_responses(source).frame
 
@@ -104,8 +105,6 @@ def judge_mode(cfg: RunConfig) -> str:
     template = cfg.judge.get("template")
     if template is None or cfg.judge.get("backend") in ("simulated", "replay"):
         return "pairwise"
-    from judgewise.judges.templates import get_template
-
     return "single" if get_template(template).kind == "pointwise" else "pairwise"
 
 
@@ -125,8 +124,6 @@ def _reference_turns(cfg: RunConfig) -> dict[str, list[str]]:
 
 def _grading_job(cfg: RunConfig, pool: Pool) -> Job:
     """A pointwise grading job: every turn of every (prompt, model) conversation, references filled in."""
-    from judgewise.judges.pointwise import DEFAULT_TEMPLATE, PointwiseJudge, grade_items
-
     if cfg.design_given and cfg.design.get("name") != "all_pairs":
         raise ConfigError(f"{cfg.source}: design: chooses pairs to compare; judge.mode single grades every answer "
                           "alone, so remove design:")

@@ -20,6 +20,8 @@ from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.runner import canonical_json
 from judgewise.ratings import Ranking, rank
+from judgewise.store.opening import is_store_url
+from judgewise.store.reading import read_store_table
 
 
 def judge_identity(judge) -> str:
@@ -31,9 +33,6 @@ def stored_games(store_path: str | Path, *, identity: str | None = None,
                  prompt_ids: Sequence[str] | None = None) -> pd.DataFrame:
     """The pairwise games of a store file as a canonical judgments table (failed games kept), those of the judge
     stored as ``identity`` and on ``prompt_ids`` when given. An empty table when the file does not exist."""
-    from judgewise.store.opening import is_store_url
-    from judgewise.store.reading import read_store_table
-
     path = store_path if is_store_url(store_path) else Path(store_path)  # a PostgreSQL store is read as it is
     if isinstance(path, Path) and not path.is_file():
         return pd.DataFrame(columns=["prompt_id", "model_a", "model_b", "judge", "outcome"])

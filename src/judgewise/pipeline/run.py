@@ -20,12 +20,16 @@ from judgewise.io.schema import failed_mask
 from judgewise.judges.base import games_per_comparison
 from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound, plan_label
 from judgewise.judges.engine_verdicts import EngineVerdicts
+from judgewise.judges.pairs import build_comparisons
+from judgewise.judges.pointwise import grading_counts, plan_grading, run_grading
 from judgewise.judges.runner import RunResult, run_judging
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store, open_store_for_planning, store_label
 from judgewise.store.protocol import JudgmentStoreLike
 from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
 from judgewise.pipeline.job import Job, build_job
+from judgewise.pipeline.leaderboard import (INSERTION_BOARD, best_first, board_option, judge_identity,
+                                            leaderboard_games, stored_games, stored_leaderboard)
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +156,6 @@ def _run_single_shot(job: Job, store: JudgmentStoreLike, *, dry_run: bool, on_pl
 
 def _run_grading(job: Job, store: JudgmentStoreLike, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
     """Pointwise grading (judge.mode single, :mod:`judgewise.judges.pointwise`): every answer graded alone."""
-    from judgewise.judges.pointwise import grading_counts, plan_grading, run_grading
-
     cfg = job.config
     opts = cfg.run_options()
     plan = plan_grading(job.grades, job.judge, store, retry_failed=cfg.retry_failed, concurrency=opts["concurrency"],
@@ -207,8 +209,6 @@ def design_info(info: dict, models: list[str]) -> dict:
 def _rounds_estimate(job: Job, store: JudgmentStoreLike, comparisons: int, games: int) -> Estimate:
     """The upper-bound estimate of a multi-round design (:func:`judgewise.judges.estimate.estimate_upper_bound`),
     prompt tokens measured on one comparison per prompt (up to 200 prompts, models in turn)."""
-    from judgewise.judges.pairs import build_comparisons
-
     cfg, opts, pool = job.config, job.config.run_options(), job.pool
     m = len(pool.models)
     triples = [(p, pool.models[i % m], pool.models[(i + 1) % m]) for i, p in enumerate(pool.prompt_ids[:200])]
@@ -222,9 +222,6 @@ def _with_leaderboard(design: dict, models: list[str], store_path: str, judge) -
     """An insertion design's leaderboard when the config gives none: the stored leaderboard of the models other
     than the new one (:mod:`judgewise.pipeline.leaderboard`: BT of this judge's stored games) — never the order of
     ``models:``."""
-    from judgewise.pipeline.leaderboard import (INSERTION_BOARD, best_first, board_option, judge_identity,
-                                                leaderboard_games, stored_games, stored_leaderboard)
-
     key = INSERTION_BOARD.get(design.get("name"))
     if key is None or design.get(key):
         return design
