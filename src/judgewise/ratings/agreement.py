@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from judgewise.errors import InputError
 
@@ -22,12 +21,16 @@ def _pair(x, y) -> tuple[np.ndarray, np.ndarray]:
 def kendall_tau_b(x, y) -> float:
     """Kendall's τ-b (tie-corrected), as ``scipy.stats.kendalltau``; NaN when either vector is constant."""
     x, y = _pair(x, y)
+    from scipy import stats  # heavy: only when an agreement is computed, not at `rank`'s start
+
     return float(stats.kendalltau(x, y, variant="b").statistic)
 
 
 def spearman_rho(x, y) -> float:
     """Spearman's rank correlation ρ (average ranks for ties); NaN when either vector is constant."""
     x, y = _pair(x, y)
+    from scipy import stats  # heavy: only when an agreement is computed, not at `rank`'s start
+
     return float(stats.spearmanr(x, y).statistic)
 
 
@@ -36,6 +39,8 @@ def pearson_r(x, y) -> float:
     x, y = _pair(x, y)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
+    from scipy import stats  # heavy: only when an agreement is computed, not at `rank`'s start
+
     return float(stats.pearsonr(x, y).statistic)
 
 

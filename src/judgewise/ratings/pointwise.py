@@ -13,7 +13,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from judgewise.errors import RatingError
 from judgewise.io.provenance import select_judge
@@ -34,8 +33,10 @@ def _usable(grades: pd.DataFrame) -> tuple[pd.DataFrame, int, dict, int]:
     return grades[keep].assign(score=score[keep]).reset_index(drop=True), int(failed.sum()), reasons, unscored
 
 
-def _sums(frame: pd.DataFrame, models: list[str]) -> tuple[sparse.csr_matrix, sparse.csr_matrix, list[str]]:
+def _sums(frame: pd.DataFrame, models: list[str]) -> tuple:
     """Per (prompt, model): the sum of scores and the number of grades, as prompts × models sparse matrices."""
+    from scipy import sparse  # heavy: only when grades are ranked, not at every `rank`'s start
+
     prompt_codes, prompts = pd.factorize(frame["prompt_id"].astype(str), sort=True)
     model_codes = pd.Categorical(frame["model"].astype(str), categories=models).codes
     shape = (len(prompts), len(models))
