@@ -18,12 +18,6 @@ they arrive; ``responses: gen.yaml`` in a run config reads them). Judging: ``loa
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version as _distribution_version
-
-try:  # one definition: the version pyproject.toml gave the installed distribution
-    __version__ = _distribution_version("judgewise")
-except PackageNotFoundError:  # a source tree on sys.path that was never installed
-    __version__ = "0+unknown"
 
 #: public name -> module that defines it
 _PUBLIC = {
@@ -42,8 +36,22 @@ _PUBLIC = {
 __all__ = ["__version__", *_PUBLIC]
 
 
+def _installed_version() -> str:
+    """The version pyproject.toml gave the installed distribution (one definition), read on first use:
+    ``importlib.metadata`` costs ~0.1 s that a command not printing the version should not pay."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("judgewise")
+    except PackageNotFoundError:  # a source tree on sys.path that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str):
-    """Import a public name's module on first use (PEP 562)."""
+    """Import a public name's module on first use (PEP 562); ``__version__`` read on first use too."""
+    if name == "__version__":
+        globals()[name] = _installed_version()
+        return globals()[name]
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'judgewise' has no attribute {name!r}")

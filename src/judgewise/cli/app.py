@@ -10,7 +10,7 @@ import sys
 import typer
 from rich.logging import RichHandler
 
-from judgewise import __version__
+import judgewise
 from judgewise.cli.completion_cmd import COMPLETE_VAR
 from judgewise.cli.console import err
 from judgewise.cli.error_flags import as_flags
@@ -92,7 +92,7 @@ def command_of(args: list[str]) -> str | None:
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"judgewise {__version__}")
+        typer.echo(f"judgewise {judgewise.__version__}")
         raise typer.Exit()
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from judgewise import __version__
+import judgewise
 from judgewise.cli.console import out, piped_width
 from judgewise.cli.evaluate_cmd import print_result, run_evaluation
 from judgewise.cli.options import Output, ShowProgress
@@ -144,7 +144,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def version() -> None:
         """Print the judgewise version."""
-        typer.echo(__version__)
+        typer.echo(judgewise.__version__)
 
     @app.command()
     def demo(
