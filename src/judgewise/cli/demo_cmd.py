@@ -79,11 +79,11 @@ def _embedded_part(demo: DemoRun, steps, evaluate, *, threads: int | None) -> No
         label="Its verdicts mean nothing:", style="bold yellow")
     _line(f"run config: {config} ({len(cfg.models)} models × {len(cfg.prompt_ids)} instructions, all pairs, both "
           f"orders: {total} games); store: {store}")
-    steps = [(f"1. judge until a budget of {half} calls stops it (as Ctrl-C would)",
+    budgets = [(f"1. judge until a budget of {half} calls stops it (as Ctrl-C would)",
               {**cfg.budget, "max_calls": half}),
              ("2. run it again: the stored verdicts are reused, only the missing games judged", dict(cfg.budget)),
              ("3. run it once more", dict(cfg.budget))]
-    for what, budget in steps:
+    for what, budget in budgets:
         run_cfg = dataclasses.replace(cfg, budget=budget)
         start = time.perf_counter()
         result = evaluate(run_cfg)
