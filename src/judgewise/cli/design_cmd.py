@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 
 from judgewise.cli.options import Alpha, InputFormat, Json, Judge, Power, Seed, Trials, flag, options_command
-from judgewise.cli.richtext import json_text
 from judgewise.commands.options import PlanOptions
+from judgewise.commands.text import json_text
 
 
 def _echo(obj, text: str, as_json: bool) -> None:

@@ -13,14 +13,12 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.console import piped_width
+from judgewise.cli.console import piped_width, show
 from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json, Judge, Responses, Seed,
                                    SkipInvalid, flag, options_command)
-from judgewise.cli.richtext import show, split_list
 from judgewise.commands.options import AccuracyOptions
 from judgewise.commands.tables import alignment_blocks, diagnosis_blocks, echo_blocks, report_line
 from judgewise.commands.text import parse_families
-from judgewise.errors import ConfigError
 
 
 def diagnose_command(
@@ -89,26 +87,14 @@ def accuracy_command(
 ) -> None:
     """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
     all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
-    from judgewise.commands.diagnosis import accuracy_of_files  # the commands layer loads pandas (and with it pyarrow)
+    # the commands layer loads pandas (and with it pyarrow)
+    from judgewise.commands.diagnosis import accuracy_with_options
 
-    result, table = accuracy_of_files(judgments, correctness, direct, methods=split_list(options.methods),
-                                      bootstrap=options.bootstrap, seed=options.seed, ci_level=options.ci_level,
-                                      filters=options.filters(), format=options.format, elo_k=options.elo_k,
-                                      bt_l2=_ridge(options.bt_l2), unparsed=options.unparsed, judge=options.judge)
+    result, table = accuracy_with_options(judgments, correctness, direct, options)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
         show(piped_width(160, at_least=True), [*alignment_blocks(result), report_line(table.report)])
-
-
-def _ridge(text: str) -> float | None:
-    """``--bt-l2``: a number ≥ 0, or ``auto`` (None)."""
-    if text.strip().lower() == "auto":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"--bt-l2 must be a number >= 0 or auto, got {text!r}") from None
 
 
 def echo_test_command(

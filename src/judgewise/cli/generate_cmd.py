@@ -13,10 +13,9 @@ from typing import Annotated
 
 import typer
 
-from judgewise.cli.console import err, out
-from judgewise.cli.judge_cmd import run_with_progress
+from judgewise.cli.console import err, out, quiet_http_logs, say
 from judgewise.cli.options import OVERRIDE_FLAGS, DryRun, Json, RetryFailed, ShowProgress, options_command
-from judgewise.cli.richtext import quiet_http_logs, say
+from judgewise.cli.progress import run_with_progress
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.text import generate_lines
 

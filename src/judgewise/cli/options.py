@@ -17,8 +17,6 @@ from typing import Annotated
 
 import typer
 
-from judgewise.cli.progress_lines import PROGRESS_HELP
-
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the random draws (bootstrap, sampling).")]
 Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap rounds for the intervals (0 = none).")]
@@ -86,6 +84,8 @@ def flag(*decls: str, help: str | None):
     return Annotated[object, typer.Option(*decls, help=help)]
 
 
+PROGRESS_HELP = ("Progress on stderr: a bar on a terminal, else a line every JUDGEWISE_PROGRESS_INTERVAL s (30) "
+                 "(default); --progress: the bar; --no-progress: none.")
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help=PROGRESS_HELP)]
 OVERRIDE_FLAGS = {"store": Store, "max_calls": MaxCalls, "max_cost": MaxCost, "concurrency": Concurrency}
 """The run-config overrides every command that runs a config takes (``RunOverrides``; judge and generate add

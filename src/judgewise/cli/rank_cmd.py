@@ -17,12 +17,11 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.console import err, out, piped_width
+from judgewise.cli.console import err, out, piped_width, say, show
 from judgewise.cli.options import (Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges, Seed,
                                    SkipInvalid, flag, options_command)
-from judgewise.cli.richtext import say, show
 from judgewise.commands.options import RankOptions
-from judgewise.commands.tables import grouped_blocks, input_lines, num, ranking_blocks
+from judgewise.commands.tables import agreement_lines, grouped_blocks, input_lines, ranking_blocks
 from judgewise.commands.text import ranking_info_lines
 
 RANK_FLAGS = {
@@ -104,11 +103,7 @@ def agree_command(
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
-    console = out()
-    for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance"):
-        say(console, f"{name:<17} {num(result[name], 4)}")
-    say(console, f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
-                 f"only in B: {result['only_in_b'] or '-'}")
+    show(out(), agreement_lines(result))
 
 
 def register(app: typer.Typer) -> None:

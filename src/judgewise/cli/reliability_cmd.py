@@ -14,13 +14,12 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.console import err, piped_width
+from judgewise.cli.console import err, piped_width, say, show
 from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, Trials, flag,
                                    options_command)
-from judgewise.cli.richtext import fmt_num, json_text, say, show, split_list
 from judgewise.commands.options import StudyOptions
-from judgewise.commands.tables import study_blocks
-from judgewise.commands.text import parse_budgets
+from judgewise.commands.tables import reliability_lines, selection_line, study_blocks
+from judgewise.commands.text import json_text, parse_budgets, split_list
 
 
 def _emit_json(data, output: Path | None = None, write=None) -> None:
@@ -57,10 +56,7 @@ def select_cmd(
     if not as_json:
         for item in record["items"]:
             typer.echo(item)
-    match = (f"; inter-model {metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
-             f"{fmt_num(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
-    say(err(), f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
-             f"(seed {seed}){match}")
+    say(err(), selection_line(record, budget, metric, method, seed))
 
 
 def reliability_cmd(
@@ -85,14 +81,8 @@ def reliability_cmd(
     if as_json:
         _emit_json(record)
         return
-    for name, value in record["values"].items():
-        how = ""
-        if record["scope"] == "selected":
-            how = f"; {record['estimator']} estimate ({record['estimator_source']})"
-            if "plain_values" in record:
-                how += f", plain ρ̂_S = {fmt_num(record['plain_values'][name], 4)}"
-        typer.echo(f"{name}({record['target']}, human) = {fmt_num(value, 4)} on {record['n_items']} items "
-                   f"({record['scope']}{how})")
+    for line in reliability_lines(record):
+        typer.echo(line)
 
 
 STUDY_FLAGS = {

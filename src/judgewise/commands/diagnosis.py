@@ -10,6 +10,8 @@ from judgewise.analysis.accuracy import ground_truth_accuracy, refuse_repeated_a
 from judgewise.analysis.alignment import accuracy_alignment, check_methods
 from judgewise.analysis.diagnostics import diagnose, with_truth
 from judgewise.analysis.echo_intervention import run_echo_intervention
+from judgewise.commands.options import AccuracyOptions
+from judgewise.commands.text import split_list
 from judgewise.errors import ConfigError, InputError
 from judgewise.io import read_responses
 from judgewise.io.containers import read_table
@@ -141,6 +143,16 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     result = _with_file(accuracy_alignment, direct or correctness, frame, corr, grades, methods=list(methods),
                         bootstrap=bootstrap, level=ci_level, seed=seed, filters=filters or {}, **settings)
     return result, table
+
+
+def accuracy_with_options(judgments: Path, correctness: Path, direct: Path | None,
+                          options: AccuracyOptions) -> tuple[object, Table]:
+    """:func:`accuracy_of_files` with ``judgewise accuracy``'s settings (``methods`` comma-separated, ``bt_l2`` a
+    number or ``auto``)."""
+    return accuracy_of_files(judgments, correctness, direct, methods=split_list(options.methods),
+                             bootstrap=options.bootstrap, seed=options.seed, ci_level=options.ci_level,
+                             filters=options.filters(), format=options.format, elo_k=options.elo_k,
+                             bt_l2=options.ridge(), unparsed=options.unparsed, judge=options.judge)
 
 
 def echo_intervention_of_config(config, *, text: str = "paper", times: int = 3, skip_echoing: bool = True,

@@ -156,6 +156,15 @@ class AccuracyOptions:
         """The App. B filters as ``accuracy_alignment`` takes them."""
         return {"min_parse_rate": self.min_parse_rate, "baseline": self.baseline, "min_gap": self.min_gap}
 
+    def ridge(self) -> float | None:
+        """``bt_l2`` as ``accuracy_alignment`` takes it: a number ≥ 0, or None for ``auto``."""
+        if self.bt_l2.strip().lower() == "auto":
+            return None
+        try:
+            return float(self.bt_l2)
+        except ValueError:
+            raise ConfigError(f"`bt_l2` must be a number >= 0 or auto, got {self.bt_l2!r}") from None
+
 
 @dataclass(frozen=True)
 class PlanOptions:

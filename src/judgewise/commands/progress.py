@@ -1,11 +1,11 @@
-"""Progress of judging, evaluating and generating as plain lines on stderr when it is not a terminal (a log, a pipe).
+"""How a run shows its progress: the mode (a bar, plain lines or nothing) and the plain lines themselves.
 
-On a terminal the commands draw a bar; elsewhere a bar prints nothing useful, so :class:`ProgressLines` prints one
-line at most every ``JUDGEWISE_PROGRESS_INTERVAL`` seconds (default :data:`DEFAULT_INTERVAL_S`), e.g.
-``judged 120/960 games (12%), 3.1 games/s, 2 failed, 0:39 elapsed, ETA 4:08``, and a last line when the run ends if
-it printed any (a run shorter than the interval prints none). ``--progress`` forces the bar, ``--no-progress``
-silences both; ``JUDGEWISE_PROGRESS=1`` / ``0`` (:mod:`judgewise.cli.read_progress`) does the same when no flag is
-given.
+On a terminal the commands draw a bar (``cli.progress``); elsewhere a bar prints nothing useful, so
+:class:`ProgressLines` prints one line at most every ``JUDGEWISE_PROGRESS_INTERVAL`` seconds (default
+:data:`DEFAULT_INTERVAL_S`), e.g. ``judged 120/960 games (12%), 3.1 games/s, 2 failed, 0:39 elapsed, ETA 4:08``, and
+a last line when the run ends if it printed any (a run shorter than the interval prints none). ``--progress`` forces
+the bar, ``--no-progress`` silences both; ``JUDGEWISE_PROGRESS=1`` / ``0`` does the same when no flag is given
+(and shows or hides the bar of a large file being read).
 """
 
 from __future__ import annotations
@@ -15,14 +15,25 @@ import os
 import time
 from typing import Callable, Literal
 
-from judgewise.cli.read_progress import env_setting
 from judgewise.errors import ConfigError
 
+ENV = "JUDGEWISE_PROGRESS"
 INTERVAL_ENV = "JUDGEWISE_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL_S = 30.0
 Mode = Literal["bar", "lines"] | None
-PROGRESS_HELP = ("Progress on stderr: a bar on a terminal, else a line every JUDGEWISE_PROGRESS_INTERVAL s (30) "
-                 "(default); --progress: the bar; --no-progress: none.")
+LINE_WORDS = {"judging": ("judged", "games"), "generating": ("generated", "answers")}  # label → (verb, noun)
+
+
+def env_setting() -> bool | None:
+    """``JUDGEWISE_PROGRESS``: False for 0/false/no (any case), True for any other value, None when unset."""
+    setting = os.environ.get(ENV, "").strip().lower()
+    return setting not in ("0", "false", "no") if setting else None
+
+
+def wanted(console) -> bool:
+    """Whether to draw bars: the environment's say, else whether the console is a terminal."""
+    setting = env_setting()
+    return console.is_terminal if setting is None else setting
 
 
 def progress_mode(flag: bool | None, console) -> Mode:
@@ -93,6 +104,16 @@ class ProgressLines:
         if now - self.last >= self.interval:
             self._print(self.pending)
             self.last = now
+
+    def show_run(self, p) -> None:
+        """A judge or generate run's progress ``p`` (done, total, failed, cost)."""
+        self.show(p.done, p.total, p.failed, cost=p.cost)
+
+    def show_evaluation(self, p) -> None:
+        """An evaluate progress line: games so far against the cap, the expected τ and the games still to the stop."""
+        tau = "" if p.expected_tau is None else f", E[τ] {p.expected_tau:.3f}"
+        to_go = "" if p.calls_to_stop is None else f", ~{int(p.calls_to_stop):,} to the stop"
+        self.show(p.games, None, p.failed, cost=p.cost, extra=f" (cap {p.total:,}){tau}{to_go}")
 
     def _print(self, line: str) -> None:
         self.console.print(line, markup=False, highlight=False, soft_wrap=True)
