@@ -15,7 +15,7 @@ import typer
 
 from judgewise.cli.console import piped_width, show
 from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json, Judge, Responses, Seed,
-                                   SkipInvalid, flag, options_command)
+                                   SkipInvalid, options_command)
 from judgewise.commands.options import AccuracyOptions
 from judgewise.commands.tables import alignment_blocks, diagnosis_blocks, echo_blocks, report_line
 from judgewise.commands.text import parse_families
@@ -52,24 +52,8 @@ def diagnose_command(
         show(piped_width(160, at_least=True), diagnosis_blocks(result, table.report, ci_level))
 
 
-ACCURACY_FLAGS = {
-    "methods": flag("--methods", help="Aggregators to compare."),
-    "elo_k": flag("--elo-k", help="Elo step size: 32 from 1000, in the judgments' order, as the paper's code; "
-                  "Chatbot Arena uses 4."),
-    "bt_l2": flag("--bt-l2", help="BT ridge ½·l2·‖θ‖²: 1 as the paper's code (scikit-learn C=1); 0 = the plain MLE "
-                  "(a separated subset is then reported as not estimable); auto = judgewise's rank default (MLE, "
-                  "weak ridge 0.01 only when separated)."),
-    "unparsed": flag("--unparsed", help="A pair with an unparsed answer: exclude = in neither pair subset (the "
-                     "paper's code); incorrect = the unparsed side counts as incorrect."),
-    "bootstrap": Bootstrap,
-    "min_parse_rate": flag("--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),
-    "baseline": flag("--baseline", help="App. B filter 2: keep accuracy > this."),
-    "min_gap": flag("--min-gap", help="App. B filter 3: minimum accuracy gap (0.01)."),
-    "seed": Seed,
-    "ci_level": CiLevel,
-    "format": InputFormat,
-    "judge": Judge,
-}
+ACCURACY_FLAGS = {"bootstrap": Bootstrap, "seed": Seed, "ci_level": CiLevel, "format": InputFormat,
+                  "judge": Judge}  # shared flags
 
 
 @options_command(AccuracyOptions, ACCURACY_FLAGS)

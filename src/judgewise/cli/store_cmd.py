@@ -7,7 +7,6 @@ only to its target.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from judgewise.commands.options import SelectOptions
 from judgewise.commands.text import add_model_lines, interval_line, pair_counts_line, ranking_info_lines, study_lines
 from judgewise.commands.text import trust_lines
 
@@ -80,12 +81,12 @@ def agreement_lines(result: dict) -> list[str]:
                     f"only in B: {result['only_in_b'] or '-'}"]
 
 
-def selection_line(record: dict, budget: int, metric: str, method: str, seed: int) -> str:
+def selection_line(record: dict, o: SelectOptions) -> str:
     """``select``: how many items were chosen for which judge, and the matched metric on the subset vs the pool."""
-    match = (f"; inter-model {metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
+    match = (f"; inter-model {o.metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
              f"{fmt_num(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
-    return (f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
-            f"(seed {seed}){match}")
+    return (f"selected {o.budget} of {record['n_pool']} items for {record['target']} by {o.method} "
+            f"(seed {o.seed}){match}")
 
 
 def reliability_lines(record: dict) -> list[str]:
