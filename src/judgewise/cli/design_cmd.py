@@ -38,8 +38,7 @@ def _register_power(app: typer.Typer) -> None:
         as_json: Json = False,
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
-        # the commands layer loads pandas (and with it pyarrow)
-        from judgewise.commands.design_runs import wilcoxon_study
+        from judgewise.commands.design_runs import wilcoxon_study  # the commands layer loads pandas (and pyarrow)
 
         _echo(*wilcoxon_study(path, options), as_json)
 

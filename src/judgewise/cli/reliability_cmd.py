@@ -42,8 +42,7 @@ def select_cmd(
     output: Output = None,
 ) -> None:
     """The items to send to human annotators (Metric Match, Alg. 1, by default); one id per line."""
-    # the commands layer loads pandas (and with it pyarrow)
-    from judgewise.commands import human_validation, json_output
+    from judgewise.commands import human_validation, json_output  # the commands layer loads pandas (and pyarrow)
 
     record = human_validation.select_items(scores, **asdict(options))
     if as_json or output:
@@ -62,8 +61,7 @@ def reliability_cmd(
     as_json: Json = False,
 ) -> None:
     """The target judge's reliability against humans: on selected items (estimate) or on all (population)."""
-    # the commands layer loads pandas (and with it pyarrow)
-    from judgewise.commands.human_validation import reliability_of_files
+    from judgewise.commands.human_validation import reliability_of_files  # loads pandas (and pyarrow)
 
     o = options
     record = reliability_of_files(scores, o.target, split_list(o.metric), human=o.human, items=o.items,
@@ -96,8 +94,7 @@ def study_cmd(
     options: StudyOptions,
 ) -> None:
     """Estimation error of each selection method against random over trials × budgets (Metric Match §3.3, §4)."""
-    # the commands layer loads pandas (and with it pyarrow)
-    from judgewise.commands import human_validation, json_output
+    from judgewise.commands import human_validation, json_output  # the commands layer loads pandas (and pyarrow)
 
     targets = tuple(t for arg in (target or []) for t in split_list(arg))
     options = replace(options, targets=targets, budgets=tuple(parse_budgets(budgets)),

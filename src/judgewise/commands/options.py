@@ -334,3 +334,36 @@ class ReliabilityOptions:
                                    "bias-correction (ρ^IM + ρ̂_S − ρ̂^IM_S, inter-model metric over all items; Metric "
                                    "Match §3.3). Default: the one matching the method `select --json` recorded "
                                    "(bias-correction for --method bias-correction, else plain).")
+
+
+@dataclass(frozen=True)
+class DiagnoseOptions:
+    """``judgewise diagnose``: the responses' texts (when the judgments do not bring them), how to read the
+    judgments, style control, the intervals, and the model families of self-preference (``NAME=FAMILY``, parsed by
+    ``commands.text.parse_families``); see ``commands.diagnosis.diagnose_path``."""
+
+    responses: Path | None = None
+    format: str | None = None
+    style_control: bool = option(True, "--style-control/--no-style-control", help="Fit style-controlled BT and "
+                                 "compare rankings (needs texts).")
+    bootstrap: int = 0
+    family: list[str] | None = option(None, "--family", help="NAME=FAMILY for self-preference (repeatable; NAME is "
+                                      "a model/judge name prefix).")
+    judge: str | None = None
+    ci_level: float = 0.95
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class EchoOptions:
+    """``judgewise echo-test`` (Correct-looks-better App. F.2): the echo appended and how often, the base pairs used,
+    and the paired bootstrap (``commands.diagnosis.echo_intervention_of_config``)."""
+
+    echo_text: str = option("paper", "--echo-text", help="paper = the question and the full answer appended three "
+                            "times (the CLB code); final-answer = 'Question: …/Answer: <final answer line>' blocks.")
+    times: int = option(3, "--times", help="How many echo blocks are appended (the paper: 3).")
+    limit: int | None = option(None, "--limit", help="Use the first N base pairs (the paper: 500).")
+    include_echoing: bool = option(False, "--include-echoing", help="Also use base pairs where a response echoes "
+                                   "already (the paper keeps pairs where neither does).")
+    bootstrap: int = 2000
+    seed: int = 0
