@@ -1,4 +1,4 @@
-"""The progress bar of large files read in chunks (io.progress, cli.progress): its final state is the file's
+"""The progress bar of large files read in chunks (io.progress, commands.progress): its final state is the file's
 size; nothing is drawn off a terminal unless JUDGEWISE_PROGRESS=1, nor for small files, and JSON on stdout stays
 clean."""
 
@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from rich.console import Console
 
-from judgewise.cli import app, progress as bar_module
-from judgewise.cli.progress import read_progress
-from judgewise.commands.progress import ENV
+from judgewise.cli import app
+from judgewise.commands import progress as bar_module
+from judgewise.commands.progress import ENV, read_progress
 from judgewise.io import chunks, read_judgments
 from judgewise.io.progress import listening
 

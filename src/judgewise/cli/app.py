@@ -14,7 +14,7 @@ import judgewise
 from judgewise.cli.completion_cmd import COMPLETE_VAR
 from judgewise.cli.console import err, say
 from judgewise.cli.error_flags import as_flags
-from judgewise.cli.progress import read_progress
+from judgewise.commands.progress import read_progress
 from judgewise.errors import JudgewiseError
 from judgewise.redaction import scrub
 from judgewise.store.urls import is_url, masked

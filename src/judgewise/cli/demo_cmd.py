@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 import typer
 
 import judgewise
-from judgewise.cli.console import out, piped_width, show
+from judgewise.cli.console import err, out, piped_width, show
 from judgewise.cli.options import Output, ShowProgress
-from judgewise.cli.progress import run_evaluation
+from judgewise.commands.progress import run_evaluation
 
 if TYPE_CHECKING:
     from judgewise.commands.demo import DemoRun
@@ -37,7 +37,7 @@ def run_demo(*, examples: Path | None, out_dir: Path, replay: bool, judge: bool,
     piped_width(120)  # tables unsqueezed when piped
     start = time.perf_counter()
     demo = steps.DemoRun(examples=steps.find_examples(examples), out_dir=out_dir)
-    evaluate = partial(run_evaluation, run=runs.evaluate, progress=progress, bootstrap=bootstrap)
+    evaluate = partial(run_evaluation, err(), run=runs.evaluate, progress=progress, bootstrap=bootstrap)
     if replay:  # each part printed as it runs
         show(out(), steps.replay_part(demo, evaluate))
     if judge:

@@ -17,8 +17,8 @@ import typer
 
 from judgewise.cli.console import err, out, quiet_http_logs, say, show
 from judgewise.cli.options import OVERRIDE_FLAGS, Config, Json, ShowProgress, options_command
-from judgewise.cli.progress import run_evaluation
 from judgewise.commands.options import RunOverrides
+from judgewise.commands.progress import run_evaluation
 from judgewise.commands.tables import evaluation_blocks
 from judgewise.commands.text import json_text
 
@@ -47,7 +47,7 @@ def evaluate_command(
     cfg, run = evaluation_of(config, options, add=add_model, insertion=insertion, anchor=anchor)
     if add_model is None and (insertion or anchor):
         raise typer.BadParameter("--insertion / --anchor choose how --add-model places a model; give --add-model")
-    result = run_evaluation(cfg, run, progress=progress, bootstrap=bootstrap, as_json=as_json)
+    result = run_evaluation(err(), cfg, run, progress=progress, bootstrap=bootstrap, as_json=as_json)
     if report is not None:
         from judgewise.report import ReportOptions, write_report  # the report layer loads jinja2 and matplotlib
 

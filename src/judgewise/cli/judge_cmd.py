@@ -18,9 +18,9 @@ import typer
 from judgewise.cli.console import err, out, quiet_http_logs, say
 from judgewise.cli.options import (OVERRIDE_FLAGS, Config, DryRun, Json, RetryFailed, ShowProgress,
                                    options_command)
-from judgewise.cli.progress import run_with_progress
 from judgewise.cli.store_cmd import register as register_store
 from judgewise.commands.options import RunOverrides
+from judgewise.commands.progress import run_with_progress
 from judgewise.commands.text import summary_lines, worker_lines
 
 JUDGMENTS_OUTPUT = Annotated[str, typer.Option("--output", "-o", help="Write the judgments (.parquet or .jsonl).")]
@@ -47,7 +47,7 @@ def run_judge(config: Path, overrides: RunOverrides, *, dry_run: bool, progress:
             _print_lines(worker_lines(summaries))
         return
     outcome = runs.judge_config(cfg, dry_run=dry_run, worker=worker, on_plan=on_plan,
-                                with_progress=lambda total, run: run_with_progress(progress, total, run))
+                                with_progress=lambda total, run: run_with_progress(err(), progress, total, run))
     if outcome.dry_run:
         if as_json:
             print(json.dumps(runs.dry_run_dict(outcome)))

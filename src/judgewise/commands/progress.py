@@ -1,11 +1,12 @@
-"""How a run shows its progress: the mode (a bar, plain lines or nothing) and the plain lines themselves.
+"""How a run shows its progress on the console it is given (the CLI's stderr): a bar, plain lines or nothing.
 
-On a terminal the commands draw a bar (``cli.progress``); elsewhere a bar prints nothing useful, so
+On a terminal the commands draw a rich bar (a run's, an evaluation's); elsewhere a bar prints nothing useful, so
 :class:`ProgressLines` prints one line at most every ``JUDGEWISE_PROGRESS_INTERVAL`` seconds (default
 :data:`DEFAULT_INTERVAL_S`), e.g. ``judged 120/960 games (12%), 3.1 games/s, 2 failed, 0:39 elapsed, ETA 4:08``, and
 a last line when the run ends if it printed any (a run shorter than the interval prints none). ``--progress`` forces
-the bar, ``--no-progress`` silences both; ``JUDGEWISE_PROGRESS=1`` / ``0`` does the same when no flag is given
-(and shows or hides the bar of a large file being read).
+the bar, ``--no-progress`` silences both; ``JUDGEWISE_PROGRESS=1`` / ``0`` does the same when no flag is given.
+:func:`read_progress` draws a bar while a large input file is read (64 MB and more, on a terminal; the environment
+variable shows or hides it too), so piped or captured runs print nothing extra.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import math
 import os
 import time
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Callable, Literal
 
 from judgewise.errors import ConfigError
@@ -119,3 +122,118 @@ class ProgressLines:
         self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         self.printed += 1
         self.pending = None
+
+
+LARGE_BYTES = 64 << 20
+# rich.progress and judgewise.io (which loads pandas) are imported when a bar is drawn: not for `--help`
+
+
+def _run_bar(console, total: int, label: str):
+    """A rich progress bar on ``console`` (done/total, rate, ETA, cost so far, failures) and its callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[rate]:.1f}/s"), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn(), TextColumn("${task.fields[cost]:.4f}"),
+                   TextColumn("[red]{task.fields[failed]} failed"), console=console, transient=False)
+    task = bar.add_task(label, total=total, rate=0.0, cost=0.0, failed=0)
+
+    def update(p) -> None:
+        elapsed = bar.tasks[0].elapsed or 1e-9
+        bar.update(task, completed=p.done, total=p.total, rate=p.done / elapsed, cost=p.cost, failed=p.failed)
+
+    return bar, update
+
+
+def _evaluation_bar(console):
+    """One rich bar over the whole evaluation: games/cap, rate, ETA to the τ target or the cap, whichever comes
+    first (the pipeline's EvaluateProgress.calls_to_stop at the paid-call rate), cost, failures, expected τ."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]:.1f}/s"),
+                   TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
+                   TextColumn("${task.fields[cost]:.4f}"), TextColumn("[red]{task.fields[failed]} failed"),
+                   TextColumn("E[τ] {task.fields[tau]}"), console=console, transient=False)
+    task = bar.add_task("evaluating", total=1, rate=0.0, cost=0.0, failed=0, tau="—", eta="—")
+
+    def update(p) -> None:
+        elapsed = bar.tasks[0].elapsed or 1e-9
+        tau = "—" if p.expected_tau is None else f"{p.expected_tau:.3f}"
+        rate = p.paid / elapsed
+        eta = "—" if p.calls_to_stop is None or rate <= 0 else f"{int(p.calls_to_stop / rate) // 60}:" \
+            f"{int(p.calls_to_stop / rate) % 60:02d}"  # to the τ target or the cap, first (pipeline's estimate)
+        bar.update(task, completed=p.games, total=p.total, rate=rate, cost=p.cost, failed=p.failed, tau=tau, eta=eta)
+
+    return bar, update
+
+
+def run_with_progress(console, progress: bool | None, total: int, run, label: str = "judging"):
+    """Call ``run(update)`` under a progress bar when ``console`` (stderr) is a terminal, with progress lines when
+    it is a log, or with neither (:func:`progress_mode`)."""
+    mode = progress_mode(progress, console)
+    if mode is None:
+        return run(None)
+    if mode == "lines":
+        with ProgressLines(console, *LINE_WORDS[label]) as lines:
+            return run(lines.show_run)
+    bar, update = _run_bar(console, total, label)
+    with bar:
+        return run(update)
+
+
+def run_evaluation(console, cfg, run, *, progress: bool | None, bootstrap: int, as_json: bool = False):
+    """``run`` (:func:`judgewise.evaluate`, or ``add_model`` with its options bound) on a loaded config, with the
+    progress bar or lines on ``console`` as ``progress`` says (:func:`run_with_progress`; never the bar with
+    ``as_json``)."""
+    mode = progress_mode(progress, console)
+    if mode is None or (mode == "bar" and as_json):
+        return run(cfg, bootstrap=bootstrap)
+    if mode == "lines":
+        with ProgressLines(console, "evaluated", "games") as lines:
+            return run(cfg, progress=lines.show_evaluation, bootstrap=bootstrap)
+    bar, update = _evaluation_bar(console)
+    with bar:
+        return run(cfg, progress=update, bootstrap=bootstrap)
+
+
+@contextmanager
+def read_progress(console, *, min_bytes: int | None = None, show: bool | None = None):
+    """Inside the block, a bar for each file of at least ``min_bytes`` (default LARGE_BYTES) while it is read
+    (bytes read / size, speed, time left) on ``console``, left in its final state once the file is read (so that
+    what the command prints next comes after it); yields the list of the bars drawn (None when not shown)."""
+    if not (wanted(console) if show is None else show):
+        yield None
+        return
+    from judgewise.io.progress import listening
+
+    min_bytes = LARGE_BYTES if min_bytes is None else min_bytes
+    drawn, live = [], {}
+
+    def listener(file: str, done: int, total: int) -> None:
+        if total < min_bytes:
+            return
+        if file not in live:
+            live[file] = _file_bar(console, Path(file).name, total)
+            drawn.append(live[file])
+        bar = live[file]
+        bar.update(bar.task_ids[0], completed=done)
+        if done >= total:
+            live.pop(file).stop()
+
+    try:
+        with listening(listener):
+            yield drawn
+    finally:
+        for bar in live.values():  # a read that stopped early (an error): the bar as it got
+            bar.stop()
+
+
+def _file_bar(console, name: str, total: int):
+    """A started rich bar of one file."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    bar = Progress(TextColumn("reading {task.description}", markup=False), BarColumn(), DownloadColumn(),
+                   TransferSpeedColumn(), TimeRemainingColumn(), console=console, transient=False)
+    bar.add_task(name, total=total)
+    bar.start()
+    return bar
