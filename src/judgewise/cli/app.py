@@ -12,8 +12,9 @@ from rich.logging import RichHandler
 
 import judgewise
 from judgewise.cli.completion_cmd import COMPLETE_VAR
-from judgewise.cli.console import err, say
+from judgewise.cli.console import err
 from judgewise.cli.error_flags import as_flags
+from judgewise.commands.display import say
 from judgewise.commands.progress import read_progress
 from judgewise.errors import JudgewiseError
 from judgewise.redaction import scrub

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 import typer
 
 import judgewise
-from judgewise.cli.console import err, out, piped_width, show
+from judgewise.cli.console import err, out, piped_width
 from judgewise.cli.options import Output, ShowProgress
+from judgewise.commands.display import show
 from judgewise.commands.progress import run_evaluation
 
 if TYPE_CHECKING:

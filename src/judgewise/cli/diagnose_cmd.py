@@ -13,9 +13,10 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.console import piped_width, show
+from judgewise.cli.console import piped_width
 from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json, Judge, Responses, Seed,
                                    SkipInvalid, options_command)
+from judgewise.commands.display import show
 from judgewise.commands.options import AccuracyOptions, DiagnoseOptions, EchoOptions
 from judgewise.commands.tables import alignment_blocks, diagnosis_blocks, echo_blocks, report_line
 

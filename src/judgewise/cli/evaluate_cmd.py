@@ -15,8 +15,9 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.console import err, out, quiet_http_logs, say, show
+from judgewise.cli.console import err, out, quiet_http_logs
 from judgewise.cli.options import OVERRIDE_FLAGS, Config, Json, ShowProgress, options_command
+from judgewise.commands.display import say, show
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.progress import run_evaluation
 from judgewise.commands.tables import evaluation_blocks

@@ -13,8 +13,9 @@ from typing import Annotated
 
 import typer
 
-from judgewise.cli.console import err, out, quiet_http_logs, say
+from judgewise.cli.console import err, out, quiet_http_logs
 from judgewise.cli.options import OVERRIDE_FLAGS, DryRun, Json, RetryFailed, ShowProgress, options_command
+from judgewise.commands.display import say
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.progress import run_with_progress
 from judgewise.commands.text import generate_lines

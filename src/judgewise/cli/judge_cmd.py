@@ -15,10 +15,11 @@ from typing import Annotated
 
 import typer
 
-from judgewise.cli.console import err, out, quiet_http_logs, say
+from judgewise.cli.console import err, out, quiet_http_logs
 from judgewise.cli.options import (OVERRIDE_FLAGS, Config, DryRun, Json, RetryFailed, ShowProgress,
                                    options_command)
 from judgewise.cli.store_cmd import register as register_store
+from judgewise.commands.display import say
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.progress import run_with_progress
 from judgewise.commands.text import summary_lines, worker_lines

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.console import err, out, piped_width, say, show
+from judgewise.cli.console import err, out, piped_width
 from judgewise.cli.options import (Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges, Seed,
                                    SkipInvalid, options_command)
+from judgewise.commands.display import say, show
 from judgewise.commands.options import RankOptions
 from judgewise.commands.tables import agreement_lines, grouped_blocks, input_lines, ranking_blocks
 from judgewise.commands.text import ranking_info_lines

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.console import err, piped_width, say, show
+from judgewise.cli.console import err, piped_width
 from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, Trials,
                                    options_command)
+from judgewise.commands.display import say, show
 from judgewise.commands.options import ReliabilityOptions, SelectOptions, StudyOptions
 from judgewise.commands.tables import reliability_lines, selection_line, study_blocks
 from judgewise.commands.text import json_text, parse_budgets, split_list

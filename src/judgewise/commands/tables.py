@@ -1,6 +1,6 @@
 """The tables and lines the commands print, as data: a :class:`TextTable` (title, columns, rows of cells), a
 :class:`Note` (a line after a styled label), a :class:`Rule` or a plain line; the CLI only prints them
-(``cli.console.show``).
+(``commands.display.show``).
 
 :func:`fmt_num` is the one number format of every command's tables and lines, :func:`clip` the one way a table
 shortens a long model name.
