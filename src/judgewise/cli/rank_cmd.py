@@ -3,8 +3,8 @@
 ``rank`` prints a rich table by default (CI level labelled; rows read/used/skipped under it). ``--json`` prints
 ``Ranking.to_records()`` (a JSON list, best first) on stdout and the read report as one line on stderr.
 ``--output FILE`` writes the ranking atomically (temp file + rename) whichever way results are shown, in the format
-of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``pipeline.ranking_files``).
-``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``pipeline.grouping`` finds the column),
+of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``commands.ranking_files``).
+``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``commands.grouping`` finds the column),
 printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "missing", "overall"}``
 (``missing``: the rows without a value, apart from any text value).
 Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-judges`` pools them (io.provenance).

@@ -130,7 +130,8 @@ LARGE_BYTES = 64 << 20
 
 def _run_bar(console, total: int, label: str):
     """A rich progress bar on ``console`` (done/total, rate, ETA, cost so far, failures) and its callback."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
     bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[rate]:.1f}/s"), TimeElapsedColumn(), TextColumn("ETA"),
