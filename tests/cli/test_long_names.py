@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-from judgewise.cli.richtext import NAME_WIDTH, clip
+from judgewise.commands.tables import NAME_WIDTH, clip
 from tests.support.bad_inputs.inputs import jsonl, judgments
 from tests.support import run_cli
 

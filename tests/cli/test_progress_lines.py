@@ -1,4 +1,4 @@
-"""Progress lines when stderr is not a terminal (cli.progress_lines): judge, evaluate and generate runs whose stderr
+"""Progress lines when stderr is not a terminal (commands.progress): judge, evaluate and generate runs whose stderr
 is a pipe or a file print plain lines at most every JUDGEWISE_PROGRESS_INTERVAL seconds, ending at the run's final
 count; --no-progress and JUDGEWISE_PROGRESS=0 silence them; a run shorter than the interval prints none."""
 
@@ -12,7 +12,7 @@ import pytest
 import yaml
 from rich.console import Console
 
-from judgewise.cli.progress_lines import ProgressLines, progress_mode
+from judgewise.commands.progress import ProgressLines, progress_mode
 
 from tests.support import REPO, run_cli, run_process
 

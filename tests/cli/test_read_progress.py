@@ -1,4 +1,4 @@
-"""The progress bar of large files read in chunks (io.progress, cli.read_progress): its final state is the file's
+"""The progress bar of large files read in chunks (io.progress, commands.progress): its final state is the file's
 size; nothing is drawn off a terminal unless JUDGEWISE_PROGRESS=1, nor for small files, and JSON on stdout stays
 clean."""
 
@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from rich.console import Console
 
-from judgewise.cli import app, read_progress as bar_module
-from judgewise.cli.read_progress import read_progress
+from judgewise.cli import app
+from judgewise.commands import progress as bar_module
+from judgewise.commands.progress import ENV, read_progress
 from judgewise.io import chunks, read_judgments
 from judgewise.io.progress import listening
 
@@ -65,7 +66,7 @@ def test_the_bar_ends_at_the_files_size_after_one_step_per_chunk(tmp_path, small
 
 def test_no_bar_off_a_terminal_or_for_a_small_file(tmp_path, small_chunks, monkeypatch):
     path = write(tmp_path / "b.jsonl", battles())
-    monkeypatch.delenv(bar_module.ENV, raising=False)
+    monkeypatch.delenv(ENV, raising=False)
     plain = Console(file=io.StringIO(), force_terminal=False)
     with read_progress(plain, min_bytes=0) as bar:
         read_judgments(path)
@@ -74,7 +75,7 @@ def test_no_bar_off_a_terminal_or_for_a_small_file(tmp_path, small_chunks, monke
     with read_progress(tty) as bars:  # 64 MB and more only
         read_judgments(path)
     assert bars == [] and tty.file.getvalue() == ""
-    monkeypatch.setenv(bar_module.ENV, "0")
+    monkeypatch.setenv(ENV, "0")
     with read_progress(tty, min_bytes=0) as bar:
         read_judgments(path)
     assert bar is None
@@ -83,7 +84,7 @@ def test_no_bar_off_a_terminal_or_for_a_small_file(tmp_path, small_chunks, monke
 def test_the_command_line_draws_on_stderr_and_keeps_json_on_stdout_clean(tmp_path, small_chunks, monkeypatch,
                                                                            capsys):
     path = write(tmp_path / "b.jsonl", battles())
-    monkeypatch.setenv(bar_module.ENV, "1")
+    monkeypatch.setenv(ENV, "1")
     monkeypatch.setattr(bar_module, "LARGE_BYTES", 0)
     app.main(["rank", str(path), "--method", "bt", "--json"])
     out, err = capsys.readouterr()

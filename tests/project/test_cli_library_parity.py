@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from judgewise.cli.app import main
-from judgewise.cli.richtext import fmt_num, json_text
+from judgewise.commands.tables import fmt_num
+from judgewise.commands.text import json_text
 from tests.support.bad_inputs.inputs import judgments, jsonl, store, write
 from tests.support import REPO
 
@@ -203,7 +204,7 @@ def test_fmt_num_is_the_one_cli_number_format(value, digits, grouping, text):
 
 
 def test_cli_has_no_private_number_formatter_or_store_reader():
-    """One definition: the CLI modules call richtext.fmt_num and pipeline.inputs, and never read stores themselves."""
+    """One definition: the CLI modules call commands.tables.fmt_num and store.reading, and never read stores themselves."""
     for path in sorted((REPO / "src" / "judgewise" / "cli").glob("*.py")):
         text = path.read_text()
         assert "def _fmt" not in text, path

@@ -14,8 +14,8 @@ import judgewise
 from judgewise.cli.completion_cmd import COMPLETE_VAR
 from judgewise.cli.console import err
 from judgewise.cli.error_flags import as_flags
-from judgewise.cli.read_progress import read_progress
-from judgewise.cli.richtext import say
+from judgewise.commands.display import say
+from judgewise.commands.progress import read_progress
 from judgewise.errors import JudgewiseError
 from judgewise.redaction import scrub
 from judgewise.store.urls import is_url, masked

@@ -1,8 +1,10 @@
-"""The CLI's two rich consoles, one for stdout and one for stderr, made once per process when first used."""
+"""The CLI's two rich consoles, stdout and stderr, made once per process when first used (what it prints on them:
+:mod:`judgewise.commands.display`), and its quiet HTTP logs."""
 
 from __future__ import annotations
 
 import functools
+import logging
 import sys
 
 from rich.console import Console
@@ -30,3 +32,10 @@ def piped_width(width: int, *, at_least: bool = False) -> Console:
     elif not at_least and not sys.stdout.isatty():
         console.width = width
     return console
+
+
+def quiet_http_logs() -> None:
+    """httpx logs one INFO line per request; keep it for --verbose (DEBUG) only."""
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        for name in ("httpx", "httpx2"):  # openai >= 3 ships its own copy as httpx2
+            logging.getLogger(name).setLevel(logging.WARNING)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
-from judgewise.cli.options import Alpha, InputFormat, Json, Judge, Power, Seed, Trials, flag, options_command
-from judgewise.cli.richtext import json_text
-from judgewise.commands.options import PlanOptions
+from judgewise.cli.options import Alpha, InputFormat, Json, Judge, Power, Seed, Trials, options_command
+from judgewise.commands.options import AnchorsOptions, PlanOptions, SignOptions, SimulateOptions, WilcoxonOptions
+from judgewise.commands.text import json_text
 
 
 def _echo(obj, text: str, as_json: bool) -> None:
@@ -22,53 +22,28 @@ def _register_power(app: typer.Typer) -> None:
     app.add_typer(power_app, name="power")
 
     @power_app.command("sign")
-    def sign_command(
-        win_rate: str = typer.Option(..., "--win-rate", help="Win rate among discordant pairs (comma list ok)."),
-        tie_rate: str = typer.Option("0", "--tie-rate", help="Share of ties / non-informative (comma list ok)."),
-        alpha: Alpha = 0.05,
-        power: Power = 0.8,
-        exact: bool = typer.Option(False, "--exact", help="Exact binomial instead of the normal approximation."),
-        as_json: Json = False,
-    ) -> None:
+    @options_command(SignOptions, {"alpha": Alpha, "power": Power})
+    def sign_command(*, options: SignOptions, as_json: Json = False) -> None:
         """One-sided sign test sample size: N informative prompts and N_total = N / (1 − tie rate)."""
         from judgewise.commands.design_runs import sign_study  # the commands layer loads pandas (and with it pyarrow)
 
-        _echo(*sign_study(win_rate, tie_rate, alpha, power, exact), as_json)
+        _echo(*sign_study(options), as_json)
 
     @power_app.command("wilcoxon")
+    @options_command(WilcoxonOptions, {"alpha": Alpha, "power": Power, "seed": Seed})
     def wilcoxon_command(
         path: Path = typer.Argument(None, help="Anchor-based judgments (any supported format or a judging store)."),
-        anchor: str = typer.Option(None, "--anchor"),
-        distribution: str = typer.Option(None, "--distribution", help="Paired differences 'value:prob,...'."),
-        effect: float = typer.Option(0.05, "--effect", help="Edge (win rate − 0.5 among discordant) of pairs used, compared on exact counts: a win rate of exactly 0.6 is in the 0.10 band (Anchor App. C uses [effect, effect + 0.01))."),
-        width: float = typer.Option(0.01, "--width", help="Width of the edge interval."),
-        n_grid: str = typer.Option("50,100,200,300,400,500,600,700,800,900,1000,1200,1500,2000", "--n"),
-        simulations: int = typer.Option(1000, "--simulations"),
-        alpha: Alpha = 0.05,
-        power: Power = 0.8,
-        seed: Seed = 0,
+        *,
+        options: WilcoxonOptions,
         as_json: Json = False,
     ) -> None:
         """Simulated power of the one-sided Wilcoxon signed-rank test (zero_method='pratt'; Anchor App. C)."""
-        # the commands layer loads pandas (and with it pyarrow)
-        from judgewise.commands.design_runs import wilcoxon_study
+        from judgewise.commands.design_runs import wilcoxon_study  # the commands layer loads pandas (and pyarrow)
 
-        _echo(*wilcoxon_study(path, anchor=anchor, distribution=distribution, effect=effect, width=width,
-                              n_grid=n_grid, simulations=simulations, alpha=alpha, power=power, seed=seed), as_json)
+        _echo(*wilcoxon_study(path, options), as_json)
 
 
-PLAN_FLAGS = {
-    "n_models": flag("--models", help="Number of models to evaluate (default: from PATH)."),
-    "natural_baseline": flag("--natural-baseline", help="Name of a natural baseline model, if one exists."),
-    "baseline_exists": flag("--has-baseline", help="A natural baseline exists (unnamed)."),
-    "full_ranking": flag("--full-ranking/--pairs-only", help="Leaderboard (rank all) or only pairs of interest."),
-    "budget": flag("--budget", help="Judge-call budget."),
-    "effect": flag("--effect", help="Expected edge over 50% (0.05 = 55% win rate)."),
-    "alpha": Alpha,
-    "power": Power,
-    "informativeness": flag("--informativeness", help="Measured anchor informativeness (share of informative "
-                            "anchor comparisons, §4.3; default: from PATH, else the papers' mean 0.54)."),
-}
+PLAN_FLAGS = {"alpha": Alpha, "power": Power}  # shared flags
 
 
 @options_command(PlanOptions, PLAN_FLAGS)
@@ -87,49 +62,26 @@ def plan_command(
     _echo(*plan_study(path, options, write=write, responses=responses), as_json)
 
 
+@options_command(AnchorsOptions, {"format": InputFormat, "judge": Judge, "seed": Seed})
 def anchors_command(
     path: Path = typer.Argument(..., help="Judgments: anchor-based (report) or all-pairs pilot (recommend), in "
                                           "any supported format or a judging store (SQLite file of judgewise judge)."),
-    anchor: str = typer.Option(None, "--anchor", help="Anchor(s) to report, comma-separated (default: detected); "
-                                                       "several add per-anchor win rates and the pooled BT "
-                                                       "(Anchor §5, App. E)."),
-    format: InputFormat = None,
-    judge: Judge = None,
-    pilot_prompts: int = typer.Option(10, "--pilot-prompts", help="Prompts sampled by the pilot (§5.3)."),
-    seed: Seed = 0,
+    *,
+    options: AnchorsOptions,
     as_json: Json = False,
 ) -> None:
     """Informativeness, win-count histogram and waste of an anchor; pilot recommendation (Anchor §4, §5.3)."""
     from judgewise.commands.design_runs import anchors_study  # the commands layer loads pandas (and with it pyarrow)
 
-    _echo(*anchors_study(path, anchor=anchor, format=format, judge=judge, pilot_prompts=pilot_prompts, seed=seed),
-          as_json)
+    _echo(*anchors_study(path, options), as_json)
 
 
-def simulate_command(
-    designs: str = typer.Option("tournament,anchor,adaptive", "--designs",
-                                help="Comma list of: tournament, anchor, quadratic, sampled, adaptive; baseline "
-                                     "(Arena-lite's baseline-mediated method: win rate against an external "
-                                     "reference model, n·|X| calls); insert-binary, insert-anchor (one newcomer "
-                                     "placed into the others' leaderboard)."),
-    n_model: str = typer.Option("20", "--n-model"),
-    prompts: str = typer.Option("100", "--prompts", help="|X| per trial (comma list ok)."),
-    p_judge: str = typer.Option("0.8", "--p-judge"),
-    trials: Trials = 20,
-    seed: Seed = 0,
-    reference_elo: float = typer.Option(1233.0, "--reference-elo", help="Elo of baseline's external reference "
-                                        "(the paper: gpt-4-1106-preview, 1233; the truth is uniform over "
-                                        "[1000, 1500])."),
-    executor: str = typer.Option("process", "--executor", help="serial | process | ray"),
-    workers: int = typer.Option(None, "--workers"),
-    address: str = typer.Option(None, "--address", help="Ray cluster address (ray.init(address=...))."),
-    as_json: Json = False,
-) -> None:
+@options_command(SimulateOptions, {"trials": Trials, "seed": Seed})
+def simulate_command(*, options: SimulateOptions, as_json: Json = False) -> None:
     """Arena-lite §4.2 sweep on the simulated judge: Spearman/Kendall vs the truth per design and calls."""
     from judgewise.commands.design_runs import simulate_study  # the commands layer loads pandas (and with it pyarrow)
 
-    _echo(*simulate_study(designs, n_model=n_model, prompts=prompts, p_judge=p_judge, trials=trials, seed=seed,
-                          reference_elo=reference_elo, executor=executor, workers=workers, address=address), as_json)
+    _echo(*simulate_study(options), as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -15,63 +15,37 @@ import typer
 
 from judgewise.cli.console import piped_width
 from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json, Judge, Responses, Seed,
-                                   SkipInvalid, flag, options_command)
-from judgewise.cli.richtext import show, split_list
-from judgewise.commands.options import AccuracyOptions
+                                   SkipInvalid, options_command)
+from judgewise.commands.display import show
+from judgewise.commands.options import AccuracyOptions, DiagnoseOptions, EchoOptions
 from judgewise.commands.tables import alignment_blocks, diagnosis_blocks, echo_blocks, report_line
-from judgewise.commands.text import parse_families
-from judgewise.errors import ConfigError
 
 
+@options_command(DiagnoseOptions, {"responses": Responses, "format": InputFormat, "bootstrap": Bootstrap,
+                                   "judge": Judge, "ci_level": CiLevel, "seed": Seed})
 def diagnose_command(
     judgments: Path = typer.Argument(..., help="Judgments in any supported format (an AlpacaEval results "
                                                "dir or JudgeBench outputs bring their texts), or a judging "
                                                "store (SQLite file of judgewise judge)."),
-    responses: Responses = None,
-    format: InputFormat = None,
-    style_control: bool = typer.Option(True, "--style-control/--no-style-control",
-                                       help="Fit style-controlled BT and compare rankings (needs texts)."),
-    bootstrap: Bootstrap = 0,
-    family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for self-preference (repeatable; "
-                                                            "NAME is a model/judge name prefix)."),
-    judge: Judge = None,
-    ci_level: CiLevel = 0.95,
-    seed: Seed = 0,
+    *,
+    options: DiagnoseOptions,
     as_json: Json = False,
     skip_invalid: SkipInvalid = False,
 ) -> None:
     """Bias figures per judge with intervals (position, swap consistency, length, markdown, label
     agreement), echo, judge-gaming flags and warnings."""
-    from judgewise.commands.diagnosis import diagnose_path  # the commands layer loads pandas (and with it pyarrow)
+    from judgewise.commands.diagnosis import diagnose_with_options  # the commands layer loads pandas (and pyarrow)
 
-    result, table = diagnose_path(judgments, responses, format=format, style_control=style_control,
-                                 ci_level=ci_level, seed=seed, skip_invalid=skip_invalid, bootstrap=bootstrap,
-                                 families=parse_families(family), judge=judge)
+    result, table = diagnose_with_options(judgments, options, skip_invalid=skip_invalid)
     if as_json:
         out = {**result.as_dict(), "read": table.report.as_dict()}
         typer.echo(json.dumps(out, indent=2, default=str))
     else:
-        show(piped_width(160, at_least=True), diagnosis_blocks(result, table.report, ci_level))
+        show(piped_width(160, at_least=True), diagnosis_blocks(result, table.report, options.ci_level))
 
 
-ACCURACY_FLAGS = {
-    "methods": flag("--methods", help="Aggregators to compare."),
-    "elo_k": flag("--elo-k", help="Elo step size: 32 from 1000, in the judgments' order, as the paper's code; "
-                  "Chatbot Arena uses 4."),
-    "bt_l2": flag("--bt-l2", help="BT ridge ½·l2·‖θ‖²: 1 as the paper's code (scikit-learn C=1); 0 = the plain MLE "
-                  "(a separated subset is then reported as not estimable); auto = judgewise's rank default (MLE, "
-                  "weak ridge 0.01 only when separated)."),
-    "unparsed": flag("--unparsed", help="A pair with an unparsed answer: exclude = in neither pair subset (the "
-                     "paper's code); incorrect = the unparsed side counts as incorrect."),
-    "bootstrap": Bootstrap,
-    "min_parse_rate": flag("--min-parse-rate", help="App. B filter 1 (e.g. 0.9)."),
-    "baseline": flag("--baseline", help="App. B filter 2: keep accuracy > this."),
-    "min_gap": flag("--min-gap", help="App. B filter 3: minimum accuracy gap (0.01)."),
-    "seed": Seed,
-    "ci_level": CiLevel,
-    "format": InputFormat,
-    "judge": Judge,
-}
+ACCURACY_FLAGS = {"bootstrap": Bootstrap, "seed": Seed, "ci_level": CiLevel, "format": InputFormat,
+                  "judge": Judge}  # shared flags
 
 
 @options_command(AccuracyOptions, ACCURACY_FLAGS)
@@ -89,54 +63,28 @@ def accuracy_command(
 ) -> None:
     """Do pairwise rankings recover accuracy? Each aggregator and the direct judge vs ground truth, on
     all / discriminative / non-discriminative pairs (Correct-looks-better §5, App. B/C)."""
-    from judgewise.commands.diagnosis import accuracy_of_files  # the commands layer loads pandas (and with it pyarrow)
+    from judgewise.commands.diagnosis import accuracy_with_options  # the commands layer loads pandas (and pyarrow)
 
-    result, table = accuracy_of_files(judgments, correctness, direct, methods=split_list(options.methods),
-                                      bootstrap=options.bootstrap, seed=options.seed, ci_level=options.ci_level,
-                                      filters=options.filters(), format=options.format, elo_k=options.elo_k,
-                                      bt_l2=_ridge(options.bt_l2), unparsed=options.unparsed, judge=options.judge)
+    result, table = accuracy_with_options(judgments, correctness, direct, options)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
         show(piped_width(160, at_least=True), [*alignment_blocks(result), report_line(table.report)])
 
 
-def _ridge(text: str) -> float | None:
-    """``--bt-l2``: a number ≥ 0, or ``auto`` (None)."""
-    if text.strip().lower() == "auto":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"--bt-l2 must be a number >= 0 or auto, got {text!r}") from None
-
-
-def echo_test_command(
-    config: Config = ...,
-    echo_text: str = typer.Option("paper", "--echo-text", help="paper = the question and the full answer "
-                                  "appended three times (the CLB code); final-answer = 'Question: …/Answer: <final "
-                                  "answer line>' blocks."),
-    times: int = typer.Option(3, "--times", help="How many echo blocks are appended (the paper: 3)."),
-    limit: int = typer.Option(None, "--limit", help="Use the first N base pairs (the paper: 500)."),
-    include_echoing: bool = typer.Option(False, "--include-echoing", help="Also use base pairs where a response "
-                                         "echoes already (the paper keeps pairs where neither does)."),
-    bootstrap: Bootstrap = 2000,
-    seed: Seed = 0,
-    as_json: Json = False,
-) -> None:
+@options_command(EchoOptions, {"bootstrap": Bootstrap, "seed": Seed})
+def echo_test_command(config: Config = ..., *, options: EchoOptions, as_json: Json = False) -> None:
     """Echo intervention (Correct-looks-better App. F.2): judge each pair as is, with echo appended to A, and to
     B; report P(A wins) per condition and the contrast P(A | echo on A) − P(A | echo on B) (the paper's sign) with
     the paper's unpaired Wald intervals beside judgewise's paired bootstrap."""
-    # the commands layer loads pandas (and with it pyarrow)
-    from judgewise.commands.diagnosis import echo_intervention_of_config
+    from judgewise.commands.diagnosis import echo_with_options  # the commands layer loads pandas (and pyarrow)
 
-    res, run = echo_intervention_of_config(config, text=echo_text, times=times, skip_echoing=not include_echoing,
-                                           limit=limit, bootstrap=bootstrap, seed=seed)
+    res, run = echo_with_options(config, options)
     if as_json:
-        typer.echo(json.dumps({**res.as_dict(), "games": run.n_games, "echo_text": echo_text, "times": times},
-                              indent=2, default=str))
+        typer.echo(json.dumps({**res.as_dict(), "games": run.n_games, "echo_text": options.echo_text,
+                               "times": options.times}, indent=2, default=str))
         return
-    show(piped_width(160, at_least=True), echo_blocks(res, run.n_games, echo_text, times))
+    show(piped_width(160, at_least=True), echo_blocks(res, run.n_games, options.echo_text, options.times))
 
 
 def register(app: typer.Typer) -> None:

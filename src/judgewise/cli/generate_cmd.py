@@ -13,11 +13,11 @@ from typing import Annotated
 
 import typer
 
-from judgewise.cli.console import err, out
-from judgewise.cli.judge_cmd import run_with_progress
+from judgewise.cli.console import err, out, quiet_http_logs
 from judgewise.cli.options import OVERRIDE_FLAGS, DryRun, Json, RetryFailed, ShowProgress, options_command
-from judgewise.cli.richtext import quiet_http_logs, say
+from judgewise.commands.display import say
 from judgewise.commands.options import RunOverrides
+from judgewise.commands.progress import run_with_progress
 from judgewise.commands.text import generate_lines
 
 ANSWERS_OUTPUT = Annotated[str, typer.Option("--output", "-o", help="Answers file (.jsonl/.parquet) or folder "
@@ -40,7 +40,7 @@ def generate_command(
 
     quiet_http_logs()
     result = generate_of(config, options, format=format, dry_run=dry_run, on_plan=lambda plan: say(err(), plan.line()),
-                         with_progress=lambda total, run: run_with_progress(progress, total, run, "generating"))
+                         with_progress=lambda total, run: run_with_progress(err(), progress, total, run, "generating"))
     if result.dry_run:
         if as_json:
             print(json.dumps({"dry_run": result.plan.as_dict()}))

@@ -17,8 +17,6 @@ from typing import Annotated
 
 import typer
 
-from judgewise.cli.progress_lines import PROGRESS_HELP
-
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the random draws (bootstrap, sampling).")]
 Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap rounds for the intervals (0 = none).")]
@@ -46,26 +44,35 @@ Alpha = Annotated[float, typer.Option("--alpha", help="Significance level.")]
 Power = Annotated[float, typer.Option("--power", help="Target power.")]
 
 
-def options_command(options_class: type, flags: dict[str, object]):
+def options_command(options_class: type, flags: dict[str, object] | None = None):
     """A decorator: the command ``fn(*own, options)`` becomes a Typer command whose options are the fields of the
-    dataclass ``options_class`` named in ``flags`` (each an ``Annotated`` alias; the type, unless the alias gives
-    one, and the default from the field) next to ``fn``'s own parameters; ``fn`` is called with the built
-    ``options_class`` (fields not in ``flags`` keep their defaults)."""
+    dataclass ``options_class`` the command line sets — those declared with ``commands.options.option`` (their
+    flags and help) and those named in ``flags`` (each an ``Annotated`` alias, e.g. a shared one; the type, unless
+    the alias gives one, and the default from the field) — next to ``fn``'s own parameters; ``fn`` is called with
+    the built ``options_class`` (the other fields keep their defaults). The options stand where ``fn`` has its
+    ``options`` parameter (own parameters after it are keyword-only)."""
+    flags = dict(flags or {})
     unknown = sorted(set(flags) - {f.name for f in dataclasses.fields(options_class)})
     if unknown:
         raise TypeError(f"{options_class.__name__} has no fields {unknown}")
+    for f in dataclasses.fields(options_class):
+        if f.name not in flags and "flags" in f.metadata:
+            flags[f.name] = flag(*f.metadata["flags"], help=f.metadata["help"])
     fields = [f for f in dataclasses.fields(options_class) if f.name in flags]  # the others keep their defaults
     hints = typing.get_type_hints(options_class)
     declared = []
     for f in fields:
         base, *info = typing.get_args(flags[f.name])
-        declared.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+        default = ... if f.default is dataclasses.MISSING else f.default  # ...: a required option
+        declared.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                           annotation=Annotated[hints[f.name] if base is object else base, *info]))
 
     def decorate(fn):
         own_hints = typing.get_type_hints(fn, include_extras=True)
-        own = [p.replace(annotation=own_hints.get(p.name, p.annotation))
-               for p in inspect.signature(fn).parameters.values() if p.name != "options"]
+        params = list(inspect.signature(fn).parameters.values())
+        at = [p.name for p in params].index("options")  # the options take its place among fn's own parameters
+        own = [p.replace(annotation=own_hints.get(p.name, p.annotation)) for p in params if p.name != "options"]
+        ordered = [*own[:at], *declared, *own[at:]]
 
         @functools.wraps(fn)
         def command(**values):
@@ -73,8 +80,8 @@ def options_command(options_class: type, flags: dict[str, object]):
             return fn(**values, options=settings)
 
         del command.__wrapped__  # typer reads the signature below, not fn's
-        command.__signature__ = inspect.Signature([*own, *declared])
-        command.__annotations__ = {p.name: p.annotation for p in (*own, *declared)}
+        command.__signature__ = inspect.Signature(ordered)
+        command.__annotations__ = {p.name: p.annotation for p in ordered}
         return command
 
     return decorate
@@ -86,6 +93,8 @@ def flag(*decls: str, help: str | None):
     return Annotated[object, typer.Option(*decls, help=help)]
 
 
+PROGRESS_HELP = ("Progress on stderr: a bar on a terminal, else a line every JUDGEWISE_PROGRESS_INTERVAL s (30) "
+                 "(default); --progress: the bar; --no-progress: none.")
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help=PROGRESS_HELP)]
 OVERRIDE_FLAGS = {"store": Store, "max_calls": MaxCalls, "max_cost": MaxCost, "concurrency": Concurrency}
 """The run-config overrides every command that runs a config takes (``RunOverrides``; judge and generate add

@@ -3,8 +3,8 @@
 ``rank`` prints a rich table by default (CI level labelled; rows read/used/skipped under it). ``--json`` prints
 ``Ranking.to_records()`` (a JSON list, best first) on stdout and the read report as one line on stderr.
 ``--output FILE`` writes the ranking atomically (temp file + rename) whichever way results are shown, in the format
-of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``pipeline.ranking_files``).
-``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``pipeline.grouping`` finds the column),
+of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``commands.ranking_files``).
+``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``commands.grouping`` finds the column),
 printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "missing", "overall"}``
 (``missing``: the rows without a value, apart from any text value).
 Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-judges`` pools them (io.provenance).
@@ -19,49 +19,14 @@ import typer
 
 from judgewise.cli.console import err, out, piped_width
 from judgewise.cli.options import (Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges, Seed,
-                                   SkipInvalid, flag, options_command)
-from judgewise.cli.richtext import say, show
+                                   SkipInvalid, options_command)
+from judgewise.commands.display import say, show
 from judgewise.commands.options import RankOptions
-from judgewise.commands.tables import grouped_blocks, input_lines, num, ranking_blocks
+from judgewise.commands.tables import agreement_lines, grouped_blocks, input_lines, ranking_blocks
 from judgewise.commands.text import ranking_info_lines
 
-RANK_FLAGS = {
-    "format": InputFormat,
-    "method": flag("--method", help="winrate (against the anchor) | winshare (share of all games won, ties half, "
-                   "any design: the CLB paper's WinRate) | bt | elo | trueskill | lc_winrate (AlpacaEval 2's "
-                   "length-controlled win rate; needs texts); mean_score for pointwise grades (chosen by itself "
-                   "when the input holds only grades)"),
-    "anchor": flag("--anchor", help="Anchor model (win rate) / model pinned (BT)."),
-    "style_control": flag("--style-control", help="Style-controlled BT (needs texts)."),
-    "style_definition": flag("--style-definition", help="arena-hard (Arena-Hard/FastChat features and penalty) | "
-                             "judgewise. Default: arena-hard on Arena-Hard games, else judgewise."),
-    "weighting": flag("--weighting", help="arena-hard (a strong verdict counts 3 times) | none. Default: "
-                      "arena-hard on Arena-Hard games, else none."),
-    "baseline": flag("--baseline", help="Arena-Hard games: the baseline every game compared with (default: by the "
-                     "records' category, else gpt-4-0314)."),
-    "arena_hard_config": flag("--arena-hard-config", help="Arena-Hard's judge config yaml: its baseline(s) and "
-                              "judge_model."),
-    "bootstrap": Bootstrap,
-    "bootstrap_unit": flag("--bootstrap-unit", help="Resample prompts or battles."),
-    "seed": Seed,
-    "ci_level": CiLevel,
-    "by": flag("--by", help="Also rank each group of rows sharing a value of this column (of the judgments or "
-               "their prompts: Arena-Hard category/subcategory, AlpacaEval dataset, MT-bench category), same "
-               "method and intervals; the overall leaderboard comes last."),
-    "soft": flag("--soft", help="Rate each judgment's soft preference from the judge's logprobs (kept by the "
-                 "judging store with judge.logprobs: true) as a fractional win; without it, hard verdicts (a note "
-                 "says when soft ones exist)."),
-    "prompts": flag("--prompts", help="A prompts table (prompt_id/question_id/uid + columns, e.g. question.jsonl) "
-                    "where --by looks first."),
-    "skip_invalid": SkipInvalid,
-    "judge": Judge,
-    "pool_judges": PoolJudges,
-    "lc_difficulty": flag("--lc-difficulty", help="lc_winrate: AlpacaEval's instruction difficulty "
-                          "(instruction_difficulty.csv or df_gamed.csv): its exact GLM."),
-    "lc_weights": flag("--lc-weights", help="lc_winrate: AlpacaEval's GLM weights (baseline_<anchor>.csv or its "
-                       "folder); needs --lc-difficulty."),
-    "l2": L2,
-}
+RANK_FLAGS = {"format": InputFormat, "bootstrap": Bootstrap, "seed": Seed, "ci_level": CiLevel,
+              "skip_invalid": SkipInvalid, "judge": Judge, "pool_judges": PoolJudges, "l2": L2}  # shared flags
 
 
 @options_command(RankOptions, RANK_FLAGS)
@@ -104,11 +69,7 @@ def agree_command(
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
-    console = out()
-    for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance"):
-        say(console, f"{name:<17} {num(result[name], 4)}")
-    say(console, f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
-                 f"only in B: {result['only_in_b'] or '-'}")
+    show(out(), agreement_lines(result))
 
 
 def register(app: typer.Typer) -> None:

@@ -9,18 +9,18 @@ progress and read counts go to stderr.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import typer
 
 from judgewise.cli.console import err, piped_width
-from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, Trials, flag,
+from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, Trials,
                                    options_command)
-from judgewise.cli.richtext import fmt_num, json_text, say, show, split_list
-from judgewise.commands.options import StudyOptions
-from judgewise.commands.tables import study_blocks
-from judgewise.commands.text import parse_budgets
+from judgewise.commands.display import say, show
+from judgewise.commands.options import ReliabilityOptions, SelectOptions, StudyOptions
+from judgewise.commands.tables import reliability_lines, selection_line, study_blocks
+from judgewise.commands.text import json_text, parse_budgets, split_list
 
 
 def _emit_json(data, output: Path | None = None, write=None) -> None:
@@ -34,77 +34,48 @@ def _emit_json(data, output: Path | None = None, write=None) -> None:
         typer.echo(text)
 
 
+@options_command(SelectOptions, {"seed": Seed, "candidates": Candidates})
 def select_cmd(
     scores: Path = typer.Argument(..., help="Scores table (item_id, rater, score) or a JudgeBench outputs folder."),
-    target: str = typer.Option(..., "--target", help="The judge under test (exact name or unique substring)."),
-    budget: int = typer.Option(50, "--budget", help="How many items humans can label."),
-    metric: str = typer.Option("icc", "--metric", help="Reliability metric to match (icc, alpha, rho, tau, ...)."),
-    method: str = typer.Option("metric-match", "--method", help="random, stratified, bias-correction, "
-                               "metric-match, metric-match-avg-labels, variance-match."),
-    seed: Seed = 0,
-    candidates: Candidates = 20,
-    human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES (ignored)."),
+    *,
+    options: SelectOptions,
     as_json: Json = False,
     output: Output = None,
 ) -> None:
     """The items to send to human annotators (Metric Match, Alg. 1, by default); one id per line."""
-    # the commands layer loads pandas (and with it pyarrow)
-    from judgewise.commands import human_validation, json_output
+    from judgewise.commands import human_validation, json_output  # the commands layer loads pandas (and pyarrow)
 
-    record = human_validation.select_items(scores, target, budget, metric, method, seed, candidates, human_rater)
+    record = human_validation.select_items(scores, **asdict(options))
     if as_json or output:
         _emit_json(record, output, json_output.write_json_text)
     if not as_json:
         for item in record["items"]:
             typer.echo(item)
-    match = (f"; inter-model {metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
-             f"{fmt_num(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
-    say(err(), f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
-             f"(seed {seed}){match}")
+    say(err(), selection_line(record, options))
 
 
+@options_command(ReliabilityOptions, {"human": Human, "human_rater": HumanRater})
 def reliability_cmd(
     scores: Path = typer.Argument(..., help="Scores table or JudgeBench outputs folder."),
-    human: Human = None,
-    target: str = typer.Option(..., "--target", help="The judge under test."),
-    metric: str = typer.Option("icc", "--metric", help="Metric(s), comma-separated (icc, alpha, rho, tau, ...)."),
-    items: Path = typer.Option(None, "--items", help="Items to use: one id per line or `select --json` output."),
-    human_rater: HumanRater = "human",
-    estimator: str = typer.Option(None, "--estimator", help="On --items: plain (ρ̂_S on the items) or "
-                                  "bias-correction (ρ^IM + ρ̂_S − ρ̂^IM_S, inter-model metric over all items; Metric "
-                                  "Match §3.3). Default: the one matching the method `select --json` recorded "
-                                  "(bias-correction for --method bias-correction, else plain)."),
+    *,
+    options: ReliabilityOptions,
     as_json: Json = False,
 ) -> None:
     """The target judge's reliability against humans: on selected items (estimate) or on all (population)."""
-    # the commands layer loads pandas (and with it pyarrow)
-    from judgewise.commands.human_validation import reliability_of_files
+    from judgewise.commands.human_validation import reliability_of_files  # loads pandas (and pyarrow)
 
-    record = reliability_of_files(scores, target, split_list(metric), human=human, items=items,
-                                  human_rater=human_rater, estimator=estimator)
+    o = options
+    record = reliability_of_files(scores, o.target, split_list(o.metric), human=o.human, items=o.items,
+                                  human_rater=o.human_rater, estimator=o.estimator)
     if as_json:
         _emit_json(record)
         return
-    for name, value in record["values"].items():
-        how = ""
-        if record["scope"] == "selected":
-            how = f"; {record['estimator']} estimate ({record['estimator_source']})"
-            if "plain_values" in record:
-                how += f", plain ρ̂_S = {fmt_num(record['plain_values'][name], 4)}"
-        typer.echo(f"{name}({record['target']}, human) = {fmt_num(value, 4)} on {record['n_items']} items "
-                   f"({record['scope']}{how})")
+    for line in reliability_lines(record):
+        typer.echo(line)
 
 
-STUDY_FLAGS = {
-    "trials": Trials,
-    "candidates": Candidates,
-    "seed": Seed,
-    "human_rater": HumanRater,
-    "minutes_per_label": flag("--minutes-per-label", help="Cost model of the savings: minutes an annotator spends "
-                              "per item (the paper's MedVAL example: 5)."),
-    "cost_per_hour": flag("--cost-per-hour", help="Cost model: annotator cost per hour (the paper's MedVAL example: "
-                          "$500, expert clinicians; crowd work is nearer $15)."),
-}
+STUDY_FLAGS = {"trials": Trials, "candidates": Candidates, "seed": Seed,
+               "human_rater": HumanRater}  # shared flags
 
 
 @options_command(StudyOptions, STUDY_FLAGS)
@@ -124,8 +95,7 @@ def study_cmd(
     options: StudyOptions,
 ) -> None:
     """Estimation error of each selection method against random over trials × budgets (Metric Match §3.3, §4)."""
-    # the commands layer loads pandas (and with it pyarrow)
-    from judgewise.commands import human_validation, json_output
+    from judgewise.commands import human_validation, json_output  # the commands layer loads pandas (and pyarrow)
 
     targets = tuple(t for arg in (target or []) for t in split_list(arg))
     options = replace(options, targets=targets, budgets=tuple(parse_budgets(budgets)),

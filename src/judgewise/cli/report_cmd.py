@@ -10,22 +10,12 @@ from typing import Annotated
 
 import typer
 
-from judgewise.cli.options import Bootstrap, Judge, L2, Output, PoolJudges, Responses, Seed, flag, options_command
+from judgewise.cli.options import Bootstrap, Judge, L2, Output, PoolJudges, Responses, Seed, options_command
 from judgewise.commands.options import ReportOptions
 
-REPORT_FLAGS = {
-    "gold": Annotated[Path, typer.Option("--gold", help="Gold ranking (JSON list of {model, score} or a leaderboard "
-                                                        "CSV) for the anchor-quality inverted U.")],
-    "study": Annotated[Path, typer.Option("--study", help="Saved `judgewise study --json` output to plot.")],
-    "method": flag("--method", help="auto (win rate vs the anchor for anchor designs, else bt), winrate, bt, elo "
-                   "or trueskill."),
-    "bootstrap": Bootstrap,
-    "seed": Seed,
-    "title": flag("--title", help=None),
-    "judge": Judge,
-    "pool_judges": PoolJudges,
-    "l2": L2,
-}
+STUDY = Annotated[Path, typer.Option("--study", help="Saved `judgewise study --json` output to plot.")]
+REPORT_FLAGS = {"study": STUDY, "bootstrap": Bootstrap, "seed": Seed, "judge": Judge, "pool_judges": PoolJudges,
+                "l2": L2}
 
 
 def register(app: typer.Typer) -> None:

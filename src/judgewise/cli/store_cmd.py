@@ -7,13 +7,12 @@ only to its target.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 
 from judgewise.cli.console import err, out
 from judgewise.cli.options import Json, Output
-from judgewise.commands.text import store_stats_lines
+from judgewise.commands.text import copy_line, export_line, store_stats_lines
 
 STORE_HELP = "Store file or postgresql://user@host/db URL."
 
@@ -31,9 +30,7 @@ def register(app: typer.Typer) -> None:
         from judgewise.commands.stores import export_store  # the commands layer loads pandas (and with it pyarrow)
 
         info = export_store(store, output, only_ok=only_ok)
-        err().print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
-                  f"{', left out' if only_ok else ', kept with outcome empty and their error'})",
-                  highlight=False, markup=False, soft_wrap=True)
+        err().print(export_line(info, only_ok), highlight=False, markup=False, soft_wrap=True)
 
     @store_app.command("stats")
     def stats(store: str = typer.Argument(..., help=STORE_HELP),
@@ -60,6 +57,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(info))
             return
-        out().print(f"copied {info['games']} games and {info['answers']} journaled answers from {info['source']} to "
-                  f"{info['target']}; it now holds {info['target_games']} games ({info['target_ok']} ok; "
-                  f"{info['target_games_before']} before)", markup=False)
+        out().print(copy_line(info), markup=False)

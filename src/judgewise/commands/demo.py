@@ -1,5 +1,8 @@
 """The demo's steps as library calls: ``judgewise evaluate`` on replayed real verdicts, checked against every recorded
-verdict; then the embedded judge judging, storing and resuming a tiny job.
+verdict; then the embedded judge judging, storing and resuming a tiny job; and what ``judgewise demo`` prints.
+
+Each part (:func:`replay_part`, :func:`embedded_part`) runs ``judgewise evaluate`` on a shipped run config with its
+store in the output folder and yields what the demo prints as it goes (``commands.tables`` blocks).
 
 Runs on shipped files only (``examples/``: the AlpacaEval 2.0 slice, its verdicts made pairwise, the run configs
 ``evaluate-replay.yaml`` and ``evaluate-embedded.yaml``); nothing from ``../shared`` and no network but the
@@ -9,11 +12,16 @@ embedded model's one download. Part 2's verdicts come from a 270M-parameter mode
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from judgewise.commands.tables import Note, Rule, evaluation_blocks
+from judgewise.commands.text import discordant_text
 from judgewise.errors import ConfigError
 from judgewise.io import read_judgments
 from judgewise.pipeline.config import load_config
@@ -129,3 +137,84 @@ def position_share(result) -> str:
     """The share of games won by the answer shown first, as text (— when unknown)."""
     position = result.trust.get("position_bias_first_shown_wins")
     return f"{position['estimate']:.0%}" if position else "—"
+
+
+Evaluate = Callable[[object], object]
+"""A loaded run config → its evaluation (``judgewise evaluate``'s, with the CLI's progress)."""
+
+
+def replay_part(demo: DemoRun, evaluate: Evaluate) -> Iterator:
+    """Part 1: ``judgewise evaluate`` on the replay config from an empty store, then the check against every
+    recorded verdict and AlpacaEval's own leaderboard; yields what the demo prints, as it goes."""
+    config = demo.examples / REPLAY_CONFIG
+    demo.replay_store = demo.out_dir / "replay.sqlite"
+    cfg = fresh_config(config, demo.replay_store)
+    yield Rule(f"1 · the main job on real verdicts: rank {len(cfg.models)} AlpacaEval models, stop at the target")
+    yield ("judge: GPT-4-turbo's recorded AlpacaEval 2.0 preferences, replayed as pairwise verdicts (Anchor §4.3: "
+           "on an instruction, the answer GPT-4-turbo preferred more over the shared anchor wins); offline, free")
+    yield f"$ judgewise evaluate --config {config} --store {demo.replay_store}"
+    start = time.perf_counter()
+    demo.replay = evaluate(cfg)
+    demo.timings["replay_s"] = time.perf_counter() - start
+    yield from evaluation_blocks(demo.replay)
+    demo.check = check = replay_check(demo.replay, cfg)
+    n_pairs = len(check.reference) * (len(check.reference) - 1) // 2
+    agree = n_pairs - len(check.discordant)
+    yield Note(f"all {check.all_verdicts:,} recorded verdicts rank the models {' > '.join(check.reference)}; this run "
+               f"({demo.replay.calls:,} calls, {demo.replay.calls / check.all_verdicts:.1%} of them) orders {agree} "
+               f"of {n_pairs} pairs the same way (Kendall τ {check.tau:.3f})" + discordant_text(check),
+               "check (possible here because every verdict is recorded):")
+    yield Note(f"{' · '.join(f'{m} {s:.1f}' for m, s in check.published)} (Kendall τ of this run against it: "
+               f"{check.tau_published:.3f})", f"AlpacaEval's own leaderboard (win rate vs its anchor, all "
+                                                f"{check.published_prompts} instructions):")
+    yield f"part 1 took {demo.timings['replay_s']:.1f}s"
+
+
+def embedded_part(demo: DemoRun, evaluate: Evaluate, *, threads: int | None) -> Iterator:
+    """Part 2: the embedded judge on a tiny job — stopped by a budget half way, resumed, rerun with 0 new calls;
+    yields what the demo prints, as it goes (a note and nothing else when the embedded runtime is missing)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        yield Note("part 2 (the embedded judge) needs the embedded runtime: pip install 'judgewise[local]' (from a "
+                   "checkout, `make demo` builds it), then run `judgewise demo --no-replay`", "skipped:")
+        return
+    config = demo.examples / EMBEDDED_CONFIG
+    demo.embedded_store = store = demo.out_dir / "embedded.sqlite"
+    cfg = fresh_config(config, store)
+    if threads:
+        cfg = dataclasses.replace(cfg, judge={**cfg.judge, "n_threads": int(threads)})
+    total = len(cfg.models) * (len(cfg.models) - 1) * len(cfg.prompt_ids)  # all pairs, both orders
+    half = total // 4 * 2  # whole comparisons (both orders), about half the games
+    yield Rule("2 · the embedded judge (Gemma 3 270M), live and offline: judging, storing, resuming")
+    yield Note("a 270M-parameter model mostly picks the answer shown first, so the ranking below says nothing about "
+               "the models; this part shows the machinery working on your machine.", "Its verdicts mean nothing:",
+               "bold yellow")
+    yield (f"run config: {config} ({len(cfg.models)} models × {len(cfg.prompt_ids)} instructions, all pairs, both "
+           f"orders: {total} games); store: {store}")
+    budgets = [(f"1. judge until a budget of {half} calls stops it (as Ctrl-C would)",
+                {**cfg.budget, "max_calls": half}),
+               ("2. run it again: the stored verdicts are reused, only the missing games judged", dict(cfg.budget)),
+               ("3. run it once more", dict(cfg.budget))]
+    for what, budget in budgets:
+        start = time.perf_counter()
+        result = evaluate(dataclasses.replace(cfg, budget=budget))
+        seconds = time.perf_counter() - start
+        demo.steps.append((what, result, seconds))
+        yield (f"{what}: {result.paid_calls} new calls, {reused(result)} reused from the store, stopped: "
+               f"{result.stopped} ({seconds:.1f}s)")
+    demo.embedded = result
+    yield from evaluation_blocks(result)
+    paid = sum(r.paid_calls for _, r, _ in demo.steps)
+    judge_s = sum(s for _, r, s in demo.steps if r.paid_calls)
+    yield (f"embedded judge: {paid} calls in {judge_s:.1f}s ({paid / max(judge_s, 1e-9):.2f} calls/s), the answer "
+           f"shown first won {position_share(result)} of its games; parse failures: {result.trust['failed']}")
+    yield f"rerun it yourself (0 new calls): judgewise evaluate --config {config} --store {store}"
+
+
+def closing_lines(demo: DemoRun, reports: list[Path], *, judge: bool) -> list[str]:
+    """What the demo prints last: its reports, how to explore a run and (after part 2) to use a real judge."""
+    lines = [f"report: {path}" for path in reports]
+    stores = [s for s in (demo.replay_store, demo.embedded_store) if s is not None]
+    if stores:
+        lines.append(f"explore a run in your browser: judgewise serve {stores[-1]} --responses "
+                     f"{demo.examples / 'alpacaeval'}")
+    return lines + ([REAL_JUDGE_HINT] if judge else [])

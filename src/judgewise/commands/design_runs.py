@@ -12,7 +12,7 @@ from judgewise.analysis.power import wilcoxon_power
 from judgewise.analysis.sweeps import run_sweep, summarize
 from judgewise.commands.design_studies import (adaptive_pool_note, anchor_reports_of_file, sign_test_table,
                                                sweep_points, wilcoxon_pools)
-from judgewise.commands.options import PlanOptions
+from judgewise.commands.options import AnchorsOptions, PlanOptions, SignOptions, SimulateOptions, WilcoxonOptions
 from judgewise.commands.plan import plan_of, plan_run_config, write_run_config
 from judgewise.commands.tables import report_line
 from judgewise.errors import ConfigError
@@ -46,21 +46,22 @@ def parse_whole(text: str, name: str) -> list[int]:
     return [int(v) for v in values]
 
 
-def sign_study(win_rate: str, tie_rate: str, alpha: float, power: float, exact: bool) -> tuple[dict, str]:
+def sign_study(o: SignOptions) -> tuple[dict, str]:
     """``power sign``: the sample-size table of the one-sided sign test."""
-    table = sign_test_table(parse_floats(win_rate, "--win-rate"), parse_floats(tie_rate, "--tie-rate"), alpha, power,
-                            exact)
+    table = sign_test_table(parse_floats(o.win_rate, "--win-rate"), parse_floats(o.tie_rate, "--tie-rate"), o.alpha,
+                            o.power, o.exact)
     return table.as_dict(), table.to_text()
 
 
-def wilcoxon_study(path: Path | None, *, anchor: str | None, distribution: str | None, effect: float, width: float,
-                   n_grid: str, simulations: int, alpha: float, power: float, seed: int) -> tuple[dict, str]:
+def wilcoxon_study(path: Path | None, o: WilcoxonOptions) -> tuple[dict, str]:
     """``power wilcoxon``: simulated power of the one-sided Wilcoxon signed-rank test per n."""
-    frame = read_judgments_or_store(path, any_kind=True).frame if path is not None and not distribution else None
-    pools = wilcoxon_pools(path, anchor=anchor, distribution=distribution, effect=effect, width=width, frame=frame)
-    res = wilcoxon_power(pools, parse_floats(n_grid, "--n"), alpha, power, simulations, np.random.default_rng(seed))
+    frame = read_judgments_or_store(path, any_kind=True).frame if path is not None and not o.distribution else None
+    pools = wilcoxon_pools(path, anchor=o.anchor, distribution=o.distribution, effect=o.effect, width=o.width,
+                           frame=frame)
+    res = wilcoxon_power(pools, parse_floats(o.n_grid, "--n"), o.alpha, o.power, o.simulations,
+                         np.random.default_rng(o.seed))
     text = "\n".join([f"Wilcoxon signed-rank (one-sided, pratt), {res.n_distributions} distribution(s), "
-                      f"{simulations} simulations per n"] +
+                      f"{o.simulations} simulations per n"] +
                      [f"  n={n:>5}  power={p:.3f}" for n, p in zip(res.n_grid, res.power)] +
                      [f"n_required={res.n_required}"])
     return res.as_dict(), text
@@ -78,20 +79,18 @@ def plan_study(path: Path | None, options: PlanOptions, *, write: Path | None, r
     return obj, "\n".join([result.to_text(), *lines])
 
 
-def anchors_study(path: Path, *, anchor: str | None, format: str | None, judge: str | None, pilot_prompts: int,
-                  seed: int) -> tuple[dict, str]:
+def anchors_study(path: Path, o: AnchorsOptions) -> tuple[dict, str]:
     """``anchors``: the anchor reports of the judgments at ``path`` and the line of what was read."""
-    rated = read_rated(path, format=format, judge=judge)
-    reports = anchor_reports_of_file(path, anchor, pilot_prompts, seed, rated=rated)
+    rated = read_rated(path, format=o.format, judge=o.judge)
+    reports = anchor_reports_of_file(path, o.anchor, o.pilot_prompts, o.seed, rated=rated)
     return reports.as_dict(), "\n".join(filter(None, [reports.to_text(), report_line(ReadReport(**reports.read))]))
 
 
-def simulate_study(designs: str, *, n_model: str, prompts: str, p_judge: str, trials: int, seed: int,
-                   reference_elo: float, executor: str, workers: int | None, address: str | None) -> tuple[list, str]:
+def simulate_study(o: SimulateOptions) -> tuple[list, str]:
     """``simulate``: the Arena-lite §4.2 sweep, one row per design and setting."""
-    names, sizes = designs.split(","), parse_whole(prompts, "--prompts")
-    points = sweep_points(names, parse_whole(n_model, "--n-model"), sizes, parse_floats(p_judge, "--p-judge"),
-                          reference_elo)
-    table = summarize(run_sweep(points, trials, seed, executor, workers, address))
+    names, sizes = o.designs.split(","), parse_whole(o.prompts, "--prompts")
+    points = sweep_points(names, parse_whole(o.n_model, "--n-model"), sizes, parse_floats(o.p_judge, "--p-judge"),
+                          o.reference_elo)
+    table = summarize(run_sweep(points, o.trials, o.seed, o.executor, o.workers, o.address))
     lines = [SIMULATE_TRUTH, table.to_string(index=False, float_format="%.3f"), adaptive_pool_note(names, sizes)]
     return table.to_dict(orient="records"), "\n".join(filter(None, lines))

@@ -10,6 +10,8 @@ from judgewise.analysis.accuracy import ground_truth_accuracy, refuse_repeated_a
 from judgewise.analysis.alignment import accuracy_alignment, check_methods
 from judgewise.analysis.diagnostics import diagnose, with_truth
 from judgewise.analysis.echo_intervention import run_echo_intervention
+from judgewise.commands.options import AccuracyOptions, DiagnoseOptions, EchoOptions
+from judgewise.commands.text import parse_families, split_list
 from judgewise.errors import ConfigError, InputError
 from judgewise.io import read_responses
 from judgewise.io.containers import read_table
@@ -98,6 +100,13 @@ def _with_file(fn, path: Path, *args, **kw):
         raise InputError(exc.detail, file=str(path), row=exc.row, field=exc.field) from None
 
 
+def diagnose_with_options(path: Path, o: DiagnoseOptions, *, skip_invalid: bool = False):
+    """:func:`diagnose_path` with ``judgewise diagnose``'s settings."""
+    return diagnose_path(path, o.responses, format=o.format, style_control=o.style_control, ci_level=o.ci_level,
+                         seed=o.seed, skip_invalid=skip_invalid, bootstrap=o.bootstrap,
+                         families=parse_families(o.family), judge=o.judge)
+
+
 def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = None, *,
                       methods: list[str] | tuple[str, ...] = ("winrate", "bt", "elo", "trueskill"),
                       bootstrap: int = 100, seed: int = 0, ci_level: float = 0.95, filters: dict | None = None,
@@ -143,6 +152,16 @@ def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = 
     return result, table
 
 
+def accuracy_with_options(judgments: Path, correctness: Path, direct: Path | None,
+                          options: AccuracyOptions) -> tuple[object, Table]:
+    """:func:`accuracy_of_files` with ``judgewise accuracy``'s settings (``methods`` comma-separated, ``bt_l2`` a
+    number or ``auto``)."""
+    return accuracy_of_files(judgments, correctness, direct, methods=split_list(options.methods),
+                             bootstrap=options.bootstrap, seed=options.seed, ci_level=options.ci_level,
+                             filters=options.filters(), format=options.format, elo_k=options.elo_k,
+                             bt_l2=options.ridge(), unparsed=options.unparsed, judge=options.judge)
+
+
 def echo_intervention_of_config(config, *, text: str = "paper", times: int = 3, skip_echoing: bool = True,
                                 limit: int | None = None, bootstrap: int = 2000, seed: int = 0):
     """CLB App. F.2's echo intervention on a run config's comparisons, through its judge and into its store
@@ -174,3 +193,9 @@ def echo_intervention_of_config(config, *, text: str = "paper", times: int = 3, 
     options = {k: v for k, v in job.config.run_options().items() if k != "seed"}
     return run_echo_intervention(base, job.judge, job.config.store, times=times, text=text,
                                  skip_echoing=skip_echoing, bootstrap=bootstrap, seed=seed, **options)
+
+
+def echo_with_options(config, o: EchoOptions):
+    """:func:`echo_intervention_of_config` with ``judgewise echo-test``'s settings."""
+    return echo_intervention_of_config(config, text=o.echo_text, times=o.times, skip_echoing=not o.include_echoing,
+                                       limit=o.limit, bootstrap=o.bootstrap, seed=o.seed)

@@ -1,16 +1,27 @@
 """The settings of each command as one frozen dataclass, built by the CLI and taken by the commands' functions
-(light: no heavy imports, so the CLI declares its options from them at start-up)."""
+(light: no heavy imports, so the CLI declares its options from them at start-up).
+
+A field the command line sets is declared once, here, with :func:`option`: its default, its flag and the help text
+``--help`` shows; the CLI (``cli.options.options_command``) turns such fields into options. A field set by a flag
+several commands share (``--seed``) is named by the CLI with that flag's alias instead.
+"""
 
 from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
 from judgewise.errors import ConfigError
 
 MAX_BOOTSTRAP = 100_000  # more replicates change nothing visible and only burn memory and hours
+
+
+def option(default, *flags: str, help: str | None):
+    """A dataclass field the command line sets with ``flags`` (e.g. ``"--method"``), described by ``help``;
+    ``default`` ``...``: a required option (a field without default)."""
+    return field(default=MISSING if default is ... else default, metadata={"flags": flags, "help": help})
 
 
 @dataclass(frozen=True)
@@ -56,25 +67,40 @@ class RankOptions:
     """
 
     format: str | None = None
-    method: str = "bt"
-    anchor: str | None = None
-    style_control: bool = False
-    style_definition: str | None = None
-    weighting: str | None = None
-    baseline: str | None = None
-    arena_hard_config: Path | None = None
+    method: str = option("bt", "--method", help="winrate (against the anchor) | winshare (share of all games won, "
+                         "ties half, any design: the CLB paper's WinRate) | bt | elo | trueskill | lc_winrate "
+                         "(AlpacaEval 2's length-controlled win rate; needs texts); mean_score for pointwise grades "
+                         "(chosen by itself when the input holds only grades)")
+    anchor: str | None = option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT).")
+    style_control: bool = option(False, "--style-control", help="Style-controlled BT (needs texts).")
+    style_definition: str | None = option(None, "--style-definition", help="arena-hard (Arena-Hard/FastChat features "
+                                          "and penalty) | judgewise. Default: arena-hard on Arena-Hard games, else "
+                                          "judgewise.")
+    weighting: str | None = option(None, "--weighting", help="arena-hard (a strong verdict counts 3 times) | none. "
+                                   "Default: arena-hard on Arena-Hard games, else none.")
+    baseline: str | None = option(None, "--baseline", help="Arena-Hard games: the baseline every game compared with "
+                                  "(default: by the records' category, else gpt-4-0314).")
+    arena_hard_config: Path | None = option(None, "--arena-hard-config", help="Arena-Hard's judge config yaml: its "
+                                            "baseline(s) and judge_model.")
     bootstrap: int = 0
-    bootstrap_unit: str = "prompt"
+    bootstrap_unit: str = option("prompt", "--bootstrap-unit", help="Resample prompts or battles.")
     seed: int = 0
     ci_level: float = 0.95
-    by: str | None = None
-    soft: bool = False
-    prompts: Path | None = None
+    by: str | None = option(None, "--by", help="Also rank each group of rows sharing a value of this column (of the "
+                            "judgments or their prompts: Arena-Hard category/subcategory, AlpacaEval dataset, "
+                            "MT-bench category), same method and intervals; the overall leaderboard comes last.")
+    soft: bool = option(False, "--soft", help="Rate each judgment's soft preference from the judge's logprobs (kept "
+                        "by the judging store with judge.logprobs: true) as a fractional win; without it, hard "
+                        "verdicts (a note says when soft ones exist).")
+    prompts: Path | None = option(None, "--prompts", help="A prompts table (prompt_id/question_id/uid + columns, "
+                                  "e.g. question.jsonl) where --by looks first.")
     skip_invalid: bool = False
     judge: str | None = None
     pool_judges: bool = False
-    lc_difficulty: Path | None = None
-    lc_weights: Path | None = None
+    lc_difficulty: Path | None = option(None, "--lc-difficulty", help="lc_winrate: AlpacaEval's instruction "
+                                        "difficulty (instruction_difficulty.csv or df_gamed.csv): its exact GLM.")
+    lc_weights: Path | None = option(None, "--lc-weights", help="lc_winrate: AlpacaEval's GLM weights "
+                                     "(baseline_<anchor>.csv or its folder); needs --lc-difficulty.")
     l2: float | None = None
 
 
@@ -82,13 +108,15 @@ class RankOptions:
 class ReportOptions:
     """Settings of a report. ``method`` "auto" = win rate against the anchor for anchor designs, BT otherwise."""
 
-    method: str = "auto"
+    method: str = option("auto", "--method", help="auto (win rate vs the anchor for anchor designs, else bt), "
+                         "winrate, bt, elo or trueskill.")
     bootstrap: int = 200
     seed: int = 0
-    gold: Path | None = None
+    gold: Path | None = option(None, "--gold", help="Gold ranking (JSON list of {model, score} or a leaderboard CSV) "
+                               "for the anchor-quality inverted U.")
     study: object = None  # a StudyResult or the path of `judgewise study --json` output
     command: str | None = None
-    title: str = "judgewise report"
+    title: str = option("judgewise report", "--title", help=None)
     extra_facts: dict = field(default_factory=dict)
     judge: str | None = None  # keep only this judge's rows (io.provenance.select_judge)
     pool_judges: bool = False  # pool several judges on purpose (otherwise a mixed run is refused)
@@ -139,14 +167,18 @@ class AccuracyOptions:
     ``methods`` comma-separated, ``bt_l2`` a number or ``auto``, ``unparsed`` exclude | incorrect, the App. B
     filters (``min_parse_rate``, ``baseline``, ``min_gap``; None = off) and the intervals."""
 
-    methods: str = "winrate,bt,elo,trueskill"
-    elo_k: float = 32.0
-    bt_l2: str = "1"
-    unparsed: str = "exclude"
+    methods: str = option("winrate,bt,elo,trueskill", "--methods", help="Aggregators to compare.")
+    elo_k: float = option(32.0, "--elo-k", help="Elo step size: 32 from 1000, in the judgments' order, as the "
+                          "paper's code; Chatbot Arena uses 4.")
+    bt_l2: str = option("1", "--bt-l2", help="BT ridge ½·l2·‖θ‖²: 1 as the paper's code (scikit-learn C=1); 0 = the "
+                        "plain MLE (a separated subset is then reported as not estimable); auto = judgewise's rank "
+                        "default (MLE, weak ridge 0.01 only when separated).")
+    unparsed: str = option("exclude", "--unparsed", help="A pair with an unparsed answer: exclude = in neither pair "
+                           "subset (the paper's code); incorrect = the unparsed side counts as incorrect.")
     bootstrap: int = 100
-    min_parse_rate: float | None = None
-    baseline: float | None = None
-    min_gap: float | None = None
+    min_parse_rate: float | None = option(None, "--min-parse-rate", help="App. B filter 1 (e.g. 0.9).")
+    baseline: float | None = option(None, "--baseline", help="App. B filter 2: keep accuracy > this.")
+    min_gap: float | None = option(None, "--min-gap", help="App. B filter 3: minimum accuracy gap (0.01).")
     seed: int = 0
     ci_level: float = 0.95
     format: str | None = None
@@ -156,6 +188,15 @@ class AccuracyOptions:
         """The App. B filters as ``accuracy_alignment`` takes them."""
         return {"min_parse_rate": self.min_parse_rate, "baseline": self.baseline, "min_gap": self.min_gap}
 
+    def ridge(self) -> float | None:
+        """``bt_l2`` as ``accuracy_alignment`` takes it: a number ≥ 0, or None for ``auto``."""
+        if self.bt_l2.strip().lower() == "auto":
+            return None
+        try:
+            return float(self.bt_l2)
+        except ValueError:
+            raise ConfigError(f"`bt_l2` must be a number >= 0 or auto, got {self.bt_l2!r}") from None
+
 
 @dataclass(frozen=True)
 class PlanOptions:
@@ -164,15 +205,19 @@ class PlanOptions:
     budget, the expected edge, the test's level and power, and a measured anchor informativeness (default: measured
     in the judgments given, else the papers' mean)."""
 
-    n_models: int | None = None
-    natural_baseline: str | None = None
-    baseline_exists: bool = False
-    full_ranking: bool = True
-    budget: int | None = None
-    effect: float = 0.05
+    n_models: int | None = option(None, "--models", help="Number of models to evaluate (default: from PATH).")
+    natural_baseline: str | None = option(None, "--natural-baseline", help="Name of a natural baseline model, if one "
+                                          "exists.")
+    baseline_exists: bool = option(False, "--has-baseline", help="A natural baseline exists (unnamed).")
+    full_ranking: bool = option(True, "--full-ranking/--pairs-only", help="Leaderboard (rank all) or only pairs of "
+                                "interest.")
+    budget: int | None = option(None, "--budget", help="Judge-call budget.")
+    effect: float = option(0.05, "--effect", help="Expected edge over 50% (0.05 = 55% win rate).")
     alpha: float = 0.05
     power: float = 0.8
-    informativeness: float | None = None
+    informativeness: float | None = option(None, "--informativeness", help="Measured anchor informativeness (share "
+                                           "of informative anchor comparisons, §4.3; default: from PATH, else the "
+                                           "papers' mean 0.54).")
 
 
 @dataclass(frozen=True)
@@ -189,5 +234,136 @@ class StudyOptions:
     candidates: int = 20
     seed: int = 0
     human_rater: str = "human"
-    minutes_per_label: float = 5.0
-    cost_per_hour: float = 500.0
+    minutes_per_label: float = option(5.0, "--minutes-per-label", help="Cost model of the savings: minutes an "
+                                      "annotator spends per item (the paper's MedVAL example: 5).")
+    cost_per_hour: float = option(500.0, "--cost-per-hour", help="Cost model: annotator cost per hour (the paper's "
+                                  "MedVAL example: $500, expert clinicians; crowd work is nearer $15).")
+
+
+@dataclass(frozen=True)
+class SignOptions:
+    """``judgewise power sign``: the win rates and tie rates (comma lists), the test's level and power, and whether
+    to use the exact binomial (``commands.design_runs.sign_study``)."""
+
+    win_rate: str = option(..., "--win-rate", help="Win rate among discordant pairs (comma list ok).")
+    tie_rate: str = option("0", "--tie-rate", help="Share of ties / non-informative (comma list ok).")
+    alpha: float = 0.05
+    power: float = 0.8
+    exact: bool = option(False, "--exact", help="Exact binomial instead of the normal approximation.")
+
+
+@dataclass(frozen=True)
+class WilcoxonOptions:
+    """``judgewise power wilcoxon``: where the paired differences come from (the judgments' anchor, or a
+    distribution), the edge band of the pairs used, the n grid, the simulations and the test's level, power and
+    seed (``commands.design_runs.wilcoxon_study``)."""
+
+    anchor: str | None = option(None, "--anchor", help=None)
+    distribution: str | None = option(None, "--distribution", help="Paired differences 'value:prob,...'.")
+    effect: float = option(0.05, "--effect", help="Edge (win rate − 0.5 among discordant) of pairs used, compared on "
+                           "exact counts: a win rate of exactly 0.6 is in the 0.10 band (Anchor App. C uses [effect, "
+                           "effect + 0.01)).")
+    width: float = option(0.01, "--width", help="Width of the edge interval.")
+    n_grid: str = option("50,100,200,300,400,500,600,700,800,900,1000,1200,1500,2000", "--n", help=None)
+    simulations: int = option(1000, "--simulations", help=None)
+    alpha: float = 0.05
+    power: float = 0.8
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class AnchorsOptions:
+    """``judgewise anchors``: the anchor(s) to report (default: detected), how to read the judgments, and the
+    pilot's prompts and seed (``commands.design_runs.anchors_study``)."""
+
+    anchor: str | None = option(None, "--anchor", help="Anchor(s) to report, comma-separated (default: detected); "
+                                "several add per-anchor win rates and the pooled BT (Anchor §5, App. E).")
+    format: str | None = None
+    judge: str | None = None
+    pilot_prompts: int = option(10, "--pilot-prompts", help="Prompts sampled by the pilot (§5.3).")
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class SimulateOptions:
+    """``judgewise simulate``: the Arena-lite §4.2 sweep's designs, settings (comma lists), trials and seed, and
+    where it runs (``commands.design_runs.simulate_study``)."""
+
+    designs: str = option("tournament,anchor,adaptive", "--designs", help="Comma list of: tournament, anchor, "
+                          "quadratic, sampled, adaptive; baseline (Arena-lite's baseline-mediated method: win rate "
+                          "against an external reference model, n·|X| calls); insert-binary, insert-anchor (one "
+                          "newcomer placed into the others' leaderboard).")
+    n_model: str = option("20", "--n-model", help=None)
+    prompts: str = option("100", "--prompts", help="|X| per trial (comma list ok).")
+    p_judge: str = option("0.8", "--p-judge", help=None)
+    trials: int = 20
+    seed: int = 0
+    reference_elo: float = option(1233.0, "--reference-elo", help="Elo of baseline's external reference (the paper: "
+                                  "gpt-4-1106-preview, 1233; the truth is uniform over [1000, 1500]).")
+    executor: str = option("process", "--executor", help="serial | process | ray")
+    workers: int | None = option(None, "--workers", help=None)
+    address: str | None = option(None, "--address", help="Ray cluster address (ray.init(address=...)).")
+
+
+@dataclass(frozen=True)
+class SelectOptions:
+    """``judgewise select``: the target judge, how many items humans label, the metric and method of the selection,
+    its seed and candidates (the arguments of ``commands.human_validation.select_items``)."""
+
+    target: str = option(..., "--target", help="The judge under test (exact name or unique substring).")
+    budget: int = option(50, "--budget", help="How many items humans can label.")
+    metric: str = option("icc", "--metric", help="Reliability metric to match (icc, alpha, rho, tau, ...).")
+    method: str = option("metric-match", "--method", help="random, stratified, bias-correction, metric-match, "
+                         "metric-match-avg-labels, variance-match.")
+    seed: int = 0
+    candidates: int = 20
+    human_rater: str = option("human", "--human-rater", help="Rater name of the human in SCORES (ignored).")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReliabilityOptions:
+    """``judgewise reliability``: the human's scores, the target judge, the metrics (comma-separated), the items to
+    use and the estimator on them (``commands.human_validation.reliability_of_files``)."""
+
+    human: Path | None = None
+    target: str = option(..., "--target", help="The judge under test.")
+    metric: str = option("icc", "--metric", help="Metric(s), comma-separated (icc, alpha, rho, tau, ...).")
+    items: Path | None = option(None, "--items", help="Items to use: one id per line or `select --json` output.")
+    human_rater: str = "human"
+    estimator: str | None = option(None, "--estimator", help="On --items: plain (ρ̂_S on the items) or "
+                                   "bias-correction (ρ^IM + ρ̂_S − ρ̂^IM_S, inter-model metric over all items; Metric "
+                                   "Match §3.3). Default: the one matching the method `select --json` recorded "
+                                   "(bias-correction for --method bias-correction, else plain).")
+
+
+@dataclass(frozen=True)
+class DiagnoseOptions:
+    """``judgewise diagnose``: the responses' texts (when the judgments do not bring them), how to read the
+    judgments, style control, the intervals, and the model families of self-preference (``NAME=FAMILY``, parsed by
+    ``commands.text.parse_families``); see ``commands.diagnosis.diagnose_path``."""
+
+    responses: Path | None = None
+    format: str | None = None
+    style_control: bool = option(True, "--style-control/--no-style-control", help="Fit style-controlled BT and "
+                                 "compare rankings (needs texts).")
+    bootstrap: int = 0
+    family: list[str] | None = option(None, "--family", help="NAME=FAMILY for self-preference (repeatable; NAME is "
+                                      "a model/judge name prefix).")
+    judge: str | None = None
+    ci_level: float = 0.95
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class EchoOptions:
+    """``judgewise echo-test`` (Correct-looks-better App. F.2): the echo appended and how often, the base pairs used,
+    and the paired bootstrap (``commands.diagnosis.echo_intervention_of_config``)."""
+
+    echo_text: str = option("paper", "--echo-text", help="paper = the question and the full answer appended three "
+                            "times (the CLB code); final-answer = 'Question: …/Answer: <final answer line>' blocks.")
+    times: int = option(3, "--times", help="How many echo blocks are appended (the paper: 3).")
+    limit: int | None = option(None, "--limit", help="Use the first N base pairs (the paper: 500).")
+    include_echoing: bool = option(False, "--include-echoing", help="Also use base pairs where a response echoes "
+                                   "already (the paper keeps pairs where neither does).")
+    bootstrap: int = 2000
+    seed: int = 0

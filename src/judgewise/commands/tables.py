@@ -1,5 +1,6 @@
-"""The tables and lines the commands print, as data: a :class:`TextTable` (title, columns, rows of cells) or a
-:class:`Note` (a line after a styled label) or a plain line; the CLI only prints them (``cli.richtext.show``).
+"""The tables and lines the commands print, as data: a :class:`TextTable` (title, columns, rows of cells), a
+:class:`Note` (a line after a styled label), a :class:`Rule` or a plain line; the CLI only prints them
+(``commands.display.show``).
 
 :func:`fmt_num` is the one number format of every command's tables and lines, :func:`clip` the one way a table
 shortens a long model name.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from judgewise.commands.options import SelectOptions
 from judgewise.commands.text import add_model_lines, interval_line, pair_counts_line, ranking_info_lines, study_lines
 from judgewise.commands.text import trust_lines
 
@@ -42,6 +44,13 @@ class Note:
     style: str | None = None
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A rule across the screen with a bold title: the start of a part of the demo."""
+
+    title: str
+
+
 def clip(name, width: int = NAME_WIDTH) -> str:
     """``name`` as a table shows it: whole when at most ``width`` characters, else cut to ``width``, ending in
     ``…``."""
@@ -62,6 +71,36 @@ def fmt_num(value, digits: int = 3, *, grouping: bool = False) -> str:
 def num(value, digits: int = 2) -> str:
     """A leaderboard number: :func:`fmt_num` with thousands separators."""
     return fmt_num(value, digits, grouping=True)
+
+
+def agreement_lines(result: dict) -> list[str]:
+    """``agree``: each agreement statistic of two rankings, then the models they share and do not."""
+    lines = [f"{name:<17} {num(result[name], 4)}"
+             for name in ("kendall_tau_b", "spearman_rho", "pearson_r", "kendall_distance")]
+    return lines + [f"{result['n_items']} common models; only in A: {result['only_in_a'] or '-'}; "
+                    f"only in B: {result['only_in_b'] or '-'}"]
+
+
+def selection_line(record: dict, o: SelectOptions) -> str:
+    """``select``: how many items were chosen for which judge, and the matched metric on the subset vs the pool."""
+    match = (f"; inter-model {o.metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
+             f"{fmt_num(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
+    return (f"selected {o.budget} of {record['n_pool']} items for {record['target']} by {o.method} "
+            f"(seed {o.seed}){match}")
+
+
+def reliability_lines(record: dict) -> list[str]:
+    """``reliability``: each metric of the target judge against the human, on the selected items or on all."""
+    lines = []
+    for name, value in record["values"].items():
+        how = ""
+        if record["scope"] == "selected":
+            how = f"; {record['estimator']} estimate ({record['estimator_source']})"
+            if "plain_values" in record:
+                how += f", plain ρ̂_S = {fmt_num(record['plain_values'][name], 4)}"
+        lines.append(f"{name}({record['target']}, human) = {fmt_num(value, 4)} on {record['n_items']} items "
+                     f"({record['scope']}{how})")
+    return lines
 
 
 def report_line(report) -> str:

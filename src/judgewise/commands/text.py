@@ -1,12 +1,16 @@
 """Result objects as lines of plain text, and option strings parsed: what the commands print, without printing.
 
 Each function reads one result (a run summary, an evaluation, a ranking, a store's stats, a study summary) and
-returns the lines a command shows; the CLI prints them and a notebook user can too. The parsers turn the
-command line's compact option strings (``5:50:5``, ``gpt=openai``) into values, raising ``ConfigError``.
+returns the lines a command shows; the CLI prints them and a notebook user can too; :func:`json_text` is the strict
+JSON a command prints. The parsers turn the command line's compact option strings (``5:50:5``, ``gpt=openai``,
+``a, b``) into values, raising ``ConfigError``.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import sys
 from typing import TYPE_CHECKING
 
 from judgewise.errors import ConfigError
@@ -388,3 +392,48 @@ def discordant_text(check) -> str:
     note = ("their 95% intervals overlap, so the table does not claim their order" if all(check.overlapping) else
             "unmarked pairs: 95% intervals overlap, so the table does not claim their order")
     return f"; the other way round: {', '.join(pairs)} — {note}"
+
+
+def worker_lines(summaries: list[dict]) -> list[str]:
+    """``judge --executor ray --workers N``: one summary line per worker, then what the store holds."""
+    lines = [f"worker {i}: {s['judged']} judged, {s['failed']} failed, {s.get('by_others', 0)} by the others, "
+             f"{s['calls_made']} calls, {s['elapsed_s']:.1f}s" for i, s in enumerate(summaries, 1)]
+    last = summaries[-1]
+    return lines + [f"store now holds for this job: {last['ok_total']} ok, {last['failed_total']} failed"]
+
+
+def export_line(info: dict, only_ok: bool) -> str:
+    """``store export``: the rows written and what became of the failed games."""
+    return (f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
+            f"{', left out' if only_ok else ', kept with outcome empty and their error'})")
+
+
+def copy_line(info: dict) -> str:
+    """``store copy``: the games and answers copied, and what the target holds now."""
+    return (f"copied {info['games']} games and {info['answers']} journaled answers from {info['source']} to "
+            f"{info['target']}; it now holds {info['target_games']} games ({info['target_ok']} ok; "
+            f"{info['target_games_before']} before)")
+
+
+def split_list(text: str) -> list[str]:
+    """``"a, b,,c"`` → ``["a", "b", "c"]``: a comma-separated option."""
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def jsonable(value):
+    """NaN/inf → None, numpy scalars and arrays → Python, recursively (strict JSON)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is loaded: not imported for --help
+    if isinstance(value, (list, tuple)) or (np is not None and isinstance(value, np.ndarray)):
+        return [jsonable(v) for v in value]
+    if np is not None and isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def json_text(value, indent: int = 2) -> str:
+    """``value`` as strict JSON text (see :func:`jsonable`)."""
+    return json.dumps(jsonable(value), indent=indent)

@@ -1,24 +1,20 @@
-"""The CLI's output helpers: Rich text that is never read as markup, tables and blocks as printed, strict JSON.
+"""How the blocks a command made (``commands.tables``) appear on a rich console: text that is never read as markup.
 
 Rich parses ``[...]`` in a plain ``str`` as markup: a model ``llama[v1]`` prints as ``llama``, ``A[/]`` raises a
 ``MarkupError`` and a file ``data[red].jsonl`` is shown as ``data.jsonl``. Every command prints through these
-helpers, which wrap strings in :class:`rich.text.Text` (shown exactly as given) and apply styles only to our
-own fixed labels. :func:`print_table` is the one way a command prints a table, :func:`show` prints the tables and
-lines a command made (``commands.tables``, which also holds the number format :func:`fmt_num`).
+helpers, on the console the CLI gives them, which wrap strings in :class:`rich.text.Text` (shown exactly as given)
+and apply styles only to our own fixed labels. :func:`print_table` is the one way a command prints a table,
+:func:`show` prints the tables and lines a command made (``commands.tables``, which also holds the number format
+``fmt_num``).
 """
 
 from __future__ import annotations
-
-import json
-import logging
-import math
-import sys
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from judgewise.commands.tables import NAME_WIDTH, Note, TextTable, clip, fmt_num, report_line  # noqa: F401
+from judgewise.commands.tables import Note, Rule, TextTable
 
 
 def plain(value) -> Text:
@@ -42,23 +38,19 @@ def print_table(console: Console, title, columns, rows, *, soft_wrap: bool | Non
 
 
 def show(console: Console, blocks) -> None:
-    """Print what a command made (``commands.tables``): each :class:`TextTable` as a table, each :class:`Note` as
-    a line after its styled label, each other item as a plain line."""
+    """Print what a command made (``commands.tables``), each block as it comes: each :class:`TextTable` as a
+    table, each :class:`Note` as a line after its styled label, each :class:`Rule` as a bold rule, each other item
+    as a plain line."""
     for block in blocks:
         if isinstance(block, TextTable):
             print_table(console, plain(block.title), block.columns, block.rows,
                         soft_wrap=False if block.wrap_title else None, **block.column_options)
         elif isinstance(block, Note):
             say(console, block.text, label=block.label, style=block.style)
+        elif isinstance(block, Rule):
+            console.rule(block.title, style="bold")
         else:
             say(console, block)
-
-
-def quiet_http_logs() -> None:
-    """httpx logs one INFO line per request; keep it for --verbose (DEBUG) only."""
-    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-        for name in ("httpx", "httpx2"):  # openai >= 3 ships its own copy as httpx2
-            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def say(console: Console, line, *, label: str | None = None, style: str | None = None) -> None:
@@ -70,27 +62,3 @@ def say(console: Console, line, *, label: str | None = None, style: str | None =
     else:
         text = Text(body.plain, style=style) if style else body
     console.print(text, highlight=False, soft_wrap=True)
-
-
-def jsonable(value):
-    """NaN/inf → None, numpy scalars and arrays → Python, recursively (strict JSON)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is loaded: not imported for --help
-    if isinstance(value, (list, tuple)) or (np is not None and isinstance(value, np.ndarray)):
-        return [jsonable(v) for v in value]
-    if np is not None and isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def json_text(value, indent: int = 2) -> str:
-    """``value`` as strict JSON text (see :func:`jsonable`)."""
-    return json.dumps(jsonable(value), indent=indent)
-
-
-def split_list(text: str) -> list[str]:
-    """``"a, b,,c"`` → ``["a", "b", "c"]``: a comma-separated option."""
-    return [v.strip() for v in text.split(",") if v.strip()]
