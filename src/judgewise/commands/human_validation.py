@@ -25,6 +25,9 @@ from judgewise.io.readers import read_scores
 from judgewise.io.tables import ReadReport
 from judgewise.io.validate import Validator, show
 from judgewise.ratings.bootstrap import rng_from_seed
+from judgewise.store.labels import labels_as_scores
+from judgewise.store.opening import is_store_url, open_store_readonly, store_label
+from judgewise.store.sqlite import SQLITE_HEADER, file_head
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +55,41 @@ def read_score_tables(scores: Path, human: Path | None = None) -> tuple[pd.DataF
     log.debug("read %d score rows from %s [%s]", table.report.rows_used, scores, table.report.format)
     if human is None:
         return table.frame, None
+    if is_label_store(human):
+        return table.frame, human_scores_of_store(human)
     human_frame = read_scores(human).frame
     raters = human_frame["rater"].unique() if "rater" in human_frame else []
     if len(raters) > 1:
         raise InputError(f"holds several raters ({', '.join(map(str, raters[:5]))}); a human scores table has "
                          "one rater (average several annotators first)", file=str(human), field="rater")
     return table.frame, human_frame
+
+
+def is_label_store(location) -> bool:
+    """True when ``location`` is a judgewise store (a SQLite file or a ``postgresql://`` URL), whose human labels
+    (``judgewise label``) are then the human's scores."""
+    if is_store_url(location):
+        return True
+    path = Path(location)
+    return path.is_file() and file_head(path) == SQLITE_HEADER
+
+
+def human_scores_of_store(location, labeller: str | None = None) -> pd.DataFrame:
+    """The human labels in a store as a one-rater scores table (mean over labellers per item, or one labeller's).
+
+    Raises
+    ------
+    InputError
+        A store with no labels (of ``labeller``).
+    """
+    with open_store_readonly(location) as store:
+        rows = store.labels()
+    scores = labels_as_scores(rows, labeller=labeller)
+    if scores.empty:
+        who = f" by labeller {labeller!r}" if labeller else ""
+        raise InputError(f"the store holds no human labels{who}; label items with `judgewise label` first",
+                         file=store_label(location))
+    return scores
 
 
 def score_pool_of_files(scores: Path, human: Path | None, target: str | None, human_rater: str = "human"):

@@ -39,6 +39,8 @@ import pandas as pd
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
+from judgewise.store.labels import INSERT as LABEL_INSERT, SELECT as LABEL_SELECT, SQLITE_DDL as LABEL_DDL
+from judgewise.store.labels import TABLE as LABEL_TABLE, HumanLabel, labels_frame
 from judgewise.store.storable import CallCost, storable
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
 from judgewise.store.sqlite import (SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names,
@@ -238,6 +240,20 @@ class JudgmentStore(LeasedSqliteStore):
         """Calls that timed out after being sent, over every run on this store."""
         row = self._db.execute("SELECT value FROM meta WHERE name = 'maybe_charged_timeouts'").fetchone()
         return int(row[0]) if row else 0
+
+    # -- human labels (append-only; judgewise.store.labels) ----------------------------------------------
+    def add_label(self, label: HumanLabel) -> None:
+        """Append one human label, committed before this returns (the table made on the first one)."""
+        row = label.values()
+        with self._write():
+            self._db.execute(LABEL_DDL)
+            self._db.execute(LABEL_INSERT.replace("%s", "?"), row)
+
+    def labels(self) -> pd.DataFrame:
+        """Every human label row, in commit order (empty when the store has none)."""
+        if LABEL_TABLE not in table_names(self._db):
+            return labels_frame([])
+        return labels_frame(self._db.execute(LABEL_SELECT).fetchall())
 
     # -- summaries ------------------------------------------------------------------------------------
     def stats(self) -> dict:
