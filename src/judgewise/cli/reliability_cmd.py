@@ -3,7 +3,8 @@
 SCORES and HUMAN are canonical scores tables (``item_id, rater, score`` as CSV/JSONL/JSON/Parquet) or anything
 :func:`judgewise.io.readers.read_scores` understands — a JudgeBench outputs folder gives every judge's per-pair
 "A is better" score plus the objective label as rater ``human``, so HUMAN can be left out. Without HUMAN the human
-is SCORES' rater ``human`` (``--human-rater`` to rename). Results go to stdout (``--json`` for machine output);
+is SCORES' rater ``human`` (``--human-rater`` to rename). HUMAN may also be a store (file or
+``postgresql://`` URL) holding ``judgewise label``'s labels: the mean label per item is the human's score. Results go to stdout (``--json`` for machine output);
 progress and read counts go to stderr.
 """
 
@@ -44,6 +45,8 @@ def select_cmd(
     seed: Seed = 0,
     candidates: Candidates = 20,
     human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES (ignored)."),
+    human: Path = typer.Option(None, "--human", help="Human labels so far (scores table or a store with "
+                               "`judgewise label`'s labels): tells how many picked items are labelled."),
     as_json: Json = False,
     output: Output = None,
 ) -> None:
@@ -51,7 +54,8 @@ def select_cmd(
     # the commands layer loads pandas (and with it pyarrow)
     from judgewise.commands import human_validation, json_output
 
-    record = human_validation.select_items(scores, target, budget, metric, method, seed, candidates, human_rater)
+    record = human_validation.select_items(scores, target, budget, metric, method, seed, candidates, human_rater,
+                                           human=human)
     if as_json or output:
         _emit_json(record, output, json_output.write_json_text)
     if not as_json:
@@ -60,7 +64,8 @@ def select_cmd(
     match = (f"; inter-model {metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
              f"{fmt_num(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
     say(err(), f"selected {budget} of {record['n_pool']} items for {record['target']} by {method} "
-             f"(seed {seed}){match}")
+             f"(seed {seed}){match}"
+             + (f"; {len(record['labelled'])} of them labelled already" if "labelled" in record else ""))
 
 
 def reliability_cmd(

@@ -157,7 +157,7 @@ def choose_estimator(estimator: str | None, selection: dict | None) -> tuple[str
 
 
 def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc", method: str = "metric-match",
-                 seed: int = 0, candidates: int = 20, human_rater: str = "human") -> dict:
+                 seed: int = 0, candidates: int = 20, human_rater: str = "human", human: Path | None = None) -> dict:
     """Pick ``budget`` items of the target judge for human labels (Metric Match Alg. 1 by default).
 
     Parameters
@@ -178,12 +178,16 @@ def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc
         Candidate subsets C of the matching methods.
     human_rater : str
         The human's rater name in SCORES (left out of the judges).
+    human : Path, optional
+        Human labels so far (a scores table, or a store with ``judgewise label``'s labels): the picked items
+        already labelled are listed in ``labelled``.
 
     Returns
     -------
     dict
         ``target, method, metric, budget, seed, n_pool, other_judges, items`` and, with other judges,
-        ``inter_model_pool`` / ``inter_model_subset`` (the metric among judges on the pool and on the subset).
+        ``inter_model_pool`` / ``inter_model_subset`` (the metric among judges on the pool and on the subset);
+        with ``human``, ``labelled``.
     """
     pool = score_pool_of_files(scores, None, target, human_rater)
     t_scores, others, other_names = pool.split(target)
@@ -196,6 +200,10 @@ def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc
     if len(others):
         record["inter_model_pool"] = float(inter_model(metric_fn, t_scores, others))
         record["inter_model_subset"] = float(inter_model(metric_fn, t_scores, others, idx[None, :])[0])
+    if human is not None:
+        frame = human_scores_of_store(human) if is_label_store(human) else read_score_tables(human)[0]
+        known = set(frame["item_id"].astype(str))
+        record["labelled"] = [i for i in record["items"] if i in known]
     return record
 
 

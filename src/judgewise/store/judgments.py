@@ -475,7 +475,7 @@ def export_grades(df: pd.DataFrame, *, only_ok: bool = False) -> pd.DataFrame:
 
 
 def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
-    """Write an exported judgments frame to ``.parquet`` or ``.jsonl`` (chosen by the file name).
+    """Write an exported frame to ``.parquet``, ``.jsonl`` or ``.csv`` (chosen by the file name).
 
     Written atomically (a temporary file beside it, then renamed), so a crash never leaves half a table.
     """
@@ -483,11 +483,14 @@ def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
     if out.suffix == ".parquet":
         with atomic_target(out) as partial:
             df.to_parquet(partial, index=False)
+    elif out.suffix == ".csv":
+        with atomic_target(out) as partial:
+            df.to_csv(partial, index=False)
     elif out.suffix in (".jsonl", ".json"):
         write_text_atomic(out, "".join(json.dumps({k: plain_value(v) for k, v in rec.items()}, ensure_ascii=False) + "\n"
                                        for rec in df.to_dict(orient="records")))
     else:
-        raise ConfigError(f"export file {out}: expected a name ending in .parquet or .jsonl, found '{out.suffix}'")
+        raise ConfigError(f"export file {out}: expected a name ending in .parquet, .jsonl or .csv, found '{out.suffix}'")
     return out
 
 

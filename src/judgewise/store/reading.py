@@ -349,3 +349,16 @@ def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
     failed = int(failed_mask(stored).sum())
     write_export(frame, output)
     return {"rows": len(frame), "failed": failed, "failed_exported": 0 if only_ok else failed, "output": str(output)}
+
+
+EXPORT_TABLES = ("games", "human_labels")
+
+
+def export_labels(store: Path, output: Path) -> dict:
+    """Write the store's ``human_labels`` table as it is (every row, undos included, in commit order) to
+    ``.parquet``, ``.jsonl`` or ``.csv`` (atomically). Returns ``rows``, ``labellers``, ``items``, ``output``."""
+    with open_store_readonly(store) as st:
+        rows = st.labels()
+    write_export(rows, output)
+    return {"rows": len(rows), "labellers": int(rows["labeller"].nunique()), "items": int(rows["item_id"].nunique()),
+            "output": str(output)}
