@@ -140,7 +140,8 @@ def _json_body(environ) -> dict:
 
 
 def _reply(start_response, status: str, data: dict):
-    body = json.dumps(data, ensure_ascii=True, allow_nan=False).encode()
+    text = json.dumps(data, ensure_ascii=True, allow_nan=False)
+    body = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").encode()  # never markup
     start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))),
                             *SECURITY_HEADERS, ("Cache-Control", "no-store")])
     return [body]
