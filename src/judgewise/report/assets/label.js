@@ -31,6 +31,8 @@
     $("instruction").textContent = item.instruction;
     const box = $("responses");
     box.replaceChildren();
+    box.dataset.item = item.id;
+    box.dataset.shown = item.shown;
     item.responses.forEach((text, k) => {
       const card = el("div", "card");
       card.dataset.slot = String(k + 1);
