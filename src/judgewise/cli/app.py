@@ -49,7 +49,7 @@ COMMANDS = {
     "power": "judgewise.cli.design_cmd", "plan": "judgewise.cli.design_cmd", "anchors": "judgewise.cli.design_cmd",
     "simulate": "judgewise.cli.design_cmd",
     "select": "judgewise.cli.reliability_cmd", "reliability": "judgewise.cli.reliability_cmd",
-    "study": "judgewise.cli.reliability_cmd", "label": "judgewise.cli.label_cmd",
+    "study": "judgewise.cli.reliability_cmd", "label": "judgewise.cli.reliability_cmd",
     "diagnose": "judgewise.cli.diagnose_cmd", "accuracy": "judgewise.cli.diagnose_cmd",
     "echo-test": "judgewise.cli.diagnose_cmd",
     "report": "judgewise.cli.report_cmd", "serve": "judgewise.cli.report_cmd",

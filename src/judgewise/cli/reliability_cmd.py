@@ -1,22 +1,22 @@
-"""``judgewise select`` / ``reliability`` / ``study``: which items humans should label, and how much that saves.
+"""``judgewise select`` / ``reliability`` / ``study`` / ``label``: which items humans label, the savings, the page.
 
 SCORES and HUMAN are canonical scores tables (``item_id, rater, score`` as CSV/JSONL/JSON/Parquet) or anything
 :func:`judgewise.io.readers.read_scores` understands — a JudgeBench outputs folder gives every judge's per-pair
 "A is better" score plus the objective label as rater ``human``, so HUMAN can be left out. Without HUMAN the human
-is SCORES' rater ``human`` (``--human-rater`` to rename). HUMAN may also be a store (file or
-``postgresql://`` URL) holding ``judgewise label``'s labels: the mean label per item is the human's score. Results go to stdout (``--json`` for machine output);
+is SCORES' rater ``human`` (``--human-rater`` to rename); a store holding ``judgewise label``'s labels is one too. Results go to stdout (``--json`` for machine output);
 progress and read counts go to stderr.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import typer
 
 from judgewise.cli.console import err, piped_width
-from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, Trials, flag,
+from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Responses, Seed, Trials, flag,
                                    options_command)
 from judgewise.cli.richtext import fmt_num, json_text, say, show, split_list
 from judgewise.commands.options import StudyOptions
@@ -45,8 +45,7 @@ def select_cmd(
     seed: Seed = 0,
     candidates: Candidates = 20,
     human_rater: str = typer.Option("human", "--human-rater", help="Rater name of the human in SCORES (ignored)."),
-    human: Path = typer.Option(None, "--human", help="Human labels so far (scores table or a store with "
-                               "`judgewise label`'s labels): tells how many picked items are labelled."),
+    human: Path = typer.Option(None, "--human", help="Human labels so far (scores or store): count labelled."),
     as_json: Json = False,
     output: Output = None,
 ) -> None:
@@ -144,8 +143,34 @@ def study_cmd(
     show(piped_width(160), study_blocks(summary))
 
 
+def label_cmd(
+    scores: Path = typer.Argument(..., help="Scores table (item_id, rater, score) or a JudgeBench outputs folder."),
+    store: str = typer.Option(..., "--store", help="Store file or postgresql:// URL the labels go to."),
+    target: str = typer.Option(..., "--target", help="The judge under test (exact name or unique substring)."),
+    items: Path = typer.Option(None, "--items", help="Items to label (default: those `select` picks)."),
+    responses: Responses = None,
+    budget: int = typer.Option(30, "--budget", help="Without --items: how many items `select` picks."),
+    method: str = typer.Option("metric-match", "--method", help="Without --items: the selection method."),
+    metric: str = typer.Option("icc", "--metric", help="Reliability metric shown as labels arrive."),
+    scale: str = typer.Option("1-5", "--scale", help="LOW-HIGH score scale of one-response (pointwise) items."),
+    seed: Seed = 0,
+    human_rater: HumanRater = "human",
+    port: int = typer.Option(8766, "--port", help="Port (0 = any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: this machine only)."),
+) -> None:
+    """Serve a local labelling page for the items `select` picks (or --items names); labels go to --store."""
+    from judgewise.commands.labels import label_task, parse_scale  # loads pandas
+    from judgewise.report.labelling import serve_labels
+
+    task = label_task(scores, store, target=target, items=items, responses=responses, budget=budget,
+                      method=method, metric=metric, seed=seed, scale=parse_scale(scale), human_rater=human_rater)
+    serve_labels(task, host=host, port=port, ready=lambda url: (typer.echo(
+        f"judgewise label: {len(task.items)} items of {task.target} at {url}  — Ctrl+C to stop"), sys.stdout.flush()))
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``select``, ``reliability`` and ``study`` to the app."""
+    """Add ``select``, ``reliability``, ``study`` and ``label`` to the app."""
     app.command("select")(select_cmd)
     app.command("reliability")(reliability_cmd)
     app.command("study")(study_cmd)
+    app.command("label")(label_cmd)

@@ -27,19 +27,14 @@ def register(app: typer.Typer) -> None:
     def export(store: str = typer.Argument(..., help=STORE_HELP),
                output: Output = ...,
                only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed."),
-               table: str = typer.Option("games", "--table", help="games (the judgments table) or human_labels "
-                                         "(every label row of `judgewise label`).")) -> None:
-        """Export the store as the canonical judgments table (one row per game, + store columns), or its human
-        labels (--table human_labels); .parquet, .jsonl or .csv."""
+               table: str = typer.Option("games", "--table", help="games or human_labels (`judgewise label`).")) -> None:
+        """Export the store's games as the canonical judgments table (+ store columns) or its human_labels."""
         from judgewise.commands.stores import export_labels, export_store  # loads pandas (and with it pyarrow)
 
-        if table == "human_labels":
-            info = export_labels(store, output)
-            err().print(f"exported {info['rows']} label rows ({info['labellers']} labellers, {info['items']} items) "
-                        f"to {info['output']}", highlight=False, markup=False, soft_wrap=True)
-            return
         if table != "games":
-            raise typer.BadParameter(f"unknown table {table!r}: games or human_labels", param_hint="--table")
+            info = export_labels(store, output, table=table)
+            return err().print(f"exported {info['rows']} label rows ({info['labellers']} labellers, {info['items']} "
+                               f"items) to {info['output']}", highlight=False, markup=False, soft_wrap=True)
         info = export_store(store, output, only_ok=only_ok)
         err().print(f"exported {info['rows']} rows to {info['output']} ({info['failed']} failed games in the store"
                   f"{', left out' if only_ok else ', kept with outcome empty and their error'})",

@@ -86,7 +86,7 @@ def parse_scale(text: str) -> tuple[int, int]:
     """``LOW-HIGH`` (whole numbers, LOW < HIGH, at most 0-10) as a pair; ConfigError naming ``scale`` otherwise."""
     low, sep, high = str(text).partition("-")
     if not (sep and low.strip().isdigit() and high.strip().isdigit() and int(low) < int(high) <= 10):
-        raise ConfigError(f"scale={text!r}: expected LOW-HIGH, whole numbers with LOW < HIGH <= 10 (e.g. 1-5)")
+        raise ConfigError(f"`scale={text}`: expected LOW-HIGH, whole numbers with LOW < HIGH <= 10 (e.g. 1-5)")
     return int(low), int(high)
 
 
@@ -96,7 +96,7 @@ def label_task(scores: Path, store: str, *, target: str, items: Path | None = No
     """The labelling session of ``target``'s items: those ``items`` names, else those ``select`` picks (``budget``,
     ``method``, ``metric``, ``seed``), with their texts from ``responses`` (default: ``scores`` itself)."""
     if not scale[0] < scale[1]:
-        raise ConfigError(f"scale={scale[0]}-{scale[1]}: expected LOW-HIGH with LOW < HIGH")
+        raise ConfigError(f"`scale={scale[0]}-{scale[1]}`: expected LOW-HIGH with LOW < HIGH")
     get_metric(metric)
     if items is not None:
         ids = read_selection(items)[0]

@@ -354,9 +354,12 @@ def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
 EXPORT_TABLES = ("games", "human_labels")
 
 
-def export_labels(store: Path, output: Path) -> dict:
+def export_labels(store: Path, output: Path, *, table: str = "human_labels") -> dict:
     """Write the store's ``human_labels`` table as it is (every row, undos included, in commit order) to
-    ``.parquet``, ``.jsonl`` or ``.csv`` (atomically). Returns ``rows``, ``labellers``, ``items``, ``output``."""
+    ``.parquet``, ``.jsonl`` or ``.csv`` (atomically). Returns ``rows``, ``labellers``, ``items``, ``output``.
+    ``table`` is checked: a ConfigError names the tables :data:`EXPORT_TABLES` when it is another."""
+    if table not in EXPORT_TABLES[1:]:
+        raise ConfigError(f"`table={table}` is not a table to export: expected one of {', '.join(EXPORT_TABLES)}")
     with open_store_readonly(store) as st:
         rows = st.labels()
     write_export(rows, output)
