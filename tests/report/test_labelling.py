@@ -17,6 +17,7 @@ from judgewise.store.opening import open_store_readonly
 
 from tests.support import run_cli
 from tests.support.labelling import XSS, make_label_inputs, page_token, request, serving
+from tests.support.pg_server import pg_server, pg_url  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
@@ -178,3 +179,47 @@ def test_label_refuses_bad_settings_before_serving(tmp_path, args, message):
 def test_pandas_reads_the_items_order_as_given(task):
     assert [i.item_id for i in task.items] == [f"item-{k:02d}" for k in range(20)]
     assert isinstance(pd.Series(task.target_scores), pd.Series)
+
+
+def test_a_pointwise_item_takes_a_score_on_the_scale_and_nothing_else(tmp_path):
+    scores, _, items = make_label_inputs(tmp_path)
+    one = tmp_path / "one-response.jsonl"
+    one.write_text("".join(json.dumps({"prompt_id": f"item-{k:02d}", "model": "m", "text": f"<b>answer {k}</b>",
+                                       "instruction": f"grade {k}"}) + "\n" for k in range(20)))
+    task = label_task(scores, str(tmp_path / "grades.sqlite"), target="judge-x", items=items, responses=one,
+                      scale=(1, 10))
+    assert not task.items[0].pairwise
+    with serving(task) as (url, _):
+        token = page_token(url)
+        state = json.loads(request(url, "GET", "/state?labeller=ann")[1])
+        assert state["items"][0]["shown"] == "" and state["scale"] == [1, 10]
+        for value in (0, 11, 3.5):
+            assert request(url, "POST", "/label", {"labeller": "ann", "item": "item-00", "value": value},
+                           {"X-Judgewise-Token": token})[0] == 400
+        assert _stored(task) == 0
+        for k, value in ((0, 1), (1, 10), (2, 7)):
+            assert request(url, "POST", "/label", {"labeller": "ann", "item": f"item-{k:02d}", "value": value},
+                           {"X-Judgewise-Token": token})[0] == 200
+        state = json.loads(request(url, "GET", "/state?labeller=ann")[1])
+    assert [i["key"] for i in state["items"][:4]] == [1, 10, 7, None]
+    with open_store_readonly(task.store) as store:
+        assert store.labels()["value"].tolist() == [1.0, 10.0, 7.0]
+
+
+def test_labels_go_to_a_postgresql_store_through_the_page(tmp_path, pg_url):
+    scores, responses, items = make_label_inputs(tmp_path)
+    task = label_task(scores, pg_url, target="judge-x", items=items, responses=responses)
+    with serving(task) as (url, _):
+        token = page_token(url)
+        _label_all(url, token, "ann", lambda k, item: 1 + k % 3)
+        status, text = request(url, "POST", "/label", {"labeller": "ann", "item": "item-00", "value": 9},
+                               {"X-Judgewise-Token": token})
+        assert status == 400
+    with open_store_readonly(pg_url) as store:
+        rows = store.labels()
+    assert len(rows) == 20 and rows["seq"].is_monotonic_increasing
+    file = tmp_path / "human.csv"
+    labels_as_scores(rows).to_csv(file, index=False)
+    common = ["reliability", str(scores), "--target", "judge-x", "--metric", "icc,rho", "--json"]
+    assert json.loads(run_cli(*common, "--human", pg_url).stdout) == json.loads(run_cli(*common, "--human",
+                                                                                        str(file)).stdout)

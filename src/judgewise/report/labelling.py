@@ -157,6 +157,7 @@ def make_label_server(task: LabelTask, host: str = "127.0.0.1", port: int = 8766
 def serve_labels(task: LabelTask, *, host: str = "127.0.0.1", port: int = 8766,
                  ready: Callable[[str], None] | None = None) -> None:
     """Serve the labelling page until interrupted; ``ready(url)`` once listening."""
+    open_store(task.store).close()  # a place that cannot hold labels is refused before anything is served
     with make_label_server(task, host, port) as server:
         if not is_loopback(host):
             log.warning("the labelling page listens on %s, not on loopback: anyone who can reach this machine can "
