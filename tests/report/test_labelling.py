@@ -7,17 +7,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from judgewise.analysis.reliability import cohen_kappa, krippendorff_alpha
+from judgewise.analysis.reliability import cohen_kappa, get_metric, krippendorff_alpha
 from judgewise.commands.labels import label_task
-from judgewise.store.labels import labels_as_scores
-from judgewise.store.opening import open_store_readonly
+from judgewise.io import read_judgments
+from judgewise.report import build_report
+from judgewise.report.document import NOT_APPLICABLE, OK, fmt_num
+from judgewise.store.judgments import GameRecord, JudgmentStore
+from judgewise.store.labels import HumanLabel, labels_as_scores
+from judgewise.store.opening import open_store, open_store_readonly
 
 from tests.support import run_cli
 from tests.support.labelling import XSS, make_label_inputs, page_token, request, serving
 from tests.support.pg_server import pg_server, pg_url  # noqa: F401 (fixtures)
+from tests.support.reports import make_run
 
 
 @pytest.fixture
@@ -223,3 +229,40 @@ def test_labels_go_to_a_postgresql_store_through_the_page(tmp_path, pg_url):
     common = ["reliability", str(scores), "--target", "judge-x", "--metric", "icc,rho", "--json"]
     assert json.loads(run_cli(*common, "--human", pg_url).stdout) == json.loads(run_cli(*common, "--human",
                                                                                         str(file)).stdout)
+
+
+def _store_of_run(folder: Path) -> tuple[Path, pd.DataFrame]:
+    """A judging store holding a two-model run (every prompt judged in both orders), and its games."""
+
+    df = read_judgments(make_run(folder, n_models=2, n_prompts=30, xss=False)[0]).frame
+    path = folder / "store.sqlite"
+    with JudgmentStore(path) as store:
+        for k, r in enumerate(df.itertuples()):
+            store.record(GameRecord(key=f"k{k}", prompt_id=r.prompt_id, model_a=r.model_a, model_b=r.model_b,
+                                    first=r.first, swapped=r.first != r.model_a, judge="sim-judge", template="t@1",
+                                    judge_identity="{}", status="ok", raw=r.raw, verdict5=int(r.verdict),
+                                    outcome=r.outcome, n_calls=1))
+    return path, df
+
+
+def test_the_report_of_a_store_shows_its_labels_agreement_and_the_judges_reliability(tmp_path):
+
+    path, df = _store_of_run(tmp_path)
+    assert {s.key: s for s in build_report(path)}["human_labels"].status == NOT_APPLICABLE
+    prompts = sorted(df["prompt_id"].unique())[:20]
+    with open_store(path) as store:
+        for who, pick in (("ann", lambda k: k % 2), ("bob", lambda k: k % 3 == 0)):
+            for k, pid in enumerate(prompts):
+                store.add_label(HumanLabel("s", who, pid, float(pick(k)), shown="AB"))
+    section = {s.key: s for s in build_report(path)}["human_labels"]
+    assert section.status == OK
+    facts = dict(section.facts)
+    assert facts["Labels"] == "40" and facts["Labellers"] == "2"
+    first = sorted(set(df["model_a"]) | set(df["model_b"]))[0]
+    judge = {pid: np.mean([o if a == first else 1 - o for a, o in zip(g["model_a"], g["outcome"])])
+             for pid, g in df.groupby("prompt_id")}
+    human = {pid: np.mean([k % 2, float(k % 3 == 0)]) for k, pid in enumerate(prompts)}
+    icc = get_metric("icc")([judge[p] for p in prompts], [human[p] for p in prompts])
+    assert facts["ICC(sim-judge, human)"].startswith(f"{fmt_num(icc, 3)} [")
+    assert "on 20 items" in facts["ICC(sim-judge, human)"]
+    assert "Cohen's kappa between labellers" in facts

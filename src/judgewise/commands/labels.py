@@ -149,24 +149,48 @@ def labeller_agreement(rows: pd.DataFrame) -> dict | None:
 
 
 def label_summary(task: LabelTask, rows: pd.DataFrame, *, bootstrap: int = 200) -> dict:
-    """What the labels say so far: labelled items, the target's reliability (``task.metric``, on the labelled items
-    with the mean label per item; a percentile 95% interval over items), agreement between labellers."""
+    """What the labels say so far: labelled items, the target's reliability against them
+    (:func:`reliability_so_far`), agreement between labellers."""
     labels = current_labels(rows)
-    human = labels[labels["item_id"].isin(task.target_scores)].groupby("item_id")["value"].mean()
-    out: dict = {"labelled": int(len(human)), "items": len(task.items), "labels": int(len(labels)),
-                 "metric": task.metric, "reliability": None, "interval": None,
-                 "agreement": labeller_agreement(rows)}
+    return {**reliability_so_far(task.target_scores, rows, task.metric, seed=task.seed, bootstrap=bootstrap),
+            "items": len(task.items), "labels": int(len(labels)), "metric": task.metric,
+            "agreement": labeller_agreement(rows)}
+
+
+def reliability_so_far(judge: dict, rows: pd.DataFrame, metric: str = "icc", *, seed: int = 0,
+                       bootstrap: int = 200) -> dict:
+    """The judge's reliability (``metric``) against the labels on the items it scored (``judge``: item id → score)
+    and labellers labelled (the mean label per item), with a percentile 95% bootstrap interval over those items.
+
+    Returns ``labelled`` (items), ``reliability`` and ``interval`` (None below 3 items or when undefined)."""
+    labels = current_labels(rows)
+    human = labels[labels["item_id"].isin(judge)].groupby("item_id")["value"].mean()
+    out: dict = {"labelled": int(len(human)), "reliability": None, "interval": None}
     if len(human) >= 3:
-        x = np.array([task.target_scores[i] for i in human.index], float)
+        x = np.array([judge[i] for i in human.index], float)
         y = human.to_numpy(float)
-        metric = get_metric(task.metric)
-        out["reliability"] = _finite(metric(x, y))
-        draws = rng_from_seed(task.seed).integers(0, len(x), size=(bootstrap, len(x)))
-        values = metric.many(x[draws], y[draws])
+        fn = get_metric(metric)
+        out["reliability"] = _finite(fn(x, y))
+        draws = rng_from_seed(seed).integers(0, len(x), size=(bootstrap, len(x)))
+        values = fn.many(x[draws], y[draws])
         values = values[np.isfinite(values)]
         if len(values) >= bootstrap // 2:
             out["interval"] = [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))]
     return out
+
+
+def judge_scores_per_item(games: pd.DataFrame) -> dict:
+    """A judge's "first response is better" score per prompt of a judgments table, for the prompts with exactly two
+    models (as ``judgewise label`` shows them: responses in model-name order): the mean outcome of the
+    first-named model over the prompt's usable games, both orders."""
+    pairs = games.assign(lo=np.minimum(games["model_a"].astype(str), games["model_b"].astype(str)))
+    pairs["first_score"] = np.where(pairs["model_a"].astype(str) == pairs["lo"], pairs["outcome"],
+                                    1.0 - pairs["outcome"])
+    models = pd.concat([games[["prompt_id", "model_a"]].set_axis(["prompt_id", "m"], axis=1),
+                        games[["prompt_id", "model_b"]].set_axis(["prompt_id", "m"], axis=1)])
+    two = models.groupby("prompt_id")["m"].nunique()
+    keep = pairs[pairs["prompt_id"].isin(two.index[two == 2])]
+    return keep.groupby(keep["prompt_id"].astype(str))["first_score"].mean().to_dict()
 
 
 def _finite(value: float) -> float | None:
