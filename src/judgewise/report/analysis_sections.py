@@ -25,7 +25,7 @@ from judgewise.store.labels import current_labels
 from judgewise.report import charts
 from judgewise.report.context import ReportContext
 from judgewise.report.inputs import read_gold
-from judgewise.report.document import Figure, NotApplicable, Section, TableBlock, fmt_num
+from judgewise.report.document import Figure, NotApplicable, Omitted, Section, TableBlock, fmt_num
 
 
 def anchors_section(ctx: ReportContext, s: Section) -> None:
@@ -247,10 +247,11 @@ def study_data(study) -> dict:
 
 def human_labels_section(ctx: ReportContext, s: Section) -> None:
     """The store's human labels (``judgewise label``): how many, agreement between labellers, and the judge's
-    reliability against them on the labelled prompts it judged (ICC with a 95% bootstrap interval)."""
+    reliability against them on the labelled prompts it judged (ICC with a 95% bootstrap interval). Left out of
+    reports of runs without labels."""
     rows = ctx.run.human_labels
     if rows is None or rows.empty:
-        raise NotApplicable("no human labels in this run's store: label items with `judgewise label --store STORE`")
+        raise Omitted("no human labels in this run's store")
     labels = current_labels(rows)
     s.source = "judgewise.commands.labels (labeller_agreement, reliability_so_far)"
     s.facts = [("Labels", fmt_num(len(labels))), ("Labellers", fmt_num(labels["labeller"].nunique())),
