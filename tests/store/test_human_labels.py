@@ -4,6 +4,7 @@ rows as CSV, Parquet or JSONL."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pandas as pd
@@ -85,3 +86,18 @@ def test_store_export_names_an_unknown_table(tmp_path):
     open_store(path).close()
     res = run_cli("store", "export", str(path), "--table", "labels", "-o", str(tmp_path / "x.csv"))
     assert res.returncode != 0 and "--table" in res.stderr and not (tmp_path / "x.csv").exists()
+
+
+def test_store_copy_moves_the_labels_once(tmp_path, location):
+    source = tmp_path / "source.sqlite"
+    with open_store(source) as store:
+        store.add_label(HumanLabel("s", "ann", "i1", 1.0, shown="AB"))
+        store.add_label(HumanLabel("s", "ann", "i1", None, shown="AB"))
+        store.add_label(HumanLabel("s", "bob", "i2", 0.5, shown="BA"))
+    for expected in (3, 0):  # a second copy adds nothing
+        res = run_cli("store", "copy", str(source), location, "--json")
+        assert res.returncode == 0, res.stderr
+        assert json.loads(res.stdout)["labels"] == expected
+    with open_store_readonly(source) as a, open_store_readonly(location) as b:
+        mine, theirs = a.labels().drop(columns="seq"), b.labels().drop(columns="seq")
+    pd.testing.assert_frame_equal(mine, theirs)
