@@ -266,3 +266,17 @@ def test_the_report_of_a_store_shows_its_labels_agreement_and_the_judges_reliabi
     assert facts["ICC(sim-judge, human)"].startswith(f"{fmt_num(icc, 3)} [")
     assert "on 20 items" in facts["ICC(sim-judge, human)"]
     assert "Cohen's kappa between labellers" in facts
+
+
+@pytest.mark.parametrize("stop_width", [None, 1e9, 1e-9])
+def test_the_page_says_enough_once_the_interval_is_as_narrow_as_asked(tmp_path, stop_width):
+    scores, responses, items = make_label_inputs(tmp_path)
+    task = label_task(scores, str(tmp_path / "l.sqlite"), target="judge-x", items=items, responses=responses,
+                      stop_width=stop_width)
+    with serving(task) as (url, _):
+        token = page_token(url)
+        _label_all(url, token, "ann", lambda k, item: 1 + k % 3)
+        summary = json.loads(request(url, "GET", "/state?labeller=ann")[1])["summary"]
+    width = summary["interval"][1] - summary["interval"][0]
+    assert 0 < width < 1e9
+    assert summary["enough"] is (stop_width is not None and width <= stop_width)

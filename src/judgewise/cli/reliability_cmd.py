@@ -157,13 +157,13 @@ def label_cmd(
     human_rater: HumanRater = "human",
     port: int = typer.Option(8766, "--port", help="Port (0 = any free port)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: this machine only)."),
+    stop_width: float = typer.Option(None, "--stop-width", help="Say 'enough' once the interval is this narrow."),
 ) -> None:
     """Serve a local labelling page for the items `select` picks (or --items names); labels go to --store."""
-    from judgewise.commands.labels import label_task, parse_scale  # loads pandas
-    from judgewise.report.labelling import serve_labels
+    from judgewise.report.labelling import label_task, parse_scale, serve_labels  # loads pandas
 
-    task = label_task(scores, store, target=target, items=items, responses=responses, budget=budget,
-                      method=method, metric=metric, seed=seed, scale=parse_scale(scale), human_rater=human_rater)
+    task = label_task(scores, store, target=target, items=items, responses=responses, budget=budget, method=method,
+                      metric=metric, seed=seed, scale=parse_scale(scale), human_rater=human_rater, stop_width=stop_width)
     serve_labels(task, host=host, port=port, ready=lambda url: (typer.echo(
         f"judgewise label: {len(task.items)} items of {task.target} at {url}  — Ctrl+C to stop"), sys.stdout.flush()))
 

@@ -54,6 +54,7 @@ class LabelTask:
     metric: str = "icc"
     target_scores: dict = field(default_factory=dict)  # item id -> the target's score
     seed: int = 0
+    stop_width: float | None = None  # say "enough" once the interval is at most this wide
 
     def item(self, item_id: str) -> LabelItem | None:
         return next((i for i in self.items if i.item_id == item_id), None)
@@ -92,9 +93,13 @@ def parse_scale(text: str) -> tuple[int, int]:
 
 def label_task(scores: Path, store: str, *, target: str, items: Path | None = None,
                responses: Path | None = None, budget: int = 30, method: str = "metric-match", metric: str = "icc",
-               seed: int = 0, scale: tuple[int, int] = (1, 5), human_rater: str = "human") -> LabelTask:
+               seed: int = 0, scale: tuple[int, int] = (1, 5), human_rater: str = "human",
+               stop_width: float | None = None) -> LabelTask:
     """The labelling session of ``target``'s items: those ``items`` names, else those ``select`` picks (``budget``,
-    ``method``, ``metric``, ``seed``), with their texts from ``responses`` (default: ``scores`` itself)."""
+    ``method``, ``metric``, ``seed``), with their texts from ``responses`` (default: ``scores`` itself). With
+    ``stop_width`` the page says "enough" once the reliability interval is at most that wide."""
+    if stop_width is not None and not stop_width > 0:
+        raise ConfigError(f"`stop_width={stop_width}`: expected a positive interval width (e.g. 0.2)")
     if not scale[0] < scale[1]:
         raise ConfigError(f"`scale={scale[0]}-{scale[1]}`: expected LOW-HIGH with LOW < HIGH")
     get_metric(metric)
@@ -111,7 +116,8 @@ def label_task(scores: Path, store: str, *, target: str, items: Path | None = No
                          file=str(items or scores))
     texts = item_texts(responses or scores, ids)
     return LabelTask(store=store, items=tuple(texts[i] for i in ids), target=pool.judges[pool.judge_index(target)],
-                     scale=scale, metric=metric, target_scores={i: by_id[i] for i in ids}, seed=seed)
+                     scale=scale, metric=metric, target_scores={i: by_id[i] for i in ids}, seed=seed,
+                     stop_width=stop_width)
 
 
 def item_texts(source: Path, ids: list[str]) -> dict[str, LabelItem]:
@@ -150,11 +156,15 @@ def labeller_agreement(rows: pd.DataFrame) -> dict | None:
 
 def label_summary(task: LabelTask, rows: pd.DataFrame, *, bootstrap: int = 200) -> dict:
     """What the labels say so far: labelled items, the target's reliability against them
-    (:func:`reliability_so_far`), agreement between labellers."""
+    (:func:`reliability_so_far`), agreement between labellers, and ``enough`` (the interval is at most
+    ``task.stop_width`` wide)."""
     labels = current_labels(rows)
-    return {**reliability_so_far(task.target_scores, rows, task.metric, seed=task.seed, bootstrap=bootstrap),
-            "items": len(task.items), "labels": int(len(labels)), "metric": task.metric,
-            "agreement": labeller_agreement(rows)}
+    out = {**reliability_so_far(task.target_scores, rows, task.metric, seed=task.seed, bootstrap=bootstrap),
+           "items": len(task.items), "labels": int(len(labels)), "metric": task.metric,
+           "agreement": labeller_agreement(rows), "stop_width": task.stop_width}
+    out["enough"] = bool(task.stop_width and out["interval"] and out["interval"][1] - out["interval"][0]
+                         <= task.stop_width)
+    return out
 
 
 def reliability_so_far(judge: dict, rows: pd.DataFrame, metric: str = "icc", *, seed: int = 0,

@@ -18,7 +18,7 @@ import secrets
 from urllib.parse import parse_qs
 from collections.abc import Callable
 
-from judgewise.commands.labels import PAIRWISE_VALUES, LabelItem, LabelTask, label_summary
+from judgewise.commands.labels import PAIRWISE_VALUES, LabelItem, LabelTask, label_summary, label_task, parse_scale
 from judgewise.errors import InputError
 from judgewise.report.explorer import SECURITY_HEADERS, host_allowed, is_loopback, make_explorer_server, write_refusal
 from judgewise.report.render import asset, environment, script_hash
@@ -170,3 +170,6 @@ def serve_labels(task: LabelTask, *, host: str = "127.0.0.1", port: int = 8766,
             server.serve_forever()
         except KeyboardInterrupt:
             log.info("labelling page stopped")
+
+
+__all__ = ["LabelApp", "label_task", "make_label_server", "parse_scale", "serve_labels"]

@@ -20,6 +20,7 @@
     if (s.agreement) text += ` · ${s.agreement.statistic} between ${s.agreement.labellers} labellers = ` +
       `${fmt(s.agreement.value)} on ${s.agreement.n_items} items`;
     $("summary").textContent = text;
+    if (s.enough) status(`the interval is at most ${s.stop_width} wide: enough labels for this estimate`, false);
   }
 
   function render() {
@@ -67,11 +68,11 @@
     try {
       const data = await call("/label", { labeller: state.labeller, item: item.id, value: key });
       item.key = key;  // kept in the store: only now the next item shows
-      showSummary(data.summary);
       const next = state.items.findIndex((i, k) => k > at && i.key === null);
       at = next >= 0 ? next : Math.min(at + 1, state.items.length - 1);
       status(`saved ${item.id}`, false);
       render();
+      showSummary(data.summary);
     } catch (e) { status(`not saved: ${e.message}`, true); } finally { busy = false; }
   }
 
