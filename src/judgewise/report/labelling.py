@@ -80,9 +80,8 @@ class LabelApp:
         """The items as ``labeller`` sees them (shown order, their label so far as the key pressed) and the summary."""
         _check_name(labeller)
         rows = self._rows()
-        mine = current_labels(rows)
-        mine = dict(zip(mine.loc[mine["labeller"] == labeller, "item_id"], mine.loc[mine["labeller"] == labeller,
-                                                                                     "value"]))
+        labels = current_labels(rows)
+        mine = labels[labels["labeller"] == labeller].set_index("item_id")["value"].to_dict() if len(labels) else {}
         items = [self._item_view(labeller, item, mine.get(item.item_id)) for item in self.task.items]
         return {"labeller": labeller, "target": self.task.target, "scale": list(self.task.scale), "items": items,
                 "summary": label_summary(self.task, rows)}
