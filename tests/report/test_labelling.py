@@ -5,6 +5,7 @@ from the page itself with the session's token and a value on the scale (nothing 
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -280,3 +281,14 @@ def test_the_page_says_enough_once_the_interval_is_as_narrow_as_asked(tmp_path, 
     width = summary["interval"][1] - summary["interval"][0]
     assert 0 < width < 1e9
     assert summary["enough"] is (stop_width is not None and width <= stop_width)
+
+
+def test_the_page_runs_only_its_own_script_and_answers_json_as_data(task):
+    with serving(task) as (url, _):
+        page = urllib.request.urlopen(url + "/")
+        csp = page.headers["Content-Security-Policy"]
+        state = urllib.request.urlopen(url + "/state?labeller=ann")
+    assert "script-src 'sha256-" in csp and "unsafe" not in csp.split("script-src")[1].split(";")[0]
+    assert "connect-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert state.headers["Content-Type"] == "application/json"
+    assert state.headers["X-Content-Type-Options"] == "nosniff"
