@@ -49,7 +49,7 @@ COMMANDS = {
     "power": "judgewise.cli.design_cmd", "plan": "judgewise.cli.design_cmd", "anchors": "judgewise.cli.design_cmd",
     "simulate": "judgewise.cli.design_cmd",
     "select": "judgewise.cli.reliability_cmd", "reliability": "judgewise.cli.reliability_cmd",
-    "study": "judgewise.cli.reliability_cmd",
+    "study": "judgewise.cli.reliability_cmd", "label": "judgewise.cli.reliability_cmd",
     "diagnose": "judgewise.cli.diagnose_cmd", "accuracy": "judgewise.cli.diagnose_cmd",
     "echo-test": "judgewise.cli.diagnose_cmd",
     "report": "judgewise.cli.report_cmd", "serve": "judgewise.cli.report_cmd",
@@ -64,7 +64,7 @@ COMMANDS = {
 JUDGMENT_COMMANDS = ("rank", "report", "diagnose", "anchors", "accuracy", "plan", "serve", "store export",
                      "store stats", "evaluate")
 OTHER_COMMANDS = ("agree", "judge", "generate", "simulate", "power sign", "power wilcoxon", "select", "reliability",
-                  "study", "echo-test", "demo", "version", "completion", "store copy")
+                  "study", "label", "echo-test", "demo", "version", "completion", "store copy")
 
 
 def build_app(command: str | None = None) -> typer.Typer:

@@ -21,6 +21,7 @@ PARAMETER_FLAGS = {
     "p_judge": "--p-judge", "partial": "--partial", "pool_judges": "--pool-judges", "port": "--port",
     "seed": "--seed", "soft": "--soft", "store": "--store", "targets": "--target", "times": "--times",
     "trials": "--trials", "width": "--width", "workers": "--workers",
+    "scale": "--scale", "table": "--table",
 }
 
 # `name`, `name=value`, `name="value"` or `name='value'` (a value in quotes keeps everything up to the quote)

@@ -1,24 +1,25 @@
-"""``judgewise select`` / ``reliability`` / ``study``: which items humans should label, and how much that saves.
+"""``judgewise select`` / ``reliability`` / ``study`` / ``label``: which items humans label, the savings, the page.
 
 SCORES and HUMAN are canonical scores tables (``item_id, rater, score`` as CSV/JSONL/JSON/Parquet) or anything
 :func:`judgewise.io.readers.read_scores` understands — a JudgeBench outputs folder gives every judge's per-pair
 "A is better" score plus the objective label as rater ``human``, so HUMAN can be left out. Without HUMAN the human
-is SCORES' rater ``human`` (``--human-rater`` to rename). Results go to stdout (``--json`` for machine output);
+is SCORES' rater ``human`` (``--human-rater`` to rename); a store holding ``judgewise label``'s labels is one too. Results go to stdout (``--json`` for machine output);
 progress and read counts go to stderr.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import typer
 
 from judgewise.cli.console import err, piped_width
-from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Seed, Trials,
+from judgewise.cli.options import (Candidates, Human, HumanRater, Json, Output, Responses, Seed, Trials,
                                    options_command)
 from judgewise.commands.display import say, show
-from judgewise.commands.options import ReliabilityOptions, SelectOptions, StudyOptions
+from judgewise.commands.options import LabelOptions, ReliabilityOptions, SelectOptions, StudyOptions
 from judgewise.commands.tables import reliability_lines, selection_line, study_blocks
 from judgewise.commands.text import json_text, parse_budgets, split_list
 
@@ -109,8 +110,26 @@ def study_cmd(
     show(piped_width(160), study_blocks(summary))
 
 
+@options_command(LabelOptions, {"responses": Responses, "seed": Seed, "human_rater": HumanRater})
+def label_cmd(
+    scores: Path = typer.Argument(..., help="Scores table (item_id, rater, score) or a JudgeBench outputs folder."),
+    *,
+    options: LabelOptions,
+) -> None:
+    """Serve a local labelling page for the items `select` picks (or --items names); labels go to --store."""
+    from judgewise.report.labelling import label_task, parse_scale, serve_labels  # loads pandas
+
+    o = options
+    task = label_task(scores, o.store, target=o.target, items=o.items, responses=o.responses, budget=o.budget,
+                      method=o.method, metric=o.metric, seed=o.seed, scale=parse_scale(o.scale),
+                      human_rater=o.human_rater, stop_width=o.stop_width)
+    serve_labels(task, host=o.host, port=o.port, ready=lambda url: (typer.echo(
+        f"judgewise label: {len(task.items)} items of {task.target} at {url}  — Ctrl+C to stop"), sys.stdout.flush()))
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``select``, ``reliability`` and ``study`` to the app."""
+    """Add ``select``, ``reliability``, ``study`` and ``label`` to the app."""
     app.command("select")(select_cmd)
     app.command("reliability")(reliability_cmd)
     app.command("study")(study_cmd)
+    app.command("label")(label_cmd)

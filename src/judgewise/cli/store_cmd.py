@@ -25,10 +25,15 @@ def register(app: typer.Typer) -> None:
     @store_app.command("export")
     def export(store: str = typer.Argument(..., help=STORE_HELP),
                output: Output = ...,
-               only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed.")) -> None:
-        """Export the store as the canonical judgments table (one row per game, + store columns)."""
-        from judgewise.commands.stores import export_store  # the commands layer loads pandas (and with it pyarrow)
+               only_ok: bool = typer.Option(False, "--only-ok", help="Leave out games stored as failed."),
+               table: str = typer.Option("games", "--table", help="games or human_labels (`judgewise label`).")) -> None:
+        """Export the store's games as the canonical judgments table (+ store columns) or its human_labels."""
+        from judgewise.commands.stores import export_labels, export_store  # loads pandas (and with it pyarrow)
 
+        if table != "games":
+            info = export_labels(store, output, table=table)
+            return err().print(f"exported {info['rows']} label rows ({info['labellers']} labellers, {info['items']} "
+                               f"items) to {info['output']}", highlight=False, markup=False, soft_wrap=True)
         info = export_store(store, output, only_ok=only_ok)
         err().print(export_line(info, only_ok), highlight=False, markup=False, soft_wrap=True)
 

@@ -25,6 +25,9 @@ from judgewise.io.readers import read_scores
 from judgewise.io.tables import ReadReport
 from judgewise.io.validate import Validator, show
 from judgewise.ratings.bootstrap import rng_from_seed
+from judgewise.store.labels import labels_as_scores
+from judgewise.store.opening import is_store_url, open_store_readonly, store_label
+from judgewise.store.sqlite import SQLITE_HEADER, file_head
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +55,41 @@ def read_score_tables(scores: Path, human: Path | None = None) -> tuple[pd.DataF
     log.debug("read %d score rows from %s [%s]", table.report.rows_used, scores, table.report.format)
     if human is None:
         return table.frame, None
+    if is_label_store(human):
+        return table.frame, human_scores_of_store(human)
     human_frame = read_scores(human).frame
     raters = human_frame["rater"].unique() if "rater" in human_frame else []
     if len(raters) > 1:
         raise InputError(f"holds several raters ({', '.join(map(str, raters[:5]))}); a human scores table has "
                          "one rater (average several annotators first)", file=str(human), field="rater")
     return table.frame, human_frame
+
+
+def is_label_store(location) -> bool:
+    """True when ``location`` is a judgewise store (a SQLite file or a ``postgresql://`` URL), whose human labels
+    (``judgewise label``) are then the human's scores."""
+    if is_store_url(location):
+        return True
+    path = Path(location)
+    return path.is_file() and file_head(path) == SQLITE_HEADER
+
+
+def human_scores_of_store(location, labeller: str | None = None) -> pd.DataFrame:
+    """The human labels in a store as a one-rater scores table (mean over labellers per item, or one labeller's).
+
+    Raises
+    ------
+    InputError
+        A store with no labels (of ``labeller``).
+    """
+    with open_store_readonly(location) as store:
+        rows = store.labels()
+    scores = labels_as_scores(rows, labeller=labeller)
+    if scores.empty:
+        who = f" by labeller {labeller!r}" if labeller else ""
+        raise InputError(f"the store holds no human labels{who}; label items with `judgewise label` first",
+                         file=store_label(location))
+    return scores
 
 
 def score_pool_of_files(scores: Path, human: Path | None, target: str | None, human_rater: str = "human"):
@@ -125,7 +157,7 @@ def choose_estimator(estimator: str | None, selection: dict | None) -> tuple[str
 
 
 def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc", method: str = "metric-match",
-                 seed: int = 0, candidates: int = 20, human_rater: str = "human") -> dict:
+                 seed: int = 0, candidates: int = 20, human_rater: str = "human", human: Path | None = None) -> dict:
     """Pick ``budget`` items of the target judge for human labels (Metric Match Alg. 1 by default).
 
     Parameters
@@ -146,12 +178,16 @@ def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc
         Candidate subsets C of the matching methods.
     human_rater : str
         The human's rater name in SCORES (left out of the judges).
+    human : Path, optional
+        Human labels so far (a scores table, or a store with ``judgewise label``'s labels): the picked items
+        already labelled are listed in ``labelled``.
 
     Returns
     -------
     dict
         ``target, method, metric, budget, seed, n_pool, other_judges, items`` and, with other judges,
-        ``inter_model_pool`` / ``inter_model_subset`` (the metric among judges on the pool and on the subset).
+        ``inter_model_pool`` / ``inter_model_subset`` (the metric among judges on the pool and on the subset);
+        with ``human``, ``labelled``.
     """
     pool = score_pool_of_files(scores, None, target, human_rater)
     t_scores, others, other_names = pool.split(target)
@@ -164,6 +200,10 @@ def select_items(scores: Path, target: str, budget: int = 50, metric: str = "icc
     if len(others):
         record["inter_model_pool"] = float(inter_model(metric_fn, t_scores, others))
         record["inter_model_subset"] = float(inter_model(metric_fn, t_scores, others, idx[None, :])[0])
+    if human is not None:
+        frame = human_scores_of_store(human) if is_label_store(human) else read_score_tables(human)[0]
+        known = set(frame["item_id"].astype(str))
+        record["labelled"] = [i for i in record["items"] if i in known]
     return record
 
 

@@ -318,6 +318,27 @@ class SelectOptions:
     seed: int = 0
     candidates: int = 20
     human_rater: str = option("human", "--human-rater", help="Rater name of the human in SCORES (ignored).")
+    human: Path | None = option(None, "--human", help="Human labels so far (scores or store): count labelled.")
+
+@dataclass(frozen=True, kw_only=True)
+class LabelOptions:
+    """``judgewise label``: the store the labels go to, the judge under test, the items (named, or those ``select``
+    picks), the scale of one-response items, where the page is served and when it says the interval is narrow
+    enough (the arguments of ``report.labelling.label_task`` and ``serve_labels``)."""
+
+    store: str = option(..., "--store", help="Store file or postgresql:// URL the labels go to.")
+    target: str = option(..., "--target", help="The judge under test (exact name or unique substring).")
+    items: Path | None = option(None, "--items", help="Items to label (default: those `select` picks).")
+    responses: Path | None = None
+    budget: int = option(30, "--budget", help="Without --items: how many items `select` picks.")
+    method: str = option("metric-match", "--method", help="Without --items: the selection method.")
+    metric: str = option("icc", "--metric", help="Reliability metric shown as labels arrive.")
+    scale: str = option("1-5", "--scale", help="LOW-HIGH score scale of one-response (pointwise) items.")
+    seed: int = 0
+    human_rater: str = "human"
+    port: int = option(8766, "--port", help="Port (0 = any free port).")
+    host: str = option("127.0.0.1", "--host", help="Interface to bind (default: this machine only).")
+    stop_width: float | None = option(None, "--stop-width", help="Say 'enough' once the interval is this narrow.")
 
 
 @dataclass(frozen=True, kw_only=True)

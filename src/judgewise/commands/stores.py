@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from judgewise.store.opening import copy_store, open_store_readonly
-from judgewise.store.reading import export_store
+from judgewise.store.reading import export_labels, export_store
 
-__all__ = ["copy_store", "export_store", "store_stats"]
+__all__ = ["copy_store", "export_labels", "export_store", "store_stats"]
 
 
 def store_stats(store: str) -> dict:

@@ -86,7 +86,8 @@ def selection_line(record: dict, o: SelectOptions) -> str:
     match = (f"; inter-model {o.metric} {fmt_num(record['inter_model_subset'])} on the subset vs "
              f"{fmt_num(record['inter_model_pool'])} on the pool" if "inter_model_pool" in record else "")
     return (f"selected {o.budget} of {record['n_pool']} items for {record['target']} by {o.method} "
-            f"(seed {o.seed}){match}")
+            f"(seed {o.seed}){match}"
+            + (f"; {len(record['labelled'])} of them labelled already" if "labelled" in record else ""))
 
 
 def reliability_lines(record: dict) -> list[str]:

@@ -19,11 +19,13 @@ from judgewise.analysis.anchor_experiments import anchor_quality
 from judgewise.analysis.bias import proportion
 from judgewise.analysis.diagnostics import diagnose, with_truth
 from judgewise.analysis.power import sign_test_sample_size
+from judgewise.commands.labels import judge_scores_per_item, labeller_agreement, reliability_so_far
 from judgewise.errors import InputError
+from judgewise.store.labels import current_labels
 from judgewise.report import charts
 from judgewise.report.context import ReportContext
 from judgewise.report.inputs import read_gold
-from judgewise.report.document import Figure, NotApplicable, Section, TableBlock, fmt_num
+from judgewise.report.document import Figure, NotApplicable, Omitted, Section, TableBlock, fmt_num
 
 
 def anchors_section(ctx: ReportContext, s: Section) -> None:
@@ -243,6 +245,32 @@ def study_data(study) -> dict:
     return data
 
 
+def human_labels_section(ctx: ReportContext, s: Section) -> None:
+    """The store's human labels (``judgewise label``): how many, agreement between labellers, and the judge's
+    reliability against them on the labelled prompts it judged (ICC with a 95% bootstrap interval). Left out of
+    reports of runs without labels."""
+    rows = ctx.run.human_labels
+    if rows is None or rows.empty:
+        raise Omitted("no human labels in this run's store")
+    labels = current_labels(rows)
+    s.source = "judgewise.commands.labels (labeller_agreement, reliability_so_far)"
+    s.facts = [("Labels", fmt_num(len(labels))), ("Labellers", fmt_num(labels["labeller"].nunique())),
+               ("Items labelled", fmt_num(labels["item_id"].nunique()))]
+    agreement = labeller_agreement(rows)
+    if agreement:
+        s.facts.append((f"{agreement['statistic']} between labellers",
+                        f"{fmt_num(agreement['value'], 3)} on {agreement['n_items']} items"))
+    judges = sorted(ctx.valid["judge"].dropna().astype(str).unique()) if "judge" in ctx.valid else []
+    so_far = reliability_so_far(judge_scores_per_item(ctx.valid), rows, "icc", seed=ctx.options.seed)
+    if so_far["reliability"] is not None:
+        low, high = so_far["interval"] or (float("nan"), float("nan"))
+        s.facts.append((f"ICC({', '.join(judges) or 'judge'}, human)",
+                        f"{fmt_num(so_far['reliability'], 3)} [{fmt_num(low, 3)}, {fmt_num(high, 3)}] on "
+                        f"{so_far['labelled']} items"))
+    s.tables.append(TableBlock("Labels per labeller", ["labeller", "labels"],
+                               [[str(k), fmt_num(v)] for k, v in labels["labeller"].value_counts().items()]))
+
+
 VERSIONED = ("judgewise", "numpy", "scipy", "pandas", "pyarrow", "trueskill", "jinja2", "openai", "llama_cpp_python")
 
 
@@ -284,5 +312,6 @@ ANALYSIS_SECTIONS = (
     ("power", "Power and sample size at the observed tie rate", power_section),
     ("diagnostics", "Judge diagnostics", diagnostics_section),
     ("study", "Reliability study", study_section),
+    ("human_labels", "Human labels", human_labels_section),
     ("reproduce", "Reproduce", reproduce_section),
 )

@@ -11,6 +11,10 @@ class NotApplicable(Exception):
     """A section needs an input this run does not have (the message says which)."""
 
 
+class Omitted(Exception):
+    """A section about something most runs never have (a store's human labels): left out, not shown as a slot."""
+
+
 @dataclass
 class TableBlock:
     """A table: ``columns`` headers and ``rows`` of already formatted cells (plain text, escaped on output)."""

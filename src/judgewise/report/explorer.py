@@ -5,12 +5,14 @@ game in both orders, raw rationale and parsed verdict (/prompt?id=…; a bracket
 model-vs-model (/versus?a=…&b=…), judge diagnostics (/diagnostics). Only GET/HEAD are answered; nothing is
 written. Model outputs and judge texts are untrusted and always rendered as escaped text. A request whose ``Host``
 header names neither this machine's loopback, the bound host nor an IP address is refused (403), so a web page
-cannot reach the explorer through DNS rebinding.
+cannot reach the explorer through DNS rebinding. Servers that write (``judgewise label``) also check each write
+with :func:`write_refusal` (Origin and a per-session token).
 """
 
 from __future__ import annotations
 
 import errno
+import hmac
 import ipaddress
 import logging
 import socket
@@ -162,6 +164,23 @@ def host_allowed(header: str | None, names: frozenset[str]) -> bool:
     elif not _is_port(port):
         return False
     return _is_ip(name) or name.rstrip(".") in names
+
+
+def write_refusal(environ: dict, names: frozenset[str], token: str) -> str | None:
+    """Why a write (a POST) is refused, or None when it may go on: the ``Host`` check of every request
+    (:func:`host_allowed`), an ``Origin`` header naming this very server (a page of another site, even one on this
+    machine, cannot write) and the per-session ``token`` in the ``X-Judgewise-Token`` header (a page that did not
+    load this server's own page cannot know it)."""
+    host = environ.get("HTTP_HOST")
+    if not host_allowed(host, names):
+        return "this Host header is not served"
+    origin = (environ.get("HTTP_ORIGIN") or "").strip().lower()
+    if origin != f"http://{host.strip().lower()}":
+        return "a write must come from this server's own page (Origin header)"
+    given = environ.get("HTTP_X_JUDGEWISE_TOKEN") or ""
+    if not token or not hmac.compare_digest(given.encode(), token.encode()):
+        return "missing or stale session token: reload the page"
+    return None
 
 
 def _is_ip(text: str) -> bool:

@@ -38,6 +38,7 @@ class RunData:
     store_summary: dict | None = None
     store_path: Path | None = None
     rating_hints: dict = field(default_factory=dict)  # what the input says about rating it (RATING_HINTS)
+    human_labels: pd.DataFrame | None = None  # a store's human_labels rows (``judgewise label``), None for files
 
 
 RATING_HINTS = ("weighting", "anchor", "pin_anchor")
@@ -62,6 +63,7 @@ def load_run(sources, *, format: str | None = None) -> RunData:
         run.prompts.update(p.prompts)
         run.store_summary = run.store_summary or p.store_summary
         run.store_path = run.store_path or p.store_path
+        run.human_labels = run.human_labels if run.human_labels is not None else p.human_labels
     if run.responses is not None:
         run.responses = run.responses.drop_duplicates(subset=["prompt_id", "model"], keep="first")
     _check_not_empty(run)
@@ -112,12 +114,12 @@ def _from_store(path: Path | str) -> RunData:
     :func:`~judgewise.store.opening.open_store_readonly` (never written, no -wal/-shm left): the store's export
     (failed games kept) and its run facts."""
     with open_store_readonly(path) as store:
-        games, meta = store.frame(), store.meta()
+        games, meta, labels = store.frame(), store.meta(), store.labels()
     label = store_label(path)  # a URL's password never reaches a report
     report = ReadReport(label, "store", rows_read=len(games), rows_used=len(games))
     return RunData(judgments=export_frame(games), sources=[label], read_reports=[report],
                    store_summary=_store_summary(store_stats(games, path=label), games, meta),
-                   store_path=path if isinstance(path, Path) else None)
+                   store_path=path if isinstance(path, Path) else None, human_labels=labels if len(labels) else None)
 
 
 def _store_summary(stats: dict, games: pd.DataFrame, meta: dict) -> dict:

@@ -17,8 +17,8 @@ from judgewise.errors import JudgewiseError
 from judgewise.report import analysis_sections, charts
 from judgewise.report.context import ReportContext
 from judgewise.report.head_to_head import win_matrix
-from judgewise.report.document import (FAILED, NOT_APPLICABLE, UNAVAILABLE, Figure, NotApplicable, Section, TableBlock,
-                                    fmt_num)
+from judgewise.report.document import (FAILED, NOT_APPLICABLE, UNAVAILABLE, Figure, NotApplicable, Omitted, Section,
+                                    TableBlock, fmt_num)
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,8 @@ def build_sections(ctx: ReportContext, keys: list[str] | None = None) -> list[Se
         section = Section(key=key, title=title)
         try:
             builder(ctx, section)
+        except Omitted:
+            continue
         except ImportError as exc:
             _slot(section, UNAVAILABLE, f"{exc.name or exc} is not available yet in this build of judgewise.")
         except NotApplicable as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from judgewise.store.generations import GenerationStore
 from judgewise.store.judgments import JudgmentStore
 from judgewise.store.postgres import PgJudgmentStore
-from judgewise.store.protocol import JudgmentStoreLike, ResultStore, SharedQueue
+from judgewise.store.protocol import HumanLabelStore, JudgmentStoreLike, ResultStore, SharedQueue
 
 
 def as_protocols(sqlite: JudgmentStore, pg: PgJudgmentStore,
@@ -19,4 +19,6 @@ def as_protocols(sqlite: JudgmentStore, pg: PgJudgmentStore,
     judgments: list[JudgmentStoreLike] = [sqlite, pg]
     engine: list[ResultStore] = [sqlite, pg, answers]
     queue: SharedQueue = pg
+    labels: list[HumanLabelStore] = [sqlite, pg]
+    assert labels
     return judgments, engine, queue

@@ -39,6 +39,8 @@ import pandas as pd
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
+from judgewise.store.labels import INSERT as LABEL_INSERT, SELECT as LABEL_SELECT, SQLITE_DDL as LABEL_DDL
+from judgewise.store.labels import TABLE as LABEL_TABLE, HumanLabel, labels_frame
 from judgewise.store.storable import CallCost, storable
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
 from judgewise.store.sqlite import (SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names,
@@ -238,6 +240,20 @@ class JudgmentStore(LeasedSqliteStore):
         """Calls that timed out after being sent, over every run on this store."""
         row = self._db.execute("SELECT value FROM meta WHERE name = 'maybe_charged_timeouts'").fetchone()
         return int(row[0]) if row else 0
+
+    # -- human labels (append-only; judgewise.store.labels) ----------------------------------------------
+    def add_label(self, label: HumanLabel) -> None:
+        """Append one human label, committed before this returns (the table made on the first one)."""
+        row = label.values()
+        with self._write():
+            self._db.execute(LABEL_DDL)
+            self._db.execute(LABEL_INSERT.replace("%s", "?"), row)
+
+    def labels(self) -> pd.DataFrame:
+        """Every human label row, in commit order (empty when the store has none)."""
+        if LABEL_TABLE not in table_names(self._db):
+            return labels_frame([])
+        return labels_frame(self._db.execute(LABEL_SELECT).fetchall())
 
     # -- summaries ------------------------------------------------------------------------------------
     def stats(self) -> dict:
@@ -459,7 +475,7 @@ def export_grades(df: pd.DataFrame, *, only_ok: bool = False) -> pd.DataFrame:
 
 
 def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
-    """Write an exported judgments frame to ``.parquet`` or ``.jsonl`` (chosen by the file name).
+    """Write an exported frame to ``.parquet``, ``.jsonl`` or ``.csv`` (chosen by the file name).
 
     Written atomically (a temporary file beside it, then renamed), so a crash never leaves half a table.
     """
@@ -467,11 +483,14 @@ def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
     if out.suffix == ".parquet":
         with atomic_target(out) as partial:
             df.to_parquet(partial, index=False)
+    elif out.suffix == ".csv":
+        with atomic_target(out) as partial:
+            df.to_csv(partial, index=False)
     elif out.suffix in (".jsonl", ".json"):
         write_text_atomic(out, "".join(json.dumps({k: plain_value(v) for k, v in rec.items()}, ensure_ascii=False) + "\n"
                                        for rec in df.to_dict(orient="records")))
     else:
-        raise ConfigError(f"export file {out}: expected a name ending in .parquet or .jsonl, found '{out.suffix}'")
+        raise ConfigError(f"export file {out}: expected a name ending in .parquet, .jsonl or .csv, found '{out.suffix}'")
     return out
 
 

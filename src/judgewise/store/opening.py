@@ -12,6 +12,7 @@ from pathlib import Path
 
 from judgewise.errors import ConfigError
 from judgewise.store.judgments import JudgmentStore
+from judgewise.store.labels import HumanLabel
 from judgewise.store.postgres import PgJudgmentStore
 from judgewise.store.urls import is_url, masked
 from judgewise.store.protocol import JudgmentStoreLike
@@ -88,16 +89,33 @@ def _same_store(a: Location, b: Location) -> bool:
 
 def copy_store(source: Location, target: Location) -> dict:
     """Copy every game, run fact and journaled answer of the store at ``source`` into the store at ``target``
-    (made when missing; SQLite ↔ PostgreSQL either way). Games already judged ok in ``target`` are kept as they
-    are; claims (leases of live processes) and worker queues are not copied. Returns the counts."""
+    (made when missing; SQLite ↔ PostgreSQL either way), and its human labels (those not there yet). Games already
+    judged ok in ``target`` are kept as they are; claims (leases of live processes) and worker queues are not
+    copied. Returns the counts."""
     if _same_store(source, target):
         raise ConfigError(f"store copy: source and target are the same store ({store_label(source)} and "
                           f"{store_label(target)})")
     with open_store_readonly(source) as src:
-        games, meta, answers = src.frame(), src.meta(), src.answer_rows()
+        games, meta, answers, labels = src.frame(), src.meta(), src.answer_rows(), src.labels()
     with open_store(target) as dst:
         before = dst.count()
         dst.absorb(games, meta, answers)
         after, ok = dst.count(), dst.count("ok")
+        n_labels = _copy_labels(labels, dst)
     return {"source": store_label(source), "target": store_label(target), "games": len(games),
-            "answers": len(answers), "target_games_before": before, "target_games": after, "target_ok": ok}
+            "answers": len(answers), "target_games_before": before, "target_games": after, "target_ok": ok,
+            "labels": n_labels}
+
+
+def _copy_labels(rows, dst) -> int:
+    """Append the human label rows ``dst`` does not hold yet (same session, labeller, item and time), in their
+    order; how many."""
+    if rows.empty:
+        return 0
+    same = ["session", "labeller", "item_id", "created_at"]
+    have = set(dst.labels()[same].itertuples(index=False, name=None))
+    new = [r for r in rows.itertuples(index=False) if (r.session, r.labeller, r.item_id, r.created_at) not in have]
+    for r in new:
+        dst.add_label(HumanLabel(r.session, r.labeller, r.item_id, None if r.value != r.value else float(r.value),
+                                 shown=r.shown, target=r.target, created_at=float(r.created_at)))
+    return len(new)

@@ -35,6 +35,8 @@ from judgewise.errors import ConfigError, InputError, StoreUnavailable
 from judgewise.redaction import scrub
 from judgewise.store.judgments import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
                                     JudgmentStore, check_version, plain_value, scrubbed, store_stats)
+from judgewise.store.labels import INSERT as LABEL_INSERT, PG_DDL as LABEL_DDL, SELECT as LABEL_SELECT
+from judgewise.store.labels import TABLE as LABEL_TABLE, HumanLabel, labels_frame
 from judgewise.store.leases import owner_id, owner_is_dead
 from judgewise.store.storable import journal_json
 from judgewise.store.urls import libpq_url, masked
@@ -375,6 +377,25 @@ class PgJudgmentStore:
     def maybe_charged_timeouts(self) -> int:
         """Calls that timed out after being sent, over every run on this store."""
         return int(self.meta().get("maybe_charged_timeouts", 0))
+
+    # -- human labels (append-only; judgewise.store.labels) ----------------------------------------------
+    def add_label(self, label: HumanLabel) -> None:
+        """Append one human label, committed before this returns (the table made on the first one)."""
+        row = label.values()
+
+        def write(c) -> None:
+            c.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+            c.execute(LABEL_DDL)
+            c.execute(LABEL_INSERT, row)
+        self._run("store a label", write, retry=False)
+
+    def labels(self) -> pd.DataFrame:
+        """Every human label row, in commit order (empty when the store has none)."""
+        def read(c) -> list[tuple]:
+            found = c.execute("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
+                              (PG_SCHEMA, LABEL_TABLE)).fetchone()
+            return c.execute(LABEL_SELECT).fetchall() if found else []
+        return labels_frame(self._run("read labels", read))
 
     # -- summaries ------------------------------------------------------------------------------------
     def stats(self) -> dict:

@@ -1,6 +1,6 @@
 """The store interfaces: what the judging engine needs of a store, and what a judgment store offers its readers.
 
-Four roles, each a :class:`typing.Protocol` that code using a store is typed with (never a concrete class):
+Five roles, each a :class:`typing.Protocol` that code using a store is typed with (never a concrete class):
 
 - :class:`AnswerJournal`: answers received for rows not stored yet (the scheduler journals every answer in it).
 - :class:`ResultStore`: what the judging engine (:func:`judgewise.judges.runner.arun_keyed`) needs: stored rows by
@@ -9,6 +9,7 @@ Four roles, each a :class:`typing.Protocol` that code using a store is typed wit
 - :class:`JudgmentStoreLike`: a store of judge games, what ``rank``, ``report``, ``store stats|export|copy`` and the
   runs read of it: the SQLite :class:`~judgewise.store.judgments.JudgmentStore` and the PostgreSQL
   :class:`~judgewise.store.postgres.PgJudgmentStore`.
+- :class:`HumanLabelStore`: the append-only human labels of ``judgewise label`` (both judgment stores).
 - :class:`SharedQueue`: worker mode's queue of a job's keys (the PostgreSQL store only).
 
 A SQLite store also has ``record_soon`` (rows committed with the others finished in the same turn of the event loop)
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from judgewise.store.judgments import GameRecord
+    from judgewise.store.labels import HumanLabel
 
 
 @runtime_checkable
@@ -127,6 +129,17 @@ class JudgmentStoreLike(ResultStore, Protocol):
 
     def absorb(self, games: pd.DataFrame, meta: dict[str, str], answers: list[tuple]) -> None:
         """Add another store's games, run facts and journaled answers (``judgewise store copy``)."""
+
+
+@runtime_checkable
+class HumanLabelStore(Protocol):
+    """A store that keeps human labels (``judgewise label``): an append-only table read whole."""
+
+    def add_label(self, label: HumanLabel) -> None:
+        """Append one label, committed before this returns."""
+
+    def labels(self) -> pd.DataFrame:
+        """Every label row (``judgewise.store.labels.LABEL_COLUMNS``) in commit order."""
 
 
 @runtime_checkable

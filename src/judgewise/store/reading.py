@@ -349,3 +349,19 @@ def export_store(store: Path, output: Path, *, only_ok: bool = False) -> dict:
     failed = int(failed_mask(stored).sum())
     write_export(frame, output)
     return {"rows": len(frame), "failed": failed, "failed_exported": 0 if only_ok else failed, "output": str(output)}
+
+
+EXPORT_TABLES = ("games", "human_labels")
+
+
+def export_labels(store: Path, output: Path, *, table: str = "human_labels") -> dict:
+    """Write the store's ``human_labels`` table as it is (every row, undos included, in commit order) to
+    ``.parquet``, ``.jsonl`` or ``.csv`` (atomically). Returns ``rows``, ``labellers``, ``items``, ``output``.
+    ``table`` is checked: a ConfigError names the tables :data:`EXPORT_TABLES` when it is another."""
+    if table not in EXPORT_TABLES[1:]:
+        raise ConfigError(f"`table={table}` is not a table to export: expected one of {', '.join(EXPORT_TABLES)}")
+    with open_store_readonly(store) as st:
+        rows = st.labels()
+    write_export(rows, output)
+    return {"rows": len(rows), "labellers": int(rows["labeller"].nunique()), "items": int(rows["item_id"].nunique()),
+            "output": str(output)}

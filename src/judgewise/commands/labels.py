@@ -1,0 +1,207 @@
+"""What ``judgewise label`` serves and reads back: the items to label, their texts, and what the labels say so far.
+
+The items are those a selection file names (``select --json`` output or one id per line) or, with none, the ones
+``select`` picks with the given settings. Texts come from a responses table (``prompt_id, model, text,
+instruction``; a JudgeBench folder gives both the scores and the texts). An item with two responses is labelled
+pairwise (which is better, or a tie), one with another number on ``scale`` (pointwise). Labels live in the store
+(:mod:`judgewise.store.labels`); the judge's reliability against them and the agreement between labellers are
+computed from it (:func:`label_summary`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgewise.analysis.reliability import cohen_kappa, get_metric, krippendorff_alpha
+from judgewise.commands.human_validation import read_selection, score_pool_of_files, select_items
+from judgewise.errors import ConfigError, InputError
+from judgewise.io.readers import read_responses
+from judgewise.ratings.bootstrap import rng_from_seed
+from judgewise.store.labels import current_labels
+
+PAIRWISE_VALUES = {1: 1.0, 2: 0.0, 3: 0.5}
+"""Key pressed on a pairwise item (1 = the response shown first is better, 2 = the second, 3 = tie) → the label
+in the response-A view before the shown order is undone (:func:`a_view_value`)."""
+
+
+@dataclass(frozen=True)
+class LabelItem:
+    """One item to label: its id, the instruction, and its responses as (slot, text) in slot order."""
+
+    item_id: str
+    instruction: str
+    responses: tuple[tuple[str, str], ...]
+
+    @property
+    def pairwise(self) -> bool:
+        return len(self.responses) == 2
+
+
+@dataclass(frozen=True)
+class LabelTask:
+    """What a labelling session serves: the items in order, the judge under test and its scores on them, the
+    pointwise scale, the metric shown, and where the labels go."""
+
+    store: str
+    items: tuple[LabelItem, ...]
+    target: str = ""
+    scale: tuple[int, int] = (1, 5)
+    metric: str = "icc"
+    target_scores: dict = field(default_factory=dict)  # item id -> the target's score
+    seed: int = 0
+    stop_width: float | None = None  # say "enough" once the interval is at most this wide
+
+    def item(self, item_id: str) -> LabelItem | None:
+        return next((i for i in self.items if i.item_id == item_id), None)
+
+    def shown_order(self, labeller: str, item: LabelItem) -> str:
+        """``AB`` or ``BA``: the order a labeller sees a pairwise item's responses in (random per labeller and
+        item, the same on every visit); empty for a pointwise item."""
+        if not item.pairwise:
+            return ""
+        digest = hashlib.sha256(f"{self.seed}\x00{labeller}\x00{item.item_id}".encode()).digest()
+        return "BA" if digest[0] & 1 else "AB"
+
+    def a_view_value(self, item: LabelItem, shown: str, key: int) -> float:
+        """The stored value of pressing ``key`` on ``item`` shown in order ``shown``; InputError off the scale."""
+        if isinstance(key, bool) or not isinstance(key, int):
+            raise InputError(f"value {str(key)[:20]!r} is not a whole number on the scale", field="value")
+        if item.pairwise:
+            if key not in PAIRWISE_VALUES:
+                raise InputError(f"value {key!r} is not on the scale: 1 (first better), 2 (second), 3 (tie)",
+                                 field="value")
+            value = PAIRWISE_VALUES[key]
+            return 1.0 - value if shown == "BA" else value
+        low, high = self.scale
+        if not low <= key <= high:
+            raise InputError(f"value {key!r} is not on the scale {low}..{high}", field="value")
+        return float(key)
+
+
+def parse_scale(text: str) -> tuple[int, int]:
+    """``LOW-HIGH`` (whole numbers, LOW < HIGH, at most 0-10) as a pair; ConfigError naming ``scale`` otherwise."""
+    low, sep, high = str(text).partition("-")
+    if not (sep and low.strip().isdigit() and high.strip().isdigit() and int(low) < int(high) <= 10):
+        raise ConfigError(f"`scale={text}`: expected LOW-HIGH, whole numbers with LOW < HIGH <= 10 (e.g. 1-5)")
+    return int(low), int(high)
+
+
+def label_task(scores: Path, store: str, *, target: str, items: Path | None = None,
+               responses: Path | None = None, budget: int = 30, method: str = "metric-match", metric: str = "icc",
+               seed: int = 0, scale: tuple[int, int] = (1, 5), human_rater: str = "human",
+               stop_width: float | None = None) -> LabelTask:
+    """The labelling session of ``target``'s items: those ``items`` names, else those ``select`` picks (``budget``,
+    ``method``, ``metric``, ``seed``), with their texts from ``responses`` (default: ``scores`` itself). With
+    ``stop_width`` the page says "enough" once the reliability interval is at most that wide."""
+    if stop_width is not None and not stop_width > 0:
+        raise ConfigError(f"`stop_width={stop_width}`: expected a positive interval width (e.g. 0.2)")
+    if not scale[0] < scale[1]:
+        raise ConfigError(f"`scale={scale[0]}-{scale[1]}`: expected LOW-HIGH with LOW < HIGH")
+    get_metric(metric)
+    if items is not None:
+        ids = read_selection(items)[0]
+    else:
+        ids = select_items(scores, target, budget, metric, method, seed, human_rater=human_rater)["items"]
+    pool = score_pool_of_files(scores, None, target, human_rater)
+    t_scores = pool.split(target)[0]
+    by_id = dict(zip(pool.item_ids.astype(str), t_scores.tolist()))
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        raise InputError(f"{len(unknown)} item(s) not scored by the target (e.g. {unknown[:3]})",
+                         file=str(items or scores))
+    texts = item_texts(responses or scores, ids)
+    return LabelTask(store=store, items=tuple(texts[i] for i in ids), target=pool.judges[pool.judge_index(target)],
+                     scale=scale, metric=metric, target_scores={i: by_id[i] for i in ids}, seed=seed,
+                     stop_width=stop_width)
+
+
+def item_texts(source: Path, ids: list[str]) -> dict[str, LabelItem]:
+    """Each item's instruction and responses from a responses table; InputError naming an item without any."""
+    frame = read_responses(source).frame
+    frame = frame[frame["prompt_id"].astype(str).isin(set(ids))]
+    out = {}
+    for item_id, rows in frame.groupby(frame["prompt_id"].astype(str), sort=False):
+        rows = rows.sort_values("model")
+        instruction = rows["instruction"].dropna().astype(str)
+        out[item_id] = LabelItem(item_id, instruction.iloc[0] if len(instruction) else "",
+                                 tuple(zip(rows["model"].astype(str), rows["text"].astype(str))))
+    missing = [i for i in ids if i not in out]
+    if missing:
+        raise InputError(f"{len(missing)} item(s) have no response text (e.g. {missing[:3]}); give --responses",
+                         file=str(source))
+    return out
+
+
+def labeller_agreement(rows: pd.DataFrame) -> dict | None:
+    """Agreement between labellers on the items several labelled: Cohen's κ for two labellers, Krippendorff's α
+    (nominal) for more; None when no item has two labels."""
+    labels = current_labels(rows)
+    wide = labels.pivot(index="item_id", columns="labeller", values="value") if len(labels) else pd.DataFrame()
+    shared = wide[wide.notna().sum(axis=1) >= 2] if len(wide) else wide
+    if shared.empty:
+        return None
+    if shared.shape[1] == 2:
+        both = shared.dropna()
+        return {"statistic": "Cohen's kappa", "value": cohen_kappa(both.iloc[:, 0], both.iloc[:, 1]),
+                "n_items": len(both), "labellers": 2}
+    return {"statistic": "Krippendorff's alpha (nominal)", "value": float(krippendorff_alpha(shared.to_numpy(),
+                                                                                              "nominal")),
+            "n_items": len(shared), "labellers": int(shared.shape[1])}
+
+
+def label_summary(task: LabelTask, rows: pd.DataFrame, *, bootstrap: int = 200) -> dict:
+    """What the labels say so far: labelled items, the target's reliability against them
+    (:func:`reliability_so_far`), agreement between labellers, and ``enough`` (the interval is at most
+    ``task.stop_width`` wide)."""
+    labels = current_labels(rows)
+    out = {**reliability_so_far(task.target_scores, rows, task.metric, seed=task.seed, bootstrap=bootstrap),
+           "items": len(task.items), "labels": int(len(labels)), "metric": task.metric,
+           "agreement": labeller_agreement(rows), "stop_width": task.stop_width}
+    out["enough"] = bool(task.stop_width and out["interval"] and out["interval"][1] - out["interval"][0]
+                         <= task.stop_width)
+    return out
+
+
+def reliability_so_far(judge: dict, rows: pd.DataFrame, metric: str = "icc", *, seed: int = 0,
+                       bootstrap: int = 200) -> dict:
+    """The judge's reliability (``metric``) against the labels on the items it scored (``judge``: item id → score)
+    and labellers labelled (the mean label per item), with a percentile 95% bootstrap interval over those items.
+
+    Returns ``labelled`` (items), ``reliability`` and ``interval`` (None below 3 items or when undefined)."""
+    labels = current_labels(rows)
+    human = labels[labels["item_id"].isin(judge)].groupby("item_id")["value"].mean()
+    out: dict = {"labelled": int(len(human)), "reliability": None, "interval": None}
+    if len(human) >= 3:
+        x = np.array([judge[i] for i in human.index], float)
+        y = human.to_numpy(float)
+        fn = get_metric(metric)
+        out["reliability"] = _finite(fn(x, y))
+        draws = rng_from_seed(seed).integers(0, len(x), size=(bootstrap, len(x)))
+        values = fn.many(x[draws], y[draws])
+        values = values[np.isfinite(values)]
+        if len(values) >= bootstrap // 2:
+            out["interval"] = [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))]
+    return out
+
+
+def judge_scores_per_item(games: pd.DataFrame) -> dict:
+    """A judge's "first response is better" score per prompt of a judgments table, for the prompts with exactly two
+    models (as ``judgewise label`` shows them: responses in model-name order): the mean outcome of the
+    first-named model over the prompt's usable games, both orders."""
+    pairs = games.assign(lo=np.minimum(games["model_a"].astype(str), games["model_b"].astype(str)))
+    pairs["first_score"] = np.where(pairs["model_a"].astype(str) == pairs["lo"], pairs["outcome"],
+                                    1.0 - pairs["outcome"])
+    models = pd.concat([games[["prompt_id", "model_a"]].set_axis(["prompt_id", "m"], axis=1),
+                        games[["prompt_id", "model_b"]].set_axis(["prompt_id", "m"], axis=1)])
+    two = models.groupby("prompt_id")["m"].nunique()
+    keep = pairs[pairs["prompt_id"].isin(two.index[two == 2])]
+    return keep.groupby(keep["prompt_id"].astype(str))["first_score"].mean().to_dict()
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
