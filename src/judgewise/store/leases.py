@@ -177,7 +177,8 @@ class LeasedSqliteStore(SqliteStore):
         """:meth:`claim` for each of ``keys`` (its answer for each, in order), in one transaction."""
         now, out = time.time(), []
         with self._write():
-            self._journal_table_empty = not self._db.execute(f"SELECT EXISTS (SELECT 1 FROM {self.JOURNAL})").fetchone()[0]
+            self._journal_table_empty = not self._db.execute(
+                f"SELECT EXISTS (SELECT 1 FROM {self.JOURNAL})").fetchone()[0]
             self._journal_empty = self._held is None and self._journal_table_empty
             for i in range(0, len(keys), 500):  # three statements a batch of keys, not three a key
                 chunk = keys[i:i + 500]
@@ -271,7 +272,7 @@ class LeasedSqliteStore(SqliteStore):
                 done.set_exception(refused)
 
     def _commit(self, recs: list) -> list:
-        """One transaction: each of ``recs`` written (:meth:`_write_row`) and the answers held back (those of the
+        """One transaction: each of ``recs`` written (:meth:`_write_rows`) and the answers held back (those of the
         rows written superseded by them). Per row, None or the :data:`UNSTORABLE` error that left it out; any other
         error rolls everything back and is raised (the held answers kept for the next commit or close)."""
         held = self._held
@@ -369,7 +370,7 @@ class LeasedSqliteStore(SqliteStore):
 
     def _settle_journal(self, stored: set) -> None:
         """Inside the transaction storing the rows of the keys ``stored``: the answers held back are written with
-        them, except those of these rows (each row supersedes them; ``_write_row`` deletes any committed earlier)."""
+        them, except those of these rows (each row supersedes them; ``_write_rows`` deletes any committed earlier)."""
         rows, self._held, self._unsettled = self._held, None, set()
         rows = [r for r in rows or () if r[1] not in stored]
         if rows:
