@@ -89,6 +89,8 @@ class FaultServer:
         self.successes: Counter[str] = Counter()  # request key -> 200s delivered
         self.events: Counter[str] = Counter()     # fault kind / "ok" / "abandoned" -> count
         self.auth_seen: Counter[str] = Counter()  # Authorization header values received
+        self.in_service = 0  # requests let through the hold (``freeze``) and not finished yet
+        self.held = 0  # requests waiting for ``thaw``
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._open = threading.Event()
@@ -170,11 +172,32 @@ class FaultServer:
         return True
 
     def freeze(self) -> None:
-        """Hold new requests unanswered until :meth:`thaw`."""
-        self._open.clear()
+        """Hold new requests unanswered until :meth:`thaw`. A request let through before (its answer being written)
+        still finishes: :meth:`quiet` says when none is left."""
+        with self._lock:  # a request is let through (``admit``) under the same lock: before the freeze or held
+            self._open.clear()
 
     def thaw(self) -> None:
         self._open.set()
+
+    def admit(self) -> bool:
+        """Let a request past the hold (True; it counts as in service until :meth:`done`), unless frozen (False)."""
+        with self._lock:
+            if not self._open.is_set():
+                return False
+            self.in_service += 1
+            return True
+
+    def done(self) -> None:
+        with self._lock:
+            self.in_service -= 1
+
+    def quiet(self) -> bool:
+        """Frozen, and every request let through has finished: each answer the server writes before :meth:`thaw` is
+        written and counted (a test waiting for the client to store them can then compare counts that no longer
+        move on the server's side). Threaded server only."""
+        with self._lock:
+            return not self._open.is_set() and self.in_service == 0
 
     def total_successes(self) -> int:
         with self._lock:
@@ -276,6 +299,34 @@ def _make_handler(server: FaultServer):
                 time.sleep(min(0.05, max(0.001, end - time.monotonic())))
             return not _peer_closed(self.connection)
 
+        def _admitted(self, seconds: float) -> bool:
+            """Sleep ``seconds`` (the latency), then, while frozen, wait (counted in ``server.held``); then enter
+            service (``server.admit``: under the lock ``freeze`` takes, so a request is either in service before a
+            freeze or held by it). False, and not in service, if the client went away first."""
+            end = time.monotonic() + seconds
+            if server._open.is_set() and seconds <= 0.5:
+                time.sleep(seconds)  # one sleep: polling would cost latency under load
+            held = False
+            try:
+                while True:
+                    late = time.monotonic() >= end
+                    if late and server.admit():
+                        if _peer_closed(self.connection):
+                            server.done()
+                            return False
+                        return True
+                    if late and not held:
+                        held = True
+                        with server._lock:
+                            server.held += 1
+                    if _peer_closed(self.connection):
+                        return False
+                    time.sleep(min(0.05, max(0.001, end - time.monotonic())))
+            finally:
+                if held:
+                    with server._lock:
+                        server.held -= 1
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             auth = self.headers.get("Authorization")
@@ -286,8 +337,15 @@ def _make_handler(server: FaultServer):
             messages = body.get("messages", [])
             key = request_key(messages)  # once per request: at 1,000+ requests/s its JSON and hash add up
             fault = server.draw_fault(messages, key)
-            if not self._wait(server.latency_s):
+            if not self._admitted(server.latency_s):
                 return server.note("abandoned")
+            try:
+                self._serve(body, messages, key, fault, auth)
+            finally:
+                server.done()
+
+        def _serve(self, body: dict, messages: list, key: str, fault: str | None, auth: str | None) -> None:
+            """Answer a request let through the hold: its fault, or a completion (counted once written)."""
             if fault:
                 server.note(fault)
             if fault in ("timeout", "drop"):

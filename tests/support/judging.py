@@ -108,16 +108,18 @@ def stored_calls(path) -> int:
 def sigkill_mid_run(server, cli_args: list, cwd, store, *, after_successes: int, timeout_s: float,
                     with_held_request: bool = False) -> None:
     """Run the CLI in a real process; once the server has answered ``after_successes`` calls, hold new requests,
-    wait until every answer is in ``store`` (and, with ``with_held_request``, until a request is being held), then
-    SIGKILL the process: it dies with calls in flight. The server stays frozen; the caller thaws it."""
+    wait until the answers already let through are written (``server.quiet``: the server's count stops moving), then
+    until every answer is in ``store`` (and, with ``with_held_request``, until a request is being held), then SIGKILL
+    the process: it dies with calls in flight. The server stays frozen; the caller thaws it."""
     proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", *map(str, cli_args)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: server.total_successes() >= after_successes, timeout_s, f"{after_successes} successful calls")
         server.freeze()
+        wait_for(server.quiet, 30, "the answers already on their way written")  # then the server's count is final
         wait_for(lambda: stored_calls(store) == server.total_successes(), 30, "answers stored")
         if with_held_request:
-            wait_for(lambda: sum(server.requests.values()) > sum(server.events.values()), 10, "a held request")
+            wait_for(lambda: server.held > 0, 10, "a held request")
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:

@@ -17,6 +17,7 @@ cannot hold escaped, numbers beyond 64 bits refused, each change noted).
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -65,6 +66,9 @@ _UPSERT = (f"INSERT INTO generations ({', '.join(ANSWER_COLUMNS)}) VALUES ({', '
            + " WHERE generations.status != 'ok'")  # an answer stored ok is never overwritten
 
 
+_answer_values = operator.attrgetter(*ANSWER_COLUMNS)  # a record's row, in column order
+
+
 @dataclass
 class AnswerRecord(CallCost):
     """One finished answer as the store keeps it (``status`` "failed" with its ``error`` when there is none)."""
@@ -82,7 +86,7 @@ class AnswerRecord(CallCost):
     finish_reason: str | None = None
 
     def values(self) -> tuple:
-        return tuple(getattr(self, c) for c in ANSWER_COLUMNS)
+        return _answer_values(self)
 
 
 def generation_tables(path: Path, *, writing: bool) -> set[str] | None:
@@ -178,10 +182,6 @@ class GenerationStore(LeasedSqliteStore):
     def _ready(self, rec: AnswerRecord) -> None:
         storable_record(rec, "error")  # the one rule of both stores (an "ok" answer's error is only a note)
 
-    def _write_row(self, rec: AnswerRecord) -> None:
-        """Inside a write transaction: the answer's row, its claim and journal entries dropped."""
-        self._db.execute(_UPSERT, rec.values())
-        self._db.execute("DELETE FROM generation_claims WHERE key = ?", (rec.key,))
-        self._db.execute("DELETE FROM generation_journal WHERE key = ?", (rec.key,))
+    UPSERT, JOURNAL_GAME = _UPSERT, "key"  # how an answer's row is written (``LeasedSqliteStore._write_rows``)
 
     # -- the answer journal (scheduler.AnswerJournal) -------------------------------------------------------------

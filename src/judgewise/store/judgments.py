@@ -28,6 +28,7 @@ import functools
 import json
 import logging
 import math
+import operator
 import os
 import sqlite3
 import time
@@ -93,6 +94,7 @@ _UPSERT = (f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) VALUES ({', '.join('?
            "ON CONFLICT(key) DO UPDATE SET "
            + ", ".join(f"{c} = excluded.{c}" for c in GAME_COLUMNS if c != "key")
            + " WHERE games.status != 'ok'")  # a judged row is never overwritten
+_game_values = operator.attrgetter(*GAME_COLUMNS)  # a record's row, in column order
 
 
 @dataclass
@@ -120,7 +122,7 @@ class GameRecord(CallCost):
     turn: int | None = None  # multi-turn conversations: the turn graded (1-based)
 
     def values(self) -> tuple:
-        return tuple(getattr(self, c) for c in GAME_COLUMNS)
+        return _game_values(self)
 
 
 class JudgmentStore(LeasedSqliteStore):
@@ -207,18 +209,13 @@ class JudgmentStore(LeasedSqliteStore):
     def _ready(self, rec: GameRecord) -> None:
         scrubbed(rec)
 
-    def _write_row(self, rec: GameRecord) -> None:
-        """Inside a write transaction: the game's row (an "ok" row already stored is never overwritten), its claim
-        and journaled answers dropped."""
-        self._db.execute(_UPSERT, rec.values())
-        self._db.execute("DELETE FROM claims WHERE key = ?", (rec.key,))
-        self._db.execute("DELETE FROM answers WHERE game = ?", (rec.key,))
+    UPSERT, JOURNAL_GAME = _UPSERT, "game"  # how a game's row is written (``LeasedSqliteStore._write_rows``)
 
     def absorb(self, games: pd.DataFrame, meta: dict[str, str], answers: list[tuple]) -> None:
         """Add another store's rows (``judgewise store copy``): games (a row already judged ok here is kept), run
         facts not set here (never the schema version), journaled answers."""
         rows = [tuple(plain_value(v) for v in r) for r in games[list(GAME_COLUMNS)].itertuples(index=False)]
-        self._journal_empty = False
+        self._journal_empty = self._journal_table_empty = False
         with self._write():
             self._db.executemany(_UPSERT, rows)
             self._db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)",
@@ -283,9 +280,11 @@ def storable_record(rec, note_field: str):
     refused (its field's default kept). Each change is said in ``note_field`` (and logged)."""
     rec.created_at = rec.created_at or time.time()
     values = rec.__dict__
-    notes = []
-    texts = "".join(v for v in values.values() if type(v) is str)  # a secret, NUL or surrogate in a text is in it
+    texts = "".join([v for v in values.values() if type(v) is str])  # a secret, NUL or surrogate in a text is in it
     texts_clean = storable(texts)[0] is texts  # the common case: one check for all the texts
+    if texts_clean and _plain_numbers(values.values()):  # ... and one for all the numbers: nothing to change
+        return rec
+    notes = []
     for name, default in _defaults(rec.__class__):
         value = values[name]
         kind = type(value)
@@ -311,6 +310,24 @@ def storable_record(rec, note_field: str):
         current = getattr(rec, note_field)
         setattr(rec, note_field, f"{current}\n{note}" if current else note)
     return rec
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain_numbers(values) -> bool:
+    """True when every value is text, None, a bool, a 64-bit integer or a finite float: a quick check (in C) that
+    :func:`storable_record`'s loop over the fields would change no number (False: the loop decides)."""
+    if not _PLAIN.issuperset(map(type, values)):
+        return False
+    nums = [v for v in values if type(v) is int or type(v) is float]
+    if not nums:
+        return True
+    try:
+        total = sum(nums)  # a NaN or an infinity makes it one (so may a large finite float: the loop then decides)
+    except OverflowError:  # an integer too large for a float
+        return False
+    return total - total == 0 and INT64[0] <= min(nums) and max(nums) <= INT64[1]
 
 
 @functools.lru_cache(maxsize=None)

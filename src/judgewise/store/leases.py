@@ -177,8 +177,9 @@ class LeasedSqliteStore(SqliteStore):
         """:meth:`claim` for each of ``keys`` (its answer for each, in order), in one transaction."""
         now, out = time.time(), []
         with self._write():
-            self._journal_empty = self._held is None and not self._db.execute(
+            self._journal_table_empty = not self._db.execute(
                 f"SELECT EXISTS (SELECT 1 FROM {self.JOURNAL})").fetchone()[0]
+            self._journal_empty = self._held is None and self._journal_table_empty
             for i in range(0, len(keys), 500):  # three statements a batch of keys, not three a key
                 chunk = keys[i:i + 500]
                 marks = ",".join("?" * len(chunk))
@@ -210,8 +211,8 @@ class LeasedSqliteStore(SqliteStore):
             self._db.execute(f"DELETE FROM {self.CLAIMS} WHERE key = ? AND owner = ?", (key, self.owner))
 
     # -- finished rows ---------------------------------------------------------------------------------------------
-    # A subclass says how one row is written (``_write_row``: the row, its claim and journal rows dropped) and made
-    # ready to store (``_ready``: ``store.storable_record``).
+    # A subclass says how a row is written (``UPSERT``, ``JOURNAL_GAME``: :meth:`_write_rows` writes it, its claim and
+    # journal rows dropped) and made ready to store (``_ready``: ``store.storable_record``).
     # (the empty defaults are immutable: each is replaced by a new list or set before it is added to)
     _pending: list = ()  # type: ignore[assignment]  # (row, future) of record_soon, committed at the end of the turn
     _waiting: set = frozenset()  # type: ignore[assignment]  # the keys of those rows
@@ -271,19 +272,21 @@ class LeasedSqliteStore(SqliteStore):
                 done.set_exception(refused)
 
     def _commit(self, recs: list) -> list:
-        """One transaction: each of ``recs`` written (:meth:`_write_row`) and the answers held back (those of the
+        """One transaction: each of ``recs`` written (:meth:`_write_rows`) and the answers held back (those of the
         rows written superseded by them). Per row, None or the :data:`UNSTORABLE` error that left it out; any other
         error rolls everything back and is raised (the held answers kept for the next commit or close)."""
         held = self._held
-        refused: list[BaseException | None] = []
+        refused: list[BaseException | None] = [None] * len(recs)
         try:
             with self._write():
-                for rec in recs:
-                    try:
-                        self._write_row(rec)
-                        refused.append(None)
-                    except UNSTORABLE as exc:
-                        refused.append(exc)
+                try:
+                    self._write_rows(recs)  # the common case: every row at once (three statements, not three a row)
+                except UNSTORABLE:  # then row by row, to leave out only the rows refused (the statements repeat safely)
+                    for i, rec in enumerate(recs):
+                        try:
+                            self._write_rows([rec])
+                        except UNSTORABLE as exc:
+                            refused[i] = exc
                 self._settle_journal({rec.key for rec, no in zip(recs, refused) if no is None})
         except BaseException:
             self._held, self._unsettled = held, {r[1] for r in held or ()}
@@ -293,8 +296,17 @@ class LeasedSqliteStore(SqliteStore):
     def _ready(self, rec) -> None:
         raise NotImplementedError
 
-    def _write_row(self, rec) -> None:
-        raise NotImplementedError
+    UPSERT = ""  # the subclass's statement storing a row (its ``values()``); an "ok" row is never overwritten
+    JOURNAL_GAME = "key"  # the journal's column naming the row's key
+
+    def _write_rows(self, recs: list) -> None:
+        """Inside a write transaction: the rows, their claims and their journaled answers dropped (none to drop
+        when the journal held no row at the last claim and none was written since). Repeating it writes the same."""
+        keys = [(rec.key,) for rec in recs]
+        self._db.executemany(self.UPSERT, [rec.values() for rec in recs])
+        self._db.executemany(f"DELETE FROM {self.CLAIMS} WHERE key = ?", keys)
+        if not self._journal_table_empty:
+            self._db.executemany(f"DELETE FROM {self.JOURNAL} WHERE {self.JOURNAL_GAME} = ?", keys)
 
     # -- the answer journal (scheduler.AnswerJournal) -------------------------------------------------------------
     # An answer received inside an event loop is held back until the end of the loop's turn: the game's row, stored
@@ -306,6 +318,9 @@ class LeasedSqliteStore(SqliteStore):
     # claimed are this process's, and only the process holding a game's claim journals its answers)
     _journal_empty = False
     _unsettled: set = frozenset()  # type: ignore[assignment]  # games of those rows not waiting in record_soon
+    # the journal's table held no row at the last claim and none was written here since (a stored row has no journal
+    # rows to drop; only the process holding a game's claim journals its answers)
+    _journal_table_empty = False
 
     def held_answer(self, call_key: str) -> dict | None:
         """A completion received earlier for this call (its result not stored yet), or None. Runs before every call
@@ -345,6 +360,7 @@ class LeasedSqliteStore(SqliteStore):
         held = self._held or []
         rows = [r for r in held if r[1] in self._unsettled]
         self._held, self._unsettled = [r for r in held if r[1] not in self._unsettled] or None, set()
+        self._journal_table_empty = False
         try:
             with self._write():
                 self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))
@@ -354,10 +370,11 @@ class LeasedSqliteStore(SqliteStore):
 
     def _settle_journal(self, stored: set) -> None:
         """Inside the transaction storing the rows of the keys ``stored``: the answers held back are written with
-        them, except those of these rows (each row supersedes them; ``_write_row`` deletes any committed earlier)."""
+        them, except those of these rows (each row supersedes them; ``_write_rows`` deletes any committed earlier)."""
         rows, self._held, self._unsettled = self._held, None, set()
         rows = [r for r in rows or () if r[1] not in stored]
         if rows:
+            self._journal_table_empty = False
             self._db.executemany(f"INSERT OR REPLACE INTO {self.JOURNAL} VALUES (?, ?, ?, ?)", _journal_rows(rows))
 
     def note_maybe_charged(self) -> None:
