@@ -9,7 +9,7 @@ from __future__ import annotations
 from judgewise.store.generations import GenerationStore
 from judgewise.store.judgments import JudgmentStore
 from judgewise.store.postgres import PgJudgmentStore
-from judgewise.store.protocol import JudgmentStoreLike, ResultStore, SharedQueue
+from judgewise.store.protocol import BatchLedger, JudgmentStoreLike, ResultStore, SharedQueue
 
 
 def as_protocols(sqlite: JudgmentStore, pg: PgJudgmentStore,
@@ -19,4 +19,5 @@ def as_protocols(sqlite: JudgmentStore, pg: PgJudgmentStore,
     judgments: list[JudgmentStoreLike] = [sqlite, pg]
     engine: list[ResultStore] = [sqlite, pg, answers]
     queue: SharedQueue = pg
+    ledgers: list[BatchLedger] = [sqlite, pg, answers]  # noqa: F841 (checked by mypy)
     return judgments, engine, queue
