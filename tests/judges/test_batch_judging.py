@@ -81,3 +81,120 @@ def test_an_expired_batch_is_retried_in_a_new_batch_with_batch_retry(tmp_path):
     assert batch["batches"] == 2 and batch["lines"] == N_GAMES + first
     assert batch["expired"] == first + second and live == second == summary["calls_made"]
     assert max(submitted.values()) == 2
+
+
+def test_batch_answers_are_priced_at_the_batch_discount_and_live_ones_in_full(tmp_path):
+    prices = {"input_per_mtok": 1.0, "output_per_mtok": 2.0, "batch_discount": 0.5}
+    with BatchServer(tmp_path / "state.json", fail_every=4) as srv:
+        summary = _judge(tmp_path, srv, prices=prices)
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        rows = db.execute("SELECT tokens_in, tokens_out, cost FROM games").fetchall()
+    full = [(tin * 1.0 + tout * 2.0) / 1e6 for tin, tout, _ in rows]
+    halves = sum(abs(cost - 0.5 * f) < 1e-12 for (_, _, cost), f in zip(rows, full))
+    wholes = sum(abs(cost - f) < 1e-12 for (_, _, cost), f in zip(rows, full))
+    assert halves == summary["batch"]["answered"] and wholes == summary["calls_made"] and halves + wholes == N_GAMES
+    assert abs(summary["cost"] - sum(c for _, _, c in rows)) < 1e-6
+
+
+def test_a_server_restart_mid_poll_is_waited_out_and_the_batch_read_once(tmp_path):
+    import threading
+    import time
+
+    state = tmp_path / "state.json"
+    first = BatchServer(state, polls=10_000)  # never ends while this server runs
+    first.__enter__()
+    port = first.port
+    cfg = _config(tmp_path, first)
+    done = {}
+    thread = threading.Thread(target=lambda: done.update(res=run_cli("judge", "-c", cfg, "--no-progress", "--json",
+                                                                     cwd=tmp_path, timeout=120)))
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not (first.batches and first.batches[0]["polls"] >= 3) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.__exit__(None, None, None)  # the server goes away mid-poll...
+    time.sleep(0.5)
+    with BatchServer(state, port=port, polls=1) as second:  # ...and comes back on its saved state
+        thread.join(120)
+        billed, submitted, live = second.billed, second.submitted(), second.state["live"]
+    res = done["res"]
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    _check_stored_once(tmp_path, billed)
+    assert set(billed.values()) == {1} and set(submitted.values()) == {1} and live == 0
+    assert summary["batch"]["batches"] == 1 and summary["batch"]["answered"] == N_GAMES
+
+
+def _kill_while(tmp_path, srv, event, cfg) -> None:
+    """Start ``judgewise judge``, wait for ``event`` at the server, SIGKILL the process."""
+    import signal
+
+    from tests.support import forkrun
+
+    started = forkrun.start(["judge", "-c", cfg, "--no-progress"], cwd=tmp_path)
+    try:
+        assert event(), started.stderr
+        started.proc.kill()
+        started.proc.join(30)
+        assert started.proc.exitcode == -signal.SIGKILL
+    finally:
+        started.stop()
+
+
+def _wait(predicate, seconds=60.0) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _ledger(tmp_path) -> list[tuple]:
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        return db.execute("SELECT state, batch_id FROM batches ORDER BY created_at").fetchall()
+
+
+def test_sigkill_before_the_batch_is_created_drops_the_intent_and_submits_once(tmp_path):
+    with BatchServer(tmp_path / "state.json", hold_create="before") as srv:
+        cfg = _config(tmp_path, srv)
+        _kill_while(tmp_path, srv, lambda: srv.create_waiting.wait(60), cfg)
+        assert [s for s, _ in _ledger(tmp_path)] == ["intent"] and not srv.batches  # recorded, never created
+        srv.release()
+        summary = _judge(tmp_path, srv)
+        billed, submitted, uploads = srv.billed, srv.submitted(), srv.uploads()
+    _check_stored_once(tmp_path, billed)
+    assert set(billed.values()) == {1} and set(submitted.values()) == {1}
+    assert uploads == 2 and summary["batch"]["batches"] == 1  # the first upload was never made a batch
+    assert [s for s, _ in _ledger(tmp_path)] == ["dropped", "ended"]
+
+
+def test_sigkill_after_the_batch_is_created_but_before_its_id_is_stored_finds_it_by_metadata(tmp_path):
+    with BatchServer(tmp_path / "state.json", hold_create="after") as srv:
+        cfg = _config(tmp_path, srv)
+        _kill_while(tmp_path, srv, lambda: srv.create_waiting.wait(60), cfg)
+        assert _ledger(tmp_path) == [("intent", None)] and len(srv.batches) == 1  # created, its id not stored
+        srv.release()
+        summary = _judge(tmp_path, srv)
+        billed, submitted = srv.billed, srv.submitted()
+        batch_id = srv.batches[0]["id"]
+    _check_stored_once(tmp_path, billed)
+    assert set(billed.values()) == {1} and set(submitted.values()) == {1} and len(submitted) == N_GAMES
+    assert summary["batch"]["batches"] == 0 and summary["batch"]["resumed"] == 1
+    assert summary["batch"]["answered"] == N_GAMES and summary["calls_made"] == 0
+    assert _ledger(tmp_path) == [("ended", batch_id)]
+
+
+def test_sigkill_between_submit_and_results_polls_the_open_batch_instead_of_resubmitting(tmp_path):
+    with BatchServer(tmp_path / "state.json", hold_batches=True) as srv:
+        cfg = _config(tmp_path, srv)
+        _kill_while(tmp_path, srv, lambda: _wait(lambda: srv.batches and srv.batches[0]["polls"] >= 2), cfg)
+        assert [s for s, _ in _ledger(tmp_path)] == ["submitted"]
+        srv.release()
+        summary = _judge(tmp_path, srv)
+        billed, submitted = srv.billed, srv.submitted()
+    _check_stored_once(tmp_path, billed)
+    assert set(billed.values()) == {1} and set(submitted.values()) == {1} and len(srv.batches) == 1
+    assert summary["batch"]["resumed"] == 1 and summary["batch"]["batches"] == 0 and summary["calls_made"] == 0

@@ -69,6 +69,10 @@ class BatchServer:
     def batches(self) -> list[dict]:
         return list(self.state["batches"].values())
 
+    def uploads(self) -> int:
+        """Batch input files uploaded (output and error files excluded)."""
+        return sum(1 for text in self.state["files"].values() if '"method": "POST"' in text)
+
     def submitted(self) -> Counter:
         """How many created batches each custom_id was in."""
         return Counter(line["custom_id"] for b in self.batches for line in self._lines(b["input_file_id"]))
@@ -94,10 +98,13 @@ class BatchServer:
             self._save()
             return {"id": file_id, "object": "file", "purpose": "batch", "bytes": len(content)}
 
-    def create(self, body: dict) -> dict:
+    def create(self, body: dict) -> dict | None:
+        """Create a batch; None (no answer, no batch) when held "before" (the request never got through)."""
         if self.hold_create == "before":
             self.create_waiting.set()
             self.released.wait(60)
+            self.hold_create = None
+            return None
         with self.lock:
             batch_id = self._new_id("batch")
             batch = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "status": "in_progress",
@@ -110,6 +117,7 @@ class BatchServer:
         if self.hold_create == "after":
             self.create_waiting.set()
             self.released.wait(60)
+            self.hold_create = None
         return batch
 
     def get(self, batch_id: str) -> dict | None:
@@ -212,7 +220,11 @@ def _handler(server: BatchServer):
             if self.path == "/v1/files":
                 return self._send(200, server.upload(_file_part(body, self.headers["Content-Type"])))
             if self.path == "/v1/batches":
-                return self._send(200, server.create(json.loads(body)))
+                batch = server.create(json.loads(body))
+                if batch is None:
+                    self.close_connection = True
+                    return None
+                return self._send(200, batch)
             if self.path == "/v1/chat/completions":
                 return self._send(200, server.live(json.loads(body)))
             self._send(404, {"error": {"message": f"no route {self.path}"}})
