@@ -198,3 +198,33 @@ def test_sigkill_between_submit_and_results_polls_the_open_batch_instead_of_resu
     _check_stored_once(tmp_path, billed)
     assert set(billed.values()) == {1} and set(submitted.values()) == {1} and len(srv.batches) == 1
     assert summary["batch"]["resumed"] == 1 and summary["batch"]["batches"] == 0 and summary["calls_made"] == 0
+
+
+def test_evaluate_sends_each_round_as_one_batch_and_pays_each_call_once(tmp_path):
+    with BatchServer(tmp_path / "state.json", polls=1) as srv:
+        cfg = write_config(tmp_path, srv.url, n_prompts=20, models=["m1", "m2", "m3", "m4"], design="auto",
+                           target={"kendall_tau": 0.99}, budget={"max_calls": 60}, judge=FAST)
+        out = run_cli("evaluate", "-c", cfg, "--json", "--bootstrap", "0", cwd=tmp_path, timeout=300)
+        assert out.returncode == 0, out.stderr
+        billed, live, batches = srv.billed, srv.state["live"], srv.batches
+    summary = json.loads(out.stdout)
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*), SUM(n_calls) FROM games").fetchone()
+        ledger = db.execute("SELECT state FROM batches").fetchall()
+    assert set(billed.values()) == {1} and live == 0 and len(billed) == stored[1] <= 60  # within the call budget
+    assert summary["calls"] == stored[0] and len(batches) == len(ledger) >= 2  # rounds, each its own batch
+    assert {s for (s,) in ledger} == {"ended"}
+
+
+def test_batch_options_are_checked_and_belong_to_the_openai_backend(tmp_path):
+    from tests.support.judging import write_responses
+
+    with BatchServer(tmp_path / "state.json") as srv:
+        bad = run_cli("judge", "-c", _config(tmp_path, srv, batch_retry="sometimes"), "--no-progress", cwd=tmp_path)
+    assert bad.returncode != 0 and "judge.batch_retry" in bad.stderr and "Traceback" not in bad.stderr
+    write_responses(tmp_path, 2, MODELS)
+    (tmp_path / "sim.yaml").write_text(json.dumps({
+        "responses": "responses.jsonl", "judge": {"backend": "simulated", "ratings": {m: 1000 for m in MODELS},
+                                                  "batch": True}}))
+    sim = run_cli("judge", "-c", "sim.yaml", "--no-progress", cwd=tmp_path)
+    assert sim.returncode != 0 and "judge.batch" in sim.stderr and "simulated" in sim.stderr

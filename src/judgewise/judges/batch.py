@@ -84,8 +84,8 @@ class _Collector:
     """A backend that answers from the journal and captures, instead of sending, the first call it has no answer
     for: call key → (game key, request body)."""
 
-    def __init__(self, inner, store, skip: set[str]):
-        self.inner, self.identity, self.store, self.skip = inner, inner.identity, store, skip
+    def __init__(self, inner, store, skip: set[str], room: int | None = None):
+        self.inner, self.identity, self.store, self.skip, self.room = inner, inner.identity, store, skip, room
         self.game: str | None = None
         self.calls: dict[str, tuple[str, bytes]] = {}
 
@@ -96,7 +96,8 @@ class _Collector:
         held = await off_loop(self.store, "held_answer", key)
         if held is not None:
             return Completion(**held)
-        if key not in self.skip and key not in self.calls:
+        full = self.room is not None and len(self.calls) >= self.room
+        if key not in self.skip and key not in self.calls and not full:
             self.calls[key] = (self.game, self.inner.request_body(messages, **kw))
         raise _Deferred()
 
@@ -112,9 +113,10 @@ def batch_backend(judge):
 
 
 async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, retry_failed: bool = False,
-                      client: BatchClient | None = None) -> BatchCounts:
+                      max_lines: int | None = None, client: BatchClient | None = None) -> BatchCounts:
     """Play the games of ``keyed`` (store key → game) not stored yet through batches until none is left to batch
-    (module docstring); their answers end in the store's journal for the live run that follows."""
+    (module docstring), submitting at most ``max_lines`` calls (the run's call budget); their answers end in the
+    store's journal for the live run that follows."""
     backend = batch_backend(judge)
     if not isinstance(store, BatchLedger):
         raise ConfigError(f"judge.batch: the store {store.path} does not record batches")
@@ -127,7 +129,9 @@ async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, ret
     rounds = settings.max_rounds if settings.retry == "batch" else 1
     while True:
         tries = Counter(c for row in await off_loop(store, "batches", ("ended",)) for c in row["calls"])
-        calls = await _collect(keyed, judge, backend, store, retry_failed, {c for c, n in tries.items() if n >= rounds})
+        skip = {c for c, n in tries.items() if n >= rounds}
+        room = None if max_lines is None else max_lines - counts.lines
+        calls = await _collect(keyed, judge, backend, store, retry_failed, skip, room) if room != 0 else {}
         if not calls:
             return counts
         row = await _submit(client, store, calls, settings)
@@ -136,10 +140,12 @@ async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, ret
         await _finish(client, store, backend, row, settings, counts)
 
 
-async def _collect(keyed: dict, judge, backend, store, retry_failed: bool, skip: set[str]) -> dict:
-    """The next call of every game not stored (those in ``skip`` left out): call key → (game key, body)."""
+async def _collect(keyed: dict, judge, backend, store, retry_failed: bool, skip: set[str],
+                   room: int | None) -> dict:
+    """The next call of every game not stored (those in ``skip`` left out, at most ``room``): call key → (game
+    key, body)."""
     done = await off_loop(store, "statuses", keyed)
-    collector = _Collector(backend, store, skip)
+    collector = _Collector(backend, store, skip, room)
     before, judge.backend = judge.backend, collector
     try:
         for key, game in keyed.items():

@@ -601,7 +601,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
     t0 = time.perf_counter()
     try:
         batched = BatchCounts() if settings.batch is None else await run_batches(
-            keyed, judge, store, settings.batch, retry_failed=retry_failed)
+            keyed, judge, store, settings.batch, retry_failed=retry_failed, max_lines=_batch_lines(settings))
     except BaseException:
         if own_store:
             store.close()
@@ -649,6 +649,16 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
             store.close()
     _raise_if_stopped(run, result)
     return result
+
+
+def _batch_lines(settings: RunSettings) -> int | None:
+    """The most calls a run's batches may hold: its call budget, and its cost budget at the estimated cost per
+    game (at the batch discount's price the estimate overstates: a cap, never an overrun)."""
+    budget = settings.budget or Budget()
+    caps = [budget.max_calls] if budget.max_calls is not None else []
+    if budget.max_cost is not None and settings.est_cost_per_game > 0:
+        caps.append(int(budget.max_cost / settings.est_cost_per_game))
+    return min(caps) if caps else None
 
 
 def _result(run: _Run, store: ResultStore, keys, n_comp, n_games, scheduled, elapsed, export=export_frame) -> RunResult:
