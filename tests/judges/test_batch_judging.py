@@ -213,6 +213,7 @@ def test_evaluate_sends_each_round_as_one_batch_and_pays_each_call_once(tmp_path
         ledger = db.execute("SELECT state FROM batches").fetchall()
     assert set(billed.values()) == {1} and live == 0 and len(billed) == stored[1] <= 60  # within the call budget
     assert summary["calls"] == stored[0] and len(batches) == len(ledger) >= 2  # rounds, each its own batch
+    assert summary["trust"]["paid_calls_this_run"] == stored[1]  # batch lines are paid calls
     assert {s for (s,) in ledger} == {"ended"}
 
 
@@ -228,3 +229,12 @@ def test_batch_options_are_checked_and_belong_to_the_openai_backend(tmp_path):
                                                   "batch": True}}))
     sim = run_cli("judge", "-c", "sim.yaml", "--no-progress", cwd=tmp_path)
     assert sim.returncode != 0 and "judge.batch" in sim.stderr and "simulated" in sim.stderr
+
+
+def test_the_judge_summary_says_what_the_batches_did(tmp_path):
+    with BatchServer(tmp_path / "state.json", fail_every=6) as srv:
+        res = run_cli("judge", "-c", _config(tmp_path, srv), "--no-progress", cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if x.startswith("batches:"))
+    assert f"{N_GAMES} calls sent in them; {N_GAMES - N_GAMES // 6} answered at the batch price" in line
+    assert f"{N_GAMES // 6} failed (0 unreadable), 0 expired" in line

@@ -185,6 +185,11 @@ class RunResult:
         return swap_consistency(self.judgments) if len(self.judgments) else None
 
     @property
+    def paid_calls(self) -> int:
+        """Calls this run paid for: live calls, and batch lines answered (or billed and unreadable)."""
+        return self.calls_made + self.batch_answered + self.batch_unreadable
+
+    @property
     def ok_total(self) -> int:
         """Games of the judgments table judged ok (stored earlier or now)."""
         return int((self.judgments["status"] == "ok").sum()) if len(self.judgments) else 0
