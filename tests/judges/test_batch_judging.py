@@ -238,3 +238,41 @@ def test_the_judge_summary_says_what_the_batches_did(tmp_path):
     line = next(x for x in res.stdout.splitlines() if x.startswith("batches:"))
     assert f"{N_GAMES} calls sent in them; {N_GAMES - N_GAMES // 6} answered at the batch price" in line
     assert f"{N_GAMES // 6} failed (0 unreadable), 0 expired" in line
+
+
+def test_pointwise_grades_go_through_batches_too(tmp_path):
+    with BatchServer(tmp_path / "state.json", answer=lambda messages: "Rating: [[7]]") as srv:
+        cfg = write_config(tmp_path, srv.url, n_prompts=4, models=MODELS,
+                           judge={**FAST, "mode": "single", "template": "mtbench_single"})
+        res = run_cli("judge", "-c", cfg, "--no-progress", "--json", cwd=tmp_path, timeout=120)
+        assert res.returncode == 0, res.stderr
+        billed, live, submitted = srv.billed, srv.state["live"], srv.submitted()
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        rows = db.execute("SELECT status, score FROM games WHERE mode = 'single'").fetchall()
+    assert rows and {r for r in rows} == {("ok", 7.0)} and len(rows) == len(submitted) == len(billed)
+    assert set(billed.values()) == {1} and live == 0
+
+
+def test_a_batch_call_costs_the_discounted_live_price():
+    from judgewise.judges.openai_backend import Prices
+
+    prices = Prices(input_per_mtok=2.0, output_per_mtok=8.0, batch_discount=0.4)
+    assert prices.cost(1000, 500) == (1000 * 2.0 + 500 * 8.0) / 1e6
+    assert abs(prices.cost(1000, 500, batch=True) - 0.4 * prices.cost(1000, 500)) < 1e-15
+
+
+def test_generate_sends_each_turn_as_one_batch(tmp_path):
+    from tests.support.generation import answer, write_gen_config, write_questions
+
+    write_questions(tmp_path, 3, turns=2)
+    with BatchServer(tmp_path / "state.json", answer=answer) as srv:
+        cfg = write_gen_config(tmp_path, srv.url, model_options=FAST)
+        res = run_cli("generate", "-c", cfg, "--json", cwd=tmp_path, timeout=120)
+        assert res.returncode == 0, res.stderr
+        billed, live, batches = srv.billed, srv.state["live"], srv.batches
+    out = json.loads(res.stdout)
+    with sqlite3.connect(tmp_path / "gens.sqlite") as db:
+        rows = db.execute("SELECT status, turn FROM generations").fetchall()
+    assert len(rows) == 2 * 3 * 2 and {s for s, _ in rows} == {"ok"}  # 2 models × 3 questions × 2 turns
+    assert set(billed.values()) == {1} and len(billed) == len(rows) and live == 0
+    assert len(batches) == 4 and out["batch"]["batches"] == 4 and out["batch"]["answered"] == len(rows)

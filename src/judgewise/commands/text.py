@@ -380,6 +380,8 @@ def generate_lines(s: dict, written: list[str]) -> list[str]:
     if s.get("reused_answers"):
         lines.append(f"{s['reused_answers']} answers received before a stop were taken from the store's journal "
                      "(not paid again)")
+    if s.get("batch"):
+        lines.append(batch_line(s["batch"]))
     for path in written:
         lines.append(f"written: {path} ({s['format']})")
     if not written:

@@ -59,6 +59,15 @@ class BatchSettings:
                               f"{self.max_rounds!r})")
 
 
+def batch_settings(section: dict) -> BatchSettings | None:
+    """The batch settings of a ``judge:`` section (or a generate ``models:`` entry) with ``batch: true``, else
+    None: its keys ``batch_poll_s``, ``batch_retry``, ``batch_max_rounds``."""
+    if not section.get("batch"):
+        return None
+    names = {"batch_poll_s": "poll_s", "batch_retry": "retry", "batch_max_rounds": "max_rounds"}
+    return BatchSettings(**{field: section[key] for key, field in names.items() if section.get(key) is not None})
+
+
 @dataclass
 class BatchCounts:
     """What the batches of a run did (lines are calls)."""

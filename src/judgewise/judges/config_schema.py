@@ -247,6 +247,10 @@ Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, description="a n
 Seed = Annotated[int, Field(ge=0, description="an integer >= 0")]
 AnswerMB = Annotated[float, Field(gt=0, le=4096, allow_inf_nan=False,
                                   description="megabytes in (0, 4096] (the largest answer read from the server)")]
+PollSecs = Annotated[float, Field(gt=0, le=3_600, allow_inf_nan=False,
+                                  description="seconds in (0, 3600] (the first wait between polls)")]
+BatchRetry = Literal["live", "batch"]
+BatchRounds = Annotated[int, Field(ge=1, le=20, description="an integer in [1, 20] (batches per call)")]
 PathOrTable = Annotated[Any, AfterValidator(_path_or_table)]
 PathText = Annotated[Any, AfterValidator(_path_text)]  # a str, or a pathlib.Path from Python
 
@@ -296,10 +300,9 @@ class JudgeSection(_Section):
     mode: Literal["pairwise", "single"] = None  # single: pointwise grading (judges.pointwise); default from template
     # OpenAI's Batch API (judges.batch): calls sent in batches at the batch price, results within 24 h
     batch: bool = None
-    batch_poll_s: Annotated[float, Field(gt=0, le=3_600, allow_inf_nan=False,
-                                         description="seconds in (0, 3600] (the first wait between polls)")] = None
-    batch_retry: Literal["live", "batch"] = None  # calls a batch did not answer: sent live, or in a new batch
-    batch_max_rounds: Annotated[int, Field(ge=1, le=20, description="an integer in [1, 20] (batches per call)")] = None
+    batch_poll_s: PollSecs = None
+    batch_retry: BatchRetry = None  # calls a batch did not answer: sent live, or in a new batch
+    batch_max_rounds: BatchRounds = None
 
 
 class Limits(_Section):

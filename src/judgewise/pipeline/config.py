@@ -51,7 +51,7 @@ from judgewise.designs import DESIGNS, design_options, make_design
 from judgewise.errors import ConfigError
 from judgewise.judges.config_schema import (check_option, did_you_mean, option_type_problem, read_config_file,
                                             show_value, validate_run_config)
-from judgewise.judges.batch import BatchSettings
+from judgewise.judges.batch import batch_settings
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.store.judgments import DEFAULT_STORE
@@ -107,14 +107,6 @@ class RunConfig:
     def store_options(self) -> dict:
         """Keyword arguments for :func:`~judgewise.store.opening.open_store` (the claims' lease)."""
         return {"lease_s": float(self.limits["lease_s"])} if "lease_s" in self.limits else {}
-
-
-def batch_settings(judge: dict) -> BatchSettings | None:
-    """The batch settings of a ``judge:`` section with ``batch: true`` (:mod:`judgewise.judges.batch`), else None."""
-    if not judge.get("batch"):
-        return None
-    names = {"batch_poll_s": "poll_s", "batch_retry": "retry", "batch_max_rounds": "max_rounds"}
-    return BatchSettings(**{field: judge[key] for key, field in names.items() if judge.get(key) is not None})
 
 
 def load_config(source: str | Path | dict) -> RunConfig:
