@@ -276,3 +276,14 @@ def test_generate_sends_each_turn_as_one_batch(tmp_path):
     assert len(rows) == 2 * 3 * 2 and {s for s, _ in rows} == {"ok"}  # 2 models × 3 questions × 2 turns
     assert set(billed.values()) == {1} and len(billed) == len(rows) and live == 0
     assert len(batches) == 4 and out["batch"]["batches"] == 4 and out["batch"]["answered"] == len(rows)
+
+
+def test_calls_are_split_into_batches_within_the_line_and_byte_limits():
+    from judgewise.judges.batch import chunks
+
+    calls = {f"call-{i}": (f"game-{i}", b"x" * 50) for i in range(7)}
+    by_lines = chunks(calls, max_lines=3)
+    assert [len(p) for p in by_lines] == [3, 3, 1] and {k: v for p in by_lines for k, v in p.items()} == calls
+    by_bytes = chunks(calls, max_bytes=2 * (50 + len("call-0") + 100))
+    assert [len(p) for p in by_bytes] == [2, 2, 2, 1]
+    assert chunks({}) == []

@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from judgewise.errors import ConfigError, JudgeError
-from judgewise.judges.base import Completion, MalformedResponseError, RetryableCallError
+from judgewise.judges.base import Completion, FatalCallError, MalformedResponseError, RetryableCallError
 from judgewise.judges.openai_batch import TERMINAL, BatchClient
 from judgewise.judges.scheduler import ScheduledBackend, call_key, off_loop
 from judgewise.store.batches import OPEN_STATES
@@ -37,6 +37,7 @@ from judgewise.store.protocol import BatchLedger
 log = logging.getLogger(__name__)
 
 METADATA_KEY = "judgewise_batch"  # the batch's metadata entry naming its ledger row
+MAX_LINES, MAX_BYTES = 50_000, 190 << 20  # a batch's limits at OpenAI: 50,000 requests, an input file of 200 MB
 RETRIES = ("live", "batch")
 
 
@@ -143,10 +144,26 @@ async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, ret
         calls = await _collect(keyed, judge, backend, store, retry_failed, skip, room) if room != 0 else {}
         if not calls:
             return counts
-        row = await _submit(client, store, calls, settings)
-        counts.batches += 1
-        counts.lines += len(calls)
-        await _finish(client, store, backend, row, settings, counts)
+        rows = []
+        for part in chunks(calls):
+            rows.append(await _submit(client, store, part, settings))
+            counts.batches += 1
+            counts.lines += len(part)
+        for row in rows:
+            await _finish(client, store, backend, row, settings, counts)
+
+
+def chunks(calls: dict, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> list[dict]:
+    """``calls`` (call key → (game key, body)) in parts within a batch's limits of lines and input bytes."""
+    parts, part, size = [], {}, 0
+    for key, (game, body) in calls.items():
+        line = len(body) + len(key) + 100  # the line around the body
+        if part and (len(part) >= max_lines or size + line > max_bytes):
+            parts.append(part)
+            part, size = {}, 0
+        part[key] = (game, body)
+        size += line
+    return parts + [part] if part else parts
 
 
 async def _collect(keyed: dict, judge, backend, store, retry_failed: bool, skip: set[str],
@@ -193,22 +210,29 @@ async def _submit(client: BatchClient, store, calls: dict, settings: BatchSettin
     lines = b"".join(b'{"custom_id": "%s", "method": "POST", "url": "/v1/chat/completions", "body": %s}\n'
                      % (c.encode(), body) for c, (_, body) in calls.items())
     file_id = await _api(client.upload, settings, lines, f"judgewise-{local}.jsonl")
-    batch = None
-    for attempt in range(settings.max_errors):
-        batch = await _api(client.find, settings, METADATA_KEY, local) if attempt else None
-        if batch is not None:
-            break
-        try:
-            batch = await asyncio.to_thread(client.create, file_id, {METADATA_KEY: local})
-            break
-        except RetryableCallError as exc:  # it may exist all the same: looked for before creating again
-            log.warning("creating batch %s: %s; looking for it, then trying again", local, exc)
-            await asyncio.sleep(settings.poll_s)
+    batch = await _create(client, file_id, local, settings)
     if not batch or not isinstance(batch.get("id"), str):
         raise JudgeError(f"the batch API did not create batch {local}: {json.dumps(batch)[:200]}; rerun to retry")
     await off_loop(store, "batch_submitted", local, batch["id"])
     log.info("batch %s submitted: %d calls", batch["id"], len(calls))
     return {"local_id": local, "batch_id": batch["id"], "calls": {c: g for c, (g, _) in calls.items()}}
+
+
+async def _create(client: BatchClient, file_id: str, local: str, settings: BatchSettings) -> dict | None:
+    """Create the batch of ``file_id``; after an error worth retrying, look for it (it may exist all the same)
+    before creating it again."""
+    for attempt in range(settings.max_errors):
+        batch = await _api(client.find, settings, METADATA_KEY, local) if attempt else None
+        if batch is not None:
+            return batch
+        try:
+            return await asyncio.to_thread(client.create, file_id, {METADATA_KEY: local})
+        except FatalCallError as exc:
+            raise JudgeError(f"the batch API refused to create batch {local}: {exc}") from None
+        except RetryableCallError as exc:
+            log.warning("creating batch %s: %s; looking for it, then trying again", local, exc)
+            await asyncio.sleep(settings.poll_s)
+    return None
 
 
 async def _finish(client: BatchClient, store, backend, row: dict, settings: BatchSettings,
@@ -240,11 +264,15 @@ async def _poll(client: BatchClient, batch_id: str, settings: BatchSettings) -> 
 
 async def _api(fn, settings: BatchSettings, *args):
     """``fn(*args)`` in a thread, asked again with backoff after an error worth retrying (a server restarting,
-    429, 5xx) up to ``max_errors`` times in a row; then JudgeError (everything recorded stays: rerun)."""
+    429, 5xx) up to ``max_errors`` times in a row; then, or at a refusal (401, 404...), JudgeError (everything
+    recorded stays: rerun)."""
     delay = settings.poll_s
     for attempt in range(1, settings.max_errors + 1):
         try:
             return await asyncio.to_thread(fn, *args)
+        except FatalCallError as exc:
+            raise JudgeError(f"the batch API refused a request: {exc}; every batch is recorded in the store: fix "
+                             "the cause and rerun") from None
         except RetryableCallError as exc:
             if attempt == settings.max_errors:
                 raise JudgeError(f"the batch API failed {attempt} times in a row ({exc}); every batch is "
