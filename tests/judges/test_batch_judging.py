@@ -51,6 +51,7 @@ def test_failed_batch_lines_are_sent_live_once_and_counted(tmp_path):
     batch = summary["batch"]
     assert (batch["batches"], batch["lines"], batch["failed"], batch["expired"]) == (1, N_GAMES, N_GAMES // 5, 0)
     assert batch["answered"] == N_GAMES - N_GAMES // 5 and summary["calls_made"] == live == batch["failed"]
+    assert summary["reused_answers"] == 0  # batch answers are counted as such, not as answers of a stopped run
 
 
 def test_a_malformed_output_line_is_counted_unreadable_and_its_game_judged_live(tmp_path):
@@ -276,6 +277,7 @@ def test_generate_sends_each_turn_as_one_batch(tmp_path):
     assert len(rows) == 2 * 3 * 2 and {s for s, _ in rows} == {"ok"}  # 2 models × 3 questions × 2 turns
     assert set(billed.values()) == {1} and len(billed) == len(rows) and live == 0
     assert len(batches) == 4 and out["batch"]["batches"] == 4 and out["batch"]["answered"] == len(rows)
+    assert out["reused_answers"] == 0 and out["calls_made"] == 0
 
 
 def test_calls_are_split_into_batches_within_the_line_and_byte_limits():

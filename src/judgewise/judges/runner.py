@@ -163,7 +163,7 @@ class RunResult:
     batches: int = 0  # batch mode (judges.batch): batches submitted
     batches_resumed: int = 0  # open batches of an earlier (stopped or killed) run polled instead of resubmitted
     batch_lines: int = 0  # calls submitted in batches
-    batch_answered: int = 0  # calls a batch answered (used from the journal: in reused_answers, not calls_made)
+    batch_answered: int = 0  # calls a batch answered (taken from the journal: neither in calls_made nor reused_answers)
     batch_failed: int = 0  # batch lines failed (an error, a malformed answer, no line): sent live or batched again
     batch_expired: int = 0  # batch lines not run before their batch expired: sent live or batched again
     batch_unreadable: int = 0  # batch output lines not readable (the provider may have billed them: paid again)
@@ -246,6 +246,7 @@ class RunResult:
         self.batches, self.batches_resumed, self.batch_lines = counts.batches, counts.resumed, counts.lines
         self.batch_answered, self.batch_failed, self.batch_expired = counts.answered, counts.failed, counts.expired
         self.batch_unreadable = counts.unreadable
+        self.reused_answers = max(0, self.reused_answers - counts.answered)  # those from batches are counted here
 
 
 def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
