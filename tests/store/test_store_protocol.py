@@ -12,13 +12,15 @@ from judgewise.store.generations import GenerationStore
 from judgewise.store.judgments import JudgmentStore
 from judgewise.store.opening import open_store, open_store_for_planning, open_store_readonly
 from judgewise.store.postgres import PgJudgmentStore
-from judgewise.store.protocol import AnswerJournal, HumanLabelStore, JudgmentStoreLike, ResultStore, SharedQueue
+from judgewise.store.protocol import (AnswerJournal, BatchLedger, HumanLabelStore, JudgmentStoreLike, ResultStore,
+                                      SharedQueue)
 
 from tests.support.pg_server import pg_server, pg_url  # noqa: F401 (fixtures)
 
 DUNDERS = ("__enter__", "__exit__")
 CLASSES = [(JudgmentStore, JudgmentStoreLike), (PgJudgmentStore, JudgmentStoreLike), (GenerationStore, ResultStore),
-           (PgJudgmentStore, SharedQueue), (JudgmentStore, HumanLabelStore), (PgJudgmentStore, HumanLabelStore)]
+           (PgJudgmentStore, SharedQueue), (JudgmentStore, HumanLabelStore), (PgJudgmentStore, HumanLabelStore),
+           (JudgmentStore, BatchLedger), (PgJudgmentStore, BatchLedger), (GenerationStore, BatchLedger)]
 
 
 def members(protocol: type) -> dict[str, object]:

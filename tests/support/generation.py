@@ -40,9 +40,10 @@ def write_questions(folder: Path, n: int, turns: int = 2) -> Path:
 def write_gen_config(folder: Path, url: str, *, models=("alpha", "beta"), prompts: str = "question.jsonl",
                      name: str = "gen.yaml", **extra) -> Path:
     """A gen.yaml: each model a different system prompt (so the server sees different requests), fast retries."""
+    options = extra.pop("model_options", {})  # every model's (popped inside the list, only the first had them)
     cfg = {"prompts": prompts,
            "models": [{"name": m, "model": MODEL, "base_url": url, "system": f"You are {m}.", "max_tokens": 64,
-                       **extra.pop("model_options", {})} for m in models],
+                       **options} for m in models],
            "store": "gens.sqlite", "output": "answers.jsonl",
            "limits": {"concurrency": 4, "timeout_s": 5, "base_delay_s": 0.01, "max_delay_s": 0.1,
                       **extra.pop("limits", {})}, **extra}

@@ -26,6 +26,14 @@ def call_totals(s: dict) -> str:
             f"${s['cost']:.4f}, {s['elapsed_s']:.1f}s")
 
 
+def batch_line(b: dict) -> str:
+    """What the batches of a run did (``RunResult.batch_counts``)."""
+    resumed = f" (+{b['resumed']} open batches of an earlier run polled)" if b["resumed"] else ""
+    return (f"batches: {b['batches']} submitted{resumed}, {b['lines']} calls sent in them; {b['answered']} answered "
+            f"at the batch price, {b['failed']} failed ({b['unreadable']} unreadable), {b['expired']} expired — "
+            "those sent live or in a new batch (judge.batch_retry)")
+
+
 def summary_lines(outcome: JudgeOutcome, output: str | None) -> list[str]:
     """A judging run's summary: games, calls, cost, failures (from its counters, ``outcome.totals``, a
     :class:`~judgewise.judges.runner.RunResult`), design and placement (from ``outcome.summary``)."""
@@ -39,6 +47,8 @@ def summary_lines(outcome: JudgeOutcome, output: str | None) -> list[str]:
     if t.maybe_charged_timeouts:
         lines.append(f"{t.maybe_charged_timeouts} calls timed out after being sent (may have been charged; "
                      "their answers never arrived)")
+    if t.batches or t.batches_resumed:
+        lines.append(batch_line(t.batch_counts()))
     if t.by_others:
         lines.append(f"{t.by_others} games of this job were judged by other workers while this one ran")
     if t.duplicates:
@@ -374,6 +384,8 @@ def generate_lines(s: dict, written: list[str]) -> list[str]:
     if s.get("reused_answers"):
         lines.append(f"{s['reused_answers']} answers received before a stop were taken from the store's journal "
                      "(not paid again)")
+    if s.get("batch"):
+        lines.append(batch_line(s["batch"]))
     for path in written:
         lines.append(f"written: {path} ({s['format']})")
     if not written:

@@ -247,6 +247,10 @@ Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, description="a n
 Seed = Annotated[int, Field(ge=0, description="an integer >= 0")]
 AnswerMB = Annotated[float, Field(gt=0, le=4096, allow_inf_nan=False,
                                   description="megabytes in (0, 4096] (the largest answer read from the server)")]
+PollSecs = Annotated[float, Field(gt=0, le=3_600, allow_inf_nan=False,
+                                  description="seconds in (0, 3600] (the first wait between polls)")]
+BatchRetry = Literal["live", "batch"]
+BatchRounds = Annotated[int, Field(ge=1, le=20, description="an integer in [1, 20] (batches per call)")]
 PathOrTable = Annotated[Any, AfterValidator(_path_or_table)]
 PathText = Annotated[Any, AfterValidator(_path_text)]  # a str, or a pathlib.Path from Python
 
@@ -260,6 +264,7 @@ class Prices(_Section):
 
     input_per_mtok: Money = None
     output_per_mtok: Money = None
+    batch_discount: Share = None  # the share of the price a batch call is billed (default 0.5)
 
 
 class JudgeSection(_Section):
@@ -293,6 +298,11 @@ class JudgeSection(_Section):
     length_bias: Real = None
     seed: Seed = None
     mode: Literal["pairwise", "single"] = None  # single: pointwise grading (judges.pointwise); default from template
+    # OpenAI's Batch API (judges.batch): calls sent in batches at the batch price, results within 24 h
+    batch: bool = None
+    batch_poll_s: PollSecs = None
+    batch_retry: BatchRetry = None  # calls a batch did not answer: sent live, or in a new batch
+    batch_max_rounds: BatchRounds = None
 
 
 class Limits(_Section):
@@ -359,11 +369,13 @@ class RunSchema(_Section):
 
 
 # -- backends ------------------------------------------------------------------------------------------
+BATCH_KEYS = ("batch", "batch_poll_s", "batch_retry", "batch_max_rounds")  # how calls are sent, not the judge's identity
 ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread", "max_answer_mb")
 _ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
 BACKEND_KEYS: dict[str, set[str]] = {
     "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
-               "top_logprobs", "prices", "spread", "max_answer_mb", "use_grammar", "max_tokens", "mode", *_ESTIMATES},
+               "top_logprobs", "prices", "spread", "max_answer_mb", "use_grammar", "max_tokens", "mode", *_ESTIMATES,
+               *BATCH_KEYS},
     "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", "n_threads", "mode",
               *_ESTIMATES},
     "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},

@@ -56,15 +56,19 @@ TOO_LONG = re.compile(r"context_length_exceeded|maximum context length|exceeds? 
 
 @dataclass(frozen=True)
 class Prices:
-    """Dollars per million tokens, prompt and completion."""
+    """Dollars per million tokens, prompt and completion; a call of a batch (OpenAI's Batch API) is billed at
+    ``batch_discount`` of that (0.5: half)."""
 
     input_per_mtok: float = 0.0
     output_per_mtok: float = 0.0
+    batch_discount: float = 0.5
 
-    def cost(self, tokens_in: int, tokens_out: int) -> float:
-        """Dollars for a call; counts are clamped to [0, MAX_TOKEN_COUNT] (a hostile count never overflows)."""
+    def cost(self, tokens_in: int, tokens_out: int, *, batch: bool = False) -> float:
+        """Dollars for a call (``batch``: one answered in a batch); counts are clamped to [0, MAX_TOKEN_COUNT] (a
+        hostile count never overflows)."""
         n_in, n_out = (min(max(n, 0), MAX_TOKEN_COUNT) for n in (tokens_in, tokens_out))
-        return (n_in * self.input_per_mtok + n_out * self.output_per_mtok) / 1e6
+        dollars = (n_in * self.input_per_mtok + n_out * self.output_per_mtok) / 1e6
+        return dollars * self.batch_discount if batch else dollars
 
 
 def _retry_after(headers) -> float | None:
@@ -152,6 +156,18 @@ class OpenAIBackend:
     async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion:
         i = self._pick()
+        payload, options = self._payload(messages, max_tokens, want_logprobs, grammar)
+        self._in_flight[i] += 1
+        start = time.perf_counter()
+        try:
+            body = await self._post(i, payload, options)
+        finally:
+            self._in_flight[i] -= 1
+        return self._completion(parse_chat_body(body), time.perf_counter() - start)
+
+    def _payload(self, messages: list[dict], max_tokens: int | None, want_logprobs: bool,
+                 grammar: str | None) -> tuple[dict, tuple]:
+        """The request of a chat-completions call, and the per-call options it was made from."""
         kw = dict(self.params)
         if max_tokens is not None:
             kw["max_tokens"] = max_tokens
@@ -159,14 +175,23 @@ class OpenAIBackend:
             kw.update(logprobs=True, top_logprobs=self.top_logprobs)
         if grammar:  # GBNF, honoured by llama.cpp servers; sent only when the judge asks (use_grammar: true)
             kw["grammar"] = grammar
-        payload = {"model": self.model, "messages": messages, **kw}
-        self._in_flight[i] += 1
-        start = time.perf_counter()
-        try:
-            body = await self._post(i, payload, (type(max_tokens), max_tokens, bool(want_logprobs), grammar))
-        finally:
-            self._in_flight[i] -= 1
-        return self._completion(parse_chat_body(body), time.perf_counter() - start)
+        return {"model": self.model, "messages": messages, **kw}, (type(max_tokens), max_tokens,
+                                                                  bool(want_logprobs), grammar)
+
+    def request_body(self, messages: list[dict], *, max_tokens: int | None = None, want_logprobs: bool = False,
+                     grammar: str | None = None) -> bytes:
+        """The exact body :meth:`complete` POSTs for this call (what a batch input line carries)."""
+        return self._request_body(*self._payload(messages, max_tokens, want_logprobs, grammar))
+
+    def batch_completion(self, body: bytes) -> Completion:
+        """A completion from a batch output line's response body (:func:`parse_chat_body`), priced as a batch
+        call (``Prices.cost(..., batch=True)``)."""
+        return self._completion(parse_chat_body(body), 0.0, batch=True)
+
+    def batch_endpoint(self) -> tuple[str, dict[str, str]]:
+        """(base URL, headers) of the first endpoint, for the Files and Batches API (:mod:`judges.openai_batch`)."""
+        return self._urls[0], {"Authorization": f"Bearer {self._secret or NO_KEY}",
+                               "User-Agent": f"judgewise/{__version__}"}
 
     async def _post(self, i: int, payload: dict, options: tuple) -> bytes:
         """The body of a 2xx answer to the chat-completions POST at endpoint ``i``; any other outcome raised as
@@ -204,9 +229,10 @@ class OpenAIBackend:
             return PromptTooLongError(f"HTTP {status}: {msg}")
         return FatalCallError(f"HTTP {status} from {self.model}: {msg}", status=status)
 
-    def _completion(self, body: "ChatBody", latency: float) -> Completion:
+    def _completion(self, body: "ChatBody", latency: float, batch: bool = False) -> Completion:
         return Completion(text=body.text, tokens_in=body.tokens_in, tokens_out=body.tokens_out, latency_s=latency,
-                          cost=self.prices.cost(body.tokens_in, body.tokens_out), top_logprobs=body.top_logprobs,
+                          cost=self.prices.cost(body.tokens_in, body.tokens_out, batch=batch),
+                          top_logprobs=body.top_logprobs,
                           raw={"finish_reason": body.finish_reason, "model": body.model})
 
     # -- through a proxy: the openai client --------------------------------------------------------------------------

@@ -30,6 +30,7 @@ import pandas as pd
 
 from judgewise.errors import BudgetExceeded, ConfigError, JudgeError, StoreUnavailable
 from judgewise.io.schema import failed_mask, usable_mask
+from judgewise.judges.batch import BatchCounts, BatchSettings, run_batches
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend, off_loop
@@ -128,6 +129,7 @@ class RunSettings:
     est_cost_per_game: float = 0.0  # for the cost cap before the first result
     poll_s: float = 0.5  # how often to look again at games another process holds
     worker: bool = False  # one of many workers of one job on a shared (PostgreSQL) store
+    batch: BatchSettings | None = None  # send the calls through OpenAI's Batch API first (judges.batch)
 
     @classmethod
     def of(cls, settings: RunSettings | None = None, **options) -> RunSettings:
@@ -158,6 +160,13 @@ class RunResult:
     maybe_charged_timeouts: int = 0  # calls that timed out after being sent: the server may have billed them
     reused_answers: int = 0  # answers received by an earlier (stopped or killed) run, used instead of a new call
     by_others: int = 0  # worker mode: games of the job that other workers stored while this one ran
+    batches: int = 0  # batch mode (judges.batch): batches submitted
+    batches_resumed: int = 0  # open batches of an earlier (stopped or killed) run polled instead of resubmitted
+    batch_lines: int = 0  # calls submitted in batches
+    batch_answered: int = 0  # calls a batch answered (taken from the journal: neither in calls_made nor reused_answers)
+    batch_failed: int = 0  # batch lines failed (an error, a malformed answer, no line): sent live or batched again
+    batch_expired: int = 0  # batch lines not run before their batch expired: sent live or batched again
+    batch_unreadable: int = 0  # batch output lines not readable (the provider may have billed them: paid again)
 
     def __repr__(self) -> str:
         """The counts, and the table by its size: ``asyncio.run`` formats the finished main task (and so its result)
@@ -174,6 +183,11 @@ class RunResult:
     @property
     def swap_consistency(self) -> float | None:
         return swap_consistency(self.judgments) if len(self.judgments) else None
+
+    @property
+    def paid_calls(self) -> int:
+        """Calls this run paid for: live calls, and batch lines answered (or billed and unreadable)."""
+        return self.calls_made + self.batch_answered + self.batch_unreadable
 
     @property
     def ok_total(self) -> int:
@@ -214,9 +228,25 @@ class RunResult:
         """The counters and the judgments table's totals, JSON-ready (``judge --json``)."""
         counts = self.counts()
         late = ("duplicates", "maybe_charged_timeouts", "reused_answers", "by_others")  # after the totals
-        return {**{k: v for k, v in counts.items() if k not in late}, "ok_total": self.ok_total,
-                "failed_total": self.failed_total, "swap_consistency": self.swap_consistency,
-                "stopped": self.stopped, **{k: counts[k] for k in late}}
+        out = {**{k: v for k, v in counts.items() if k not in late}, "ok_total": self.ok_total,
+               "failed_total": self.failed_total, "swap_consistency": self.swap_consistency,
+               "stopped": self.stopped, **{k: counts[k] for k in late}}
+        if self.batches or self.batches_resumed:  # batch mode only: the summary of a live run is as it was
+            out["batch"] = self.batch_counts()
+        return out
+
+    def batch_counts(self) -> dict:
+        """What the batches did: submitted, resumed, lines, answered, failed, expired."""
+        return {"batches": self.batches, "resumed": self.batches_resumed, "lines": self.batch_lines,
+                "answered": self.batch_answered, "failed": self.batch_failed, "expired": self.batch_expired,
+                "unreadable": self.batch_unreadable}
+
+    def note_batches(self, counts: BatchCounts) -> None:
+        """Add what :func:`~judgewise.judges.batch.run_batches` did."""
+        self.batches, self.batches_resumed, self.batch_lines = counts.batches, counts.resumed, counts.lines
+        self.batch_answered, self.batch_failed, self.batch_expired = counts.answered, counts.failed, counts.expired
+        self.batch_unreadable = counts.unreadable
+        self.reused_answers = max(0, self.reused_answers - counts.answered)  # those from batches are counted here
 
 
 def average_orders(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -569,10 +599,19 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
     own_store = isinstance(store, (str, os.PathLike))
     store = open_store(store) if own_store else store
     retry_failed, concurrency, worker = settings.retry_failed, settings.concurrency, settings.worker
+    if worker and settings.batch is not None:
+        raise ConfigError("batch mode (judge.batch: true) and worker mode do not go together: run one process")
     if worker and not isinstance(store, SharedQueue):
         raise ConfigError("worker mode needs a shared PostgreSQL store (store: postgresql://user@host/db); "
                           "processes on one machine can share a SQLite store without --worker")
     t0 = time.perf_counter()
+    try:
+        batched = BatchCounts() if settings.batch is None else await run_batches(
+            keyed, judge, store, settings.batch, retry_failed=retry_failed, max_lines=_batch_lines(settings))
+    except BaseException:
+        if own_store:
+            store.close()
+        raise
     identity = dict(judge.identity)
     done = store.statuses(keyed)
     todo = deque((k, g) for k, g in keyed.items()
@@ -601,6 +640,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
             todo, run.busy = deque(run.busy), []
             await run.drain(todo, concurrency)
         result = _result(run, store, list(keyed), n_items, n_planned, scheduled, time.perf_counter() - t0, export)
+        result.note_batches(batched)
         if worker:
             result.by_others = max(0, len(result.judgments) - result.cached - result.judged - result.failed)
     finally:
@@ -615,6 +655,16 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
             store.close()
     _raise_if_stopped(run, result)
     return result
+
+
+def _batch_lines(settings: RunSettings) -> int | None:
+    """The most calls a run's batches may hold: its call budget, and its cost budget at the estimated cost per
+    game (at the batch discount's price the estimate overstates: a cap, never an overrun)."""
+    budget = settings.budget or Budget()
+    caps = [budget.max_calls] if budget.max_calls is not None else []
+    if budget.max_cost is not None and settings.est_cost_per_game > 0:
+        caps.append(int(budget.max_cost / settings.est_cost_per_game))
+    return min(caps) if caps else None
 
 
 def _result(run: _Run, store: ResultStore, keys, n_comp, n_games, scheduled, elapsed, export=export_frame) -> RunResult:

@@ -17,7 +17,9 @@ Sections (only ``responses`` and ``judge`` are required)::
       template: arena_hard_5way         # registered name or a .j2 file
       mode: pairwise                    # or single: grade each answer alone (default: the template's kind)
       params: {temperature: 0}
-      prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}
+      prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}   # batch_discount: 0.5 (a batch call's share)
+      batch: true                       # OpenAI's Batch API: half the price, answers within 24 h (judges.batch);
+                                        # batch_poll_s: 30, batch_retry: live | batch, batch_max_rounds: 3
       # backend: local (the embedded Gemma 3 270M) takes template, use_grammar, max_tokens, model_path, n_threads
       # backend: simulated takes ratings: {model: elo}, p_judge, tie_rate, position_bias, length_bias, seed
     design: {name: all_pairs}           # or {name: anchor, anchor: gpt-4o}, {name: adaptive, budget: 500}, ...
@@ -49,6 +51,7 @@ from judgewise.designs import DESIGNS, design_options, make_design
 from judgewise.errors import ConfigError
 from judgewise.judges.config_schema import (check_option, did_you_mean, option_type_problem, read_config_file,
                                             show_value, validate_run_config)
+from judgewise.judges.batch import batch_settings
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.store.judgments import DEFAULT_STORE
@@ -99,7 +102,7 @@ class RunConfig:
         return {"orders": self.orders, "seed": self.seed, "concurrency": int(self.limits.get("concurrency", 8)),
                 "limits": self.rate_limits(), "timeout_s": float(self.limits.get("timeout_s", 120.0)),
                 "retry": self.retry_policy(), "budget": Budget(**self.budget), "retry_failed": self.retry_failed,
-                "worker": self.worker}
+                "worker": self.worker, "batch": batch_settings(self.judge)}
 
     def store_options(self) -> dict:
         """Keyword arguments for :func:`~judgewise.store.opening.open_store` (the claims' lease)."""

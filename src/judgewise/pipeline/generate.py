@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -28,6 +29,7 @@ from judgewise.io.atomic import check_output_file
 from judgewise.io.prompts import read_prompts
 from judgewise.store.generations import GenerationStore, generation_tables
 from judgewise.store.judgments import write_export
+from judgewise.judges.batch import batch_settings
 from judgewise.judges.generator import AnswerItem, Generator, agenerate, answer_key
 from judgewise.judges.limits import Budget
 from judgewise.judges.scheduler import estimate_tokens
@@ -160,6 +162,8 @@ class _Totals:
     cost: float = 0.0
     maybe_charged: int = 0
     reused: int = 0
+    paid: int = 0  # live calls and batch lines paid (RunResult.paid_calls): what the call budget counts
+    batch: Counter = field(default_factory=Counter)  # RunResult.batch_counts() summed over the engine runs
     stopped: str | None = None
     stop_kind: type = JudgeError  # BudgetExceeded when a cap stopped the run
 
@@ -185,10 +189,12 @@ class _Totals:
         self.cost += result.cost
         self.maybe_charged += result.maybe_charged_timeouts
         self.reused += result.reused_answers
+        self.paid += result.paid_calls
+        self.batch.update(result.batch_counts())
 
     def remaining(self, budget: Budget) -> Budget:
         """The caps left for the next engine run."""
-        return Budget(max_calls=None if budget.max_calls is None else max(0, budget.max_calls - self.calls),
+        return Budget(max_calls=None if budget.max_calls is None else max(0, budget.max_calls - self.paid),
                       max_cost=None if budget.max_cost is None else max(0.0, budget.max_cost - self.cost))
 
 
@@ -213,8 +219,10 @@ def _turn_items(convs: list[Conversation], turn: int, store: GenerationStore, to
 async def _agenerate_job(job: GenerateJob, store: GenerationStore, totals: _Totals) -> None:
     """Each model, turn by turn, through the engine; stops at a budget cap or a refused call (``totals.stopped``)."""
     options, budget = job.config.engine_options(), job.config.budget_caps()
+    entries = {entry["name"]: entry for entry in job.config.models}
     for gen in job.generators:
         convs = job.conversations[gen.name]
+        options["batch"] = batch_settings(entries.get(gen.name, {}))
         for turn in range(1, max((len(c.questions) for c in convs), default=0) + 1):
             items = _turn_items(convs, turn, store, totals)
             if not items:
@@ -358,7 +366,8 @@ def _summary(job: GenerateJob, totals: _Totals, rows: pd.DataFrame, incomplete: 
             "complete": sum(len(c) for c in job.conversations.values()) - len(incomplete),
             "incomplete": len(incomplete), "first_incomplete": incomplete[:3],
             "maybe_charged_timeouts": totals.maybe_charged, "reused_answers": totals.reused,
-            "stopped": totals.stopped, "store": cfg.store, "output": cfg.output, "format": cfg.format}
+            "stopped": totals.stopped, "store": cfg.store, "output": cfg.output, "format": cfg.format,
+            **({"batch": dict(totals.batch)} if totals.batch["batches"] or totals.batch["resumed"] else {})}
 
 
 def _finish(result: GenerateResult, totals: _Totals, incomplete: list[str]) -> None:

@@ -21,6 +21,8 @@ Keys (``prompts`` and ``models`` are required)::
     output: answers.jsonl               # responses table (.jsonl/.parquet), or a folder for format arena-hard/mtbench
     format: responses                   # responses | arena-hard (model_answer/<name>.jsonl) | mtbench (FastChat)
     store: generations.sqlite           # default judgewise-generations.sqlite in the working folder
+    # a models: entry of an OpenAI endpoint may say batch: true (and batch_poll_s, batch_retry, batch_max_rounds, as
+    # judge: in a run config): each turn's answers then go through OpenAI's Batch API, one batch a turn
     limits: {concurrency: 16, rpm: 500, tpm: 200000, timeout_s: 120, max_attempts: 6}
     budget: {max_calls: 5000, max_cost: 10.0}
     retry_failed: false                 # generate again answers stored as failed
@@ -39,8 +41,8 @@ from pydantic import AfterValidator, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from judgewise.errors import ConfigError
-from judgewise.judges.config_schema import (ENDPOINT_KEYS, AnswerMB, BudgetSection, Limits, Name, PathText, Prices,
-                                            Seed, Url, _Section, _distinct, _env_name, _params, check_option,
+from judgewise.judges.config_schema import (BATCH_KEYS, ENDPOINT_KEYS, AnswerMB, BatchRetry, BatchRounds,
+                                            BudgetSection, Limits, Name, PathText, PollSecs, Prices, Seed, Url, _Section, _distinct, _env_name, _params, check_option,
                                             first_problem, read_config_file, show_value)
 from judgewise.store.generations import DEFAULT_GENERATION_STORE
 from judgewise.judges.generator import Generator
@@ -95,6 +97,10 @@ class GenModel(_Section):
     prices: Prices = None
     spread: Literal["round_robin", "least_busy"] = None
     max_answer_mb: AnswerMB = None
+    batch: bool = None  # OpenAI's Batch API, as judge.batch (each turn one batch)
+    batch_poll_s: PollSecs = None
+    batch_retry: BatchRetry = None
+    batch_max_rounds: BatchRounds = None
     model_path: PathText = None
     seed: Seed = None
     n_ctx: Annotated[int, Field(ge=256, le=1_048_576, description="an integer >= 256 (context tokens)")] = None
@@ -118,7 +124,7 @@ class GenerateSchema(_Section):
 
 COMMON_KEYS = {"name", "backend", "temperature", "max_tokens", "system"}
 MODEL_KEYS = {"openai": COMMON_KEYS | {"model", "base_url", "base_urls", "api_key_env", "params", "prices", "spread",
-                                       "max_answer_mb"},
+                                       "max_answer_mb", *BATCH_KEYS},
               "local": COMMON_KEYS | {"model_path", "seed", "n_ctx"}}
 
 

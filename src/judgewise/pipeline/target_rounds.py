@@ -118,9 +118,9 @@ class TargetRounds:
             out = self.engine(prompt, a, b)
         except BudgetExceeded as exc:  # the cost cap mid-batch: what finished is stored and counted
             self.engine.results.append(exc.result)
-            self._absorb(exc.result.judgments, exc.result.calls_made)
+            self._absorb(exc.result.judgments, exc.result.paid_calls)
             raise StopRounds("budget") from None
-        self._absorb(self.engine.results[-1].judgments, self.engine.results[-1].calls_made)
+        self._absorb(self.engine.results[-1].judgments, self.engine.results[-1].paid_calls)
         return out
 
     def _absorb(self, judgments: pd.DataFrame, paid: int) -> None:

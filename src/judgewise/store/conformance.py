@@ -9,7 +9,7 @@ from __future__ import annotations
 from judgewise.store.generations import GenerationStore
 from judgewise.store.judgments import JudgmentStore
 from judgewise.store.postgres import PgJudgmentStore
-from judgewise.store.protocol import HumanLabelStore, JudgmentStoreLike, ResultStore, SharedQueue
+from judgewise.store.protocol import BatchLedger, HumanLabelStore, JudgmentStoreLike, ResultStore, SharedQueue
 
 
 def as_protocols(sqlite: JudgmentStore, pg: PgJudgmentStore,
@@ -20,5 +20,6 @@ def as_protocols(sqlite: JudgmentStore, pg: PgJudgmentStore,
     engine: list[ResultStore] = [sqlite, pg, answers]
     queue: SharedQueue = pg
     labels: list[HumanLabelStore] = [sqlite, pg]
-    assert labels
+    ledgers: list[BatchLedger] = [sqlite, pg, answers]
+    assert labels and ledgers
     return judgments, engine, queue

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Iterable
 
 from judgewise.errors import InputError
+from judgewise.store.batches import batch_table_sql
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
 from judgewise.store.judgments import STORE_TABLES, check_version, storable_record, stored_version
 from judgewise.store.sqlite import SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names, writable_path
@@ -58,7 +59,7 @@ CREATE TABLE IF NOT EXISTS generation_journal (call TEXT PRIMARY KEY, key TEXT N
                                                created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS generation_journal_by_key ON generation_journal (key);
 CREATE TABLE IF NOT EXISTS generation_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+""" + batch_table_sql("generation_batches") + ";\n"
 
 _UPSERT = (f"INSERT INTO generations ({', '.join(ANSWER_COLUMNS)}) VALUES ({', '.join('?' * len(ANSWER_COLUMNS))}) "
            "ON CONFLICT(key) DO UPDATE SET "
@@ -136,6 +137,7 @@ class GenerationStore(LeasedSqliteStore):
 
     RESULTS, CLAIMS, JOURNAL, META, SCHEMA = ("generations", "generation_claims", "generation_journal",
                                              "generation_meta", _SCHEMA)
+    BATCHES = "generation_batches"
     COLUMNS, ORDER = ANSWER_COLUMNS, "model, prompt_id, turn, created_at"
 
     def __init__(self, path: str | os.PathLike = DEFAULT_GENERATION_STORE, *, lease_s: float = 120.0,

@@ -42,6 +42,7 @@ from judgewise.io.atomic import atomic_target, write_text_atomic
 from judgewise.io.schema import failed_mask, failure_reasons
 from judgewise.store.labels import INSERT as LABEL_INSERT, SELECT as LABEL_SELECT, SQLITE_DDL as LABEL_DDL
 from judgewise.store.labels import TABLE as LABEL_TABLE, HumanLabel, labels_frame
+from judgewise.store.batches import batch_table_sql
 from judgewise.store.storable import CallCost, storable
 from judgewise.store.leases import LeasedSqliteStore, connect_writer, owner_id
 from judgewise.store.sqlite import (SQLITE_HEADER, connect_readonly, file_head, shown_tables, table_names,
@@ -85,7 +86,7 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS answers (call TEXT PRIMARY KEY, game TEXT NOT NULL, answer TEXT NOT NULL,
                                     created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS answers_by_game ON answers (game);
-"""
+""" + batch_table_sql("batches") + ";\n"
 
 HISTORY_SQL = ("SELECT SUM(tokens_out) * 1.0 / SUM(n_calls), SUM(latency_s) / SUM(n_calls), COUNT(*) "
                "FROM games WHERE status = 'ok' AND judge_identity = %s AND n_calls > 0")
@@ -129,6 +130,7 @@ class JudgmentStore(LeasedSqliteStore):
     """A SQLite file of judge games. Use one instance per process (not thread-safe); close() when done."""
 
     RESULTS, CLAIMS, JOURNAL, META, SCHEMA = "games", "claims", "answers", "meta", _SCHEMA
+    BATCHES = "batches"
     COLUMNS, ADDED, ORDER = GAME_COLUMNS, ADDED_COLUMNS, "created_at, key"
 
     def __init__(self, path: str | os.PathLike = DEFAULT_STORE, *, lease_s: float = 120.0,

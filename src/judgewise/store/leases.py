@@ -21,6 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
+from judgewise.store.batches import SqliteBatchLedger
 from judgewise.store.sqlite import SqliteStore
 from judgewise.store.storable import journal_json
 
@@ -106,10 +107,10 @@ def _checkpoint_until(path: Path, stop: threading.Event, every_s: float) -> None
         db.close()
 
 
-class LeasedSqliteStore(SqliteStore):
+class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
     """Claims, the answer journal and transactions over a subclass's tables (module docstring)."""
 
-    CLAIMS, JOURNAL, META, SCHEMA = "", "", "", ""
+    CLAIMS, JOURNAL, META, SCHEMA, BATCHES = "", "", "", "", ""
 
     @classmethod
     def empty(cls, path):

@@ -33,6 +33,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError, StoreUnavailable
 from judgewise.redaction import scrub
+from judgewise.store.batches import BATCH_COLUMNS, BATCH_STATES, batch_row, batch_table_sql, journal_rows
 from judgewise.store.judgments import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
                                     JudgmentStore, check_version, plain_value, scrubbed, store_stats)
 from judgewise.store.labels import INSERT as LABEL_INSERT, PG_DDL as LABEL_DDL, SELECT as LABEL_SELECT
@@ -50,6 +51,7 @@ NOW = "EXTRACT(EPOCH FROM clock_timestamp())"  # leases run on the server's cloc
 NUMERIC = ("swapped", "verdict5", "outcome", "soft", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls",
            "created_at", "score", "turn")
 
+BATCH_TABLE = batch_table_sql("{s}.batches", "DOUBLE PRECISION")  # also made in a store of before it (no version)
 _TABLES = (
     """CREATE TABLE {s}.games (
         key TEXT PRIMARY KEY, prompt_id TEXT NOT NULL, model_a TEXT NOT NULL, model_b TEXT NOT NULL,
@@ -70,6 +72,7 @@ _TABLES = (
     "CREATE TABLE {s}.queue (job TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (job, key))",
     "CREATE INDEX queue_by_key ON {s}.queue (key)",
     "CREATE INDEX queue_by_seq ON {s}.queue (job, seq)",
+    BATCH_TABLE,
 )
 
 _UPSERT = (f"INSERT INTO games AS g ({', '.join(GAME_COLUMNS)}) VALUES ({', '.join(['%s'] * len(GAME_COLUMNS))}) "
@@ -369,6 +372,39 @@ class PgJudgmentStore:
         except StoreUnavailable as exc:
             log.warning("could not count a call that timed out after sending (%s)", exc)
 
+    # -- the batch ledger (store.batches) ----------------------------------------------------------------
+    def batch_intent(self, local_id: str, calls: dict[str, str]) -> None:
+        """Record a batch about to be submitted: its ``calls`` (call key → game key), state ``intent``."""
+        now = time.time()
+        self._run("record a batch", lambda c: c.execute(
+            "INSERT INTO batches VALUES (%s, NULL, 'intent', NULL, %s, NULL, %s, %s)",
+            (local_id, json.dumps(calls), now, now)))
+
+    def batch_submitted(self, local_id: str, batch_id: str) -> None:
+        """The provider created the batch ``batch_id``: state ``submitted``."""
+        self._run("record a batch", lambda c: _set_batch(c, local_id, "submitted", batch_id=batch_id))
+
+    def batch_dropped(self, local_id: str, reason: str) -> None:
+        """An ``intent`` the provider never created: state ``dropped`` (its calls were never sent)."""
+        self._run("record a batch", lambda c: _set_batch(c, local_id, "dropped", outcome=reason))
+
+    def batch_ended(self, local_id: str, outcome: str, counts: dict[str, int],
+                    answers: list[tuple[str, str, dict]]) -> None:
+        """The batch's ``answers`` journaled and the batch ``ended``, in one transaction."""
+        def write(c) -> None:
+            with c.cursor() as cur:
+                cur.executemany("INSERT INTO answers VALUES (%s, %s, %s, %s) ON CONFLICT (call) DO UPDATE SET "
+                                "answer = excluded.answer", journal_rows(answers, time.time()))
+            _set_batch(c, local_id, "ended", outcome=outcome, counts=json.dumps(counts))
+        self._run("record a batch's results", write)
+
+    def batches(self, states: tuple[str, ...] = BATCH_STATES) -> list[dict]:
+        """The ledger's rows in ``states``, oldest first."""
+        rows = self._run("read the batches", lambda c: c.execute(
+            f"SELECT {', '.join(BATCH_COLUMNS)} FROM batches WHERE state = ANY(%s) ORDER BY created_at, local_id",
+            (list(states),)).fetchall())
+        return [batch_row(r) for r in rows]
+
     def note_meta(self, name: str, value: str) -> None:
         """Record a run fact in ``meta`` (committed at once); a fact already recorded under ``name`` stays."""
         self._run("record a run fact", lambda c: c.execute(
@@ -464,10 +500,17 @@ def _create_or_migrate(label: str):
         for step in range(version + 1, SCHEMA_VERSION + 1):
             for statement in MIGRATIONS.get(step, ()):
                 c.execute(statement)
+        c.execute(BATCH_TABLE.format(s=PG_SCHEMA))
         if version < SCHEMA_VERSION:
             c.execute("UPDATE meta SET value = %s WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
             log.info("store %s migrated from schema version %d to %d", label, version, SCHEMA_VERSION)
     return run
+
+
+def _set_batch(c, local_id: str, state: str, **values) -> None:
+    sets = "".join(f", {name} = %s" for name in values)
+    c.execute(f"UPDATE batches SET state = %s, updated_at = %s{sets} WHERE local_id = %s",
+              (state, time.time(), *values.values(), local_id))
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:

@@ -11,6 +11,8 @@ Five roles, each a :class:`typing.Protocol` that code using a store is typed wit
   :class:`~judgewise.store.postgres.PgJudgmentStore`.
 - :class:`HumanLabelStore`: the append-only human labels of ``judgewise label`` (both judgment stores).
 - :class:`SharedQueue`: worker mode's queue of a job's keys (the PostgreSQL store only).
+- :class:`BatchLedger`: the provider batches a run submitted, recorded before submission (every store is one;
+  :mod:`judgewise.store.batches`).
 
 A SQLite store also has ``record_soon`` (rows committed with the others finished in the same turn of the event loop)
 and a PostgreSQL store ``threadsafe = True`` (the engine calls it from worker threads); the engine looks for both.
@@ -158,3 +160,26 @@ class SharedQueue(Protocol):
     def expire_dead_claims(self) -> int:
         """End the claims of dead processes on this host; how many owners."""
 
+
+
+@runtime_checkable
+class BatchLedger(Protocol):
+    """Provider batches (OpenAI's Batch API) a run submits: each recorded before it is sent, so a rerun polls the
+    batches still open instead of paying for their calls again (:mod:`judgewise.store.batches`)."""
+
+    def batch_intent(self, local_id: str, calls: dict[str, str]) -> None:
+        """Record a batch about to be submitted: its ``calls`` (call key → game key), state ``intent``."""
+
+    def batch_submitted(self, local_id: str, batch_id: str) -> None:
+        """The provider created the batch ``batch_id``: state ``submitted``."""
+
+    def batch_dropped(self, local_id: str, reason: str) -> None:
+        """An ``intent`` the provider never created: state ``dropped``."""
+
+    def batch_ended(self, local_id: str, outcome: str, counts: dict[str, int],
+                    answers: list[tuple[str, str, dict]]) -> None:
+        """The batch's ``answers`` (game key, call key, answer) journaled and the batch ``ended``, in one
+        transaction."""
+
+    def batches(self, states: tuple[str, ...] = ...) -> list[dict]:
+        """The ledger's rows in ``states`` (default: all), oldest first."""

@@ -1,0 +1,330 @@
+"""Batch judging: a run's calls sent through OpenAI's Batch API at the batch price, their answers into the journal.
+
+:func:`run_batches` runs before the live engine (:func:`judgewise.judges.runner.arun_keyed`) of a run with
+``judge: {batch: true}``. Each round: every game not stored is played against a *collector* backend that answers
+the calls whose answers the store's journal holds and captures the first call that has none (the call a live run
+would send next: a game's first call, or its re-ask once the first answer is in). The captured calls become one
+JSONL input file (``custom_id`` = the call key, ``body`` = exactly the body a live call POSTs), recorded in the
+store's batch ledger (state ``intent``) *before* it is uploaded and submitted with ``metadata.judgewise_batch`` =
+the ledger row's id; then it is polled with backoff until it ends and its output and error files are read: each
+answer parsed by the live parser (``parse_chat_body``), priced at the batch discount, and journaled with the batch
+marked ``ended`` in one transaction. The live engine then stores every game through the same judge, parser and
+store, taking the answers from the journal (never paying twice) and sending live only what no batch answered.
+
+Kill points: before the batch is created, the rerun finds no batch with its id in the provider's list and drops
+the ``intent`` (nothing was billed; an uploaded file alone is not); after it is created, the rerun finds it by its
+metadata (id not recorded yet) or by its recorded id and polls it; after its results are read, the journal holds
+them. Calls a batch did not answer (failed lines, expired lines, a malformed output line) go live
+(``retry="live"``) or into the next batch (``retry="batch"``) until they have been in ``max_rounds`` batches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+
+from judgewise.errors import ConfigError, JudgeError
+from judgewise.judges.base import Completion, FatalCallError, MalformedResponseError, RetryableCallError
+from judgewise.judges.openai_batch import TERMINAL, BatchClient
+from judgewise.judges.scheduler import ScheduledBackend, call_key, off_loop
+from judgewise.store.batches import OPEN_STATES
+from judgewise.store.protocol import BatchLedger
+
+log = logging.getLogger(__name__)
+
+METADATA_KEY = "judgewise_batch"  # the batch's metadata entry naming its ledger row
+MAX_LINES, MAX_BYTES = 50_000, 190 << 20  # a batch's limits at OpenAI: 50,000 requests, an input file of 200 MB
+RETRIES = ("live", "batch")
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How a run uses batches: ``poll_s`` the first wait between polls (growing ×1.5 to 16× it), ``retry`` where
+    calls a batch did not answer go ("live" or "batch"), ``max_rounds`` the batches one call may be put in with
+    ``retry="batch"``, ``max_errors`` the API errors in a row (while polling, uploading...) before the run stops."""
+
+    poll_s: float = 30.0
+    retry: str = "live"
+    max_rounds: int = 3
+    max_errors: int = 30
+
+    def __post_init__(self) -> None:
+        if self.retry not in RETRIES:
+            raise ConfigError(f'batch_retry: expected one of {list(RETRIES)}, found "{self.retry}"')
+        if not self.poll_s > 0 or self.max_rounds < 1:
+            raise ConfigError(f"batch_poll_s must be > 0 and batch_max_rounds >= 1 (found {self.poll_s!r}, "
+                              f"{self.max_rounds!r})")
+
+
+def batch_settings(section: dict) -> BatchSettings | None:
+    """The batch settings of a ``judge:`` section (or a generate ``models:`` entry) with ``batch: true``, else
+    None: its keys ``batch_poll_s``, ``batch_retry``, ``batch_max_rounds``."""
+    if not section.get("batch"):
+        return None
+    names = {"batch_poll_s": "poll_s", "batch_retry": "retry", "batch_max_rounds": "max_rounds"}
+    return BatchSettings(**{field: section[key] for key, field in names.items() if section.get(key) is not None})
+
+
+@dataclass
+class BatchCounts:
+    """What the batches of a run did (lines are calls)."""
+
+    batches: int = 0  # batches submitted by this run
+    resumed: int = 0  # open batches of an earlier (stopped or killed) run polled to their end
+    lines: int = 0  # lines submitted by this run
+    answered: int = 0  # lines answered (of batches submitted or resumed)
+    failed: int = 0  # lines failed: an error, a non-200 status, a malformed answer or no line at all
+    expired: int = 0  # lines not run before the batch expired
+    unreadable: int = 0  # output lines that are not a result (maybe billed, then sent again: counted in failed)
+
+    def add(self, other: dict) -> None:
+        for name in ("answered", "failed", "expired", "unreadable"):
+            setattr(self, name, getattr(self, name) + int(other.get(name, 0)))
+
+
+class _Deferred(BaseException):
+    """Raised by the collector instead of sending a call (a BaseException: no judge takes it for a call error)."""
+
+
+class _Collector:
+    """A backend that answers from the journal and captures, instead of sending, the first call it has no answer
+    for: call key → (game key, request body)."""
+
+    def __init__(self, inner, store, skip: set[str], room: int | None = None):
+        self.inner, self.identity, self.store, self.skip, self.room = inner, inner.identity, store, skip, room
+        self.game: str | None = None
+        self.calls: dict[str, tuple[str, bytes]] = {}
+
+    async def complete(self, messages: list[dict], *, max_tokens: int | None = None, want_logprobs: bool = False,
+                       grammar: str | None = None) -> Completion:
+        kw = dict(max_tokens=max_tokens, want_logprobs=want_logprobs, grammar=grammar)
+        key = call_key(self.identity, messages, **kw)  # the key ScheduledBackend journals the live call under
+        held = await off_loop(self.store, "held_answer", key)
+        if held is not None:
+            return Completion(**held)
+        full = self.room is not None and len(self.calls) >= self.room
+        if key not in self.skip and key not in self.calls and not full:
+            self.calls[key] = (self.game, self.inner.request_body(messages, **kw))
+        raise _Deferred()
+
+
+def batch_backend(judge):
+    """The judge's backend when it can send batches (an OpenAI backend), else ConfigError."""
+    backend = getattr(judge, "backend", None)
+    backend = backend.inner if isinstance(backend, ScheduledBackend) else backend
+    if not all(hasattr(backend, name) for name in ("request_body", "batch_completion", "batch_endpoint")):
+        raise ConfigError("judge.batch: true needs the openai backend (OpenAI's Batch API); this judge has "
+                          f"{type(backend).__name__ if backend is not None else 'no backend'}")
+    return backend
+
+
+async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, retry_failed: bool = False,
+                      max_lines: int | None = None, client: BatchClient | None = None) -> BatchCounts:
+    """Play the games of ``keyed`` (store key → game) not stored yet through batches until none is left to batch
+    (module docstring), submitting at most ``max_lines`` calls (the run's call budget); their answers end in the
+    store's journal for the live run that follows."""
+    backend = batch_backend(judge)
+    if not isinstance(store, BatchLedger):
+        raise ConfigError(f"judge.batch: the store {store.path} does not record batches")
+    client = client or BatchClient(*backend.batch_endpoint())
+    counts = BatchCounts()
+    for row in await off_loop(store, "batches", OPEN_STATES):
+        if await _resume(client, store, row, settings):
+            counts.resumed += 1
+            await _finish(client, store, backend, row, settings, counts)
+    rounds = settings.max_rounds if settings.retry == "batch" else 1
+    while True:
+        tries = Counter(c for row in await off_loop(store, "batches", ("ended",)) for c in row["calls"])
+        skip = {c for c, n in tries.items() if n >= rounds}
+        room = None if max_lines is None else max_lines - counts.lines
+        calls = await _collect(keyed, judge, backend, store, retry_failed, skip, room) if room != 0 else {}
+        if not calls:
+            return counts
+        rows = []
+        for part in chunks(calls):
+            rows.append(await _submit(client, store, part, settings))
+            counts.batches += 1
+            counts.lines += len(part)
+        for row in rows:
+            await _finish(client, store, backend, row, settings, counts)
+
+
+def chunks(calls: dict, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> list[dict]:
+    """``calls`` (call key → (game key, body)) in parts within a batch's limits of lines and input bytes."""
+    parts, part, size = [], {}, 0
+    for key, (game, body) in calls.items():
+        line = len(body) + len(key) + 100  # the line around the body
+        if part and (len(part) >= max_lines or size + line > max_bytes):
+            parts.append(part)
+            part, size = {}, 0
+        part[key] = (game, body)
+        size += line
+    return parts + [part] if part else parts
+
+
+async def _collect(keyed: dict, judge, backend, store, retry_failed: bool, skip: set[str],
+                   room: int | None) -> dict:
+    """The next call of every game not stored (those in ``skip`` left out, at most ``room``): call key → (game
+    key, body)."""
+    done = await off_loop(store, "statuses", keyed)
+    collector = _Collector(backend, store, skip, room)
+    before, judge.backend = judge.backend, collector
+    try:
+        for key, game in keyed.items():
+            if key in done and not (retry_failed and done[key] == "failed"):
+                continue
+            collector.game = key
+            try:
+                await judge.judge(game)
+            except _Deferred:
+                pass
+    finally:
+        judge.backend = before
+    return collector.calls
+
+
+async def _resume(client: BatchClient, store, row: dict, settings: BatchSettings) -> bool:
+    """An open batch of an earlier run: True when the provider has it (its id recorded now if it was not), False
+    when it was never created (the ledger row dropped: its calls were never sent)."""
+    if row["state"] == "submitted":
+        return True
+    found = await _api(client.find, settings, METADATA_KEY, row["local_id"])
+    if found is None:
+        log.info("batch %s was never created (the run stopped before); its calls go in a new one", row["local_id"])
+        await off_loop(store, "batch_dropped", row["local_id"], "never created")
+        return False
+    await off_loop(store, "batch_submitted", row["local_id"], found["id"])
+    row["batch_id"] = found["id"]
+    return True
+
+
+async def _submit(client: BatchClient, store, calls: dict, settings: BatchSettings) -> dict:
+    """Record the batch (``intent``), upload its input file, create it (unless a retry finds it created), record
+    its id; the ledger row."""
+    local = uuid.uuid4().hex
+    await off_loop(store, "batch_intent", local, {c: game for c, (game, _) in calls.items()})
+    lines = b"".join(b'{"custom_id": "%s", "method": "POST", "url": "/v1/chat/completions", "body": %s}\n'
+                     % (c.encode(), body) for c, (_, body) in calls.items())
+    file_id = await _api(client.upload, settings, lines, f"judgewise-{local}.jsonl")
+    batch = await _create(client, file_id, local, settings)
+    if not batch or not isinstance(batch.get("id"), str):
+        raise JudgeError(f"the batch API did not create batch {local}: {json.dumps(batch)[:200]}; rerun to retry")
+    await off_loop(store, "batch_submitted", local, batch["id"])
+    log.info("batch %s submitted: %d calls", batch["id"], len(calls))
+    return {"local_id": local, "batch_id": batch["id"], "calls": {c: g for c, (g, _) in calls.items()}}
+
+
+async def _create(client: BatchClient, file_id: str, local: str, settings: BatchSettings) -> dict | None:
+    """Create the batch of ``file_id``; after an error worth retrying, look for it (it may exist all the same)
+    before creating it again."""
+    for attempt in range(settings.max_errors):
+        batch = await _api(client.find, settings, METADATA_KEY, local) if attempt else None
+        if batch is not None:
+            return batch
+        try:
+            return await asyncio.to_thread(client.create, file_id, {METADATA_KEY: local})
+        except FatalCallError as exc:
+            raise JudgeError(f"the batch API refused to create batch {local}: {exc}") from None
+        except RetryableCallError as exc:
+            log.warning("creating batch %s: %s; looking for it, then trying again", local, exc)
+            await asyncio.sleep(settings.poll_s)
+    return None
+
+
+async def _finish(client: BatchClient, store, backend, row: dict, settings: BatchSettings,
+                  counts: BatchCounts) -> None:
+    """Poll the batch until it ends, read its output and error files, journal its answers and end it."""
+    batch = await _poll(client, row["batch_id"], settings)
+    files = {}
+    for name in ("output_file_id", "error_file_id"):
+        file_id = batch.get(name)
+        files[name] = await _api(client.content, settings, file_id) if isinstance(file_id, str) else b""
+    answers, lines = read_results(backend, row["calls"], files["output_file_id"], files["error_file_id"],
+                                  expired=batch.get("status") == "expired")
+    await off_loop(store, "batch_ended", row["local_id"], str(batch.get("status")), lines, answers)
+    counts.add(lines)
+    log.info("batch %s %s: %s", row["batch_id"], batch.get("status"), lines)
+
+
+async def _poll(client: BatchClient, batch_id: str, settings: BatchSettings) -> dict:
+    """The batch once its status is terminal, asked again after ``poll_s``, growing ×1.5 to 16× it."""
+    delay = settings.poll_s
+    while True:
+        batch = await _api(client.get, settings, batch_id)
+        if batch.get("status") in TERMINAL:
+            return batch
+        log.debug("batch %s: %s %s", batch_id, batch.get("status"), batch.get("request_counts"))
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, settings.poll_s * 16)
+
+
+async def _api(fn, settings: BatchSettings, *args):
+    """``fn(*args)`` in a thread, asked again with backoff after an error worth retrying (a server restarting,
+    429, 5xx) up to ``max_errors`` times in a row; then, or at a refusal (401, 404...), JudgeError (everything
+    recorded stays: rerun)."""
+    delay = settings.poll_s
+    for attempt in range(1, settings.max_errors + 1):
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except FatalCallError as exc:
+            raise JudgeError(f"the batch API refused a request: {exc}; every batch is recorded in the store: fix "
+                             "the cause and rerun") from None
+        except RetryableCallError as exc:
+            if attempt == settings.max_errors:
+                raise JudgeError(f"the batch API failed {attempt} times in a row ({exc}); every batch is "
+                                 "recorded in the store: rerun to go on where this run stopped") from None
+            log.warning("batch API: %s; asking again in %.1fs", exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, settings.poll_s * 16)
+
+
+def read_results(backend, calls: dict[str, str], output: bytes, errors: bytes, *,
+                 expired: bool) -> tuple[list[tuple[str, str, dict]], dict[str, int]]:
+    """The answers of a batch's output file as (game key, call key, completion fields), and its line counts:
+    ``answered``; ``expired`` (lines the error file says expired, and with ``expired`` the lines in neither
+    file); ``failed`` (the rest: errors, non-200 statuses, answers that are not chat completions, lines missing or
+    unreadable, which count ``unreadable`` too)."""
+    answers, expired_ids, unreadable = [], set(), 0
+    for raw in (output + b"\n" + errors).splitlines():
+        if not raw.strip():
+            continue
+        line = _json_object(raw)
+        call = line.get("custom_id") if line else None
+        if not isinstance(call, str) or call not in calls:
+            unreadable += 1
+            continue
+        response = line.get("response") if isinstance(line.get("response"), dict) else {}
+        error = line.get("error") if isinstance(line.get("error"), dict) else {}
+        if error.get("code") == "batch_expired":
+            expired_ids.add(call)
+        elif response.get("status_code") == 200 and not error:
+            try:
+                comp = backend.batch_completion(json.dumps(response.get("body"), ensure_ascii=False).encode())
+            except MalformedResponseError as exc:
+                log.warning("batch line %s: %s", call[:12], exc)
+                continue
+            answers.append((calls[call], call, dict(vars(comp))))
+    answered = {call for _, call, _ in answers}
+    if expired:
+        expired_ids |= set(calls) - answered - _ids(output + b"\n" + errors)
+    expired_ids -= answered
+    return answers, {"lines": len(calls), "answered": len(answered), "expired": len(expired_ids),
+                     "failed": len(calls) - len(answered) - len(expired_ids), "unreadable": unreadable}
+
+
+def _json_object(raw: bytes) -> dict | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _ids(data: bytes) -> set[str]:
+    """The ``custom_id`` of every readable line of a results file."""
+    return {line["custom_id"] for raw in data.splitlines()
+            if (line := _json_object(raw)) and isinstance(line.get("custom_id"), str)}

@@ -1,0 +1,244 @@
+"""A fake OpenAI Files + Batches API (and live chat completions) on 127.0.0.1 with faults, for batch-judging tests.
+
+Endpoints: ``POST /v1/files`` (multipart, purpose ``batch``), ``GET /v1/files/{id}/content``, ``POST /v1/batches``,
+``GET /v1/batches/{id}``, ``GET /v1/batches`` (newest first, ``limit``/``after``) and ``POST
+/v1/chat/completions`` (answered at once). Answers are the fault server's (:func:`fault_server.default_answer`
+unless ``answer`` says otherwise). A batch is ``in_progress`` for ``polls`` GETs of it, then ends: every line is
+answered (and *billed*: counted in ``billed`` by the request's messages, as live calls are) except the faults
+configured — ``expire_after=n`` (only the first n lines run, the batch ``expired``, the rest ``batch_expired`` in
+the error file), ``fail_every=k`` (every k-th line a 500 in the error file, not billed), ``malformed_every=k`` (every
+k-th line's output is not JSON: billed, unusable). ``hold_create`` makes ``POST /v1/batches`` wait (before creating:
+"before", or after creating: "after") until :meth:`release`; ``hold_batches`` keeps batches in progress until
+:meth:`release`. All state is in the JSON file ``state_path``, written after every change, so a new server on the
+same file (and port) continues where a stopped one left off (a restart mid-poll).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from tests.support.fault_server import default_answer, request_key
+
+
+class BatchServer:
+    """Use as a context manager; ``url`` is the base URL (``.../v1``)."""
+
+    def __init__(self, state_path: Path, *, port: int = 0, polls: int = 2, expire_after: int | None = None,
+                 fail_every: int = 0, malformed_every: int = 0, hold_create: str | None = None,
+                 hold_batches: bool = False, answer=default_answer):
+        self.state_path, self.polls, self.answer = Path(state_path), polls, answer
+        self.expire_after, self.fail_every, self.malformed_every = expire_after, fail_every, malformed_every
+        self.hold_create, self.hold_batches = hold_create, hold_batches
+        self.lock, self.released, self.create_waiting = threading.RLock(), threading.Event(), threading.Event()
+        self.state = (json.loads(self.state_path.read_text()) if self.state_path.exists() else
+                      {"files": {}, "batches": {}, "billed": {}, "live": 0, "next": 0})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "BatchServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.released.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def release(self) -> None:
+        self.released.set()
+
+    # -- what the tests read --------------------------------------------------------------------------
+    @property
+    def billed(self) -> Counter:
+        """Calls billed (batch lines run and live calls answered), by the request's messages."""
+        return Counter(self.state["billed"])
+
+    @property
+    def batches(self) -> list[dict]:
+        return list(self.state["batches"].values())
+
+    def uploads(self) -> int:
+        """Batch input files uploaded (output and error files excluded)."""
+        return sum(1 for text in self.state["files"].values() if '"method": "POST"' in text)
+
+    def submitted(self) -> Counter:
+        """How many created batches each custom_id was in."""
+        return Counter(line["custom_id"] for b in self.batches for line in self._lines(b["input_file_id"]))
+
+    # -- the API --------------------------------------------------------------------------------------
+    def _save(self) -> None:
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.state))
+        tmp.replace(self.state_path)
+
+    def _new_id(self, prefix: str) -> str:
+        self.state["next"] += 1
+        return f"{prefix}-{self.state['next']}-{int(time.time() * 1000) % 100000}"
+
+    def _bill(self, messages: list) -> None:
+        key = request_key(messages)
+        self.state["billed"][key] = self.state["billed"].get(key, 0) + 1
+
+    def upload(self, content: str) -> dict:
+        with self.lock:
+            file_id = self._new_id("file")
+            self.state["files"][file_id] = content
+            self._save()
+            return {"id": file_id, "object": "file", "purpose": "batch", "bytes": len(content)}
+
+    def create(self, body: dict) -> dict | None:
+        """Create a batch; None (no answer, no batch) when held "before" (the request never got through)."""
+        if self.hold_create == "before":
+            self.create_waiting.set()
+            self.released.wait(60)
+            self.hold_create = None
+            return None
+        with self.lock:
+            batch_id = self._new_id("batch")
+            batch = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "status": "in_progress",
+                     "input_file_id": body["input_file_id"], "metadata": body.get("metadata") or {},
+                     "created_at": time.time(), "output_file_id": None, "error_file_id": None, "polls": 0,
+                     "request_counts": {"total": len(self._lines(body["input_file_id"])), "completed": 0,
+                                        "failed": 0}}
+            self.state["batches"][batch_id] = batch
+            self._save()
+        if self.hold_create == "after":
+            self.create_waiting.set()
+            self.released.wait(60)
+            self.hold_create = None
+        return batch
+
+    def get(self, batch_id: str) -> dict | None:
+        with self.lock:
+            batch = self.state["batches"].get(batch_id)
+            if batch is None or batch["status"] != "in_progress":
+                return batch
+            batch["polls"] += 1
+            if batch["polls"] > self.polls and (not self.hold_batches or self.released.is_set()):
+                self._run(batch)
+            self._save()
+            return batch
+
+    def listing(self, limit: int, after: str | None) -> dict:
+        with self.lock:
+            items = sorted(self.state["batches"].values(), key=lambda b: -int(b["id"].split("-")[1]))
+            if after is not None:
+                ids = [b["id"] for b in items]
+                items = items[ids.index(after) + 1:] if after in ids else []
+            return {"object": "list", "data": items[:limit], "has_more": len(items) > limit}
+
+    def _lines(self, file_id: str) -> list[dict]:
+        return [json.loads(line) for line in self.state["files"][file_id].splitlines() if line.strip()]
+
+    def _run(self, batch: dict) -> None:
+        """End the batch: run its lines (with the faults configured), write its output and error files."""
+        out, err = [], []
+        for i, line in enumerate(self._lines(batch["input_file_id"]), start=1):
+            messages = line["body"]["messages"]
+            if self.expire_after is not None and i > self.expire_after:
+                err.append({"id": f"req-{i}", "custom_id": line["custom_id"], "response": None,
+                            "error": {"code": "batch_expired", "message": "This request could not be executed "
+                                      "before the completion window expired."}})
+            elif self.fail_every and i % self.fail_every == 0:
+                err.append({"id": f"req-{i}", "custom_id": line["custom_id"], "error": None,
+                            "response": {"status_code": 500, "body": {"error": {"message": "server error"}}}})
+            else:
+                self._bill(messages)
+                if self.malformed_every and i % self.malformed_every == 0:
+                    out.append(f'{{"id": "req-{i}", "custom_id": "{line["custom_id"]}", "response": {{"status_c')
+                    continue
+                out.append({"id": f"req-{i}", "custom_id": line["custom_id"], "error": None,
+                            "response": {"status_code": 200, "body": completion(line["body"], self.answer(messages))}})
+        for name, rows in (("output_file_id", out), ("error_file_id", err)):
+            if rows:
+                text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
+                file_id = self._new_id("file")
+                self.state["files"][file_id] = text
+                batch[name] = file_id
+        batch["status"] = "expired" if self.expire_after is not None else "completed"
+        batch["request_counts"].update(completed=len(out), failed=len(err))
+
+    def live(self, body: dict) -> dict:
+        with self.lock:
+            self._bill(body["messages"])
+            self.state["live"] += 1
+            self._save()
+        return completion(body, self.answer(body["messages"]))
+
+
+def completion(body: dict, text: str) -> dict:
+    """A chat completion answering ``body`` with ``text``."""
+    n_in = sum(len(str(m.get("content", ""))) for m in body["messages"]) // 4
+    return {"id": "cmpl-batch", "object": "chat.completion", "model": body.get("model", "judge-model"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": n_in, "completion_tokens": len(text) // 4 + 1,
+                      "total_tokens": n_in + len(text) // 4 + 1}}
+
+
+def _file_part(body: bytes, content_type: str) -> str:
+    """The ``file`` part of a multipart/form-data body."""
+    boundary = re.search(r"boundary=([^;]+)", content_type).group(1).encode()
+    for part in body.split(b"--" + boundary):
+        head, _, data = part.partition(b"\r\n\r\n")
+        if b'name="file"' in head:
+            return data[:-2].decode() if data.endswith(b"\r\n") else data.decode()
+    raise ValueError("no file part")
+
+
+def _handler(server: BatchServer):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def _send(self, status: int, payload) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _body(self) -> bytes:
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+        def do_POST(self) -> None:
+            body = self._body()
+            if self.path == "/v1/files":
+                return self._send(200, server.upload(_file_part(body, self.headers["Content-Type"])))
+            if self.path == "/v1/batches":
+                batch = server.create(json.loads(body))
+                if batch is None:
+                    self.close_connection = True
+                    return None
+                return self._send(200, batch)
+            if self.path == "/v1/chat/completions":
+                return self._send(200, server.live(json.loads(body)))
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+        def do_GET(self) -> None:
+            path, _, query = self.path.partition("?")
+            args = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+            if m := re.fullmatch(r"/v1/files/([^/]+)/content", path):
+                text = server.state["files"].get(m.group(1))
+                return self._send(200, text.encode()) if text is not None else self._send(404, {"error": {}})
+            if m := re.fullmatch(r"/v1/batches/([^/]+)", path):
+                batch = server.get(m.group(1))
+                return self._send(200, batch) if batch else self._send(404, {"error": {"message": "no batch"}})
+            if path == "/v1/batches":
+                return self._send(200, server.listing(int(args.get("limit", 20)), args.get("after")))
+            self._send(404, {"error": {"message": f"no route {path}"}})
+    return Handler
