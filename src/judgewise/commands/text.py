@@ -18,8 +18,9 @@ if TYPE_CHECKING:  # the CLI imports this module for every command: no pandas at
 
 def call_totals(s: dict) -> str:
     """What a run paid: calls, retries, tokens, cost and time (the judge, grade and generate summaries)."""
-    return (f"{s['calls_made']} calls, {s['retries']} retries, {s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, "
-            f"${s['cost']:.4f}, {s['elapsed_s']:.1f}s")
+    cached = f" ({s['tokens_cached']:,} cached)" if s.get("tokens_cached") else ""
+    return (f"{s['calls_made']} calls, {s['retries']} retries, {s['tokens_in']:,} tokens in{cached} / "
+            f"{s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s")
 
 
 def summary_lines(outcome: JudgeOutcome, output: str | None) -> list[str]:

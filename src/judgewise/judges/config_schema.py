@@ -256,10 +256,14 @@ class _Section(BaseModel):
 
 
 class Prices(_Section):
-    """``judge.prices``: dollars per million tokens."""
+    """``judge.prices``: dollars per million tokens (over the shipped price table's, :mod:`judgewise.judges.prices`),
+    the batch discount, and ``file``: a user's price table overriding the shipped one."""
 
     input_per_mtok: Money = None
+    cached_input_per_mtok: Money = None
     output_per_mtok: Money = None
+    batch_discount: Share = None
+    file: PathText = None
 
 
 class JudgeSection(_Section):

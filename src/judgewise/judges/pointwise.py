@@ -150,7 +150,8 @@ def grade_record(key: str, item: GradeItem, identity: dict, result: JudgeResult)
         status="ok" if ok else "failed", raw=result.raw or "", label=v.label if v else None,
         score=score if ok else None, soft=v.soft if v else None, mode=POINTWISE, turn=item.turn,
         error=None if ok else (result.error or "judge returned no rating"), tokens_in=result.tokens_in,
-        tokens_out=result.tokens_out, latency_s=result.latency_s, cost=result.cost, n_calls=result.n_calls)
+        tokens_out=result.tokens_out, latency_s=result.latency_s, cost=result.cost, n_calls=result.n_calls,
+        tokens_cached=result.tokens_cached)
 
 
 def keyed_items(judge: PointwiseJudge, items: list[GradeItem]) -> dict[str, GradeItem]:

@@ -123,6 +123,8 @@ def load_config(source: str | Path | dict) -> RunConfig:
             judge[key] = str(_resolve(judge[key], base))
     if isinstance(judge.get("template"), str) and judge["template"].endswith(".j2"):
         judge["template"] = str(_resolve(judge["template"], base))
+    if isinstance(judge.get("prices"), dict) and judge["prices"].get("file") is not None:
+        judge["prices"] = {**judge["prices"], "file": str(_resolve(judge["prices"]["file"], base))}
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
         references=_resolve(data.get("references"), base), turns=data.get("turns"),
