@@ -115,3 +115,22 @@ def test_cached_tokens_from_a_real_server_are_stored_per_game_and_priced_at_the_
         assert cost == pytest.approx(prices.cost(n_in, n_out, cached_in=n_cached))
     assert result.tokens_cached == sum(r[2] for r in rows) and result.cost < prices.cost(
         sum(r[0] for r in rows), sum(r[1] for r in rows))
+
+
+def test_a_dry_run_prices_the_games_live_with_the_expected_cache_and_by_batch(tmp_path):
+    from judgewise.judges.estimate import estimate_run
+    from judgewise.store.judgments import JudgmentStore
+
+    question = "Summarise this text. " + "lorem ipsum dolor sit amet " * 200
+    comps = [Comparison(f"p{p}", f"{p} {question}", a, b, f"{a} answers.", f"{b} answers.") for p in range(2)
+             for a, b in (("m1", "m2"), ("m1", "m3"), ("m2", "m3"))]
+    prices = Prices(input_per_mtok=2.0, output_per_mtok=8.0, cached_input_per_mtok=0.5, source="test prices")
+    with FaultServer(prompt_cache=True) as srv, JudgmentStore(tmp_path / "s.sqlite") as store:
+        est = estimate_run(comps, llm_judge(srv.url, prices=prices), store)
+        assert sum(srv.requests.values()) == 0
+    # 12 games on 2 prompts: every game but each prompt's first finds its system prompt and instruction cached
+    assert 0 < est.tokens_cached < est.tokens_in * 10 / 12
+    assert est.cost_cached == pytest.approx(prices.cost(est.tokens_in, est.tokens_out, cached_in=est.tokens_cached))
+    assert est.cost_batch == pytest.approx(est.cost_cached / 2) and est.cost_cached < est.cost
+    line = est.line()
+    assert f"~${est.cost_batch:.4f} by batch [prices: test prices]" in line and "with the prompt cache" in line

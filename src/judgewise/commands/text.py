@@ -131,6 +131,15 @@ def _all_pairs(trust: dict) -> str:
             f"{trust['all_pairs_both_orders_calls']:,} in both orders)")
 
 
+def _billed(trust: dict) -> str:
+    """How the trust block's cost was billed (prompt tokens read from the cache) and what a batch would cost."""
+    if not trust.get("cost"):
+        return ""
+    cached = trust.get("billed_tokens_cached") or 0
+    share = f"{cached:,} of {trust.get('billed_tokens_in', 0):,} prompt tokens from the prompt cache, " if cached else ""
+    return f" as billed ({share}from the usage the API returned; by batch ~${trust.get('cost_if_batch', 0):.4f})"
+
+
 def trust_lines(result) -> list[str]:
     """An :class:`~judgewise.pipeline.evaluation.EvaluateResult`'s trust block: the stop, expected τ, calls, biases."""
     t = result.trust
@@ -140,7 +149,7 @@ def trust_lines(result) -> list[str]:
              f"posterior-expected Kendall τ at the stop: {tau} (exact under the Laplace approximation of the ridge "
              f"BT fit, l2 = {t['bt_l2']:g}; it assumes the judge's verdicts follow BT, not that the judge is right)",
              f"calls: {t['calls']:,} of {_all_pairs(t)}; paid by this run: {t['paid_calls_this_run']:,}; failed: "
-             f"{t['failed']:,}; cost ${t['cost']:.4f}; {t['rounds']} rounds"]
+             f"{t['failed']:,}; cost ${t['cost']:.4f}{_billed(t)}; {t['rounds']} rounds"]
     for key, what in (("swap_consistency", "swap consistency (both orders name the same winner)"),
                       ("position_bias_first_shown_wins", "position bias: P(first shown wins)")):
         p = t.get(key)
