@@ -36,6 +36,12 @@ or more, in 128-token blocks, sent by a request at most ``--window`` requests ea
 of 3 s in flight). That a batch's requests hit the cache by the same rule is an assumption: OpenAI prices cached
 input in batches but does not document the order it runs a batch's lines in.
 
+Result (half B, 5 seeds, 601 s wall on 2 cores shared with other jobs, load ≈ 12; calls are the mean to τ ≥ 0.9):
+AlpacaEval's design 3,427 calls, $7.07 live (12.5% of prompt tokens cached in alpaca_eval's order), $2.93 batch +
+cache (32.4% cached); Arena-Hard-style 6,854 calls, $14.23 / $6.79; tournament 742 calls, $1.33 / $0.66; judgewise's
+default evaluate 812 calls, $1.35 / $0.68 (0.1% cached: the adaptive design's rounds spread over prompts).
+``ratio_vs_alpacaeval=0.096`` (0.231 against AlpacaEval's design with batch + cache too).
+
 Run: ``.venv/bin/python benchmarks/cost_to_target.py ../shared/data/alpacaeval [--seeds 5] [--half B]``.
 Last line: ``usd_alpacaeval_design=… usd_arenahard_design=… usd_judgewise=… usd_judgewise_batch=…
 ratio_vs_alpacaeval=…`` (live dollars, judgewise's batch + cache dollars, and the ratio of the latter to AlpacaEval's
