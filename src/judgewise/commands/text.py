@@ -136,7 +136,8 @@ def _billed(trust: dict) -> str:
     if not trust.get("cost"):
         return ""
     cached = trust.get("billed_tokens_cached") or 0
-    share = f"{cached:,} of {trust.get('billed_tokens_in', 0):,} prompt tokens from the prompt cache, " if cached else ""
+    share = (f"{cached:,} of {trust.get('billed_tokens_in', 0):,} prompt tokens from the prompt cache, " if cached
+             else "")
     return f" as billed ({share}from the usage the API returned; by batch ~${trust.get('cost_if_batch', 0):.4f})"
 
 

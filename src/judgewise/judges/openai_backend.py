@@ -75,8 +75,9 @@ class OpenAIBackend:
     The per-call timeout is the scheduler's (``limits.timeout_s``); ``timeout_s`` here is only the HTTP
     client's own (connect and answer; default 5 s and 600 s as the ``openai`` client's), so that it never cuts a
     call short first. ``prices`` default to the shipped price table's for ``model`` (:mod:`judgewise.judges.prices`;
-    zero for a model it does not name). ``base_urls`` default to ``OPENAI_BASE_URL`` or OpenAI's own. ``max_answer_mb`` caps each
-    answer's body (as sent and as decoded; default 8 MB): a larger one is refused while it is read.
+    zero for a model it does not name). ``base_urls`` default to ``OPENAI_BASE_URL`` or OpenAI's own.
+    ``max_answer_mb`` caps each answer's body (as sent and as decoded; default 8 MB): a larger one is refused while
+    it is read.
     """
 
     def __init__(self, model: str, *, base_urls: list[str] | str | None = None, api_key_env: str | None = None,

@@ -188,8 +188,8 @@ class GradingPlan:
         turns = f" ({self.max_turn} turns each at most)" if self.max_turn > 1 else ""
         return (f"{plan_label(dry_run)} {e.calls} calls for {self.grades} single-answer grades of {models} on "
                 f"{self.n_prompts} prompts{turns} ({self.cached} already stored); ~{e.tokens_in:,} tokens in, "
-                f"~{e.tokens_out:,} out; ~${e.cost:.4f}{e.cost_note()}; ~{e.seconds:.0f}s ({e.basis}); a grade without a rating is "
-                "re-asked once")
+                f"~{e.tokens_out:,} out; ~${e.cost:.4f}{e.cost_note()}; ~{e.seconds:.0f}s ({e.basis}); a grade without "
+                "a rating is re-asked once")
 
 
 def plan_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStoreLike, *,

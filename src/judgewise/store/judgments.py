@@ -47,7 +47,8 @@ from judgewise.store.sqlite import (SQLITE_HEADER, connect_readonly, file_head, 
 log = logging.getLogger(__name__)
 
 DEFAULT_STORE = "judgewise-store.sqlite"
-SCHEMA_VERSION = 3  # 2: pointwise grades (mode, score, turn); 3: tokens_cached. An older store is migrated on opening to write
+SCHEMA_VERSION = 3  # 2: pointwise grades (mode, score, turn); 3: tokens_cached. An older store is migrated when
+# written to (read as it is)
 STORE_TABLES = {"games", "claims", "meta"}  # what makes a SQLite file a judgewise store
 
 GAME_COLUMNS = (
