@@ -260,8 +260,9 @@ def lc_line(info: dict) -> str:
 
 def store_stats_lines(s: dict) -> list[str]:
     """A store's :meth:`JudgmentStore.stats`: totals, then per judge, per model and per failure reason."""
+    cached = f" ({s['tokens_cached']:,} cached)" if s.get("tokens_cached") else ""
     lines = [f"{s['store']}: {s['games']} games, {s['ok']} ok, {s['failed']} failed, {s['calls']} calls, "
-             f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}"]
+             f"{s['tokens_in']:,} tokens in{cached} / {s['tokens_out']:,} out, ${s['cost']:.4f}"]
     if s.get("in_flight_claims") or s.get("queued"):  # a run (or workers, PostgreSQL) judging it now
         lines.append(f"  in flight: {s.get('in_flight_claims', 0)} claimed games"
                      + (f", {s['queued']} games queued for workers" if "queued" in s else ""))
