@@ -134,3 +134,26 @@ def test_a_dry_run_prices_the_games_live_with_the_expected_cache_and_by_batch(tm
     assert est.cost_batch == pytest.approx(est.cost_cached / 2) and est.cost_cached < est.cost
     line = est.line()
     assert f"~${est.cost_batch:.4f} by batch [prices: test prices]" in line and "with the prompt cache" in line
+
+
+def test_evaluate_reports_the_cost_as_billed_with_cached_tokens_and_by_batch(tmp_path):
+    import json
+
+    from tests.support import cli_json
+    from tests.support.judging import write_config
+
+    models = ["m1", "m2", "m3"]
+    with FaultServer(prompt_cache=True) as srv:
+        config = write_config(tmp_path, srv.url, n_prompts=4, models=models, limits={"concurrency": 1},
+                              judge={"prices": {"input_per_mtok": 2.0, "cached_input_per_mtok": 0.5,
+                                                "output_per_mtok": 8.0, "batch_discount": 0.5}})
+        long_instruction = "Explain this. " + "lorem ipsum dolor sit amet " * 200  # > 1,024 tokens
+        rows = [json.loads(line) for line in (tmp_path / "responses.jsonl").read_text().splitlines()]
+        (tmp_path / "responses.jsonl").write_text("".join(
+            json.dumps({**r, "instruction": f"{r['prompt_id']} {long_instruction}"}) + "\n" for r in rows))
+        out = cli_json("evaluate", "-c", str(config), "--json", "--bootstrap", "20", cwd=tmp_path, timeout=300)
+    trust = out["trust"]
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        cached, cost = db.execute("SELECT SUM(tokens_cached), SUM(cost) FROM games").fetchone()
+    assert trust["billed_tokens_cached"] == cached > 0 and trust["cost"] == pytest.approx(cost, abs=1e-6)
+    assert trust["cost_if_batch"] == pytest.approx(trust["cost"] / 2, abs=1e-6)
