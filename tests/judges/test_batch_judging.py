@@ -257,9 +257,9 @@ def test_pointwise_grades_go_through_batches_too(tmp_path):
 def test_a_batch_call_costs_the_discounted_live_price():
     from judgewise.judges.openai_backend import Prices
 
-    prices = Prices(input_per_mtok=2.0, output_per_mtok=8.0, batch_discount=0.4)
+    prices = Prices(input_per_mtok=2.0, output_per_mtok=8.0, batch_discount=0.4)  # 40% off
     assert prices.cost(1000, 500) == (1000 * 2.0 + 500 * 8.0) / 1e6
-    assert abs(prices.cost(1000, 500, batch=True) - 0.4 * prices.cost(1000, 500)) < 1e-15
+    assert abs(prices.cost(1000, 500, batch=True) - 0.6 * prices.cost(1000, 500)) < 1e-15
 
 
 def test_generate_sends_each_turn_as_one_batch(tmp_path):

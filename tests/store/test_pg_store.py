@@ -127,12 +127,13 @@ def test_a_store_of_a_newer_schema_version_is_refused_with_a_clear_error(pg_url,
 
 def test_migration_steps_after_the_stored_version_are_taken_once(pg_url, pg_server, monkeypatch):
     PgJudgmentStore(pg_url).close()
+    nxt = sqlite_store.SCHEMA_VERSION + 1
     for module in (pg_store, sqlite_store):
-        monkeypatch.setattr(module, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(sqlite_store.MIGRATIONS, 3, ("ALTER TABLE games ADD COLUMN reviewer TEXT",))
-    for _ in range(2):  # the second opening finds version 3: nothing to do
+        monkeypatch.setattr(module, "SCHEMA_VERSION", nxt)
+    monkeypatch.setitem(sqlite_store.MIGRATIONS, nxt, ("ALTER TABLE games ADD COLUMN reviewer TEXT",))
+    for _ in range(2):  # the second opening finds the new version: nothing to do
         PgJudgmentStore(pg_url).close()
-    assert pg_server.sql(pg_url, "SELECT value FROM meta WHERE name = 'schema_version'") == [("3",)]
+    assert pg_server.sql(pg_url, "SELECT value FROM meta WHERE name = 'schema_version'") == [(str(nxt),)]
     assert pg_server.sql(pg_url, "SELECT column_name FROM information_schema.columns WHERE table_schema = "
                                  "'judgewise' AND table_name = 'games' AND column_name = 'reviewer'") == [("reviewer",)]
 

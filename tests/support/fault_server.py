@@ -73,7 +73,7 @@ class FaultServer:
                  retry_after_s: float = 0.05, hang_s: float = 5.0, model: str = "judge-model",
                  api_key: str | None = None, reflect_auth: bool = False, answer=default_answer, fault_fn=None,
                  candidates=None, reflect_auth_in_answer: bool = False, threaded: bool = True,
-                 flood_bytes: int = FLOOD_BYTES):
+                 flood_bytes: int = FLOOD_BYTES, prompt_cache: bool = False):
         unknown = set(rates or {}) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown fault kinds {unknown}; known: {FAULTS}")
@@ -81,6 +81,10 @@ class FaultServer:
         self.model, self.api_key, self.reflect_auth, self.answer = model, api_key, reflect_auth, answer
         self.reflect_auth_in_answer = reflect_auth_in_answer  # echo the Authorization header in every answer
         self.flood_bytes = flood_bytes  # decoded size of the bombs, size of the floods and of huge_json
+        # prompt_cache: report usage.prompt_tokens_details.cached_tokens by OpenAI's documented rule (a prompt of
+        # 1,024 tokens or more; its prefix cached in blocks of 128 tokens once a request sent it); a token here is
+        # 4 characters of the messages' contents, as prompt_tokens counts them
+        self.prompt_cache, self._cached_blocks = prompt_cache, set()
         self.success_times: list[tuple[float, str]] = []  # (time.time(), request key) of each 200 delivered
         self.fault_fn = fault_fn  # optional (messages, times this request was seen before) -> fault kind | None
         self.requests: Counter[str] = Counter()  # request key -> requests received (any outcome)
@@ -402,7 +406,7 @@ def hostile_values(fault: str | None, data: str, text: str) -> str:
         return data.replace(json.dumps(text)[1:-1], json.dumps(text)[1:-1] + " \\u0000 after a NUL", 1)
     if fault in ("usage_400_digits", "usage_2_63"):
         big = "9" * 400 if fault == "usage_400_digits" else str(2**63)
-        return re.sub(r'"(prompt_tokens|completion_tokens|total_tokens)": \d+', rf'"\1": {big}', data)
+        return re.sub(r'"(prompt_tokens|completion_tokens|total_tokens|cached_tokens)": \d+', rf'"\1": {big}', data)
     if fault in ("logprobs_800", "logprobs_minus_1000"):
         value = "800" if fault == "logprobs_800" else "-1000"
         return re.sub(r'"logprob": -?[0-9.e+-]+', f'"logprob": {value}', data)
@@ -482,13 +486,32 @@ def bomb(kind: str, size: int) -> bytes:
     return out
 
 
+CACHE_MIN_TOKENS, CACHE_BLOCK_TOKENS = 1024, 128  # OpenAI's prompt caching rule (platform docs, "Prompt caching")
+
+
+def cached_tokens(server: FaultServer, prompt: str) -> int:
+    """Prompt tokens (4 characters each) read from the simulated prompt cache: the longest run of 128-token blocks
+    from the start that an earlier request sent, when it is 1,024 tokens or more (else 0); this request's blocks are
+    cached for the next ones."""
+    n_blocks = len(prompt) // 4 // CACHE_BLOCK_TOKENS
+    if not server.prompt_cache or len(prompt) // 4 < CACHE_MIN_TOKENS:
+        return 0
+    prefixes = [hash(prompt[:(k + 1) * CACHE_BLOCK_TOKENS * 4]) for k in range(n_blocks)]
+    with server._lock:
+        hit = next((k for k, h in enumerate(prefixes) if h not in server._cached_blocks), n_blocks)
+        server._cached_blocks.update(prefixes)
+    return hit * CACHE_BLOCK_TOKENS if hit * CACHE_BLOCK_TOKENS >= CACHE_MIN_TOKENS else 0
+
+
 def _completion(server: FaultServer, body: dict, messages: list, text: str) -> dict:
-    n_in = sum(len(str(m.get("content", ""))) for m in messages) // 4
+    prompt = "".join(str(m.get("content", "")) for m in messages)
+    n_in = len(prompt) // 4
     resp = {"id": "cmpl-fault", "object": "chat.completion", "created": int(time.time()), "model": server.model,
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                          "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": n_in, "completion_tokens": len(text) // 4 + 1,
-                      "total_tokens": n_in + len(text) // 4 + 1}}
+                      "total_tokens": n_in + len(text) // 4 + 1,
+                      "prompt_tokens_details": {"cached_tokens": cached_tokens(server, prompt)}}}
     if body.get("logprobs"):
         resp["choices"][0]["logprobs"] = {"content": _logprobs(text, server.candidates)}
     return resp

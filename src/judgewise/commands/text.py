@@ -22,8 +22,9 @@ if TYPE_CHECKING:  # the CLI imports this module for every command: no pandas at
 
 def call_totals(s: dict) -> str:
     """What a run paid: calls, retries, tokens, cost and time (the judge, grade and generate summaries)."""
-    return (f"{s['calls_made']} calls, {s['retries']} retries, {s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, "
-            f"${s['cost']:.4f}, {s['elapsed_s']:.1f}s")
+    cached = f" ({s['tokens_cached']:,} cached)" if s.get("tokens_cached") else ""
+    return (f"{s['calls_made']} calls, {s['retries']} retries, {s['tokens_in']:,} tokens in{cached} / "
+            f"{s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s")
 
 
 def batch_line(b: dict) -> str:
@@ -144,6 +145,16 @@ def _all_pairs(trust: dict) -> str:
             f"{trust['all_pairs_both_orders_calls']:,} in both orders)")
 
 
+def _billed(trust: dict) -> str:
+    """How the trust block's cost was billed (prompt tokens read from the cache) and what a batch would cost."""
+    if not trust.get("cost"):
+        return ""
+    cached = trust.get("billed_tokens_cached") or 0
+    share = (f"{cached:,} of {trust.get('billed_tokens_in', 0):,} prompt tokens from the prompt cache, " if cached
+             else "")
+    return f" as billed ({share}from the usage the API returned; by batch ~${trust.get('cost_if_batch', 0):.4f})"
+
+
 def trust_lines(result) -> list[str]:
     """An :class:`~judgewise.pipeline.evaluation.EvaluateResult`'s trust block: the stop, expected τ, calls, biases."""
     t = result.trust
@@ -153,7 +164,7 @@ def trust_lines(result) -> list[str]:
              f"posterior-expected Kendall τ at the stop: {tau} (exact under the Laplace approximation of the ridge "
              f"BT fit, l2 = {t['bt_l2']:g}; it assumes the judge's verdicts follow BT, not that the judge is right)",
              f"calls: {t['calls']:,} of {_all_pairs(t)}; paid by this run: {t['paid_calls_this_run']:,}; failed: "
-             f"{t['failed']:,}; cost ${t['cost']:.4f}; {t['rounds']} rounds"]
+             f"{t['failed']:,}; cost ${t['cost']:.4f}{_billed(t)}; {t['rounds']} rounds"]
     for key, what in (("swap_consistency", "swap consistency (both orders name the same winner)"),
                       ("position_bias_first_shown_wins", "position bias: P(first shown wins)")):
         p = t.get(key)
@@ -263,8 +274,9 @@ def lc_line(info: dict) -> str:
 
 def store_stats_lines(s: dict) -> list[str]:
     """A store's :meth:`JudgmentStore.stats`: totals, then per judge, per model and per failure reason."""
+    cached = f" ({s['tokens_cached']:,} cached)" if s.get("tokens_cached") else ""
     lines = [f"{s['store']}: {s['games']} games, {s['ok']} ok, {s['failed']} failed, {s['calls']} calls, "
-             f"{s['tokens_in']:,} tokens in / {s['tokens_out']:,} out, ${s['cost']:.4f}"]
+             f"{s['tokens_in']:,} tokens in{cached} / {s['tokens_out']:,} out, ${s['cost']:.4f}"]
     if s.get("in_flight_claims") or s.get("queued"):  # a run (or workers, PostgreSQL) judging it now
         lines.append(f"  in flight: {s.get('in_flight_claims', 0)} claimed games"
                      + (f", {s['queued']} games queued for workers" if "queued" in s else ""))

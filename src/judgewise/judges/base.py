@@ -69,6 +69,7 @@ class Completion:
     tokens_out: int = 0
     latency_s: float = 0.0
     cost: float = 0.0
+    tokens_cached: int = 0  # of tokens_in, read from the server's prompt cache (billed at the cached-input price)
     # token -> logprob of the candidates at the verdict position, when the backend returns logprobs
     top_logprobs: list[dict[str, float]] | None = None
     raw: dict[str, Any] = field(default_factory=dict)
@@ -176,6 +177,7 @@ class JudgeResult:
     latency_s: float = 0.0
     cost: float = 0.0
     n_calls: int = 1  # 2 when the judge was re-asked for a verdict
+    tokens_cached: int = 0  # of tokens_in, read from the prompt cache
 
 
 @runtime_checkable

@@ -260,11 +260,14 @@ class _Section(BaseModel):
 
 
 class Prices(_Section):
-    """``judge.prices``: dollars per million tokens."""
+    """``judge.prices``: dollars per million tokens (over the shipped price table's, :mod:`judgewise.judges.prices`),
+    the batch discount, and ``file``: a user's price table overriding the shipped one."""
 
     input_per_mtok: Money = None
+    cached_input_per_mtok: Money = None
     output_per_mtok: Money = None
-    batch_discount: Share = None  # the share of the price a batch call is billed (default 0.5)
+    batch_discount: Share = None  # the share of the price a batch API takes off (default 0.5)
+    file: PathText = None
 
 
 class JudgeSection(_Section):

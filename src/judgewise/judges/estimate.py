@@ -6,6 +6,11 @@ some, otherwise from the config's ``expected_latency_s`` / ``expected_tokens_out
 ``expected_latency_s`` (the embedded judge's is measured), else :data:`DEFAULT_LATENCY_S`. Time is the slowest of
 concurrency (capped by the backend's ``max_concurrency``: the embedded judge answers one call at a time),
 requests/min and tokens/min.
+
+Cost comes from the backend's prices (:mod:`judgewise.judges.prices`: the shipped table, a user file,
+``judge.prices``): live, live with the prompt cache (the tokens OpenAI's cache rule,
+:mod:`judgewise.judges.prompt_cache`, serves for the new games in the order the run sends them), and through a batch
+API (the batch discount, with the same cache share).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 from judgewise.judges.base import Comparison, Game, Judge
 from judgewise.judges.limits import RateLimits
+from judgewise.judges.prompt_cache import cached_tokens_in_order, text_segments
 from judgewise.judges.runner import canonical_json, game_key, plan_games
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.store.protocol import JudgmentStoreLike
@@ -40,6 +46,10 @@ class Estimate:
     cost: float
     seconds: float
     basis: str  # where output tokens and latency came from
+    tokens_cached: int = 0  # of tokens_in, expected from the prompt cache (OpenAI's rule, in the run's order)
+    cost_cached: float = 0.0  # live, with those tokens at the cached-input price
+    cost_batch: float = 0.0  # through a batch API, with the same cached tokens
+    prices: str = ""  # where the prices come from
 
     def as_dict(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -47,7 +57,15 @@ class Estimate:
     def line(self, dry_run: bool = True) -> str:
         return (f"{plan_label(dry_run)} {self.calls} calls for {self.games} games ({self.cached} already stored) from "
                 f"{self.comparisons} comparisons; ~{self.tokens_in:,} tokens in, ~{self.tokens_out:,} out; "
-                f"~${self.cost:.4f}; ~{self.seconds:.0f}s ({self.basis})")
+                f"~${self.cost:.4f}{self.cost_note()}; ~{self.seconds:.0f}s ({self.basis})")
+
+    def cost_note(self) -> str:
+        """Live with the prompt cache and by batch, and the prices' source, when there is a price."""
+        if self.cost <= 0:
+            return ""
+        share = self.tokens_cached / self.tokens_in if self.tokens_in else 0.0
+        return (f" live, ~${self.cost_cached:.4f} with the prompt cache ({share:.0%} of prompt tokens cached), "
+                f"~${self.cost_batch:.4f} by batch [prices: {self.prices}]")
 
 
 def _prompt_tokens(judge: Judge, game: Game) -> int:
@@ -78,15 +96,32 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
     new = [g for k, g in keyed.items() if k not in done or (retry_failed and done[k] == "failed")]
     calls_model = getattr(judge, "backend", None) is not None
     tokens_in = sum(_prompt_tokens(judge, g) for g in new) if calls_model else 0
+    share = cache_share(judge, new) if calls_model else 0.0
     return costed_estimate(judge, store, len(comparisons), len(keyed), len(keyed) - len(new), len(new), tokens_in,
-                   concurrency, limits, expected_tokens_out, expected_latency_s)
+                           concurrency, limits, expected_tokens_out, expected_latency_s, cached_share=share)
+
+
+def cache_share(judge: Judge, games: list[Game]) -> float:
+    """The share of the prompt tokens of ``games``, sent in this order, that OpenAI's prompt cache rule serves
+    (:mod:`judgewise.judges.prompt_cache`); 0 for a judge without a pairwise template."""
+    template = getattr(judge, "template", None)
+    if template is None or not hasattr(template, "pairwise_messages") or not games:
+        return 0.0
+    prompts = []
+    for g in games:
+        c, (first, second) = g.comparison, g.shown
+        turns = {"turns": g.shown_turns()} if c.turns else {}
+        prompts.append(text_segments(template.pairwise_messages(c.prompt, first, second, c.reference, **turns)))
+    total = sum(n for segments in prompts for _, n in segments)
+    return sum(cached_tokens_in_order(prompts)) / total if total else 0.0
 
 
 def costed_estimate(judge: Judge, store: JudgmentStoreLike, comparisons: int, games: int, cached: int, calls: int,
             tokens_in: int, concurrency: int, limits: RateLimits | None, expected_tokens_out: int | None,
-            expected_latency_s: float | None) -> Estimate:
-    """The estimate of ``calls`` calls reading ``tokens_in`` prompt tokens: output tokens, cost and time. A judge
-    with no model behind it (the simulated judge) makes its calls, as the run counts them, in no time and tokens."""
+            expected_latency_s: float | None, *, cached_share: float = 0.0) -> Estimate:
+    """The estimate of ``calls`` calls reading ``tokens_in`` prompt tokens (``cached_share`` of them expected from
+    the prompt cache): output tokens, cost (live, cached, batch) and time. A judge with no model behind it (the
+    simulated judge) makes its calls, as the run counts them, in no time and tokens."""
     backend = getattr(judge, "backend", None)
     if backend is None:
         return Estimate(comparisons=comparisons, games=games, cached=cached, calls=calls, tokens_in=0, tokens_out=0,
@@ -98,7 +133,9 @@ def costed_estimate(judge: Judge, store: JudgmentStoreLike, comparisons: int, ga
     out_per_call, latency, n_hist = history or (expected_tokens_out or min(cap, 512), expected_latency_s, 0)
     tokens_out = int(out_per_call * calls)
     prices = getattr(backend, "prices", None)
-    cost = prices.cost(tokens_in, tokens_out) if prices is not None else 0.0
+    tokens_cached = int(tokens_in * cached_share)
+    costs = [prices.cost(tokens_in, tokens_out, cached_in=cached, batch=batch) if prices is not None else 0.0
+             for cached, batch in ((0, False), (tokens_cached, False), (tokens_cached, True))]
     limits = limits or RateLimits()
     in_flight = max(1, min(concurrency, getattr(backend, "max_concurrency", None) or concurrency))
     seconds = max([calls * latency / in_flight]
@@ -108,8 +145,9 @@ def costed_estimate(judge: Judge, store: JudgmentStoreLike, comparisons: int, ga
              f"assuming {out_per_call} output tokens and {latency:g}s per call")
     if in_flight < concurrency:
         basis += f", {in_flight} call at a time" if in_flight == 1 else f", {in_flight} calls at a time"
-    return Estimate(comparisons=comparisons, games=games, cached=cached, calls=calls,
-                    tokens_in=tokens_in, tokens_out=tokens_out, cost=cost, seconds=seconds, basis=basis)
+    return Estimate(comparisons=comparisons, games=games, cached=cached, calls=calls, tokens_in=tokens_in,
+                    tokens_out=tokens_out, cost=costs[0], seconds=seconds, basis=basis, tokens_cached=tokens_cached,
+                    cost_cached=costs[1], cost_batch=costs[2], prices=getattr(prices, "source", "") or "")
 
 
 def estimate_upper_bound(sample: list[Comparison], comparisons: int, games: int, judge: Judge,
@@ -121,4 +159,4 @@ def estimate_upper_bound(sample: list[Comparison], comparisons: int, games: int,
     played = plan_games(sample, orders="one")
     per_game = sum(_prompt_tokens(judge, g) for g in played) / max(1, len(played))
     return costed_estimate(judge, store, comparisons, games, 0, games, int(per_game * games), concurrency, limits,
-                   expected_tokens_out, expected_latency_s)
+                           expected_tokens_out, expected_latency_s, cached_share=cache_share(judge, played))

@@ -30,18 +30,20 @@ class _Exchange:
     tokens_out: int = 0
     latency_s: float = 0.0
     cost: float = 0.0
+    tokens_cached: int = 0
 
     def add(self, completion: Completion) -> None:
         self.texts.append(completion.text or "")
         self.tokens_in += completion.tokens_in
         self.tokens_out += completion.tokens_out
+        self.tokens_cached += completion.tokens_cached
         self.latency_s += completion.latency_s
         self.cost += completion.cost
 
     def result(self, verdict, error: str | None = None) -> JudgeResult:
         return JudgeResult(verdict=verdict, raw=REASK_SEPARATOR.join(self.texts), error=error,
                            tokens_in=self.tokens_in, tokens_out=self.tokens_out, latency_s=self.latency_s,
-                           cost=self.cost, n_calls=max(1, len(self.texts)))
+                           cost=self.cost, n_calls=max(1, len(self.texts)), tokens_cached=self.tokens_cached)
 
 
 class LLMJudge:

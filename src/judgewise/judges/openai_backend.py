@@ -40,6 +40,7 @@ from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallErro
 from judgewise.redaction import register_secret, scrub
 from judgewise.judges.http11 import MAX_ANSWER_MB, AnswerTooLarge, Endpoint, HTTPError, ReadTimeout
 from judgewise.judges.llm_judge import PromptTooLongError
+from judgewise.judges.prices import MAX_TOKEN_COUNT, Prices, resolve_prices  # Prices: also importable from here
 
 log = logging.getLogger(__name__)
 
@@ -47,28 +48,10 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"  # as the openai client: unless O
 CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 5.0, 600.0  # the openai client's defaults, when timeout_s is not given
 NO_KEY = "sk-no-key-required"  # what local servers (vLLM, llama.cpp, Ollama) accept when none is configured
 RETRYABLE_STATUS = {408, 409, 425, 429}
-MAX_TOKEN_COUNT = 10**9  # tokens in one call's usage beyond any context window: a count above it is refused
 # A 400 for a prompt longer than the model's context (OpenAI, vLLM, llama.cpp server wordings): a failed game,
 # not a reason to stop the run.
 TOO_LONG = re.compile(r"context_length_exceeded|maximum context length|exceeds? the available context|"
                       r"context (?:size|window) (?:exceeded|is too small)", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Prices:
-    """Dollars per million tokens, prompt and completion; a call of a batch (OpenAI's Batch API) is billed at
-    ``batch_discount`` of that (0.5: half)."""
-
-    input_per_mtok: float = 0.0
-    output_per_mtok: float = 0.0
-    batch_discount: float = 0.5
-
-    def cost(self, tokens_in: int, tokens_out: int, *, batch: bool = False) -> float:
-        """Dollars for a call (``batch``: one answered in a batch); counts are clamped to [0, MAX_TOKEN_COUNT] (a
-        hostile count never overflows)."""
-        n_in, n_out = (min(max(n, 0), MAX_TOKEN_COUNT) for n in (tokens_in, tokens_out))
-        dollars = (n_in * self.input_per_mtok + n_out * self.output_per_mtok) / 1e6
-        return dollars * self.batch_discount if batch else dollars
 
 
 def _retry_after(headers) -> float | None:
@@ -91,8 +74,10 @@ class OpenAIBackend:
     The key comes from the environment variable ``api_key_env`` names, or ``api_key`` (Python only).
     The per-call timeout is the scheduler's (``limits.timeout_s``); ``timeout_s`` here is only the HTTP
     client's own (connect and answer; default 5 s and 600 s as the ``openai`` client's), so that it never cuts a
-    call short first. ``base_urls`` default to ``OPENAI_BASE_URL`` or OpenAI's own. ``max_answer_mb`` caps each
-    answer's body (as sent and as decoded; default 8 MB): a larger one is refused while it is read.
+    call short first. ``prices`` default to the shipped price table's for ``model`` (:mod:`judgewise.judges.prices`;
+    zero for a model it does not name). ``base_urls`` default to ``OPENAI_BASE_URL`` or OpenAI's own.
+    ``max_answer_mb`` caps each answer's body (as sent and as decoded; default 8 MB): a larger one is refused while
+    it is read.
     """
 
     def __init__(self, model: str, *, base_urls: list[str] | str | None = None, api_key_env: str | None = None,
@@ -102,7 +87,7 @@ class OpenAIBackend:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls or [None])
         if spread not in SPREADS:
             raise ConfigError(f'judge.spread: expected one of {sorted(SPREADS)}, found "{spread}"')
-        self.model, self.params, self.prices = model, dict(params or {}), prices or Prices()
+        self.model, self.params, self.prices = model, dict(params or {}), prices or resolve_prices(model)
         self.logprobs, self.top_logprobs, self.spread = logprobs, top_logprobs, spread
         register_secret(api_key)  # a key given directly (Python API) is scrubbed like one from the environment
         self._secret = (api_key or self._read_key(api_key_env) or "").strip() or None  # as a header carries it
@@ -231,8 +216,9 @@ class OpenAIBackend:
 
     def _completion(self, body: "ChatBody", latency: float, batch: bool = False) -> Completion:
         return Completion(text=body.text, tokens_in=body.tokens_in, tokens_out=body.tokens_out, latency_s=latency,
-                          cost=self.prices.cost(body.tokens_in, body.tokens_out, batch=batch),
-                          top_logprobs=body.top_logprobs,
+                          tokens_cached=body.tokens_cached, top_logprobs=body.top_logprobs,
+                          cost=self.prices.cost(body.tokens_in, body.tokens_out, cached_in=body.tokens_cached,
+                                                batch=batch),
                           raw={"finish_reason": body.finish_reason, "model": body.model})
 
     # -- through a proxy: the openai client --------------------------------------------------------------------------
@@ -323,6 +309,7 @@ class ChatBody:
     text: str
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0  # of tokens_in, read from the server's prompt cache (usage.prompt_tokens_details)
     finish_reason: str | None = None
     model: str | None = None
     top_logprobs: list[dict[str, float]] | None = None
@@ -345,7 +332,8 @@ def parse_chat_body(body: bytes) -> ChatBody:
 
     Kept lenient where today's servers differ and nothing is lost: ``choices`` empty or null, a null message
     or null content give an empty text (the judge then re-asks); missing or non-integer ``usage`` counts
-    0 tokens; unusable ``logprobs`` are dropped. Everything else that is not a chat completion is malformed.
+    0 tokens (``usage.prompt_tokens_details.cached_tokens`` likewise, and at most the prompt's count); unusable
+    ``logprobs`` are dropped. Everything else that is not a chat completion is malformed.
     """
     if not isinstance(body, (bytes, bytearray)):
         raise _malformed(f"expected a body of bytes, found {type(body).__name__}", str(body))
@@ -374,8 +362,11 @@ def parse_chat_body(body: bytes) -> ChatBody:
         raise _malformed(f"'choices[0].message.content' is {_kind(text)}, expected text", body)
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     finish, model = choice.get("finish_reason"), data.get("model")
-    return ChatBody(text=text or "", tokens_in=_count(usage, "prompt_tokens"),
-                    tokens_out=_count(usage, "completion_tokens"),
+    tokens_in = _count(usage, "prompt_tokens")
+    details = usage.get("prompt_tokens_details")
+    cached = _count(details, "cached_tokens", "usage.prompt_tokens_details") if isinstance(details, dict) else 0
+    return ChatBody(text=text or "", tokens_in=tokens_in, tokens_out=_count(usage, "completion_tokens"),
+                    tokens_cached=min(cached, tokens_in),
                     finish_reason=finish if isinstance(finish, str) else None,
                     model=model if isinstance(model, str) else None, top_logprobs=_top_logprobs(choice))
 
@@ -385,7 +376,7 @@ def _kind(value) -> str:
     return names.get(type(value), "number" if isinstance(value, (int, float)) else type(value).__name__)
 
 
-def _count(usage: dict, name: str) -> int:
+def _count(usage: dict, name: str, where: str = "usage") -> int:
     """The token count ``usage[name]``, or 0 when the server sent none or something that is not a non-negative
     integer; a count above :data:`MAX_TOKEN_COUNT` (a 400-digit number, 2**63) is refused: 0, with a warning."""
     value = usage.get(name)
@@ -393,7 +384,7 @@ def _count(usage: dict, name: str) -> int:
         return 0
     if value > MAX_TOKEN_COUNT:
         digits = f"{value.bit_length()}-bit number" if value.bit_length() > 64 else str(value)
-        log.warning("usage.%s = %s is beyond any call (more than %d tokens): refused, counted as 0", name, digits,
+        log.warning("%s.%s = %s is beyond any call (more than %d tokens): refused, counted as 0", where, name, digits,
                     MAX_TOKEN_COUNT)
         return 0
     return value

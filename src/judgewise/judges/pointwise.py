@@ -20,6 +20,7 @@ from judgewise.errors import ConfigError
 from judgewise.judges.base import JudgeResult
 from judgewise.judges.estimate import Estimate, costed_estimate, plan_label
 from judgewise.judges.llm_judge import NO_VERDICT_ERROR
+from judgewise.judges.prompt_cache import cached_tokens_in_order, text_segments
 from judgewise.judges.runner import (RunResult, RunSettings, arun_keyed, canonical_json, closing_backend, judge_name,
                                      template_name)
 from judgewise.judges.scheduler import estimate_tokens
@@ -150,7 +151,8 @@ def grade_record(key: str, item: GradeItem, identity: dict, result: JudgeResult)
         status="ok" if ok else "failed", raw=result.raw or "", label=v.label if v else None,
         score=score if ok else None, soft=v.soft if v else None, mode=POINTWISE, turn=item.turn,
         error=None if ok else (result.error or "judge returned no rating"), tokens_in=result.tokens_in,
-        tokens_out=result.tokens_out, latency_s=result.latency_s, cost=result.cost, n_calls=result.n_calls)
+        tokens_out=result.tokens_out, latency_s=result.latency_s, cost=result.cost, n_calls=result.n_calls,
+        tokens_cached=result.tokens_cached)
 
 
 def keyed_items(judge: PointwiseJudge, items: list[GradeItem]) -> dict[str, GradeItem]:
@@ -177,7 +179,8 @@ class GradingPlan:
     def as_dict(self) -> dict:
         e = self.estimate.as_dict()
         return {"mode": POINTWISE, "grades": self.grades, "cached": self.cached, "new": self.new,
-                **{k: e[k] for k in ("calls", "tokens_in", "tokens_out", "cost", "seconds", "basis")}}
+                **{k: e[k] for k in ("calls", "tokens_in", "tokens_out", "cost", "seconds", "basis", "tokens_cached",
+                                     "cost_cached", "cost_batch", "prices")}}
 
     def line(self, dry_run: bool = True) -> str:
         e = self.estimate
@@ -185,8 +188,8 @@ class GradingPlan:
         turns = f" ({self.max_turn} turns each at most)" if self.max_turn > 1 else ""
         return (f"{plan_label(dry_run)} {e.calls} calls for {self.grades} single-answer grades of {models} on "
                 f"{self.n_prompts} prompts{turns} ({self.cached} already stored); ~{e.tokens_in:,} tokens in, "
-                f"~{e.tokens_out:,} out; ~${e.cost:.4f}; ~{e.seconds:.0f}s ({e.basis}); a grade without a rating is "
-                "re-asked once")
+                f"~{e.tokens_out:,} out; ~${e.cost:.4f}{e.cost_note()}; ~{e.seconds:.0f}s ({e.basis}); a grade without "
+                "a rating is re-asked once")
 
 
 def plan_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStoreLike, *,
@@ -198,9 +201,13 @@ def plan_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentS
     stored = store.statuses(keyed)
     done = ("ok",) if retry_failed else ("ok", "failed")
     new = [item for key, item in keyed.items() if stored.get(key) not in done]
-    tokens_in = sum(estimate_tokens(judge.template.messages(**item.variables())) for item in new)
+    messages = [judge.template.messages(**item.variables()) for item in new]
+    tokens_in = sum(estimate_tokens(m) for m in messages)
+    segments = [text_segments(m) for m in messages]
+    total = sum(n for parts in segments for _, n in parts)
+    share = sum(cached_tokens_in_order(segments)) / total if total else 0.0
     estimate = costed_estimate(judge, store, len(items), len(keyed), len(keyed) - len(new), len(new), tokens_in,
-                               concurrency, limits, expected_tokens_out, expected_latency_s)
+                               concurrency, limits, expected_tokens_out, expected_latency_s, cached_share=share)
     return GradingPlan(len(keyed), len(keyed) - len(new), len({i.prompt_id for i in items}),
                        len({i.model for i in items}), max((i.turn for i in items), default=0), estimate)
 

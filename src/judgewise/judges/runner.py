@@ -100,7 +100,8 @@ def _coin(seed: int, c: Comparison) -> bool:
 
 
 def plan_games(comparisons: Iterable[Comparison], *, orders: str = "both", seed: int = 0) -> list[Game]:
-    """Both orders per comparison, or one order chosen by a seeded coin per (prompt, pair)."""
+    """Both orders per comparison, or one order chosen by a seeded coin per (prompt, pair); in the order the judge
+    API's prompt cache rewards (:func:`cache_order`)."""
     if orders not in ORDERS:
         raise ConfigError(f'orders: expected one of {list(ORDERS)}, found "{orders}"')
     games = []
@@ -109,7 +110,21 @@ def plan_games(comparisons: Iterable[Comparison], *, orders: str = "both", seed:
             games += [Game(c, swapped=False), Game(c, swapped=True)]
         else:
             games.append(Game(c, swapped=_coin(seed, c)))
-    return games
+    return cache_order(games)
+
+
+def cache_order(games: list[Game]) -> list[Game]:
+    """``games`` grouped for a prompt cache (OpenAI's caches a prompt's prefix, 1,024 tokens or more, for a few
+    minutes): a prompt's games together, and among them those showing the same answer first back to back, so that
+    they share the prefix system prompt → instruction → first answer (the templates put the shared parts first).
+    Stable: prompts, and first answers within a prompt, keep the order of their first game."""
+    prompts: dict[str, int] = {}
+    firsts: dict[tuple[str, str], int] = {}
+
+    def place(g: Game) -> tuple[int, int]:
+        prompt = g.comparison.prompt_id
+        return prompts.setdefault(prompt, len(prompts)), firsts.setdefault((prompt, g.first_model), len(firsts))
+    return sorted(games, key=place)
 
 
 # -- settings ---------------------------------------------------------------------------------------
@@ -167,6 +182,7 @@ class RunResult:
     batch_failed: int = 0  # batch lines failed (an error, a malformed answer, no line): sent live or batched again
     batch_expired: int = 0  # batch lines not run before their batch expired: sent live or batched again
     batch_unreadable: int = 0  # batch output lines not readable (the provider may have billed them: paid again)
+    tokens_cached: int = 0  # of tokens_in, read from the server's prompt cache (as its usage reported)
 
     def __repr__(self) -> str:
         """The counts, and the table by its size: ``asyncio.run`` formats the finished main task (and so its result)
@@ -222,7 +238,7 @@ class RunResult:
                 "retries": self.retries, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
                 "cost": round(self.cost, 6), "elapsed_s": round(self.elapsed_s, 3), "duplicates": self.duplicates,
                 "maybe_charged_timeouts": self.maybe_charged_timeouts, "reused_answers": self.reused_answers,
-                "by_others": self.by_others}
+                "by_others": self.by_others, "tokens_cached": self.tokens_cached}
 
     def summary(self) -> dict:
         """The counters and the judgments table's totals, JSON-ready (``judge --json``)."""
@@ -313,10 +329,11 @@ def _record(key: str, game: Game, identity: dict, result: JudgeResult, labels: d
         soft=view(v.soft if v else None, lambda x: 1.0 - x),
         error=None if ok else (result.error or "judge returned no verdict"),
         tokens_in=result.tokens_in, tokens_out=result.tokens_out, latency_s=result.latency_s,
-        cost=result.cost, n_calls=result.n_calls, turn=len(c.turns) or None)
+        cost=result.cost, n_calls=result.n_calls, turn=len(c.turns) or None, tokens_cached=result.tokens_cached)
 
 
-KEPT = {"status", "error", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at", "mode", "turn"}
+KEPT = {"status", "error", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at", "mode", "turn",
+        "tokens_cached"}
 
 
 def refused_record(rec, reason: str):
@@ -357,6 +374,7 @@ class _Run:
     judged: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0
     stop: BaseException | None = None
     busy: list = field(default_factory=list)
     record: Callable[[str, object, dict, JudgeResult], GameRecord] = None  # default: a game's record (_record)
@@ -443,6 +461,7 @@ class _Run:
         s.cost += rec.cost
         self.tokens_in += rec.tokens_in
         self.tokens_out += rec.tokens_out
+        self.tokens_cached += rec.tokens_cached
         if rec.status == "ok":
             self.judged += 1
         else:
@@ -678,7 +697,7 @@ def _result(run: _Run, store: ResultStore, keys, n_comp, n_games, scheduled, ela
         tokens_in=run.tokens_in, tokens_out=run.tokens_out, cost=s.cost, elapsed_s=elapsed,
         stopped=str(run.stop) if run.stop else None, duplicates=n_games - len(keys),
         maybe_charged_timeouts=scheduled.stats.maybe_charged_timeouts if scheduled is not None else 0,
-        reused_answers=reused)
+        reused_answers=reused, tokens_cached=run.tokens_cached)
 
 
 def _in_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

@@ -11,7 +11,8 @@ from judgewise.judges.base import Judge
 from judgewise.judges.config_schema import ENDPOINT_KEYS, backend_of
 from judgewise.judges.llm_judge import LLMJudge
 from judgewise.judges.local_backend import embedded_judge
-from judgewise.judges.openai_backend import OpenAIBackend, Prices
+from judgewise.judges.openai_backend import OpenAIBackend
+from judgewise.judges.prices import resolve_prices
 from judgewise.judges.replay import ReplayJudge
 from judgewise.judges.simulated import SimulatedJudge
 
@@ -23,7 +24,8 @@ def _openai_judge(cfg: dict) -> Judge:
     key_env = cfg.get("api_key_env", None if urls else "OPENAI_API_KEY")
     backend = OpenAIBackend(cfg["model"], base_urls=urls, api_key_env=key_env, params=cfg.get("params"),
                             logprobs=bool(cfg.get("logprobs", False)), top_logprobs=int(cfg.get("top_logprobs", 5)),
-                            prices=Prices(**cfg.get("prices", {})), spread=cfg.get("spread", "round_robin"),
+                            prices=resolve_prices(cfg["model"], cfg.get("prices")),
+                            spread=cfg.get("spread", "round_robin"),
                             name=cfg.get("name"), **answer_cap(cfg))
     return LLMJudge(backend, cfg.get("template", "arena_hard_5way"), use_grammar=bool(cfg.get("use_grammar")),
                     want_logprobs=bool(cfg.get("logprobs", False)), max_tokens=cfg.get("max_tokens"))

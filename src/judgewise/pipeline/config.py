@@ -17,7 +17,7 @@ Sections (only ``responses`` and ``judge`` are required)::
       template: arena_hard_5way         # registered name or a .j2 file
       mode: pairwise                    # or single: grade each answer alone (default: the template's kind)
       params: {temperature: 0}
-      prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}   # batch_discount: 0.5 (a batch call's share)
+      prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}   # batch_discount: 0.5 (taken off a batch call)
       batch: true                       # OpenAI's Batch API: half the price, answers within 24 h (judges.batch);
                                         # batch_poll_s: 30, batch_retry: live | batch, batch_max_rounds: 3
       # backend: local (the embedded Gemma 3 270M) takes template, use_grammar, max_tokens, model_path, n_threads
@@ -126,6 +126,8 @@ def load_config(source: str | Path | dict) -> RunConfig:
             judge[key] = str(_resolve(judge[key], base))
     if isinstance(judge.get("template"), str) and judge["template"].endswith(".j2"):
         judge["template"] = str(_resolve(judge["template"], base))
+    if isinstance(judge.get("prices"), dict) and judge["prices"].get("file") is not None:
+        judge["prices"] = {**judge["prices"], "file": str(_resolve(judge["prices"]["file"], base))}
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
         references=_resolve(data.get("references"), base), turns=data.get("turns"),

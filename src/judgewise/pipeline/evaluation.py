@@ -311,12 +311,24 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
            "failed": rounds.state.failed, "cost": round(rounds.state.cost, 6), "rounds": rounds.rounds,
            "bt_l2": l2, "swap_consistency": swap if swap and swap["n"] else None,
            "position_bias_first_shown_wins": position if position and position["n"] else None}
+    out.update(_billed(judgments, job, rounds.state.cost))
     if design == "anchor":
         out["anchor_informativeness"] = _anchor_informativeness(ok, design_options)
     if len(ok):
         out["judge_gaming"] = _gaming_flags(job, ok)
         out["power_at_observed_ties"] = power_at_observed_ties(ok, rounds)
     return out
+
+
+def _billed(judgments: pd.DataFrame, job: Job, cost: float) -> dict:
+    """What the games cost as billed (the usage the API returned: prompt tokens, those read from its prompt cache)
+    and what the same calls would cost through a batch API (the prices' batch discount)."""
+    sums = {k: int(judgments[k].fillna(0).sum()) if k in judgments.columns else 0
+            for k in ("tokens_in", "tokens_cached")}
+    prices = getattr(getattr(job.judge, "backend", None), "prices", None)
+    batch = cost * (1.0 - prices.batch_discount) if prices is not None else cost
+    return {"billed_tokens_in": sums["tokens_in"], "billed_tokens_cached": sums["tokens_cached"],
+            "cost_if_batch": round(batch, 6)}
 
 
 def _gaming_flags(job: Job, judged: pd.DataFrame) -> list[dict]:

@@ -48,7 +48,8 @@ from judgewise.store.generations import DEFAULT_GENERATION_STORE
 from judgewise.judges.generator import Generator
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.local_backend import LocalBackend
-from judgewise.judges.openai_backend import OpenAIBackend, Prices as EndpointPrices
+from judgewise.judges.openai_backend import OpenAIBackend
+from judgewise.judges.prices import resolve_prices
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.pipeline.backends import answer_cap
 from judgewise.registry import Registry
@@ -240,7 +241,7 @@ def _openai_backend(entry: dict):
                                                  else {})}
     return OpenAIBackend(entry["model"], base_urls=urls, api_key_env=entry.get("api_key_env", None if urls else
                                                                                 "OPENAI_API_KEY"),
-                         params=params, prices=EndpointPrices(**entry.get("prices", {})),
+                         params=params, prices=resolve_prices(entry["model"], entry.get("prices")),
                          spread=entry.get("spread", "round_robin"), **answer_cap(entry))
 
 

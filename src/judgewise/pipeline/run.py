@@ -59,7 +59,7 @@ class RoundsPlan:
         e = self.estimate
         if e is not None:
             text += (f"; upper bound (the design's budget, every game new): {e.calls} calls, ~{e.tokens_in:,} "
-                     f"tokens in, ~{e.tokens_out:,} out, ~${e.cost:.4f}, ~{e.seconds:.0f}s ({e.basis})")
+                     f"tokens in, ~{e.tokens_out:,} out, ~${e.cost:.4f}{e.cost_note()}, ~{e.seconds:.0f}s ({e.basis})")
         return text
 
 

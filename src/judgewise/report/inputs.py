@@ -127,6 +127,8 @@ def _store_summary(stats: dict, games: pd.DataFrame, meta: dict) -> dict:
     labels = {"calls": "Calls", "games": "Games", "ok": "Judged", "failed": "Failed", "tokens_in": "Tokens in",
               "tokens_out": "Tokens out", "cost": "Cost"}
     out = {label: stats[key] for key, label in labels.items()}
+    if stats.get("tokens_cached"):
+        out["Tokens in read from the prompt cache (as billed)"] = stats["tokens_cached"]
     if len(games):
         out["Judge time (s, summed call latency)"] = round(float(games["latency_s"].sum()), 3)
         out["Wall time (s, first to last stored call)"] = round(float(games["created_at"].max()

@@ -51,21 +51,24 @@ from judgewise.store.sqlite import (SQLITE_HEADER, connect_readonly, file_head, 
 log = logging.getLogger(__name__)
 
 DEFAULT_STORE = "judgewise-store.sqlite"
-SCHEMA_VERSION = 2  # 2: pointwise grades (mode, score, turn); a version-1 store is migrated on opening to write
+SCHEMA_VERSION = 3  # 2: pointwise grades (mode, score, turn); 3: tokens_cached. An older store is migrated when
+# written to (read as it is)
 STORE_TABLES = {"games", "claims", "meta"}  # what makes a SQLite file a judgewise store
 
 GAME_COLUMNS = (
     "key", "prompt_id", "model_a", "model_b", "first", "swapped", "judge", "template", "judge_identity",
     "status", "raw", "verdict5", "label", "outcome", "soft", "error",
     "tokens_in", "tokens_out", "latency_s", "cost", "n_calls", "created_at", "mode", "score", "turn",
+    "tokens_cached",
 )
 POINTWISE = "single"  # ``mode`` of a pointwise grade row (model_b is "" and ``score`` the rating); games: "pairwise"
 #: columns added after version 1 (name → its value in rows written before them), for migration and old stores read
-ADDED_COLUMNS = {"mode": "pairwise", "score": None, "turn": None}
+ADDED_COLUMNS = {"mode": "pairwise", "score": None, "turn": None, "tokens_cached": 0}
 #: schema version → its steps; written in SQL that SQLite and PostgreSQL both run (a PostgreSQL store is created at
 #: the current version and takes only the steps after it)
 MIGRATIONS = {2: ("ALTER TABLE games ADD COLUMN mode TEXT NOT NULL DEFAULT 'pairwise'",
-                  "ALTER TABLE games ADD COLUMN score REAL", "ALTER TABLE games ADD COLUMN turn INTEGER")}
+                  "ALTER TABLE games ADD COLUMN score REAL", "ALTER TABLE games ADD COLUMN turn INTEGER"),
+              3: ("ALTER TABLE games ADD COLUMN tokens_cached INTEGER NOT NULL DEFAULT 0",)}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -78,7 +81,8 @@ CREATE TABLE IF NOT EXISTS games (
     tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0,
     latency_s REAL NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0, n_calls INTEGER NOT NULL DEFAULT 0,
     created_at REAL NOT NULL,
-    mode TEXT NOT NULL DEFAULT 'pairwise', score REAL, turn INTEGER
+    mode TEXT NOT NULL DEFAULT 'pairwise', score REAL, turn INTEGER,
+    tokens_cached INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS games_by_status ON games (status);
 CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
@@ -434,6 +438,7 @@ def _totals(df: pd.DataFrame) -> dict:
         "calls": int(df["n_calls"].sum()),
         "tokens_in": int(df["tokens_in"].sum()),
         "tokens_out": int(df["tokens_out"].sum()),
+        "tokens_cached": int(df["tokens_cached"].sum()) if "tokens_cached" in df else 0,
         "cost": round(float(df["cost"].sum()), 6),
     }
 

@@ -49,7 +49,7 @@ PG_SCHEMA = "judgewise"  # the PostgreSQL schema (namespace) holding a store's t
 _LOCK = 0x6A756467  # pg_advisory_xact_lock key serialising the creation and migration of the tables
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"  # leases run on the server's clock, not on the workers'
 NUMERIC = ("swapped", "verdict5", "outcome", "soft", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls",
-           "created_at", "score", "turn")
+           "created_at", "score", "turn", "tokens_cached")
 
 BATCH_TABLE = batch_table_sql("{s}.batches", "DOUBLE PRECISION")  # also made in a store of before it (no version)
 _TABLES = (
@@ -61,7 +61,8 @@ _TABLES = (
         tokens_in BIGINT NOT NULL DEFAULT 0, tokens_out BIGINT NOT NULL DEFAULT 0,
         latency_s DOUBLE PRECISION NOT NULL DEFAULT 0, cost DOUBLE PRECISION NOT NULL DEFAULT 0,
         n_calls INTEGER NOT NULL DEFAULT 0, created_at DOUBLE PRECISION NOT NULL,
-        mode TEXT NOT NULL DEFAULT 'pairwise', score DOUBLE PRECISION, turn INTEGER)""",
+        mode TEXT NOT NULL DEFAULT 'pairwise', score DOUBLE PRECISION, turn INTEGER,
+        tokens_cached BIGINT NOT NULL DEFAULT 0)""",
     "CREATE INDEX games_by_status ON {s}.games (status)",
     "CREATE TABLE {s}.claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
     "CREATE INDEX claims_by_owner ON {s}.claims (owner)",

@@ -47,3 +47,4 @@ class CallCost:
     cost: float = 0.0
     n_calls: int = 0
     created_at: float = 0.0
+    tokens_cached: int = 0  # of tokens_in, read from the server's prompt cache (priced at the cached-input rate)
