@@ -3,9 +3,8 @@
 A chunk offers its rows two ways: ``table()``, the columns as pyarrow parsed them (None when pyarrow cannot parse
 them, or when the rows it found are not the file's rows: an object split over two lines, two objects on one
 line), and the raw rows for the row-by-row readers of :mod:`judgewise.io.containers` (``records``/``frame``), with
-the rows numbered as in the whole file (JSONL: line number; Parquet: row index + 1). At most three chunks are in
-memory at a time: the one being coded, the next (parsed ahead in a background thread) and the one after it (read
-from the file in a second one; :func:`read_ahead`).
+the rows numbered as in the whole file (JSONL: line number; Parquet: row index + 1). At most two chunks are in
+memory at a time: the one being coded and the next, read and parsed ahead in a background thread (:func:`read_ahead`).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import pandas as pd
 from judgewise.io.containers import csv_header, csv_rows, decode_utf8, jsonl_bytes_records, unique_columns
 from judgewise.io.validate import Validator
 
-CHUNK_BYTES = 16 << 20  # JSONL bytes per chunk (about 150,000 Arena battles)
+CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
 CHUNK_ROWS = 1 << 18  # Parquet rows per chunk
 #: JSON nested deeper than this goes to the row-by-row parser (which reports it as an error): pyarrow's JSON parser
 #: recurses on the C stack and crashes the process (segmentation fault) at about 20,000 levels
@@ -254,33 +253,23 @@ def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tupl
 
 
 def read_ahead(chunks: Iterable) -> Iterator:
-    """The chunks in order, each parsed (``table()``) in a background thread while the caller works on the one
-    before, and the one after that read from the file (split into lines, its newlines found) meanwhile in a second
-    thread: reading and parsing overlap (pyarrow and numpy release the GIL). At most three chunks are in memory: the
-    caller's, the one being parsed and the one being read. An error in either stage is raised where its chunk would
-    have come, after the chunks before it."""
+    """The chunks, each read and parsed (``table()``) in a background thread while the caller works on the one
+    before (pyarrow and numpy release the GIL): at most two chunks in memory."""
     from concurrent.futures import ThreadPoolExecutor
 
     it = iter(chunks)
 
-    def parsed(chunk):
-        chunk.table()
+    def step():
+        chunk = next(it, None)
+        if chunk is not None:
+            chunk.table()
         return chunk
 
-    with ThreadPoolExecutor(2, thread_name_prefix="judgewise-read") as pool:
-        reading = pool.submit(next, it, None)  # one at a time: the chunks' iterator is never entered twice at once
-        parsing = None
-        while True:
-            failed = reading.exception()
-            chunk = None if failed else reading.result()
-            reading = pool.submit(next, it, None) if chunk is not None else reading
-            ready, parsing = parsing, pool.submit(parsed, chunk) if chunk is not None else None
-            if ready is not None:
-                yield ready.result()
-            if parsing is None:
-                if failed:
-                    raise failed
-                return
+    with ThreadPoolExecutor(1, thread_name_prefix="judgewise-read") as pool:
+        ahead = pool.submit(step)
+        while (chunk := ahead.result()) is not None:
+            ahead = pool.submit(step)
+            yield chunk
 
 
 class ParquetChunk:
