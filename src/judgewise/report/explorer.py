@@ -290,13 +290,18 @@ def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None,
         data = ExplorerData(run, options)
         server.set_app(Explorer(data, allowed_hosts=server.allowed_hosts))
         threading.Thread(target=server.get_app().warm_up, daemon=True).start()
-        url = f"http://{f'[{host}]' if ':' in host else host}:{server.server_port}/"
-        if ready:
-            ready(url)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            log.info("explorer stopped")
+        serve_until_interrupted(server, host, ready, "explorer")
+
+
+def serve_until_interrupted(server, host: str, ready: Callable[[str], None] | None, what: str) -> None:
+    """Serve ``server`` (listening on ``host``) until Ctrl-C; ``ready(url)`` first, once it listens."""
+    url = f"http://{f'[{host}]' if ':' in host else host}:{server.server_port}/"
+    if ready:
+        ready(url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        log.info("%s stopped", what)
 
 
 __all__ = ["Explorer", "ExplorerData", "make_explorer_server", "serve"]

@@ -20,7 +20,8 @@ from collections.abc import Callable
 
 from judgewise.commands.labels import PAIRWISE_VALUES, LabelItem, LabelTask, label_summary, label_task, parse_scale
 from judgewise.errors import InputError
-from judgewise.report.explorer import SECURITY_HEADERS, host_allowed, is_loopback, make_explorer_server, write_refusal
+from judgewise.report.explorer import (SECURITY_HEADERS, host_allowed, is_loopback, make_explorer_server,
+                                      serve_until_interrupted, write_refusal)
 from judgewise.report.render import asset, environment, script_hash
 from judgewise.store.labels import HumanLabel, current_labels
 from judgewise.store.opening import open_store, store_label
@@ -162,13 +163,7 @@ def serve_labels(task: LabelTask, *, host: str = "127.0.0.1", port: int = 8766,
             log.warning("the labelling page listens on %s, not on loopback: anyone who can reach this machine can "
                         "read the items and write labels; use --host 127.0.0.1", host or "every interface")
         log.info("labels go to %s (%d items)", store_label(task.store), len(task.items))
-        url = f"http://{f'[{host}]' if ':' in host else host}:{server.server_port}/"
-        if ready:
-            ready(url)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            log.info("labelling page stopped")
+        serve_until_interrupted(server, host, ready, "labelling page")
 
 
 __all__ = ["LabelApp", "label_task", "make_label_server", "parse_scale", "serve_labels"]
