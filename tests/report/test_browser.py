@@ -6,9 +6,6 @@ missing (`.ci/run` installs Debian's chromium; Playwright never downloads a brow
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
 from judgewise.report import write_report
@@ -16,51 +13,15 @@ from judgewise.report.context import ReportOptions
 from judgewise.report.explorer_data import ExplorerData
 from judgewise.report.inputs import add_responses, load_run
 
-from tests.support import REPO
+from tests.support.browser import OUT, Watched, browser  # noqa: F401 (fixture)
 from tests.support.reports import XSS_MODEL, make_run, running
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
-         "--no-first-run", "--disable-component-update", "--disable-sync"]
-OUT = REPO / "test-output"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium): browser tests skipped")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright's Python package is not installed (pip install playwright): browser tests skipped")
-    OUT.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
 def run_files(tmp_path_factory):
     return make_run(tmp_path_factory.mktemp("browser"), n_prompts=40, with_round=True)
-
-
-class Watched:
-    """A page plus what it did that it must not: dialogs, page errors, requests leaving the machine."""
-
-    def __init__(self, browser):
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
-        self.dialogs, self.errors, self.remote = [], [], []
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("request", lambda r: self.remote.append(r.url)
-                     if not r.url.startswith(("file:", "data:", "http://127.0.0.1", "about:")) else None)
-
-    def assert_nothing_ran(self):
-        assert self.page.evaluate("typeof window.__xss") == "undefined"
-        assert not self.dialogs and not self.errors and not self.remote, (self.dialogs, self.errors, self.remote)
 
 
 def test_report_renders_leaderboard_charts_and_navigation(browser, run_files, tmp_path):

@@ -19,7 +19,7 @@ from judgewise.store.opening import open_store_readonly
 
 from tests.support import SHARED, cli_json, run_cli
 from tests.support.labelling import XSS, make_label_inputs
-from tests.report.test_browser import OUT, Watched, browser  # noqa: F401 (fixture)
+from tests.support.browser import OUT, Watched, browser  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.browser
 JUDGEBENCH = SHARED / "data" / "judgebench"
