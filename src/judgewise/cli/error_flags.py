@@ -21,7 +21,8 @@ PARAMETER_FLAGS = {
     "p_judge": "--p-judge", "partial": "--partial", "pool_judges": "--pool-judges", "port": "--port",
     "seed": "--seed", "soft": "--soft", "store": "--store", "targets": "--target", "times": "--times",
     "trials": "--trials", "width": "--width", "workers": "--workers",
-    "scale": "--scale", "table": "--table",
+    "scale": "--scale", "table": "--table", "tokens_in": "--tokens-in", "tokens_out": "--tokens-out",
+    "shared_tokens": "--shared-tokens",
 }
 
 # `name`, `name=value`, `name="value"` or `name='value'` (a value in quotes keeps everything up to the quote)

@@ -14,6 +14,7 @@ from judgewise.commands.design_studies import (adaptive_pool_note, anchor_report
                                                sweep_points, wilcoxon_pools)
 from judgewise.commands.options import AnchorsOptions, PlanOptions, SignOptions, SimulateOptions, WilcoxonOptions
 from judgewise.commands.plan import plan_of, plan_run_config, write_run_config
+from judgewise.commands.plan_cost import plan_cost
 from judgewise.commands.tables import report_line
 from judgewise.errors import ConfigError
 from judgewise.io.tables import ReadReport
@@ -72,6 +73,11 @@ def plan_study(path: Path | None, options: PlanOptions, *, write: Path | None, r
     result, measured = plan_of(path, options)
     lines, obj = ([measured.line()], {**result.as_dict(), "measured": vars(measured)}) if measured else \
         ([], result.as_dict())
+    if options.tokens_in is not None:
+        cost = plan_cost(result, model=options.judge_model, tokens_in=options.tokens_in,
+                         tokens_out=options.tokens_out, shared_tokens=options.shared_tokens)
+        obj["cost"] = cost.as_dict()
+        lines.append(cost.line())
     if write is not None:
         cfg = plan_run_config(result, responses=responses, anchor=measured.anchor if measured else None)
         obj["written"] = str(write_run_config(write, cfg))

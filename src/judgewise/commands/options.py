@@ -218,6 +218,13 @@ class PlanOptions:
     informativeness: float | None = option(None, "--informativeness", help="Measured anchor informativeness (share "
                                            "of informative anchor comparisons, §4.3; default: from PATH, else the "
                                            "papers' mean 0.54).")
+    tokens_in: int | None = option(None, "--tokens-in", help="Prompt tokens of one judge call: prices the plan "
+                                   "(live, with the prompt cache, by batch).")
+    tokens_out: int = option(1, "--tokens-out", help="With --tokens-in: completion tokens of one call.")
+    shared_tokens: int = option(0, "--shared-tokens", help="With --tokens-in: the prompt tokens a prompt's calls share "
+                                "(judge instructions + question), for the prompt-cache estimate.")
+    judge_model: str = option("gpt-4o-mini", "--judge-model", help="With --tokens-in: the model whose prices apply "
+                              "(the shipped price table).")
 
 
 @dataclass(frozen=True)
