@@ -57,7 +57,6 @@ def plan_cost(result, *, model: str, tokens_in: int, tokens_out: int, shared_tok
     calls = int(result.judge_calls + result.pilot_calls) * games_per_comparison(orders)
     share = cached_share(tokens_in, shared_tokens or 0, calls / max(1, result.n_prompts))
     cached_in = round(tokens_in * share)  # a call's mean (prices take one call's counts)
-    live, cached, batch = (calls * prices.cost(tokens_in, tokens_out, cached_in=c, batch=b)
-                           for c, b in ((0, False), (cached_in, False), (cached_in, True)))
+    live, cached, batch = (calls * dollars for dollars in prices.three_ways(tokens_in, tokens_out, cached_in))
     return PlanCost(model=model, calls=calls, tokens_in=tokens_in, tokens_out=tokens_out, cached_share=share,
                     live=live, cached=cached, batch=batch, prices=prices.source or "")

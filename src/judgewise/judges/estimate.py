@@ -134,8 +134,7 @@ def costed_estimate(judge: Judge, store: JudgmentStoreLike, comparisons: int, ga
     tokens_out = int(out_per_call * calls)
     prices = getattr(backend, "prices", None)
     tokens_cached = int(tokens_in * cached_share)
-    costs = [prices.cost(tokens_in, tokens_out, cached_in=cached, batch=batch) if prices is not None else 0.0
-             for cached, batch in ((0, False), (tokens_cached, False), (tokens_cached, True))]
+    costs = prices.three_ways(tokens_in, tokens_out, tokens_cached) if prices is not None else (0.0, 0.0, 0.0)
     limits = limits or RateLimits()
     in_flight = max(1, min(concurrency, getattr(backend, "max_concurrency", None) or concurrency))
     seconds = max([calls * latency / in_flight]

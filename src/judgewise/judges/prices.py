@@ -52,6 +52,12 @@ class Prices:
                    + n_out * self.output_per_mtok) / 1e6
         return dollars * (1.0 - self.batch_discount) if batch else dollars
 
+    def three_ways(self, tokens_in: int, tokens_out: int, cached_in: int) -> tuple[float, float, float]:
+        """What calls of these counts cost live, live with ``cached_in`` prompt tokens from the prompt cache, and
+        through a batch API with the same cached tokens (the three figures plans and dry runs show)."""
+        return (self.cost(tokens_in, tokens_out), self.cost(tokens_in, tokens_out, cached_in=cached_in),
+                self.cost(tokens_in, tokens_out, cached_in=cached_in, batch=True))
+
 
 @dataclass(frozen=True)
 class PriceTable:
