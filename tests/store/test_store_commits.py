@@ -8,8 +8,12 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from pathlib import Path
+
+import pytest
 
 from judgewise.judges.runner import run_judging
+from judgewise.store import leases
 from judgewise.store.judgments import GameRecord, JudgmentStore
 
 from tests.support.fault_server import FaultServer
@@ -150,3 +154,51 @@ def test_before_a_call_only_answers_whose_rows_are_not_waiting_to_be_committed_a
             return sent, _journal(path)
     sent, after = asyncio.run(go())
     assert sent == [("call1", "game1")] and after == [("call1", "game1")]
+
+
+class _DiskFailsAfter(JudgmentStore):
+    """A store whose commits fail (as a full or failing disk fails them) once ``ok`` rows are written."""
+
+    ok = 40
+
+    def _write_rows(self, recs: list) -> None:
+        if self.count() + len(recs) > self.ok:
+            raise sqlite3.OperationalError("disk I/O error")
+        super()._write_rows(recs)
+
+
+def test_a_commit_that_fails_stops_the_run_with_its_error_and_keeps_what_was_committed(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with FaultServer(latency_s=0.01) as srv:
+        store = _DiskFailsAfter(path)
+        try:
+            with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+                run_judging(comparisons(100), llm_judge(srv.url), store, concurrency=16)
+        finally:
+            store.close()
+        answered = srv.total_successes()
+    with sqlite3.connect(path) as db:
+        stored = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    assert 0 < stored <= _DiskFailsAfter.ok
+    assert answered < 200  # the workers stopped: not every game was asked
+
+
+def test_the_wal_starts_again_at_its_head_once_past_its_bound_while_rows_keep_coming(tmp_path, monkeypatch):
+    def biggest_wal(bound: int) -> int:
+        monkeypatch.setattr(leases, "WAL_RESTART_BYTES", bound)
+        path = tmp_path / f"s{bound}.sqlite"
+        sizes = []
+
+        async def go():
+            with JudgmentStore(path) as store, store.background_checkpoints(every_s=0.01):
+                for turn in range(150):
+                    rows = [_record(f"k{turn}-{i}") for i in range(4)]
+                    for rec in rows:
+                        rec.raw = "x" * 3000
+                    await asyncio.gather(*(store.record_soon(rec) for rec in rows))
+                    await asyncio.sleep(0.003)
+                    sizes.append(Path(f"{path}-wal").stat().st_size)
+        asyncio.run(go())
+        return max(sizes)
+    unbounded, bounded = biggest_wal(1 << 40), biggest_wal(64 << 10)
+    assert bounded < unbounded / 2, (bounded, unbounded)

@@ -14,6 +14,7 @@ from importlib import resources
 
 import pandas as pd
 
+from judgewise.judges import eventloop
 from judgewise.judges.base import Backend
 from judgewise.judges.llm_judge import LLMJudge
 from judgewise.judges.parsing import PARSERS, RegexParser, binary_parser
@@ -55,7 +56,7 @@ def llm_echo_flags(responses: pd.DataFrame, backend: Backend, *, prompts: dict[s
         questions = responses["instruction"].fillna("").astype(str).tolist()
     else:
         questions = [(prompts or {}).get(str(p), "") for p in responses["prompt_id"]]
-    results = asyncio.run(_grade_all(judge, questions, responses["text"].fillna("").astype(str).tolist()))
+    results = eventloop.run(_grade_all(judge, questions, responses["text"].fillna("").astype(str).tolist()))
     out = responses.copy()
     out["echo"] = pd.array([None if r.verdict is None else r.verdict.outcome == 1.0 for r in results],
                            dtype="boolean")

@@ -10,13 +10,13 @@ nothing already stored and a grade with no parsable rating is stored as failed a
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from judgewise.errors import ConfigError
+from judgewise.judges import eventloop
 from judgewise.judges.base import JudgeResult
 from judgewise.judges.estimate import Estimate, costed_estimate, plan_label
 from judgewise.judges.llm_judge import NO_VERDICT_ERROR
@@ -235,5 +235,5 @@ def run_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentSt
     """Grade every item not stored yet (the judging engine's scheduler, retries, limits, budget and store) and
     return the grades table (``export_grades``: ``prompt_id, model, judge, score, label, turn``, ...) with counts.
     Options as :func:`judgewise.judges.runner.run_judging` (``orders`` is ignored)."""
-    return asyncio.run(closing_backend(arun_grading(items, judge, store, settings, progress=progress, **options),
+    return eventloop.run(closing_backend(arun_grading(items, judge, store, settings, progress=progress, **options),
                                        judge))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import gc
 import hashlib
 import json
@@ -30,6 +31,7 @@ import pandas as pd
 
 from judgewise.errors import BudgetExceeded, ConfigError, JudgeError, StoreUnavailable
 from judgewise.io.schema import failed_mask, usable_mask
+from judgewise.judges import eventloop
 from judgewise.judges.batch import BatchCounts, BatchSettings, run_batches
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
@@ -46,9 +48,13 @@ CLAIM_AHEAD = 32  # most games a run claims in one transaction (fewer commits pe
 
 
 # -- identities and keys ----------------------------------------------------------------------------
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def canonical_json(obj) -> str:
-    """Stable JSON text (sorted keys) used for hashing and the stored judge identity."""
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    """Stable JSON text (sorted keys) used for hashing and the stored judge identity (one encoder made once: a
+    game key is planned for every game of a run)."""
+    return _CANONICAL.encode(obj)
 
 
 def judge_name(identity: dict) -> str:
@@ -348,6 +354,15 @@ def refused_record(rec, reason: str):
     return out
 
 
+def refused_game(rec, exc: BaseException):
+    """The failed row stored in place of ``rec`` when its store refused it (a value its database cannot hold,
+    :data:`UNSTORABLE`): :func:`refused_record` with the reason, its calls, tokens and cost kept (``--retry-failed``
+    asks again)."""
+    reason = f"the answer could not be stored ({type(exc).__name__}: {str(exc)[:200]})"
+    log.warning("game %s: %s; stored as a failed game", rec.key[:12], reason)
+    return refused_record(rec, reason)
+
+
 @dataclass
 class Progress:
     """What a progress callback receives after every finished game."""
@@ -377,6 +392,8 @@ class _Run:
     tokens_cached: int = 0
     stop: BaseException | None = None
     busy: list = field(default_factory=list)
+    storing: set = field(default_factory=set)  # futures of rows handed to the store's end-of-turn commit
+    crashed: BaseException | None = None  # the error of a commit that lost rows handed over: the run raises it
     record: Callable[[str, object, dict, JudgeResult], GameRecord] = None  # default: a game's record (_record)
 
     async def claim_next(self, queue: deque, claimed: deque, size: int) -> None:
@@ -398,7 +415,11 @@ class _Run:
                 claimed.append(item)
 
     async def judge_claimed(self, key: str, game) -> None:
-        """Judge a game this run holds the claim of, and store it (or release the claim when the run stops)."""
+        """Judge a game this run holds the claim of, and store it (or release the claim when the run stops). On a
+        store that commits on the loop (SQLite's ``record_soon``) the row is committed at the end of this turn of
+        the loop and the game counted then (:meth:`_settled`), while this worker goes on to its next game: its next
+        call goes out in this turn, not two turns later (at 256 calls in flight, ~8% of them were waiting there).
+        On any other store the row is committed before this returns."""
         try:
             self.budget.check(calls=self.state.calls, cost=self.state.cost, in_flight=self.in_flight,
                               est_cost_per_game=self._cost_per_game())
@@ -407,13 +428,18 @@ class _Run:
             self.stop = self.stop or exc
             return
         self.in_flight += 1  # until the game is stored and counted: the budget sees it either in flight or done
+        handed_over = False  # to the end-of-turn commit, which counts the game out of in_flight
         try:
             result = await self._judged(key, game)
             if result is not None:
                 rec = (self.record or _record)(key, game, self.identity, result)
-                self._stored(await self._store(rec))
+                if self._commits_on_loop():
+                    handed_over = self._store_soon(rec)
+                else:
+                    self._stored(await self._store(rec))
         finally:
-            self.in_flight -= 1
+            if not handed_over:
+                self.in_flight -= 1
 
     async def _judged(self, key: str, game) -> JudgeResult | None:
         """The judge's result for a claimed game (a failed one when retries ran out), or None when the backend
@@ -435,24 +461,51 @@ class _Run:
 
     async def _store(self, rec):
         """Store ``rec``; a row the store refuses (a value its database cannot hold, :data:`UNSTORABLE`) is stored
-        instead as a failed game with the reason, keeping its calls, tokens and cost — so that the rerun does not
-        pay for it again (``--retry-failed`` asks again). Returns once the row is committed."""
+        instead as a failed game with the reason (:func:`refused_game`), so that the rerun does not pay for it
+        again. Returns once the row is committed."""
         try:
-            await self._commit(rec)
+            await off_loop(self.store, "record", rec)
             return rec
         except UNSTORABLE as exc:
-            reason = f"the answer could not be stored ({type(exc).__name__}: {str(exc)[:200]})"
-            log.warning("game %s: %s; stored as a failed game", rec.key[:12], reason)
-            failed = refused_record(rec, reason)
-            await self._commit(failed)
+            failed = refused_game(rec, exc)
+            await off_loop(self.store, "record", failed)
             return failed
 
-    def _commit(self, rec):
-        """An awaitable committing ``rec``: with every game finished in the same turn of the loop (``record_soon``,
-        a SQLite store on the loop), else alone (``record``; in a thread for PostgreSQL)."""
-        if hasattr(self.store, "record_soon") and not getattr(self.store, "threadsafe", False):
-            return self.store.record_soon(rec)
-        return off_loop(self.store, "record", rec)
+    def _commits_on_loop(self) -> bool:
+        """Whether the store commits the rows finished in a turn of the loop together (``record_soon``: a SQLite
+        store, called on the loop), rather than each alone (``record``; in a thread for PostgreSQL)."""
+        return hasattr(self.store, "record_soon") and not getattr(self.store, "threadsafe", False)
+
+    def _store_soon(self, rec, refused: bool = False) -> bool:
+        """Hand ``rec`` to the store's end-of-turn commit (``record_soon``); :meth:`_settled` counts it once
+        committed. ``refused``: ``rec`` replaces a row the store refused. True (the row is handed over)."""
+        done = self.store.record_soon(rec)
+        self.storing.add(done)
+        done.add_done_callback(functools.partial(self._settled, rec, refused))
+        return True
+
+    def _settled(self, rec, refused: bool, done: asyncio.Future) -> None:
+        """A row handed to the end-of-turn commit is committed (counted as stored), refused by the store
+        (:data:`UNSTORABLE`: stored instead as a failed game with the reason, as :meth:`_store` does), or lost
+        with its commit (the error kept in :attr:`crashed`: the run stops and raises it)."""
+        self.storing.discard(done)
+        exc = asyncio.CancelledError() if done.cancelled() else done.exception()
+        if exc is None:
+            self.in_flight -= 1
+            self._stored(rec)
+        elif isinstance(exc, UNSTORABLE) and not refused:
+            self._store_soon(refused_game(rec, exc), refused=True)
+        else:
+            self.in_flight -= 1
+            self.crashed = self.crashed or exc
+
+    async def settle(self) -> None:
+        """Wait until every row handed to the end-of-turn commit is committed and counted; raise the error that
+        lost one, if any."""
+        while self.storing:
+            await asyncio.wait(list(self.storing))
+        if self.crashed is not None:
+            raise self.crashed
 
     def _stored(self, rec: GameRecord) -> None:
         s = self.state
@@ -482,7 +535,7 @@ class _Run:
         size = max(1, min(CLAIM_AHEAD, workers // 8)) if batched else 1
 
         async def worker():
-            while self.stop is None and (claimed or queue):
+            while self.stop is None and self.crashed is None and (claimed or queue):
                 if claimed:
                     await self.judge_claimed(*claimed.popleft())
                 else:
@@ -492,6 +545,7 @@ class _Run:
         finally:
             while claimed:
                 self.store.release(claimed.popleft()[0])
+        await self.settle()
 
     async def heartbeat(self, every_s: float) -> None:
         """Renew this run's claims; a failed renewal is logged and tried again (it must not end renewals)."""
@@ -645,7 +699,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
         scheduled.journal = store
     beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
     checkpoints = store.background_checkpoints()  # SQLite: fsyncs off the loop
-    checkpoints.__enter__()
+    checkpoint_now = checkpoints.__enter__()
     gc.freeze()  # what exists before the run (modules, inputs) is left out of the collector's scans until it ends
     try:
         if worker:
@@ -658,6 +712,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
             await asyncio.sleep(settings.poll_s)
             todo, run.busy = deque(run.busy), []
             await run.drain(todo, concurrency)
+        checkpoint_now()  # the WAL copied into the file while the rows are read back (closing then has little to do)
         result = _result(run, store, list(keyed), n_items, n_planned, scheduled, time.perf_counter() - t0, export)
         result.note_batches(batched)
         if worker:
@@ -701,9 +756,9 @@ def _result(run: _Run, store: ResultStore, keys, n_comp, n_games, scheduled, ela
 
 
 def _in_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Rows in the order of the planned games."""
-    rank = {k: i for i, k in enumerate(keys)}
-    return frame.sort_values("judgment_id", key=lambda s: s.map(rank)).reset_index(drop=True)
+    """Rows in the order of the planned games (each key is one row at most: the store's primary key)."""
+    at = pd.Index(frame["judgment_id"]).get_indexer(keys)
+    return frame.take(at[at >= 0]).reset_index(drop=True)
 
 
 def _raise_if_stopped(run: _Run, result: RunResult) -> None:
@@ -734,7 +789,7 @@ def run_judging(comparisons: Iterable[Comparison], judge: Judge, store: Judgment
     retries apply per call. Raises :class:`JudgeError` on a non-retryable backend error and
     :class:`BudgetExceeded` at a cap, both after storing every finished game (``exc.result`` has them).
     """
-    return asyncio.run(closing_backend(arun_judging(comparisons, judge, store, settings, progress=progress,
+    return eventloop.run(closing_backend(arun_judging(comparisons, judge, store, settings, progress=progress,
                                                     **options), judge))
 
 

@@ -13,7 +13,6 @@ its store as ``responses:``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import Counter
@@ -29,6 +28,7 @@ from judgewise.io.atomic import check_output_file
 from judgewise.io.prompts import read_prompts
 from judgewise.store.generations import GenerationStore, generation_tables
 from judgewise.store.judgments import write_export
+from judgewise.judges import eventloop
 from judgewise.judges.batch import batch_settings
 from judgewise.judges.generator import AnswerItem, Generator, agenerate, answer_key
 from judgewise.judges.limits import Budget
@@ -276,7 +276,7 @@ def generate(config: GenerateConfig | dict | str | Path, *, dry_run: bool = Fals
 
         def run(update):
             totals.callback = update
-            asyncio.run(_agenerate_job(job, store, totals))
+            eventloop.run(_agenerate_job(job, store, totals))
         (with_progress or (lambda total, fn: fn(None)))(plan.new, run)
         rows = store.frame(job.keys())
     responses, incomplete = conversations_frame(job, rows)
