@@ -191,12 +191,11 @@ def test_the_wal_starts_again_at_its_head_once_past_its_bound_while_rows_keep_co
 
         async def go():
             with JudgmentStore(path) as store, store.background_checkpoints(every_s=0.01):
-                for turn in range(150):
+                for turn in range(400):
                     rows = [_record(f"k{turn}-{i}") for i in range(4)]
                     for rec in rows:
                         rec.raw = "x" * 3000
-                    await asyncio.gather(*(store.record_soon(rec) for rec in rows))
-                    await asyncio.sleep(0.003)
+                    await asyncio.gather(*(store.record_soon(rec) for rec in rows))  # a commit a turn, as a run's
                     sizes.append(Path(f"{path}-wal").stat().st_size)
         asyncio.run(go())
         return max(sizes)

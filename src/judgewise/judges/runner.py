@@ -699,7 +699,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
         scheduled.journal = store
     beat = asyncio.ensure_future(run.heartbeat(store.lease_s / 3))
     checkpoints = store.background_checkpoints()  # SQLite: fsyncs off the loop
-    checkpoint_now = checkpoints.__enter__()
+    checkpoints.__enter__()
     gc.freeze()  # what exists before the run (modules, inputs) is left out of the collector's scans until it ends
     try:
         if worker:
@@ -712,7 +712,6 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
             await asyncio.sleep(settings.poll_s)
             todo, run.busy = deque(run.busy), []
             await run.drain(todo, concurrency)
-        checkpoint_now()  # the WAL copied into the file while the rows are read back (closing then has little to do)
         result = _result(run, store, list(keyed), n_items, n_planned, scheduled, time.perf_counter() - t0, export)
         result.note_batches(batched)
         if worker:

@@ -84,9 +84,11 @@ def connect_writer(path: Path, busy_timeout_s: float, *, durable: bool = False) 
 
 AUTOCHECKPOINT_PAGES = 1000  # SQLite's default
 # A writer that never finds the WAL wholly copied when it begins (commits every few milliseconds, as a run's) appends
-# to it for ever: past this size, once a PASSIVE checkpoint has copied it all, a RESTART one makes the next writer
-# start at its head again (the writer waits a few milliseconds for it); the file is cut back to the same size.
-WAL_RESTART_BYTES = 32 << 20
+# to it for ever (35 MB for 2,560 games, and growing a file costs the kernel more than rewriting its pages): past
+# this size a RESTART checkpoint, after the PASSIVE one has copied nearly all of it, makes the next writer start at
+# the WAL's head again (the writer waits for it, a few milliseconds, once per this many bytes written); the file is
+# cut back to this size.
+WAL_RESTART_BYTES = 16 << 20
 PAGE_GUESS = 4096 + 24  # bytes of a WAL frame at SQLite's default page size (frames are counted, not bytes)
 
 
@@ -96,26 +98,22 @@ def _journal_rows(held: list[tuple]) -> list[tuple]:
             for call, game, answer, at in held]
 
 
-def _checkpoint_until(path: Path, stop: threading.Event, wake: threading.Event, every_s: float) -> None:
-    """PASSIVE checkpoints of the WAL of ``path`` (never blocking a writer) every ``every_s``, or at once when
-    ``wake`` is set, until ``stop``: then one last one."""
+def _checkpoint_until(path: Path, stop: threading.Event, every_s: float) -> None:
+    """PASSIVE checkpoints of the WAL of ``path`` every ``every_s`` until ``stop`` (never blocks a writer); past
+    :data:`WAL_RESTART_BYTES`, a RESTART one after it."""
     try:
         db = sqlite3.connect(path, timeout=every_s, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         log.warning("no background checkpoints of %s (%s): the WAL grows until the run ends", path, exc)
         return
     try:
-        while True:
-            wake.wait(every_s)
-            wake.clear()
+        while not stop.wait(every_s):
             try:
-                _, frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                if frames * PAGE_GUESS > WAL_RESTART_BYTES and copied == frames:
+                frames = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+                if frames * PAGE_GUESS > WAL_RESTART_BYTES:  # what is left to copy is what came since the PASSIVE
                     db.execute("PRAGMA wal_checkpoint(RESTART)")  # writing starts again at the WAL's head
             except sqlite3.Error as exc:  # busy or locked now: the next round catches up
                 log.debug("background checkpoint of %s skipped: %s", path, exc)
-            if stop.is_set():
-                break
     finally:
         db.close()
 
@@ -151,21 +149,19 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
     @contextlib.contextmanager
     def background_checkpoints(self, every_s: float = 0.25):
         """For the block, the WAL is copied into the database file by a thread on its own connection (a PASSIVE
-        checkpoint every ``every_s``, and one at the end) instead of by whichever commit passes 1,000 pages: that
-        checkpoint's fsync then never stalls the caller (a judging run's event loop). Commits stay exactly as
-        durable (a commit is in the WAL either way); back to SQLite's automatic checkpoints after the block. The
-        block's value, called, has the thread checkpoint at once (a run does so once its calls are done, while it
-        reads its rows back: closing the store then has little left to copy)."""
-        stop, wake = threading.Event(), threading.Event()
-        worker = threading.Thread(target=_checkpoint_until, args=(self.path, stop, wake, every_s), daemon=True,
+        checkpoint every ``every_s``; a RESTART one past :data:`WAL_RESTART_BYTES`) instead of by whichever commit
+        passes 1,000 pages: that checkpoint's fsync then never stalls the caller (a judging run's event loop).
+        Commits stay exactly as durable (a commit is in the WAL either way); back to SQLite's automatic checkpoints
+        after the block."""
+        stop = threading.Event()
+        worker = threading.Thread(target=_checkpoint_until, args=(self.path, stop, every_s), daemon=True,
                                   name="judgewise-checkpoints")
         self._db.execute("PRAGMA wal_autocheckpoint = 0")
         worker.start()
         try:
-            yield wake.set
+            yield
         finally:
             stop.set()
-            wake.set()
             worker.join()
             self._db.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
 

@@ -254,9 +254,8 @@ class PgJudgmentStore:
         return [self.claim(key, retry_failed=retry_failed) for key in keys]
 
     def background_checkpoints(self):
-        """Nothing to do (the SQLite store checkpoints its WAL in a thread during a run): a no-op block, whose value
-        (called to checkpoint at once) does nothing."""
-        return contextlib.nullcontext(lambda: None)
+        """Nothing to do (the SQLite store checkpoints its WAL in a thread during a run): a no-op block."""
+        return contextlib.nullcontext()
 
     def _drop_done(self, c, keys: list[str], retry_failed: bool) -> set[str]:
         """Of keys just claimed, those already stored (read after the claim, so a game stored meanwhile is seen):

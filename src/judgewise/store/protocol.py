@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,9 +90,8 @@ class ResultStore(AnswerJournal, Protocol):
     def record(self, rec: Any) -> None:
         """Store one finished row (a store record dataclass), dropping its claim and journaled answers."""
 
-    def background_checkpoints(self) -> AbstractContextManager[Callable[[], None]]:
-        """A block during which the store keeps its files in shape off the caller's thread (or does nothing); its
-        value, called, asks for that work at once (the caller is about to read its rows back, then close)."""
+    def background_checkpoints(self) -> AbstractContextManager[Any]:
+        """A block during which the store keeps its files in shape off the caller's thread (or does nothing)."""
 
     def close(self) -> None:
         """Commit what is held back and let go of the store."""
