@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 GOAL_SHARE, GOAL_CPU_MS = 0.85, 0.6  # issue 16: at concurrency 256 and 200 ms latency
 sys.path.insert(0, str(REPO))
 
+from judgewise.judges import eventloop  # noqa: E402
 from judgewise.judges.base import Comparison  # noqa: E402
 from judgewise.judges.http11 import Endpoint  # noqa: E402
 from judgewise.judges.llm_judge import LLMJudge  # noqa: E402
@@ -55,11 +56,13 @@ def _start_server(latency: float) -> tuple[subprocess.Popen, str]:
 
 
 async def _bare_client_rate(url: str, n: int, concurrency: int) -> float:
-    """Calls/s of bare POSTs through the engine's own HTTP client (``judges.http11``, one keep-alive pool) with
-    ``concurrency`` in flight and nothing else (no template, scheduler, parser or store): what the machine and the
-    server allow without the engine."""
+    """Calls/s of bare POSTs through the engine's own HTTP client (``judges.http11``, one keep-alive pool, its
+    connections opened ahead as a run opens them, on the loop a run uses) with ``concurrency`` in flight and nothing
+    else (no template, scheduler, parser or store): what the machine and the server allow without the engine."""
     endpoint = Endpoint(url, headers={"Content-Type": "application/json"}, connect_timeout_s=5, read_timeout_s=60)
     queue = list(range(n))
+    t0 = time.perf_counter()
+    await endpoint.open_ahead(concurrency)
 
     async def worker() -> None:
         while queue:
@@ -67,7 +70,6 @@ async def _bare_client_rate(url: str, n: int, concurrency: int) -> float:
             response = await endpoint.post("/chat/completions", body.encode())
             if response.status != 200:
                 raise SystemExit(f"bare client: HTTP {response.status} from the fault server")
-    t0 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     rate = n / (time.perf_counter() - t0)
     await endpoint.aclose()
@@ -138,7 +140,7 @@ def main() -> None:
                         f"Beta's answer {i}.") for i in range(args.games // 2)]
     server, url = _start_server(args.latency)
     try:
-        baseline = None if args.no_baseline else asyncio.run(_bare_client_rate(url, args.games, args.concurrency))
+        baseline = None if args.no_baseline else eventloop.run(_bare_client_rate(url, args.games, args.concurrency))
         judge = LLMJudge(OpenAIBackend("judge-model", base_urls=url), "arena_hard_5way")
         with tempfile.TemporaryDirectory() as tmp:
             cpu0, server_cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF), _cpu_seconds_of(server.pid), time.perf_counter()

@@ -10,13 +10,14 @@ import asyncio
 import gzip
 import json
 import shutil
+import socket
 import ssl
 import subprocess
 
 import pytest
 
 from judgewise.judges.base import FatalCallError, MalformedResponseError, RetryableCallError
-from judgewise.judges.http11 import ConnectionDropped, Endpoint
+from judgewise.judges.http11 import ConnectError, ConnectionDropped, Endpoint
 from judgewise.judges.llm_judge import PromptTooLongError
 from judgewise.judges.openai_backend import OpenAIBackend
 
@@ -150,6 +151,42 @@ def test_answers_framed_by_length_chunks_or_the_connection_end_are_read_whole_an
     assert [entry["i"] for entry in log if entry != "connection"] == list(range(6))
     # one connection for the first four (keep-alive), a new one after the end-framed answer and after "close"
     assert log.count("connection") == 3
+
+
+def test_connections_opened_ahead_serve_the_calls_that_follow_and_no_more_are_opened():
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(BODY), BODY)
+    log: list = []
+
+    async def go():
+        server = await _raw_server([ok] * 6, log)
+        port = server.sockets[0].getsockname()[1]
+        endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", headers={}, connect_timeout_s=5, read_timeout_s=5)
+        try:
+            await endpoint.open_ahead(3)
+            opened = len(endpoint._idle)
+            await endpoint.open_ahead(3)  # already three idle: none more
+            answers = await asyncio.gather(*(endpoint.post("/x", b"{}") for _ in range(3)))
+            answers += await asyncio.gather(*(endpoint.post("/x", b"{}") for _ in range(3)))
+        finally:
+            await endpoint.aclose()
+            server.close()
+        return opened, answers
+    opened, answers = asyncio.run(go())
+    assert opened == 3 and [a.body for a in answers] == [BODY] * 6
+    assert log.count("connection") == 3
+
+
+def test_connections_that_fail_to_open_ahead_are_left_for_the_call_to_report():
+    async def go():
+        with socket.socket() as s:  # a port nothing listens on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", headers={}, connect_timeout_s=2, read_timeout_s=2)
+        await endpoint.open_ahead(4)  # raises nothing
+        with pytest.raises(ConnectError, match="could not connect"):
+            await endpoint.post("/x", b"{}")
+        return len(endpoint._idle)
+    assert asyncio.run(go()) == 0
 
 
 def test_a_connection_closed_mid_answer_or_without_one_is_a_dropped_connection():

@@ -11,7 +11,8 @@ while held is not answered and not counted), which lets a test kill a client wit
 
 Run as a script to serve from a separate process: ``python tests/support/fault_server.py --latency 0.2`` prints
 ``URL <base_url>`` and serves until killed, from an asyncio server (:meth:`FaultServer.serve`: the same answers and
-faults, one thread, a fraction of the CPU per request, so that a benchmark measures its client, not this server).
+faults, one thread, a fraction of the CPU per request, on the loop a judging run uses, :mod:`judgewise.judges.eventloop`)
+so that a benchmark measures its client, not this server.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import zlib
 from collections import Counter
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from judgewise.judges import eventloop
 
 # New kinds are appended, so that a seed's draws of the earlier kinds stay what they were.
 MALFORMED = {  # fault kind -> (content type, body) of an HTTP 200 that is not a chat completion
@@ -537,9 +540,9 @@ def main(argv: list[str] | None = None) -> None:
         ap.add_argument(f"--rate-{kind}", type=float, default=0.0)
     args = ap.parse_args(argv)
     rates = {k: getattr(args, f"rate_{k}") for k in FAULTS}
-    try:
-        asyncio.run(FaultServer(latency_s=args.latency, rates=rates, model=args.model, threaded=False,
-                                flood_bytes=args.flood_bytes).serve())
+    try:  # on the loop a judging run uses (uvloop's where installed): the server's own CPU kept out of the way
+        eventloop.run(FaultServer(latency_s=args.latency, rates=rates, model=args.model, threaded=False,
+                                  flood_bytes=args.flood_bytes).serve())
     except KeyboardInterrupt:
         pass
     sys.exit(0)

@@ -318,14 +318,35 @@ class Endpoint:
                 self._open.discard(conn)
                 conn.close(abort=not answered)
 
-    async def _connection(self, loop) -> _Connection:
+    async def open_ahead(self, n: int) -> None:
+        """Open connections, all at once, until ``n`` are idle: a run about to send ``n`` calls at once opens them
+        before it sends the first (each call then sends at once, rather than waiting for its own connection while
+        the others are made ready). One that fails to open is left for a call to report."""
+        loop = asyncio.get_running_loop()
+        self._own(loop)
+        opened = await asyncio.gather(*(self._connect(loop) for _ in range(n - len(self._idle))),
+                                      return_exceptions=True)
+        for conn in opened:
+            if isinstance(conn, BaseException) and not isinstance(conn, HTTPError):
+                raise conn
+            if isinstance(conn, _Connection):
+                self._idle.append(conn)
+
+    def _own(self, loop) -> None:
         if loop is not self._loop:  # connections belong to the loop that opened them
             self._loop, self._idle, self._open = loop, [], set()
+
+    async def _connection(self, loop) -> _Connection:
+        self._own(loop)
         while self._idle:
             conn = self._idle.pop()
             if not conn.closed and not conn.transport.is_closing():
                 return conn
             self._open.discard(conn)
+        return await self._connect(loop)
+
+    async def _connect(self, loop) -> _Connection:
+        """A new connection (in :attr:`_open`)."""
         if callable(self.ssl):
             self.ssl = self.ssl()
         try:

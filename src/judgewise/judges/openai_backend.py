@@ -138,6 +138,13 @@ class OpenAIBackend:
         except ValueError as exc:
             raise ConfigError(f"judge.base_url: {exc}; expected e.g. http://localhost:8000/v1") from None
 
+    async def open_ahead(self, calls: int) -> None:
+        """Open the connections of ``calls`` calls about to be sent at once, shared evenly among the endpoints
+        (:meth:`Endpoint.open_ahead`; through a proxy the openai client opens its own)."""
+        lean = [e for e in self._endpoints if e is not None]
+        await asyncio.gather(*(endpoint.open_ahead(calls // len(lean) + (k < calls % len(lean)))
+                               for k, endpoint in enumerate(lean)))
+
     async def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                        want_logprobs: bool = False, grammar: str | None = None) -> Completion:
         i = self._pick()
