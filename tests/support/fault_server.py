@@ -11,8 +11,8 @@ while held is not answered and not counted), which lets a test kill a client wit
 
 Run as a script to serve from a separate process: ``python tests/support/fault_server.py --latency 0.2`` prints
 ``URL <base_url>`` and serves until killed, from an asyncio server (:meth:`FaultServer.serve`: the same answers and
-faults, one thread, a fraction of the CPU per request, on the loop a judging run uses, :mod:`judgewise.judges.eventloop`)
-so that a benchmark measures its client, not this server.
+faults, one thread, a fraction of the CPU per request, on the loop a judging run uses,
+:mod:`judgewise.judges.eventloop`) so that a benchmark measures its client, not this server.
 """
 
 from __future__ import annotations
@@ -64,9 +64,9 @@ def request_key(messages: list) -> str:
     return hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def default_answer(messages: list) -> str:
-    """A deterministic Arena-Hard verdict for these messages."""
-    return f"Both are fine. My final verdict is [[{VERDICTS[int(request_key(messages)[:8], 16) % 5]}]]."
+def default_answer(messages: list, key: str | None = None) -> str:
+    """A deterministic Arena-Hard verdict for these messages (``key``: their :func:`request_key`, when known)."""
+    return f"Both are fine. My final verdict is [[{VERDICTS[int((key or request_key(messages))[:8], 16) % 5]}]]."
 
 
 class FaultServer:
@@ -169,11 +169,11 @@ class FaultServer:
                 await asyncio.sleep(self.hang_s)
             return False
         if fault in HOSTILE_HTTP:
-            for piece in hostile_http(fault, self.answer(messages), self.flood_bytes):
+            for piece in hostile_http(fault, self.answer_text(messages, key), self.flood_bytes):
                 writer.write(piece)
                 await writer.drain()
             return False
-        writer.write(_http_answer(*self.answer_for(fault, body, messages, auth)))
+        writer.write(_http_answer(*self.answer_for(fault, body, messages, auth, key)))
         if fault in COMPLETIONS:
             self.note("ok", key)
         return True
@@ -241,9 +241,14 @@ class FaultServer:
         data = json.dumps({"error": {"message": message, "type": "fault", "code": status}}).encode()
         return status, "application/json", data, headers or {}
 
-    def answer_for(self, fault: str | None, body: dict, messages: list, auth: str | None) -> tuple:
+    def answer_text(self, messages: list, key: str | None = None) -> str:
+        """The answer's text for these messages (``key``: their :func:`request_key`, when known)."""
+        return default_answer(messages, key) if self.answer is default_answer else self.answer(messages)
+
+    def answer_for(self, fault: str | None, body: dict, messages: list, auth: str | None,
+                   key: str | None = None) -> tuple:
         """(status, content type, body bytes, headers) to send for ``fault`` (None: a good answer); not for the
-        "timeout" and "drop" faults, which send nothing."""
+        "timeout" and "drop" faults, which send nothing. ``key``: the request's :func:`request_key`, when known."""
         if fault == "429":
             ms = int(self.retry_after_s * 1000)
             return self.error(429, "rate limited", auth, {"retry-after-ms": str(ms),
@@ -255,7 +260,8 @@ class FaultServer:
                                    "resulted in 9000 tokens. Please reduce the length of the messages.", auth)
         if fault in MALFORMED:
             return 200, *MALFORMED[fault], {}
-        text = {"empty": "", "garbage": "%$# lorem ipsum, no verdict at all"}.get(fault) or self.answer(messages)
+        text = ({"empty": "", "garbage": "%$# lorem ipsum, no verdict at all"}.get(fault)
+                or self.answer_text(messages, key))
         if self.reflect_auth_in_answer:  # a leaky endpoint quoting the credentials back in its completion
             text = f"(you sent Authorization: {auth}) {text}"
         data = json.dumps(_completion(self, body, messages, text))
@@ -363,12 +369,12 @@ def _make_handler(server: FaultServer):
             if fault in HOSTILE_HTTP:
                 self.close_connection = True
                 try:
-                    for piece in hostile_http(fault, server.answer(messages), server.flood_bytes):
+                    for piece in hostile_http(fault, server.answer_text(messages, key), server.flood_bytes):
                         self.wfile.write(piece)
                 except OSError:  # the client stopped reading (what a bounded client does)
                     pass
                 return None
-            answer = server.answer_for(fault, body, messages, auth)
+            answer = server.answer_for(fault, body, messages, auth, key)
             if fault not in COMPLETIONS:
                 return self._send_raw(*answer)
             if _peer_closed(self.connection):

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import inspect
 from functools import partial
-from pathlib import Path
 
 import pandas as pd
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import build_comparisons
-from judgewise.judges.runner import RunResult, run_judging, swap_consistency
+from judgewise.judges.runner import RunResult, run_judging
 from judgewise.store.protocol import JudgmentStoreLike
 
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from judgewise.judges.base import Comparison, Game, Judge
 from judgewise.judges.limits import RateLimits
 from judgewise.judges.prompt_cache import cached_tokens_in_order, text_segments
-from judgewise.judges.runner import canonical_json, game_key, plan_games
+from judgewise.judges.runner import canonical_json, keyed_games, plan_games
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.store.protocol import JudgmentStoreLike
 
@@ -90,8 +90,7 @@ def estimate_run(comparisons: list[Comparison], judge: Judge, store: JudgmentSto
     """Estimate the job without calling the judge (see module docstring); with ``retry_failed`` games stored
     as failed count as new, as the run will judge them again."""
     games = plan_games(comparisons, orders=orders, seed=seed)
-    identity = dict(judge.identity)
-    keyed = {game_key(identity, g, judge): g for g in games}
+    keyed = keyed_games(dict(judge.identity), games, judge)
     done = store.statuses(keyed)
     new = [g for k, g in keyed.items() if k not in done or (retry_failed and done[k] == "failed")]
     calls_model = getattr(judge, "backend", None) is not None

@@ -85,19 +85,48 @@ def template_name(identity: dict) -> str | None:
 def game_key(identity: dict, game: Game, judge=None, identity_json: str | None = None) -> str:
     """Content hash of (judge identity with its parameters and template, prompt, both responses, order), and of
     the parameters the judge reads for this game only (``judge.game_parameters(game)`` when it has them: the
-    simulated judge's true ratings of the two models, too many to be in its identity). ``identity_json``: the
-    identity's :func:`canonical_json` when the caller has it (planning a run encodes it once, not once a game)."""
-    c = game.comparison
-    payload = {"prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
-               "model_a": c.model_a, "model_b": c.model_b, "response_a": c.response_a,
-               "response_b": c.response_b, "swapped": game.swapped}
-    if c.turns:  # a multi-turn conversation (single-turn keys are as they always were)
-        payload["turns"] = [list(t) for t in c.turns]
-    if hasattr(judge, "game_parameters"):
-        payload["parameters"] = judge.game_parameters(game)
-    # canonical_json of the payload with "judge": the identity, which sorts before every other key
+    simulated judge's true ratings of the two models, too many to be in its identity): sha256 of the canonical JSON
+    of ``{"judge": identity, "prompt_id", "prompt", "reference", "model_a", "model_b", "response_a", "response_b",
+    "swapped"[, "turns"][, "parameters"]}``. ``identity_json``: the identity's :func:`canonical_json` when the caller
+    has it (planning a run encodes it once: :func:`keyed_games`)."""
     head = canonical_json(identity) if identity_json is None else identity_json
-    return hashlib.sha256(f'{{"judge":{head},{canonical_json(payload)[1:]}'.encode("utf-8")).hexdigest()
+    parameters = judge.game_parameters(game) if hasattr(judge, "game_parameters") else None
+    return _key_of(head, _comparison_json(game.comparison, parameters), game)
+
+
+def keyed_games(identity: dict, games: Iterable[Game], judge=None) -> dict[str, Game]:
+    """Store key (:func:`game_key`) → game, each game once (a repeated one collapses into the first): the
+    identity encoded once, and each comparison's part of the key once for both its orders."""
+    head, per_game = canonical_json(identity), hasattr(judge, "game_parameters")
+    bodies: dict[Comparison, str] = {}
+    out: dict[str, Game] = {}
+    for g in games:
+        c = g.comparison
+        if per_game:
+            body = _comparison_json(c, judge.game_parameters(g))
+        elif (body := bodies.get(c)) is None:
+            body = bodies[c] = _comparison_json(c, None)
+        out.setdefault(_key_of(head, body, g), g)
+    return out
+
+
+def _comparison_json(c: Comparison, parameters) -> str:
+    """The canonical JSON of a game's key payload but its order and turns ("swapped" and "turns" sort after
+    every other key), without the closing brace."""
+    payload = {"prompt_id": c.prompt_id, "prompt": c.prompt, "reference": c.reference,
+               "model_a": c.model_a, "model_b": c.model_b, "response_a": c.response_a, "response_b": c.response_b}
+    if parameters is not None:
+        payload["parameters"] = parameters
+    return canonical_json(payload)[:-1]
+
+
+def _key_of(head: str, body: str, game: Game) -> str:
+    """sha256 of the key payload's canonical JSON, its identity (``head``, which sorts first as "judge") and its
+    order and turns (which sort last) put around ``body``."""
+    tail = ',"swapped":true' if game.swapped else ',"swapped":false'
+    if game.comparison.turns:  # a multi-turn conversation (single-turn keys are as they always were)
+        tail += ',"turns":' + canonical_json([list(t) for t in game.comparison.turns])
+    return hashlib.sha256(f'{{"judge":{head},{body[1:]}{tail}}}'.encode("utf-8")).hexdigest()
 
 
 def _coin(seed: int, c: Comparison) -> bool:
@@ -650,9 +679,7 @@ async def arun_judging(comparisons: Iterable[Comparison], judge: Judge, store: J
     settings = RunSettings.of(settings, **options)
     comparisons = list(comparisons)
     games = plan_games(comparisons, orders=settings.orders, seed=settings.seed)
-    identity = dict(judge.identity)
-    identity_json = canonical_json(identity)
-    keyed = dict((game_key(identity, g, judge, identity_json), g) for g in games)  # duplicates collapse to one game
+    keyed = keyed_games(dict(judge.identity), games, judge)  # duplicates collapse to one game
     return await arun_keyed(keyed, judge, store, settings, n_items=len(comparisons), n_planned=len(games),
                             progress=progress)
 

@@ -16,7 +16,7 @@ from judgewise.io.atomic import write_text_atomic
 from judgewise.io.provenance import note_dropped, select_judge
 from judgewise.io.tables import ReadReport
 from judgewise.report.analysis_sections import study_data
-from judgewise.report.context import ReportContext, ReportOptions
+from judgewise.report.context import ReportContext
 from judgewise.report.inputs import add_responses, load_run, read_gold
 from judgewise.report.document import FAILED
 from judgewise.report.render import render_html, render_markdown

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from functools import cached_property
-from pathlib import Path
 
 import pandas as pd
 
