@@ -15,7 +15,7 @@ import pytest
 
 from judgewise.store import sqlite as store_module
 from judgewise.store.judgments import GAME_COLUMNS, GameRecord, JudgmentStore
-from judgewise.store.sqlite import query_frame
+from judgewise.store.sqlite import concat_frames, query_frame
 from judgewise.store.reading import read_store_table
 
 
@@ -98,3 +98,19 @@ def test_the_generation_store_frame_equals_read_sql_query_as_before_the_shared_b
     pd.testing.assert_frame_equal(whole, expected)
     pd.testing.assert_frame_equal(some.sort_values("key", ignore_index=True),
                                   expected[expected["key"].isin(some["key"])].sort_values("key", ignore_index=True))
+
+
+@pytest.mark.parametrize("split", [1, 12, 30, 59])
+def test_rows_read_in_two_parts_one_in_a_thread_equal_one_read_of_them_all(tmp_path, split):
+    """A run reads back the rows stored before its last wave in a thread (``frame_in_thread``), then the others
+    (``concat_frames``): the same values and dtypes as one read, even where a column is empty in one part only
+    (the first 30 games have no ``soft``; the failed ones no verdict)."""
+    path = tmp_path / "s.sqlite"
+    records = games(60, split)
+    with stored(path, records) as s:
+        keys = [r.key for r in records]
+        whole = s.frame(keys)
+        first = s.frame_in_thread(keys[:split]).result()
+        both = concat_frames([first, s.frame(keys[split:])], GAME_COLUMNS)
+    pd.testing.assert_frame_equal(both, whole)
+    assert first["soft"].isna().all() or split > 30

@@ -23,6 +23,7 @@ import os
 import sqlite3
 import time
 from collections import deque
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -37,6 +38,7 @@ from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, Judge
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend, off_loop
 from judgewise.store.leases import UNSTORABLE
+from judgewise.store.sqlite import concat_frames
 from judgewise.store.judgments import GameRecord, export_frame
 from judgewise.store.opening import Location, open_store
 from judgewise.store.protocol import JudgmentStoreLike, ResultStore, SharedQueue
@@ -422,6 +424,8 @@ class _Run:
     stop: BaseException | None = None
     busy: list = field(default_factory=list)
     storing: set = field(default_factory=set)  # futures of rows handed to the store's end-of-turn commit
+    stored_keys: list = field(default_factory=list)  # keys of the rows this run stored
+    rows: _RowsAhead | None = None  # reads back the rows stored before the last wave, during it
     crashed: BaseException | None = None  # the error of a commit that lost rows handed over: the run raises it
     record: Callable[[str, object, dict, JudgeResult], GameRecord] = None  # default: a game's record (_record)
 
@@ -537,6 +541,7 @@ class _Run:
             raise self.crashed
 
     def _stored(self, rec: GameRecord) -> None:
+        self.stored_keys.append(rec.key)
         s = self.state
         s.done += 1
         s.calls += rec.n_calls
@@ -569,6 +574,8 @@ class _Run:
                     await self.judge_claimed(*claimed.popleft())
                 else:
                     await self.claim_next(queue, claimed, size)
+            if self.rows is not None and not queue:  # nothing left to claim: the last wave is in flight
+                self.rows.start(self.stored_keys)
         try:
             await gather_workers(worker, workers)
         finally:
@@ -585,6 +592,37 @@ class _Run:
             except (sqlite3.OperationalError, StoreUnavailable) as exc:
                 log.warning("could not renew the claims on games in flight (%s); if they expire, another process "
                             "sharing the store may judge those games too", exc)
+
+
+@dataclass
+class _RowsAhead:
+    """A run's rows read back in two parts: those stored before its last wave (``before``: the keys stored before
+    the run, then those it stored), in a thread while that wave is in flight (:meth:`start`, once), then the rest.
+    The rows read first are final: a run stores each key once, and never over an "ok" row."""
+
+    store: ResultStore
+    before: list[str]
+    ahead: Future | None = None
+
+    def start(self, stored: list[str]) -> None:
+        if self.ahead is None:
+            self.ahead = self.store.frame_in_thread(self.before + stored)
+
+    def frame(self, keys: list[str]) -> pd.DataFrame:
+        """The stored rows of ``keys`` (:meth:`store.frame`): those read ahead and the others."""
+        if self.ahead is None:
+            return self.store.frame(keys)
+        ahead = self.ahead.result()
+        have = set(ahead["key"])
+        return concat_frames([ahead, self.store.frame([k for k in keys if k not in have])], ahead.columns)
+
+
+def _rows_ahead(store: ResultStore, keyed: dict, todo: deque) -> _RowsAhead | None:
+    """A :class:`_RowsAhead` for a store that reads in a thread (SQLite's ``frame_in_thread``), else None."""
+    if not hasattr(store, "frame_in_thread"):
+        return None
+    judging = {k for k, _ in todo}
+    return _RowsAhead(store, [k for k in keyed if k not in judging])
 
 
 async def gather_workers(worker, workers: int) -> None:
@@ -719,7 +757,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
     run = _Run(judge, store, identity, settings.budget or Budget(), retry_failed, progress,
                settings.est_cost_per_game,
                state=Progress(total=len(todo), cached=len(keyed) - len(todo)),
-               record=record or _game_recorder(identity))
+               record=record or _game_recorder(identity), rows=_rows_ahead(store, keyed, todo))
     scheduled, original = _wrap_backend(judge, concurrency=concurrency, limits=settings.limits,
                                         timeout_s=settings.timeout_s, policy=settings.retry, seed=settings.seed)
     if scheduled is not None:
@@ -779,8 +817,9 @@ def _batch_lines(settings: RunSettings) -> int | None:
 def _result(run: _Run, store: ResultStore, keys, n_comp, n_games, scheduled, elapsed, export=export_frame) -> RunResult:
     s = run.state
     reused = scheduled.stats.reused_answers if scheduled is not None else 0
+    rows = run.rows.frame(keys) if run.rows is not None else store.frame(keys)
     return RunResult(
-        judgments=_in_order(export(store.frame(keys)), keys), n_comparisons=n_comp, n_games=n_games,
+        judgments=_in_order(export(rows), keys), n_comparisons=n_comp, n_games=n_games,
         judged=run.judged,
         failed=s.failed, cached=s.cached, calls_made=max(0, s.calls - reused),
         retries=scheduled.stats.retries if scheduled is not None else 0,

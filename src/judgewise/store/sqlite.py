@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -107,8 +108,26 @@ class SqliteStore:
                                            f"({','.join('?' * len(b))})", b) for b in batches]
         except InputError as exc:  # a BLOB among the rows (refuse_blobs): named with this file
             raise InputError(exc.detail, file=str(self.path), field=exc.field) from None
-        parts = [p for p in parts if len(p)]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(self.COLUMNS))
+        return concat_frames(parts, self.COLUMNS)
+
+    def frame_in_thread(self, keys: list[str]) -> Future:
+        """A future of :meth:`frame` of ``keys``, read in a thread on a read-only connection of its own (the rows
+        committed when it reads) while this store's connection goes on writing: a judging run reads back the rows
+        stored before its last wave while that wave is in flight."""
+        reader = object.__new__(type(self))
+        reader.path, reader.readonly = self.path, True
+
+        def read() -> pd.DataFrame:
+            reader._db = connect_readonly(self.path)
+            try:
+                return reader.frame(keys)
+            finally:
+                reader._db.close()
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgewise-rows")
+        try:
+            return pool.submit(read)
+        finally:
+            pool.shutdown(wait=False)  # the thread ends with its read
 
     def _columns(self) -> set[str]:
         return {row[1] for row in self._db.execute(f"PRAGMA table_info({self.RESULTS})")}
@@ -122,6 +141,22 @@ class SqliteStore:
     def integrity_check(self) -> str:
         """"ok" when SQLite finds the file sound, else its first finding."""
         return self._db.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def concat_frames(parts: list[pd.DataFrame], columns: Sequence[str]) -> pd.DataFrame:
+    """Frames read by :func:`query_frame` (of the same columns) as one, with the dtypes one read of all their rows
+    gives: a column with no value in one part (read as nulls) takes the dtype it has in the others, so that
+    integers beside it do not become objects."""
+    parts = [p for p in parts if len(p)]
+    if len(parts) < 2:
+        return parts[0] if parts else pd.DataFrame(columns=list(columns))
+    for col in parts[0].columns:
+        typed = [p[col].dtype for p in parts if p[col].notna().any()]
+        if typed and len(set(typed)) == 1:
+            parts = [p if p[col].dtype == typed[0] or p[col].notna().any() else
+                     p.assign(**{col: p[col].astype(typed[0] if typed[0].kind != "i" else "float64")})
+                     for p in parts]
+    return pd.concat(parts, ignore_index=True)
 
 
 FETCH_ROWS = 1 << 16  # rows per fetchmany: the Python objects of one batch at a time
