@@ -350,9 +350,9 @@ class Endpoint:
         if callable(self.ssl):
             self.ssl = self.ssl()
         try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(self._protocol, self.host, self.port, ssl=self.ssl), self.connect_timeout_s)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self.connect_timeout_s):  # not wait_for: no extra task per connection
+                _, conn = await loop.create_connection(self._protocol, self.host, self.port, ssl=self.ssl)
+        except TimeoutError:
             raise ConnectError(f"could not connect to {self.host}:{self.port} within {self.connect_timeout_s:g}s") \
                 from None
         except OSError as exc:  # refused, unreachable, unknown host, TLS verification failed
