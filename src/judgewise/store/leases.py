@@ -102,7 +102,9 @@ def _checkpoint_until(path: Path, stop: threading.Event, every_s: float) -> None
     """PASSIVE checkpoints of the WAL of ``path`` every ``every_s`` until ``stop`` (never blocks a writer); past
     :data:`WAL_RESTART_BYTES`, a RESTART one after it."""
     try:
-        db = sqlite3.connect(path, timeout=every_s, isolation_level=None, check_same_thread=False)
+        # no busy wait: a RESTART checkpoint that waited for a reader (another process, a run reading its rows back)
+        # would hold the writer (the run's event loop) back as long; it gives up at once and the next round tries
+        db = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         log.warning("no background checkpoints of %s (%s): the WAL grows until the run ends", path, exc)
         return
