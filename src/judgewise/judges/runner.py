@@ -612,7 +612,11 @@ class _RowsAhead:
         """The stored rows of ``keys`` (:meth:`store.frame`): those read ahead and the others."""
         if self.ahead is None:
             return self.store.frame(keys)
-        ahead = self.ahead.result()
+        try:
+            ahead = self.ahead.result()
+        except sqlite3.Error as exc:  # that connection could not read (locked, say): the store's own reads them all
+            log.debug("rows read ahead failed (%s); reading them all now", exc)
+            return self.store.frame(keys)
         have = set(ahead["key"])
         return concat_frames([ahead, self.store.frame([k for k in keys if k not in have])], ahead.columns)
 

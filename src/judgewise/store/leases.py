@@ -89,6 +89,7 @@ AUTOCHECKPOINT_PAGES = 1000  # SQLite's default
 # the WAL's head again (the writer waits for it, a few milliseconds, once per this many bytes written); the file is
 # cut back to this size.
 WAL_RESTART_BYTES = 16 << 20
+RESTART_WAIT_S = 0.02
 PAGE_GUESS = 4096 + 24  # bytes of a WAL frame at SQLite's default page size (frames are counted, not bytes)
 
 
@@ -102,9 +103,10 @@ def _checkpoint_until(path: Path, stop: threading.Event, every_s: float) -> None
     """PASSIVE checkpoints of the WAL of ``path`` every ``every_s`` until ``stop`` (never blocks a writer); past
     :data:`WAL_RESTART_BYTES`, a RESTART one after it."""
     try:
-        # no busy wait: a RESTART checkpoint that waited for a reader (another process, a run reading its rows back)
-        # would hold the writer (the run's event loop) back as long; it gives up at once and the next round tries
-        db = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+        # a short busy wait: a RESTART checkpoint waits out a commit in progress, but while it waits for a reader's
+        # old snapshot (another process, a run reading its rows back) it holds every writer back (the run's event
+        # loop), so it gives up after RESTART_WAIT_S and the next round tries again
+        db = sqlite3.connect(path, timeout=RESTART_WAIT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         log.warning("no background checkpoints of %s (%s): the WAL grows until the run ends", path, exc)
         return

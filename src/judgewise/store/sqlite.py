@@ -153,8 +153,9 @@ def concat_frames(parts: list[pd.DataFrame], columns: Sequence[str]) -> pd.DataF
     for col in parts[0].columns:
         typed = [p[col].dtype for p in parts if p[col].notna().any()]
         if typed and len(set(typed)) == 1:
-            parts = [p if p[col].dtype == typed[0] or p[col].notna().any() else
-                     p.assign(**{col: p[col].astype(typed[0] if typed[0].kind != "i" else "float64")})
+            # with nulls beside them, integers read as floats and booleans as objects (as pyarrow gives them)
+            kind = {"i": "float64", "u": "float64", "b": "object"}.get(typed[0].kind, typed[0])
+            parts = [p if p[col].dtype == typed[0] or p[col].notna().any() else p.assign(**{col: p[col].astype(kind)})
                      for p in parts]
     return pd.concat(parts, ignore_index=True)
 
