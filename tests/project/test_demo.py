@@ -72,6 +72,7 @@ def test_the_embedded_config_judges_all_pairs_of_its_prompts_in_both_orders_with
     assert len(job.comparisons) == len(cfg.prompt_ids) * len(cfg.models) * (len(cfg.models) - 1) // 2
 
 
+@pytest.mark.slow  # ~30 s: run with SLOW=1, as CI runs the suite
 def test_demo_part_1_is_evaluate_on_the_replayed_verdicts_with_its_check(tmp_path):
     res = run_cli("demo", "--no-judge", "--bootstrap", "50", cwd=tmp_path)
     assert res.returncode == 0, res.stderr

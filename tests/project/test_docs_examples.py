@@ -6,10 +6,19 @@ import pytest
 from tools.docs_examples import PAGES, REPO, align, blocks_of, describe, line_matches, masked, run_page, steps_of
 
 PAGES_WITH_SLOW = [p for p in PAGES if any(b.slow for b in blocks_of(p))]
+# Pages whose examples take 20–60 s each (pytest --durations on the quiet 2-core machine, this stop): run with
+# SLOW=1, as CI runs the suite, so that `make test` stays near 15 minutes; the other pages run in every `make test`.
+HEAVY_PAGES = {"README.md", "docs/papers.md", "docs/ratings.md", "docs/designs.md", "docs/evaluate.md",
+               "docs/diagnostics.md", "docs/coming-from.md"}
 
 
 def _ids(pages):
     return [str(p.relative_to(REPO)) for p in pages]
+
+
+def _every_page():
+    return [pytest.param(p, id=i, marks=[pytest.mark.slow] if i in HEAVY_PAGES else [])
+            for p, i in zip(PAGES, _ids(PAGES))]
 
 
 def _check(outcomes) -> None:
@@ -22,7 +31,7 @@ def _check(outcomes) -> None:
         pytest.skip(f"the other examples passed; the blocks at lines {lines} {skipped[0].message}")
 
 
-@pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+@pytest.mark.parametrize("page", _every_page())
 def test_page_examples_print_what_the_page_shows(page):
     _check(run_page(page, slow=False))
 
@@ -31,6 +40,10 @@ def test_page_examples_print_what_the_page_shows(page):
 @pytest.mark.parametrize("page", PAGES_WITH_SLOW, ids=_ids(PAGES_WITH_SLOW))
 def test_page_examples_including_slow_ones_print_what_the_page_shows(page):
     _check(run_page(page, slow=True))
+
+
+def test_the_heavy_pages_named_are_pages():
+    assert HEAVY_PAGES <= set(_ids(PAGES))
 
 
 def test_every_page_is_in_the_site_nav_and_readme_is_a_front_page():
