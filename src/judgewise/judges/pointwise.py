@@ -236,4 +236,4 @@ def run_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentSt
     return the grades table (``export_grades``: ``prompt_id, model, judge, score, label, turn``, ...) with counts.
     Options as :func:`judgewise.judges.runner.run_judging` (``orders`` is ignored)."""
     return eventloop.run(closing_backend(arun_grading(items, judge, store, settings, progress=progress, **options),
-                                       judge))
+                                         judge))

@@ -868,7 +868,7 @@ def run_judging(comparisons: Iterable[Comparison], judge: Judge, store: Judgment
     :class:`BudgetExceeded` at a cap, both after storing every finished game (``exc.result`` has them).
     """
     return eventloop.run(closing_backend(arun_judging(comparisons, judge, store, settings, progress=progress,
-                                                    **options), judge))
+                                                      **options), judge))
 
 
 async def closing_backend(run, judge):
