@@ -71,12 +71,29 @@ class Immediate:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
+def _use_wal(db: sqlite3.Connection, wait_s: float) -> None:
+    """Switch ``db`` to WAL mode, waiting up to ``wait_s`` for other connections. SQLite does not call its busy
+    handler here: leaving rollback mode needs the exclusive lock, and a connection holding a shared lock while
+    another holds the reserved one gets ``database is locked`` at once (processes racing to create one store), so
+    the switch is tried again with a growing sleep (1 ms up to 50 ms) until the wait is spent."""
+    deadline, pause = time.monotonic() + wait_s, 0.001
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 def connect_writer(path: Path, busy_timeout_s: float, *, durable: bool = False) -> sqlite3.Connection:
     """A connection for writing in WAL mode; WAL + NORMAL survives a killed process (only an OS crash or power
     loss can drop the last commits), ``durable`` = FULL survives those too."""
     db = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None)
     db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-    db.execute("PRAGMA journal_mode = WAL")
+    _use_wal(db, busy_timeout_s)
     db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
     db.execute(f"PRAGMA journal_size_limit = {WAL_RESTART_BYTES}")
     return db
