@@ -193,6 +193,7 @@ def test_evaluate_without_a_target_never_says_it_stops_at_one(tmp_path, n_models
 # --- no warning from the embedded runtime or the packaging ---------------------------------------------------------
 
 @pytest.mark.local
+@pytest.mark.slow  # ~45 s of the embedded model; CI runs it (SLOW=1)
 def test_mtbench_grading_with_the_embedded_judge_leaves_no_unclosed_file(tmp_path, shared):
     """A new interpreter with ResourceWarnings shown: llama-cpp-python's /dev/null handles are closed at exit."""
     if importlib.util.find_spec("llama_cpp") is None:  # not imported here: this process would warn at exit

@@ -89,6 +89,7 @@ def test_system_prompt_is_folded_into_the_first_user_turn():
     assert msgs[1]["content"] == "U1"  # input not mutated
 
 
+@pytest.mark.slow  # 40-50 s of the embedded model; CI runs it (SLOW=1)
 def test_embedded_judge_gives_the_same_verdicts_twice_whatever_the_call_order(model_path):
     """Two fresh instances, the second judging in reverse order (its prefix cache differs): same verdicts."""
     items = games()[:4]  # one prompt: 2 pairs × 2 orders
@@ -99,6 +100,7 @@ def test_embedded_judge_gives_the_same_verdicts_twice_whatever_the_call_order(mo
     assert [r.verdict.outcome for r in first] == [r.verdict.outcome for r in second]
 
 
+@pytest.mark.slow  # 40-50 s of the embedded model; CI runs it (SLOW=1)
 def test_clearing_the_cache_each_call_gives_the_same_verdicts(model_path):
     cached = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path), games()[6:9]))
     fresh = asyncio.run(judge_all(embedded_judge(TINY, model_path=model_path, reuse_prefix=False), games()[6:9]))
