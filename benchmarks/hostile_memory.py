@@ -1,8 +1,8 @@
 """Peak memory of a judge run against a malicious server: the answer cap of the HTTP client (issue 26 item 2).
 
 A fault server (tests/support/fault_server.py) in its own process answers every call with one hostile answer — a ~1 MB gzip
-(or deflate) bomb of 1 GiB, an HTTP/1.0 body of 1 GiB framed by the end of the connection, a 1 GiB chunked stream, a
-valid 200 MB JSON answer — or, for the baseline, a normal verdict. Each case is a whole ``judgewise judge`` run in a
+(or deflate) bomb of 1 GiB, an HTTP/1.0 body of 1 GiB framed by the end of the connection, a 1 GiB chunked stream (in
+64 KB chunks, or a valid answer in one-byte chunks), a valid 200 MB JSON answer — or, for the baseline, a normal verdict. Each case is a whole ``judgewise judge`` run in a
 new process (12 games, ``limits.concurrency`` 8, the default 8 MB answer cap, real SQLite store); the run reads its
 own peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) as it exits. The goal (issue 26): ≤ 400 MB for the bomb
 and the 1 GiB body (the code before the cap peaked at 2.2 GB and 1.2 GB there; a normal run at 186 MB). ``--src``
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 GOAL_MB = 400
 CASES = {"normal": (None, 0), "gzip_bomb": ("gzip_bomb", 1 << 30), "deflate_bomb": ("deflate_bomb", 1 << 30),
          "close_flood": ("close_flood", 1 << 30), "chunked_flood": ("chunked_flood", 1 << 30),
+         "tiny_chunk_flood": ("tiny_chunk_flood", 1 << 30),
          "huge_json": ("huge_json", 200 << 20)}
 
 

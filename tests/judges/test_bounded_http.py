@@ -20,7 +20,7 @@ from tests.support.fault_server import FLOOD_BYTES, HOSTILE_HTTP, FaultServer, b
 from tests.support.judging import complete_once, completion_error, comparisons, llm_judge, write_config
 
 MESSAGES = [{"role": "user", "content": "Which answer is better?"}]
-TOO_LARGE = ("gzip_bomb", "deflate_bomb", "chunked_flood", "close_flood", "huge_json")
+TOO_LARGE = ("gzip_bomb", "deflate_bomb", "chunked_flood", "tiny_chunk_flood", "close_flood", "huge_json")
 NOT_HTTP = tuple(k for k in HOSTILE_HTTP if k not in TOO_LARGE)
 
 
@@ -34,6 +34,44 @@ def test_an_answer_above_the_cap_is_refused_while_it_is_read(kind):
         assert srv.events[kind] == 1
     assert type(err) is AnswerRefusedError, repr(err)
     assert f"larger than the {MAX_ANSWER_BYTES:,}-byte cap" in str(err) and "max_answer_mb" in str(err)
+
+
+def test_one_byte_chunks_count_as_sent_and_a_valid_answer_in_them_is_read_whole():
+    # 1 MB of JSON in one-byte chunks is 6 MB on the wire: under the 8 MB cap it is read whole, under 4 MB refused
+    # (a list of a million one-byte chunks held ~0.7 GB per call before the cap counted the wire and the chunks
+    # went into one buffer)
+    with FaultServer(fault_fn=lambda m, seen: "tiny_chunk_flood", flood_bytes=1 << 20) as srv:
+        read = complete_once(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=60))
+        refused = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=60, max_answer_mb=4))
+    assert read.text == default_answer(MESSAGES)
+    assert isinstance(refused, AnswerRefusedError) and "4,194,304-byte cap" in str(refused)
+
+
+def _chunked(conn: _Connection, *pieces: bytes) -> asyncio.Future:
+    """Feed a chunked answer to ``conn`` in ``pieces`` (as the network splits it); the call's future."""
+    conn.transport = type("Transport", (), {"write": lambda self, data: None, "abort": lambda self: None})()
+    waiter = conn.send(b"", asyncio.new_event_loop())
+    conn.data_received(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    for piece in pieces:
+        conn.data_received(piece)
+    return waiter
+
+
+@pytest.mark.parametrize("split", [1, 2, 3, 5, 7, 64])
+def test_a_chunked_body_split_anywhere_by_the_network_is_read_whole(split):
+    wire = b"3;ext=1\r\nabc\r\n 1 \r\nd\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n"
+    waiter = _chunked(_Connection(), *(wire[i:i + split] for i in range(0, len(wire), split)))
+    assert bytes(waiter.result().body) == b"abcd0123456789"
+
+
+@pytest.mark.parametrize("wire,error", [
+    (b"3\r\nabcd\r\n0\r\n\r\n", "a chunk longer than its size line says"),
+    (b"+3\r\nabc\r\n0\r\n\r\n", "a malformed chunk size"),
+    (b"3 x\r\nabc\r\n0\r\n\r\n", "a malformed chunk size"),
+])
+def test_a_chunk_that_is_not_what_its_size_line_says_is_a_clean_error(wire, error):
+    waiter = _chunked(_Connection(), wire)
+    assert isinstance(waiter.exception(), ConnectionDropped) and error in str(waiter.exception())
 
 
 @pytest.mark.parametrize("kind", NOT_HTTP)

@@ -50,8 +50,8 @@ MALFORMED = {  # fault kind -> (content type, body) of an HTTP 200 that is not a
 # A malicious server: chat completions valid as JSON whose values are hostile (a success, counted when delivered)...
 HOSTILE_VALUES = ("lone_surrogate", "nul_char", "usage_400_digits", "usage_2_63", "logprobs_800", "logprobs_minus_1000")
 # ...and answers whose HTTP is hostile (never a success): written as a stream of bytes by ``hostile_http``
-HOSTILE_HTTP = ("gzip_bomb", "deflate_bomb", "chunked_flood", "close_flood", "huge_json", "bad_length",
-                "huge_chunk_size", "bad_chunk_size", "endless_trailers", "bad_status")
+HOSTILE_HTTP = ("gzip_bomb", "deflate_bomb", "chunked_flood", "tiny_chunk_flood", "close_flood", "huge_json",
+                "bad_length", "huge_chunk_size", "bad_chunk_size", "endless_trailers", "bad_status")
 FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage", "too_long",  # too_long: 400, context exceeded
           *MALFORMED, *HOSTILE_VALUES, *HOSTILE_HTTP)
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
@@ -425,8 +425,9 @@ def hostile_values(fault: str | None, data: str, text: str) -> str:
 def hostile_http(fault: str, text: str, size: int):
     """The bytes (head, then body in pieces, lazily) of an answer whose HTTP is hostile: a gzip or deflate bomb (a
     valid chat completion of ``size`` bytes, a thousandth of it on the wire), a chunked or an HTTP/1.0
-    connection-framed stream of ``size`` bytes, a valid chat completion of ``size`` bytes (huge_json), or heads
-    that are not HTTP as a client may read them (a Content-Length of "²", chunk sizes of 30 hex digits or "1_0",
+    connection-framed stream of ``size`` bytes, a valid chat completion of ``size`` bytes in one-byte chunks
+    (tiny_chunk_flood, six bytes on the wire per byte), a valid chat completion of ``size`` bytes (huge_json), or
+    heads that are not HTTP as a client may read them (a Content-Length of "²", chunk sizes of 30 hex digits or "1_0",
     trailers that never end, a status code in other digits)."""
     if fault in ("gzip_bomb", "deflate_bomb"):
         data = bomb(fault, size)
@@ -437,6 +438,13 @@ def hostile_http(fault: str, text: str, size: int):
         piece = b"%x\r\n%s\r\n" % (1 << 16, b" " * (1 << 16))
         yield from (piece for _ in range(size >> 16))
         yield b"0\r\n\r\n"
+    elif fault == "tiny_chunk_flood":  # a valid chat completion of ``size`` bytes, one byte per chunk (6 on the wire)
+        yield b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        head, tail = _padded_completion(text)
+        yield b"".join(b"1\r\n%c\r\n" % byte for byte in head)
+        pad = size - len(head) - len(tail)
+        yield from (b"1\r\n \r\n" * min(1 << 16, pad - i) for i in range(0, pad, 1 << 16))
+        yield b"".join(b"1\r\n%c\r\n" % byte for byte in tail) + b"0\r\n\r\n"
     elif fault == "close_flood":
         yield b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
         yield from (b" " * (1 << 16) for _ in range(size >> 16))

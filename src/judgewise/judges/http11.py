@@ -29,7 +29,8 @@ MAX_HEAD = 64 * 1024  # bytes of status line and headers accepted before the ans
 MAX_ANSWER_MB = 8  # default cap on an answer's body, as sent and as decoded (the judge config's max_answer_mb)
 MAX_ANSWER_BYTES = MAX_ANSWER_MB << 20
 _DIGITS = re.compile(rb"[0-9]{1,19}")  # a Content-Length: ASCII digits only (str.isdigit takes "²" and "١")
-_HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")  # a chunk size (int(x, 16) takes "_", "+", spaces and other scripts)
+# a chunk-size line: hexadecimal digits (int(x, 16) takes "_", "+" and other scripts), an extension, CRLF
+_CHUNK_SIZE_LINE = re.compile(rb"[ \t]*([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r\n")
 
 
 class HTTPError(Exception):
@@ -73,9 +74,9 @@ class _Connection(asyncio.Protocol):
 
     def _start(self) -> None:
         self.status, self.headers, self.length, self.chunked = None, None, None, False
-        self.parts: list[bytes] = []
+        self.body = bytearray()  # a chunked body's data so far
         self.chunk_left: int | None = None
-        self.body_bytes = 0  # chunk bytes kept so far
+        self.wire_bytes = 0  # bytes of a chunked body on the wire so far: size lines, data and line ends
 
     # -- asyncio.Protocol --------------------------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -191,37 +192,51 @@ class _Connection(asyncio.Protocol):
             if self.length is None:
                 self.reusable = False
 
-    def _chunks(self) -> bytes | None:
-        """The whole chunked body once it is in, else None (the chunks read so far are kept)."""
-        buf = self.buf
-        while True:
-            if self.chunk_left is None:  # a chunk-size line
-                eol = buf.find(b"\r\n")
-                if eol < 0:
-                    if len(buf) > MAX_HEAD:
-                        raise ConnectionDropped("a malformed chunk-size line in the answer")
+    def _chunks(self) -> bytearray | None:
+        """The whole chunked body once it is in, else None (the chunks read so far are kept). The cap counts the
+        body as sent (size lines and line ends too), so a flood of one-byte chunks costs no more memory or time
+        than one chunk of the cap; the bytes read are dropped from the buffer once per call, not per chunk."""
+        buf, pos = self.buf, 0
+        try:
+            while True:
+                if self.chunk_left is None:
+                    after = self._size_line(buf, pos)
+                    if after < 0:
+                        return None
+                    pos = after
+                if self.chunk_left == 0:  # the last chunk: trailers (ignored) up to an empty line
+                    end = pos - 2 if buf.startswith(b"\r\n", pos) else buf.find(b"\r\n\r\n", pos)
+                    if end == -1:
+                        if len(buf) - pos > MAX_HEAD:
+                            raise ConnectionDropped("trailers after the last chunk that never end")
+                        return None
+                    pos = end + 4
+                    return self.body
+                end = pos + self.chunk_left
+                if len(buf) < end + 2:
                     return None
-                size = bytes(buf[:eol]).split(b";")[0].strip(b" \t")
-                if not _HEX.fullmatch(size):
-                    raise ConnectionDropped(f"a malformed chunk size in the answer: {size[:20]!r}")
-                self.chunk_left = int(size, 16)
-                if self.body_bytes + self.chunk_left > self.cap:
-                    raise self._too_large(f"a chunked body passing {self.cap:,} bytes")
-                del buf[:eol + 2]
-            if self.chunk_left == 0:  # the last chunk: trailers (ignored) up to an empty line
-                end = -2 if buf.startswith(b"\r\n") else buf.find(b"\r\n\r\n")
-                if end == -1:
-                    if len(buf) > MAX_HEAD:
-                        raise ConnectionDropped("trailers after the last chunk that never end")
-                    return None
-                del buf[:end + 4]
-                return b"".join(self.parts)
-            if len(buf) < self.chunk_left + 2:
-                return None
-            self.parts.append(buf[:self.chunk_left])
-            self.body_bytes += self.chunk_left
-            del buf[:self.chunk_left + 2]
-            self.chunk_left = None
+                if not buf.startswith(b"\r\n", end):
+                    raise ConnectionDropped("a chunk longer than its size line says")
+                self.body += buf[pos:end]
+                pos, self.chunk_left = end + 2, None
+        finally:
+            del buf[:pos]
+
+    def _size_line(self, buf: bytearray, pos: int) -> int:
+        """Read the chunk-size line at ``pos`` into :attr:`chunk_left`; the position after it, or -1 when the line
+        is not all in yet. A malformed size, or a body past the cap, raises."""
+        line = _CHUNK_SIZE_LINE.match(buf, pos)
+        if line is None:
+            if buf.find(b"\r\n", pos) >= 0:
+                raise ConnectionDropped(f"a malformed chunk size in the answer: {bytes(buf[pos:pos + 20])!r}")
+            if len(buf) - pos > MAX_HEAD:
+                raise ConnectionDropped("a malformed chunk-size line in the answer")
+            return -1
+        self.chunk_left = int(line.group(1), 16)
+        self.wire_bytes += line.end() - pos + self.chunk_left + 2
+        if self.wire_bytes > self.cap:
+            raise self._too_large(f"a chunked body passing {self.cap:,} bytes as sent")
+        return line.end()
 
     def _finish(self, body: bytes | bytearray) -> None:
         encoding = self.headers.get("content-encoding", "").lower().strip()
