@@ -84,6 +84,12 @@ def test_header_values_that_are_not_ascii_digits_are_a_cleancompletion_error(kin
     assert not [r for r in caplog.records if "data_received" in r.getMessage()]  # no protocol traceback
 
 
+def test_a_server_looping_on_interim_answers_is_dropped_at_the_ninth():
+    with FaultServer(fault_fn=lambda m, seen: "interim_flood") as srv:
+        err = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, timeout_s=10))
+    assert "more than 8 interim (1xx) answers" in str(err), repr(err)
+
+
 def test_the_cap_is_configurable_and_an_answer_under_it_is_read_whole():
     with FaultServer(fault_fn=lambda m, seen: "huge_json", flood_bytes=3 << 20) as srv:
         refused = completion_error(OpenAIBackend("judge-model", base_urls=srv.url, max_answer_mb=2))

@@ -51,7 +51,7 @@ MALFORMED = {  # fault kind -> (content type, body) of an HTTP 200 that is not a
 HOSTILE_VALUES = ("lone_surrogate", "nul_char", "usage_400_digits", "usage_2_63", "logprobs_800", "logprobs_minus_1000")
 # ...and answers whose HTTP is hostile (never a success): written as a stream of bytes by ``hostile_http``
 HOSTILE_HTTP = ("gzip_bomb", "deflate_bomb", "chunked_flood", "tiny_chunk_flood", "close_flood", "huge_json",
-                "bad_length", "huge_chunk_size", "bad_chunk_size", "endless_trailers", "bad_status")
+                "bad_length", "huge_chunk_size", "interim_flood", "bad_chunk_size", "endless_trailers", "bad_status")
 FAULTS = ("429", "500", "timeout", "drop", "empty", "garbage", "too_long",  # too_long: 400, context exceeded
           *MALFORMED, *HOSTILE_VALUES, *HOSTILE_HTTP)
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
@@ -428,7 +428,7 @@ def hostile_http(fault: str, text: str, size: int):
     connection-framed stream of ``size`` bytes, a valid chat completion of ``size`` bytes in one-byte chunks
     (tiny_chunk_flood, six bytes on the wire per byte), a valid chat completion of ``size`` bytes (huge_json), or
     heads that are not HTTP as a client may read them (a Content-Length of "²", chunk sizes of 30 hex digits or "1_0",
-    trailers that never end, a status code in other digits)."""
+    trailers that never end, a status code in other digits, ten thousand interim 100 Continue answers)."""
     if fault in ("gzip_bomb", "deflate_bomb"):
         data = bomb(fault, size)
         yield (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\nContent-Length: "
@@ -460,7 +460,8 @@ def hostile_http(fault: str, text: str, size: int):
                "bad_chunk_size": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1_0\r\n" + "x" * 16,
                "endless_trailers": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: 1\r\n"
                                    + "X-Trailer: " + "y" * 200_000,
-               "bad_status": "HTTP/1.1 ２００ OK\r\nContent-Length: 2\r\n\r\n{}"}[fault].encode("utf-8")
+               "bad_status": "HTTP/1.1 ２００ OK\r\nContent-Length: 2\r\n\r\n{}",
+               "interim_flood": "HTTP/1.1 100 Continue\r\n\r\n" * 10_000}[fault].encode("utf-8")
 
 
 def _padded_completion(text: str) -> tuple[bytes, bytes]:

@@ -7,8 +7,9 @@ connection; gzip and deflate bodies are decoded. One request at a time per conne
 requests in flight (the scheduler bounds them). Every answer is bounded while it is read: the body on the wire and
 its decoded form are each at most ``max_answer_bytes`` (a ``Content-Length`` above it is refused before the body
 arrives, a chunked or connection-framed body the moment it passes it, a gzip or deflate body is inflated in steps
-that stop at the cap), and header values are read strictly (ASCII digits, hexadecimal chunk sizes), so a hostile
-server costs at most a few times the cap in memory and never a traceback. Per call it costs a few tens of microseconds where ``httpx`` with
+that stop at the cap; chunk-size lines count as sent), at most MAX_INTERIM interim (1xx) answers precede the answer,
+and header values are read strictly (ASCII digits, hexadecimal chunk sizes), so a hostile server costs at most a few
+times the cap in memory and never a traceback. Per call it costs a few tens of microseconds where ``httpx`` with
 hundreds of pooled connections costs milliseconds (its pool scans and polls every connection for every request).
 
 The errors say what became of the request: :class:`ConnectError` (no connection, nothing sent), :class:`ReadTimeout`
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 MAX_HEAD = 64 * 1024  # bytes of status line and headers accepted before the answer is called malformed
+MAX_INTERIM = 8  # interim (1xx) answers accepted before an answer (a server looping on 100 Continue is dropped)
 MAX_ANSWER_MB = 8  # default cap on an answer's body, as sent and as decoded (the judge config's max_answer_mb)
 MAX_ANSWER_BYTES = MAX_ANSWER_MB << 20
 _DIGITS = re.compile(rb"[0-9]{1,19}")  # a Content-Length: ASCII digits only (str.isdigit takes "²" and "١")
@@ -70,6 +72,7 @@ class _Connection(asyncio.Protocol):
         self.waiter: asyncio.Future | None = None
         self.closed = False   # the connection is gone (or going): never reused
         self.reusable = True  # False once the answer says so (Connection: close, framing by end of connection)
+        self.interim = 0  # interim (1xx) answers to the current request so far
         self._start()
 
     def _start(self) -> None:
@@ -113,6 +116,7 @@ class _Connection(asyncio.Protocol):
         self.waiter = loop.create_future()
         self.buf.clear()
         self._start()
+        self.interim = 0
         self.transport.write(data)
         return self.waiter
 
@@ -144,6 +148,9 @@ class _Connection(asyncio.Protocol):
             self._head(bytes(buf[:end]))
             del buf[:end + 4]
             if 100 <= self.status < 200:  # an interim answer (100 Continue, 103 Early Hints): the real one follows
+                self.interim += 1
+                if self.interim > MAX_INTERIM:
+                    raise ConnectionDropped(f"more than {MAX_INTERIM} interim (1xx) answers before the answer")
                 self._start()
         if self.chunked:
             body = self._chunks()
