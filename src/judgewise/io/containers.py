@@ -50,12 +50,30 @@ def decode_utf8(data: bytes, v: Validator, first_line: int = 1) -> str:
                       "save the file as UTF-8") from None
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object that names one key twice."""
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads``'s object hook: the object as a dict, or :class:`DuplicateKeyError` when a key appears twice
+    (JSON leaves its meaning open: Python keeps the last value, pyarrow refuses the row, so neither is assumed)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise DuplicateKeyError(f"the key {twice!r} appears twice in one object; expected each key once")
+    return obj
+
+
 def parse_json(text: str, v: Validator, *, row: int | None = None, expected: str = "JSON"):
-    """``json.loads(text)``; invalid or too deeply nested JSON is an InputError naming file (and row)."""
+    """``json.loads(text)``; invalid or too deeply nested JSON, or an object with a key twice (:func:`unique_keys`),
+    is an InputError naming file (and row)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except RecursionError:
         raise v.error(f"JSON nested too deeply to read; expected {expected}", row=row) from None
+    except DuplicateKeyError as exc:
+        raise v.error(str(exc), row=row) from None
     except ValueError as exc:
         where = f" at line {exc.lineno} column {exc.colno}" if row is None and hasattr(exc, "lineno") else \
             (f" at column {exc.colno}" if hasattr(exc, "colno") else "")
@@ -86,7 +104,7 @@ def _jsonl_fast(lines: list[tuple[int, str]]) -> list[dict] | None:
     """All lines parsed at once, each wrapped in its own brackets so that an object split over two lines (or two
     objects on one line) cannot parse; None when any line is not exactly one JSON object."""
     try:
-        wrapped = json.loads("[[" + "],\n[".join(text for _, text in lines) + "]]")
+        wrapped = json.loads("[[" + "],\n[".join(text for _, text in lines) + "]]", object_pairs_hook=unique_keys)
     except (ValueError, RecursionError):
         return None
     if len(wrapped) != len(lines) or not all(len(w) == 1 and isinstance(w[0], dict) for w in wrapped):

@@ -180,6 +180,10 @@ FILE_CASES = [
     bad_line("jsonl_truncated_last_line", len(GOOD), json.dumps(GOOD[-1])[:25]),
     bad_line("jsonl_line_is_a_string", 2, '"just text"'),
     bad_line("jsonl_line_is_null", 3, "null"),
+    # a key twice in one object: Python keeps the last value, pyarrow refuses the row; judgewise assumes neither
+    bad_line("jsonl_key_twice_in_a_line", 2, json.dumps(GOOD[1])[:-1] + ', "outcome": 0.5}', says="'outcome'"),
+    rank_file("json_key_twice_in_an_object", "j.json",
+              json.dumps(GOOD).replace('"judge": "j"', '"judge": "j", "judge": "k"', 1), names=("'judge'",)),
     # numbers that are not numbers in [0, 1]
     bad_line("outcome_nan_literal", 2, json.dumps(GOOD[1])[:-1].rsplit('"outcome"', 1)[0] + '"outcome": NaN}',
              says="NaN"),
