@@ -201,8 +201,9 @@ class _Connection(asyncio.Protocol):
 
     def _chunks(self) -> bytearray | None:
         """The whole chunked body once it is in, else None (the chunks read so far are kept). The cap counts the
-        body as sent (size lines and line ends too), so a flood of one-byte chunks costs no more memory or time
-        than one chunk of the cap; the bytes read are dropped from the buffer once per call, not per chunk."""
+        body as sent (size lines and line ends too), so a flood of one-byte chunks costs no more memory than one
+        chunk of the cap, and is cut after cap/6 chunks (~3 s of CPU at the default cap); the bytes read are dropped
+        from the buffer once per call, not per chunk."""
         buf, pos = self.buf, 0
         try:
             while True:
