@@ -121,7 +121,7 @@ def _open_when_released(path, barrier) -> str:
 def test_processes_creating_one_store_at_once_all_open_it(tmp_path):
     # SQLite does not wait (no busy handler) when two connections race to switch a new file to WAL mode; before
     # the switch was retried, 1 round in 5 of four processes failed with "database is locked" (CI, stop 29)
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("spawn")  # not fork: the test process may hold threads (a lock copied while held)
     errors = []
     with ctx.Manager() as manager, ctx.Pool(4) as pool:
         for round_ in range(15):
