@@ -217,3 +217,18 @@ def test_skip_invalid_skips_and_counts_malformed_judgebench_records(tmp_path):
     assert (report.rows_read, report.rows_used, report.rows_skipped) == (4, 2, 2)  # 2 games + 2 bad lines
     assert "row 2" in report.skipped_reasons[1] and "row 3" in report.skipped_reasons[0]
     assert set(table.frame["prompt_id"]) == {"p1"}
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_surrogate_pairs_and_escaped_backslashes_are_text_and_only_lone_surrogates_are_refused(tmp_path, suffix):
+    # "\ud83d\ude00" is one character (an emoji, as json.dumps writes it); "\\ud800" is six; "\ud800" is no character
+    rows = [dict(GOOD, model_a="alpha\ud83d\ude00"), dict(GOOD, prompt_id="p2", judge="\\ud800 judge")]
+    path = tmp_path / f"j{suffix}"
+    path.write_text(_jsonl(*rows) if suffix == ".jsonl" else json.dumps(rows), encoding="utf-8")
+    table = read_judgments(path).frame
+    assert table["model_a"].iloc[0] == "alpha\U0001F600" and table["judge"].iloc[1] == "\\ud800 judge"
+    rows.append(dict(GOOD, prompt_id="p3", model_b="beta\udfff"))
+    path.write_text(_jsonl(*rows) if suffix == ".jsonl" else json.dumps(rows), encoding="utf-8")
+    with pytest.raises(JudgewiseError, match='row 3 field "model_b": a lone surrogate escape'):
+        read_judgments(path)
+    assert len(read_judgments(path, skip_invalid=True).frame) == 2

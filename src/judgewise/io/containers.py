@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,34 @@ def decode_utf8(data: bytes, v: Validator, first_line: int = 1) -> str:
         line = _line_of(data, exc.start) + first_line - 1
         raise v.error(f"byte 0x{data[exc.start]:02x} at line {line} is not UTF-8 (a UTF-16 or Latin-1 file?); "
                       "save the file as UTF-8") from None
+
+
+# a \uXXXX escape of a lone surrogate in JSON text: a high one not followed by a low one, or a low one alone (a
+# pre-filter: a pair, or an escaped backslash before "ud800", is ruled out on the parsed value)
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                                    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+LONE_SURROGATE = ("a lone surrogate escape (\\ud800-\\udfff without its pair) is not a character; expected valid "
+                  "Unicode text")
+
+
+def lone_surrogate_field(record: dict, text: str) -> str | None:
+    """The first field of ``record`` (parsed from the JSON ``text``) whose key or value holds a lone surrogate, which
+    no UTF-8 file, table or store can hold; None when there is none (at once when ``text`` has no such escape)."""
+    if not _LONE_SURROGATE_ESCAPE.search(text):
+        return None
+    for key, value in record.items():
+        if _SURROGATE.search(key) or _holds_surrogate(value):
+            return ascii(key) if _SURROGATE.search(key) else key
+    return None
+
+
+def _holds_surrogate(value) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_SURROGATE.search(key) or _holds_surrogate(item) for key, item in value.items())
+    return isinstance(value, list) and any(_holds_surrogate(item) for item in value)
 
 
 class DuplicateKeyError(ValueError):
@@ -103,11 +132,15 @@ def _jsonl_lines(data: bytes, v: Validator, first_line: int = 1) -> list[tuple[i
 def _jsonl_fast(lines: list[tuple[int, str]]) -> list[dict] | None:
     """All lines parsed at once, each wrapped in its own brackets so that an object split over two lines (or two
     objects on one line) cannot parse; None when any line is not exactly one JSON object."""
+    joined = "[[" + "],\n[".join(text for _, text in lines) + "]]"
     try:
-        wrapped = json.loads("[[" + "],\n[".join(text for _, text in lines) + "]]", object_pairs_hook=unique_keys)
+        wrapped = json.loads(joined, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError):
         return None
     if len(wrapped) != len(lines) or not all(len(w) == 1 and isinstance(w[0], dict) for w in wrapped):
+        return None
+    if _LONE_SURROGATE_ESCAPE.search(joined) and any(lone_surrogate_field(w[0], text)
+                                                     for w, (_, text) in zip(wrapped, lines)):
         return None
     return [w[0] for w in wrapped]
 
@@ -134,6 +167,9 @@ def jsonl_bytes_records(data: bytes, v: Validator, first_line: int = 1) -> tuple
         if not isinstance(record, dict):
             v.reject(f"expected a JSON object {{...}}, found {type(record).__name__}", row=number)
             continue
+        if (field := lone_surrogate_field(record, text)) is not None:
+            v.reject(LONE_SURROGATE, row=number, field=field)
+            continue
         records.append(record)
         rows.append(number)
     return records, np.array(rows, dtype=np.int64)
@@ -141,19 +177,23 @@ def jsonl_bytes_records(data: bytes, v: Validator, first_line: int = 1) -> tuple
 
 def json_list_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]:
     """A JSON list of objects (e.g. AlpacaEval's annotations.json); row = element index + 1."""
-    data = parse_json(decode_utf8(read_bytes(path, v), v), v, expected="a JSON list of objects")
+    text = decode_utf8(read_bytes(path, v), v)
+    data = parse_json(text, v, expected="a JSON list of objects")
     if not isinstance(data, list):
         raise v.error(f"expected a JSON list of objects, found a JSON {type(data).__name__}")
     if not data:
         raise v.error("the file is an empty JSON list: expected at least one row of data")
     v.report.rows_read += len(data)
     records, rows = [], []
+    escapes = _LONE_SURROGATE_ESCAPE.search(text) is not None
     for number, record in enumerate(data, start=1):
-        if isinstance(record, dict):
+        if not isinstance(record, dict):
+            v.reject(f"expected a JSON object {{...}}, found {type(record).__name__}", row=number)
+        elif escapes and (field := lone_surrogate_field(record, text)) is not None:
+            v.reject(LONE_SURROGATE, row=number, field=field)
+        else:
             records.append(record)
             rows.append(number)
-        else:
-            v.reject(f"expected a JSON object {{...}}, found {type(record).__name__}", row=number)
     return records, np.array(rows, dtype=np.int64)
 
 

@@ -180,6 +180,10 @@ FILE_CASES = [
     bad_line("jsonl_truncated_last_line", len(GOOD), json.dumps(GOOD[-1])[:25]),
     bad_line("jsonl_line_is_a_string", 2, '"just text"'),
     bad_line("jsonl_line_is_null", 3, "null"),
+    # a lone surrogate escape ("\ud800" without its pair): valid JSON text, but no character (pandas/pyarrow raised)
+    bad_row("jsonl_lone_surrogate_in_a_name", 2, "model_a", "a\ud800", says="lone surrogate"),
+    rank_file("json_lone_surrogate_in_a_field", "j.json", json.dumps(with_row(GOOD, 2, judge="j\udc00")),
+              names=("row 3", '"judge"', "lone surrogate")),
     # a key twice in one object: Python keeps the last value, pyarrow refuses the row; judgewise assumes neither
     bad_line("jsonl_key_twice_in_a_line", 2, json.dumps(GOOD[1])[:-1] + ', "outcome": 0.5}', says="'outcome'"),
     rank_file("json_key_twice_in_an_object", "j.json",

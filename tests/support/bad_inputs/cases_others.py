@@ -6,7 +6,8 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from tests.support.bad_inputs.inputs import (Case, deep_json, foreign_sqlite, judgments, jsonl, responses, store, write)
+from tests.support.bad_inputs.inputs import (Case, deep_json, foreign_sqlite, judgments, jsonl, responses, store, with_row,
+                                             write)
 
 REPORT = "templates/report/explorer"
 CONFIG = "run config (judges/config.py, cli/judge_cmd.py)"
@@ -170,6 +171,8 @@ JUDGE_CASES = [
     judge("judge_design_unknown_option", RUN.replace("design: all_pairs", "design: {name: all_pairs, colour: 1}"),
           names=("colour",)),
     judge("judge_responses_missing", RUN.replace("r.jsonl", "ROOT/nope.jsonl"), names=("nope.jsonl",)),
+    judge("judge_responses_lone_surrogate", RUN, files={"r.jsonl": jsonl(with_row(responses(), 2, text="x\ud800y"))},
+          names=("r.jsonl", "row 3", '"text"', "lone surrogate"), owner=None),
     judge("judge_store_not_sqlite", RUN, "--store", "ROOT:notes.sqlite", files={"notes.sqlite": "hello\n"},
           names=("notes.sqlite",), owner=None),
     judge("judge_max_calls_negative", RUN, "--max-calls", "-1", names=("--max-calls",)),
