@@ -19,6 +19,9 @@ import pytest
 
 from judgewise.errors import JudgewiseError
 from judgewise.io import read_judgments
+from judgewise.io.containers import read_parquet
+from judgewise.io.tables import ReadReport
+from judgewise.io.validate import Validator
 from tests.support import run_cli
 
 GOOD = {"prompt_id": "p1", "model_a": "alpha", "model_b": "beta", "judge": "j", "outcome": 1.0}
@@ -232,3 +235,28 @@ def test_surrogate_pairs_and_escaped_backslashes_are_text_and_only_lone_surrogat
     with pytest.raises(JudgewiseError, match='row 3 field "model_b": a lone surrogate escape'):
         read_judgments(path)
     assert len(read_judgments(path, skip_invalid=True).frame) == 2
+
+
+@pytest.mark.parametrize("layout", ["plain", "large_string", "dictionary"])
+def test_parquet_text_that_is_not_utf8_is_refused_by_row_and_field_in_either_reader(tmp_path, layout, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from judgewise.io import chunks
+
+    n, bad = 2_500, 2_345  # row 2,346 holds 0xff: in the third batch of 1,000 rows
+    models = [b"alpha"] * n
+    models[bad] = b"alp\xffha"
+    large = layout == "large_string"
+    column = pa.array(models, pa.large_binary() if large else pa.binary()).view(pa.large_string() if large else
+                                                                                 pa.string())
+    if layout == "dictionary":
+        column = column.dictionary_encode()
+    pq.write_table(pa.table({"prompt_id": [f"p{i}" for i in range(n)], "model_a": column, "model_b": ["beta"] * n,
+                             "judge": ["j"] * n, "outcome": [1.0, 0.0] * (n // 2)}), tmp_path / "j.parquet")
+    monkeypatch.setattr(chunks, "CHUNK_ROWS", 1_000)
+    with pytest.raises(JudgewiseError, match='j.parquet row 2346 field "model_a": holds bytes that are not UTF-8'):
+        read_judgments(tmp_path / "j.parquet")  # the chunked columnar reader
+    whole = Validator(str(tmp_path / "j.parquet"), ReadReport(str(tmp_path / "j.parquet"), "parquet"))
+    with pytest.raises(JudgewiseError, match='row 2346 field "model_a": holds bytes that are not UTF-8'):
+        read_parquet(tmp_path / "j.parquet", whole)  # the whole-file reader (responses, any table)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgewise.io.containers import csv_header, csv_rows, decode_utf8, jsonl_bytes_records, unique_columns
+from judgewise.io.containers import check_utf8, csv_header, csv_rows, decode_utf8, jsonl_bytes_records, unique_columns
 from judgewise.io.validate import Validator
 
 CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
@@ -312,6 +312,7 @@ def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
         first, size, total = 1, os.path.getsize(path), pf.metadata.num_rows
         for batch in pf.iter_batches(batch_size=chunk_rows or CHUNK_ROWS, columns=columns):
             chunk = ParquetChunk(pa.Table.from_batches([batch]), first)
+            check_utf8(chunk.table(), v, first)
             first += batch.num_rows
             chunk.progress = (size * (first - 1) // total, size)
             yield chunk

@@ -299,6 +299,48 @@ def unique_columns(names: list[str], v: Validator) -> list[str]:
     return list(names)
 
 
+def check_utf8(table, v: Validator, first_row: int = 1) -> None:
+    """Raise an error naming row and field when a text column of the Arrow ``table`` (rows numbered from
+    ``first_row``) holds bytes that are not UTF-8: Parquet's writers do not all check, and pandas cannot read them.
+    Checked by Arrow on the stored values (a dictionary column: on its dictionary), then located only when bad."""
+    import pyarrow as pa
+
+    for name, column in zip(table.column_names, table.columns):
+        offset = first_row
+        for chunk in column.chunks:
+            values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+            if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+                try:
+                    values.validate(full=True)
+                except pa.ArrowInvalid:
+                    row = _first_invalid_utf8(chunk)
+                    if row is not None:
+                        raise v.error("holds bytes that are not UTF-8 text; write the file's strings as UTF-8",
+                                      row=offset + row, field=name) from None
+            offset += len(chunk)
+
+
+def _first_invalid_utf8(chunk) -> int | None:
+    """The position of the first value of a string (or dictionary-of-string) Arrow array that is not UTF-8; None
+    when only dictionary entries no row of ``chunk`` uses are (a Parquet dictionary serves every batch)."""
+    import pyarrow as pa
+
+    dictionary = pa.types.is_dictionary(chunk.type)
+    values = chunk.dictionary if dictionary else chunk
+    raw_values = values.view(pa.binary() if pa.types.is_string(values.type) else pa.large_binary()).to_pylist()
+    bad = {i for i, raw in enumerate(raw_values) if raw is not None and not _is_utf8(raw)}
+    codes = chunk.indices.to_pylist() if dictionary else range(len(chunk))
+    return next((row for row, code in enumerate(codes) if code in bad), None)
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def read_parquet(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bool]:
     """A Parquet file; row = index + 1."""
     import pyarrow.parquet as pq
@@ -307,7 +349,9 @@ def read_parquet(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bo
         table = pq.read_table(path)
     except (OSError, ValueError) as exc:
         raise v.error(f"not a readable Parquet file ({exc})") from None
-    frame = table.select(unique_columns(table.column_names, v)).to_pandas()
+    table = table.select(unique_columns(table.column_names, v))
+    check_utf8(table, v)
+    frame = table.to_pandas()
     if not len(frame):
         raise v.error("the Parquet file has no rows: expected at least one row of data")
     v.report.rows_read += len(frame)

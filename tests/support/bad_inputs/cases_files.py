@@ -44,6 +44,24 @@ def _parquet(frame: pd.DataFrame) -> bytes:
     return out.getvalue()
 
 
+def _parquet_not_utf8(row: int) -> bytes:
+    """GOOD as Parquet whose ``row`` (1-based) has a model_a of bytes that are not UTF-8 (pyarrow writes them)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = pd.DataFrame(GOOD)
+    names = [m.encode() for m in frame["model_a"]]
+    names[row - 1] = b"m\xff"
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    column = pa.array(names, pa.binary()).view(pa.string())
+    table = table.set_column(table.column_names.index("model_a"), "model_a", column)
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
 def _frame(**changes) -> pd.DataFrame:
     frame = pd.DataFrame(GOOD)
     for col, values in changes.items():
@@ -184,6 +202,7 @@ FILE_CASES = [
     bad_row("jsonl_lone_surrogate_in_a_name", 2, "model_a", "a\ud800", says="lone surrogate"),
     rank_file("json_lone_surrogate_in_a_field", "j.json", json.dumps(with_row(GOOD, 2, judge="j\udc00")),
               names=("row 3", '"judge"', "lone surrogate")),
+    rank_file("parquet_text_not_utf8", "j.parquet", _parquet_not_utf8(3), names=("row 3", '"model_a"', "not UTF-8")),
     # a key twice in one object: Python keeps the last value, pyarrow refuses the row; judgewise assumes neither
     bad_line("jsonl_key_twice_in_a_line", 2, json.dumps(GOOD[1])[:-1] + ', "outcome": 0.5}', says="'outcome'"),
     rank_file("json_key_twice_in_an_object", "j.json",

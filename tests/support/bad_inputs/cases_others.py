@@ -6,8 +6,8 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from tests.support.bad_inputs.inputs import (Case, deep_json, foreign_sqlite, judgments, jsonl, responses, store, with_row,
-                                             write)
+from tests.support.bad_inputs.inputs import (Case, deep_json, foreign_sqlite, judgments, jsonl, responses, store,
+                                             with_row, write)
 
 REPORT = "templates/report/explorer"
 CONFIG = "run config (judges/config.py, cli/judge_cmd.py)"
