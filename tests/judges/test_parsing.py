@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -126,3 +128,26 @@ def test_likert_soft_score_is_the_expected_normalised_rating():
     expected = sum(pr * (int(k) - 1) / 4 for k, pr in probs.items()) / sum(probs.values())
     got = soft_from_logprobs([{k: math.log(pr) for k, pr in probs.items()}], p.token_values)
     assert got == pytest.approx(expected)
+
+
+# The patterns as they were before no two runs of spaces met in one and clb's digit line stayed within its line: they
+# took time quadratic in an answer (46 s for clb on 2 MB of "*" lines; likert on "rating" + spaces, minutes). The
+# patterns now must find the same verdict in any text (benchmarks/parser_worst_case.py measures the time).
+QUADRATIC = {
+    "clb_confidence": (r"\banswer\b(?:\s*:|\s+is\b:?)\s*\**\s*([12])\b|^[\s*#>]*([12])[\s*.]*$",
+                       re.IGNORECASE | re.MULTILINE),
+    "direct_correctness": (r"(?:\bgrade\b\s*[:=]?\s*\**|\A\s*\**)\s*(not[_ \-]attempted|incorrect|correct)\b",
+                           re.IGNORECASE),
+    "likert": (r"(?:\[\[\s*|\brating\b\s*[:=]?\s*\**)(\d+)(?:\s*\]\]|(?![0-9.]))", re.IGNORECASE),
+}
+PIECES = ["answer", "Answer", " is", ":", "=", " ", "  ", "\t", "\n", "\r\n", "*", "**", "#", ">", ".", "1", "2", "3",
+          "grade", "Grade", "correct", "incorrect", "not attempted", "not_attempted", "rating", "Rating", "[[", "]]",
+          "x", "\u00a0", "\x0b"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(name=st.sampled_from(sorted(QUADRATIC)), text=st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+def test_the_linear_patterns_find_the_verdict_the_quadratic_ones_found(name, text):
+    parser = make_parser(name)
+    before = dataclasses.replace(parser, pattern=re.compile(*QUADRATIC[name]))
+    assert parser.parse(text) == before.parse(text)

@@ -84,11 +84,11 @@ class RegexParser:
         if not text:
             return None
         label = None
-        for match in self.pattern.finditer(text):
-            group = next(g for g in match.groups() if g is not None)
-            candidate = self.normalise(group)
+        for groups in reversed(self.pattern.findall(text)):  # found in C; the last well-formed one is looked for
+            candidate = self.normalise(groups if isinstance(groups, str) else next(g for g in groups if g))
             if candidate in self.verdicts:
                 label = candidate
+                break
         if label is None:
             return None
         v = self.verdicts[label]
@@ -136,10 +136,14 @@ def clb_confidence() -> RegexParser:
     """Parser for CLB §3.2.1's "which answer are you more confident in … 1 or 2?".
 
     Accepts ``Answer: 2`` / ``answer is **1**`` or a line that is only the digit; the last one is the
-    verdict ("Answer 2 is wrong" is not a verdict). Answer 1 is the one shown first.
+    verdict ("Answer 2 is wrong" is not a verdict). Answer 1 is the one shown first. The digit's line is matched
+    within itself (spaces, ``*``, ``#``, ``>`` before; spaces, ``*``, ``.`` after, never a newline): letting those
+    runs cross lines found the same digits but took time quadratic in the text (46 s for 2 MB of ``*`` lines).
+    No two runs of spaces meet in a pattern here (two runs with only an optional colon between them make the
+    engine try every split of a long run of spaces: quadratic too).
     """
-    pattern = re.compile(r"\banswer\b(?:\s*:|\s+is\b:?)\s*\**\s*([12])\b|^[\s*#>]*([12])[\s*.]*$",
-                         re.IGNORECASE | re.MULTILINE)
+    pattern = re.compile(r"\banswer\b(?:\s*:|\s+is\b:?)\s*(?:\*+\s*)?([12])\b"
+                         r"|^(?:[^\S\n]|[*#>])*([12])(?:[^\S\n]|[*.])*$", re.IGNORECASE | re.MULTILINE)
     return binary_parser("clb_confidence", pattern, ("1", "2"), expected='"Answer: 1" or "Answer: 2"')
 
 
@@ -151,7 +155,7 @@ def direct_correctness() -> RegexParser:
     """
     return RegexParser(
         name="direct_correctness",
-        pattern=re.compile(r"(?:\bgrade\b\s*[:=]?\s*\**|\A\s*\**)\s*(not[_ \-]attempted|incorrect|correct)\b",
+        pattern=re.compile(r"(?:\bgrade\b\s*(?:[:=]\s*)?|\A\s*)(?:\*+\s*)?(not[_ \-]attempted|incorrect|correct)\b",
                            re.IGNORECASE),
         verdicts={"correct": Verdict(outcome=1.0, label="correct"),
                   "incorrect": Verdict(outcome=0.0, label="incorrect"),
@@ -171,7 +175,7 @@ def likert(scale: int = 5) -> RegexParser:
     values = {s: (int(s) - 1) / (scale - 1) for s in labels}
     return RegexParser(
         name=f"likert{scale}",
-        pattern=re.compile(r"(?:\[\[\s*|\brating\b\s*[:=]?\s*\**)(\d+)(?:\s*\]\]|(?![0-9.]))", re.IGNORECASE),
+        pattern=re.compile(r"(?:\[\[\s*|\brating\b\s*(?:[:=]\s*)?\**)(\d+)(?:\s*\]\]|(?![0-9.]))", re.IGNORECASE),
         verdicts={s: Verdict(outcome=values[s], label=s, score=float(s)) for s in labels},
         token_values=values,
         expected=f'"Rating: [[k]]" with k an integer from 1 to {scale}',
