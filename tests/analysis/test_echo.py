@@ -4,13 +4,17 @@ and the counterfactual intervention end to end through the engine (simulated jud
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from judgewise.analysis.echo import detect_echo, echo_flags, echo_win_correlation, final_answer_end
+from judgewise.analysis.echo import (ANSWER_MARK, QUESTION_MARK, detect_echo, echo_flags, echo_win_correlation,
+                                     final_answer_end)
 from judgewise.analysis.echo_intervention import (
     echo_conditions,
     echo_contrast,
@@ -246,3 +250,20 @@ def test_echo_test_runs_the_intervention_from_a_run_config(tmp_path):
     assert out["contrast"] == pytest.approx(p["echo_a"] - p["echo_b"], abs=1e-12)  # both orders of every pair
     text = run_cli("echo-test", "--config", tmp_path / "run.yaml", "--bootstrap", "200", cwd=tmp_path)
     assert "95% Wald (paper)" in text.stdout and "paired bootstrap" in text.stdout
+
+
+# The question/answer markers as they were: an indent running across blank lines (quadratic in a run of them).
+QUADRATIC_MARKS = {
+    "question": re.compile(r"^\s*(?:Q\d*|Question|Problem|Input|User|Human|Instruction)\s*[:：.]", re.I | re.M),
+    "answer": re.compile(r"^\s*(?:A\d*|Answer|Output|Assistant|Response)\s*[:：]|\banswer\s+is\b", re.I | re.M),
+}
+MARK_PIECES = ["\n", "\r\n", " ", "\t", "Q", "Q1", "Question", "A", "Answer", "answer is", ":", "：", ".", "x"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=st.lists(st.sampled_from(MARK_PIECES), max_size=40).map("".join))
+def test_the_markers_find_what_the_quadratic_ones_found(text):
+    for mine, old in ((QUESTION_MARK, QUADRATIC_MARKS["question"]), (ANSWER_MARK, QUADRATIC_MARKS["answer"])):
+        found, before = mine.search(text), old.search(text)
+        assert (found is None) == (before is None)
+        assert found is None or found.end() == before.end()

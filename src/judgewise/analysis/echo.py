@@ -30,8 +30,10 @@ ANSWER_MARKERS: dict[str, re.Pattern] = {
     "gsm8k": re.compile(r"^####\s*\S[^\n]*", re.M),
 }
 # Line-start markers of a question block and of an answer block (re-generated templates).
-QUESTION_MARK = re.compile(r"^\s*(?:Q\d*|Question|Problem|Input|User|Human|Instruction)\s*[:：.]", re.I | re.M)
-ANSWER_MARK = re.compile(r"^\s*(?:A\d*|Answer|Output|Assistant|Response)\s*[:：]|\banswer\s+is\b", re.I | re.M)
+# the indent before a marker stays on its line ([^\S\n]): across blank lines it finds the same markers, in time
+# quadratic in a run of them
+QUESTION_MARK = re.compile(r"^[^\S\n]*(?:Q\d*|Question|Problem|Input|User|Human|Instruction)\s*[:：.]", re.I | re.M)
+ANSWER_MARK = re.compile(r"^[^\S\n]*(?:A\d*|Answer|Output|Assistant|Response)\s*[:：]|\banswer\s+is\b", re.I | re.M)
 _SEGMENT = re.compile(r"[^\n.!?]+[.!?]*")
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _WORD = re.compile(r"\w+", re.U)

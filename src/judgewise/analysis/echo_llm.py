@@ -26,7 +26,7 @@ TEMPLATE_FILE = "echo_detect.j2"
 
 def echo_presence() -> RegexParser:
     """Parser of ``Echo: yes`` / ``Echo: no`` (last one wins); outcome 1 = echo."""
-    return binary_parser("echo_presence", re.compile(r"\becho\b\s*[:=]?\s*\**\s*(yes|no)\b", re.IGNORECASE),
+    return binary_parser("echo_presence", re.compile(r"\becho\b\s*(?:[:=]\s*)?(?:\*+\s*)?(yes|no)\b", re.IGNORECASE),
                          ("yes", "no"), normalise=str.lower, expected='"Echo: yes" or "Echo: no"')
 
 

@@ -14,7 +14,10 @@ import re
 
 CODE_BLOCK = re.compile(r"```([^`]*)```")
 HEADERS = {f"h{k}": re.compile(rf"^#{{{k}}}\s", re.MULTILINE) for k in range(1, 7)}
-LISTS = {"ordered": re.compile(r"^\s*\d+\.\s", re.MULTILINE), "unordered": re.compile(r"^\s*[-*+]\s", re.MULTILINE)}
+# a list item's indent stays on its line ([^\S\n]: whitespace but newlines): Arena-Hard's ``^\s*`` counts the same items
+# but lets the indent run across blank lines, which takes time quadratic in a run of them (a hostile answer)
+LISTS = {"ordered": re.compile(r"^[^\S\n]*\d+\.\s", re.MULTILINE),
+         "unordered": re.compile(r"^[^\S\n]*[-*+]\s", re.MULTILINE)}
 BOLD = {"**": re.compile(r"\*\*[^*\n]+\*\*"), "__": re.compile(r"__[^_\n]+__")}
 
 
