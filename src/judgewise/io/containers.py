@@ -223,10 +223,20 @@ def _csv_fast(text: str, header: list[str]) -> pd.DataFrame | None:
     return frame
 
 
+CSV_FIELD_LIMIT = (1 << 31) - 1  # characters in one cell: Python's csv module refuses cells past 131,072 by default
+
+
+def _csv_reader(text: str):
+    """``csv.reader`` over ``text`` with cells of any length (a long answer is one cell), as pandas reads them."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    return csv.reader(io.StringIO(text, newline=""))
+
+
 def _csv_careful(text: str, header: list[str], v: Validator, first_row: int = 1) -> pd.DataFrame:
     """Python's csv module, row by row: a row with the wrong number of cells is rejected with its number."""
     try:
-        body = list(csv.reader(io.StringIO(text, newline="")))[1:]
+        body = list(_csv_reader(text))[1:]
     except csv.Error as exc:
         raise v.error(f"not valid CSV ({exc})") from None
     kept, rows = [], []
@@ -248,7 +258,7 @@ def _csv_careful(text: str, header: list[str], v: Validator, first_row: int = 1)
 def csv_header(text: str, v: Validator) -> list[str]:
     """The column names of a CSV's first record; each must be named once."""
     try:
-        header = next(csv.reader(io.StringIO(text, newline="")))
+        header = next(_csv_reader(text))
     except (csv.Error, StopIteration) as exc:
         raise v.error(f"not valid CSV ({exc})") from None
     if len(set(header)) != len(header) or any(not name.strip() for name in header):

@@ -151,6 +151,11 @@ FILE_CASES = [
     rank_file("jsonl_blank_lines_only", "j.jsonl", "\n  \n\t\n", names=("empty",)),
     rank_file("csv_zero_bytes", "j.csv", ""),
     rank_file("csv_header_only", "j.csv", HEADER, names=("no data rows",)),
+    # a 200,000-character cell (Python's csv module stops at 131,072 by default) before a row with a cell too many:
+    # the error is the row's, not the cell's length
+    rank_file("csv_long_cell_then_a_cell_too_many", "j.csv",
+              HEADER.replace("outcome", "outcome,raw") + 'p1,a,b,j,1,"' + "x" * 200_000 + '"\np2,a,b,j,0,ok,extra\n',
+              names=("row 2", "found 7")),
     rank_file("json_zero_bytes", "j.json", ""),
     rank_file("json_empty_list", "j.json", "[]"),
     rank_file("json_object_not_list", "j.json", json.dumps(GOOD[0])),
