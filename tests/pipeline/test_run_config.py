@@ -351,7 +351,8 @@ def test_budget_and_rate_limits_from_python_are_checked_by_the_same_schema():
     for make, message in [(lambda: Budget(max_calls=-1), "budget.max_calls = -1: must be an integer >= 0"),
                           (lambda: Budget(max_calls=True), "budget.max_calls = true (a boolean)"),
                           (lambda: Budget(max_cost=float("nan")), "budget.max_cost = NaN"),
-                          (lambda: RateLimits(tpm=0), "limits.tpm = 0: must be a number > 0")]:
+                          (lambda: RateLimits(tpm=0), "limits.tpm = 0: must be a number >= 1 (per minute)"),
+                          (lambda: RateLimits(rpm=1e-300), "limits.rpm = 1e-300: must be a number >= 1")]:
         with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
             make()
 

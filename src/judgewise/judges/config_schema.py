@@ -240,7 +240,8 @@ Name = Annotated[str, Field(min_length=1, max_length=1000, description="a non-em
 Url = Annotated[str, AfterValidator(_url)]
 Secs = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False, description="seconds > 0")]
 Delay = Annotated[float, Field(ge=0, le=3_600, allow_inf_nan=False, description="seconds >= 0")]
-PerMinute = Annotated[float, Field(gt=0, allow_inf_nan=False, description="a number > 0 (per minute)")]
+# at least one a minute: a slower limit is a mistake (a rate of 1e-300 waited for ever, showing an ETA of 300 digits)
+PerMinute = Annotated[float, Field(ge=1, allow_inf_nan=False, description="a number >= 1 (per minute)")]
 Money = Annotated[float, Field(ge=0, allow_inf_nan=False, description="dollars >= 0")]
 Real = Annotated[float, Field(allow_inf_nan=False, description="a finite number")]
 Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, description="a number in [0, 1]")]
