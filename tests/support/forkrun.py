@@ -49,9 +49,11 @@ def _context():
     return _CONTEXT
 
 
-def _child(args: list[str], cwd: str, env: dict, out: str, err: str) -> None:
+def _child(args: list[str], cwd: str, env: dict, out: str, err: str, code_file: str | None = None) -> None:
     """In the forked process: take the caller's environment and folder, redirect fds 1 and 2, run the CLI, exit
-    with its code after what a real interpreter does at exit (join non-daemon threads, run atexit handlers)."""
+    with its code after what a real interpreter does at exit (join non-daemon threads, run atexit handlers). The
+    code is also written to ``code_file``: the forkserver relays it through a pipe, and when that fails the parent
+    sees 255 for a command that succeeded (seen once in a full run with both cores busy)."""
     import atexit
     import traceback
 
@@ -83,6 +85,8 @@ def _child(args: list[str], cwd: str, env: dict, out: str, err: str) -> None:
     atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()
+    if code_file is not None:
+        Path(code_file).write_text(str(code))
     os._exit(code)
 
 
@@ -111,10 +115,11 @@ def run(args, cwd: Path | None = None, timeout: float = 600, env: dict | None = 
         return run_process(*args, cwd=cwd, env=env, timeout=timeout)
     full_env = {**os.environ, **(env or {})}
     with tempfile.TemporaryDirectory(prefix="judgewise-cli-io-") as io_dir:
-        out, err = os.path.join(io_dir, "out"), os.path.join(io_dir, "err")
-        proc = run_forked(_child, (args, str(cwd or os.getcwd()), full_env, out, err), args, timeout)
+        out, err, code = (os.path.join(io_dir, name) for name in ("out", "err", "code"))
+        proc = run_forked(_child, (args, str(cwd or os.getcwd()), full_env, out, err, code), args, timeout)
         read = lambda p: Path(p).read_text(encoding="utf-8", errors="replace") if os.path.exists(p) else ""
-        return subprocess.CompletedProcess(args, proc.exitcode, read(out), read(err))
+        exit_code = int(read(code)) if read(code).strip() else proc.exitcode  # killed before exiting: the signal
+        return subprocess.CompletedProcess(args, exit_code, read(out), read(err))
 
 
 class Started:
