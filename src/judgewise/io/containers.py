@@ -60,11 +60,15 @@ LONE_SURROGATE = ("a lone surrogate escape (\\ud800-\\udfff without its pair) is
                   "Unicode text")
 
 
-def lone_surrogate_field(record: dict, text: str) -> str | None:
-    """The first field of ``record`` (parsed from the JSON ``text``) whose key or value holds a lone surrogate, which
-    no UTF-8 file, table or store can hold; None when there is none (at once when ``text`` has no such escape)."""
-    if not _LONE_SURROGATE_ESCAPE.search(text):
-        return None
+def has_lone_surrogate_escape(text: str) -> bool:
+    """Whether the JSON ``text`` may hold a lone surrogate (:func:`lone_surrogate_field` then looks at its values)."""
+    return _LONE_SURROGATE_ESCAPE.search(text) is not None
+
+
+def lone_surrogate_field(record: dict) -> str | None:
+    """The first field of ``record`` (a parsed JSON object) whose key or value holds a lone surrogate, which no UTF-8
+    file, table or store can hold; None when there is none. Callers look only when :func:`has_lone_surrogate_escape`
+    says the text may hold one (the common case costs one regex search of the text)."""
     for key, value in record.items():
         if _SURROGATE.search(key) or _holds_surrogate(value):
             return ascii(key) if _SURROGATE.search(key) else key
@@ -72,11 +76,20 @@ def lone_surrogate_field(record: dict, text: str) -> str | None:
 
 
 def _holds_surrogate(value) -> bool:
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_SURROGATE.search(key) or _holds_surrogate(item) for key, item in value.items())
-    return isinstance(value, list) and any(_holds_surrogate(item) for item in value)
+    """Whether a parsed JSON value holds a lone surrogate in any string, key or value, however deep (a loop, not
+    recursion: JSON nested as deep as the parser allows would pass Python's recursion limit here)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 class DuplicateKeyError(ValueError):
@@ -139,8 +152,7 @@ def _jsonl_fast(lines: list[tuple[int, str]]) -> list[dict] | None:
         return None
     if len(wrapped) != len(lines) or not all(len(w) == 1 and isinstance(w[0], dict) for w in wrapped):
         return None
-    if _LONE_SURROGATE_ESCAPE.search(joined) and any(lone_surrogate_field(w[0], text)
-                                                     for w, (_, text) in zip(wrapped, lines)):
+    if has_lone_surrogate_escape(joined) and any(lone_surrogate_field(w[0]) for w in wrapped):
         return None
     return [w[0] for w in wrapped]
 
@@ -167,7 +179,7 @@ def jsonl_bytes_records(data: bytes, v: Validator, first_line: int = 1) -> tuple
         if not isinstance(record, dict):
             v.reject(f"expected a JSON object {{...}}, found {type(record).__name__}", row=number)
             continue
-        if (field := lone_surrogate_field(record, text)) is not None:
+        if has_lone_surrogate_escape(text) and (field := lone_surrogate_field(record)) is not None:
             v.reject(LONE_SURROGATE, row=number, field=field)
             continue
         records.append(record)
@@ -185,11 +197,11 @@ def json_list_records(path: Path, v: Validator) -> tuple[list[dict], np.ndarray]
         raise v.error("the file is an empty JSON list: expected at least one row of data")
     v.report.rows_read += len(data)
     records, rows = [], []
-    escapes = _LONE_SURROGATE_ESCAPE.search(text) is not None
+    escapes = has_lone_surrogate_escape(text)
     for number, record in enumerate(data, start=1):
         if not isinstance(record, dict):
             v.reject(f"expected a JSON object {{...}}, found {type(record).__name__}", row=number)
-        elif escapes and (field := lone_surrogate_field(record, text)) is not None:
+        elif escapes and (field := lone_surrogate_field(record)) is not None:
             v.reject(LONE_SURROGATE, row=number, field=field)
         else:
             records.append(record)

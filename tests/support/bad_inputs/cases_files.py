@@ -205,6 +205,8 @@ FILE_CASES = [
     bad_line("jsonl_line_is_null", 3, "null"),
     # a lone surrogate escape ("\ud800" without its pair): valid JSON text, but no character (pandas/pyarrow raised)
     bad_row("jsonl_lone_surrogate_in_a_name", 2, "model_a", "a\ud800", says="lone surrogate"),
+    bad_line("jsonl_lone_surrogate_deep_inside", 2, json.dumps(GOOD[1])[:-1] + ', "raw": ' + "[" * 950 + '"x\\ud800"'
+             + "]" * 950 + "}", says='"raw"'),
     rank_file("json_lone_surrogate_in_a_field", "j.json", json.dumps(with_row(GOOD, 2, judge="j\udc00")),
               names=("row 3", '"judge"', "lone surrogate")),
     rank_file("parquet_text_not_utf8", "j.parquet", _parquet_not_utf8(3), names=("row 3", '"model_a"', "not UTF-8")),
