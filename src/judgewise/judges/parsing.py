@@ -85,7 +85,7 @@ class RegexParser:
             return None
         label = None
         for groups in reversed(self.pattern.findall(text)):  # found in C; the last well-formed one is looked for
-            candidate = self.normalise(groups if isinstance(groups, str) else next(g for g in groups if g))
+            candidate = self.normalise(groups if isinstance(groups, str) else next((g for g in groups if g), ""))
             if candidate in self.verdicts:
                 label = candidate
                 break
