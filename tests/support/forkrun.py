@@ -118,7 +118,8 @@ def run(args, cwd: Path | None = None, timeout: float = 600, env: dict | None = 
         out, err, code = (os.path.join(io_dir, name) for name in ("out", "err", "code"))
         proc = run_forked(_child, (args, str(cwd or os.getcwd()), full_env, out, err, code), args, timeout)
         read = lambda p: Path(p).read_text(encoding="utf-8", errors="replace") if os.path.exists(p) else ""
-        exit_code = int(read(code)) if read(code).strip() else proc.exitcode  # killed before exiting: the signal
+        written = read(code).strip()
+        exit_code = int(written) if written else proc.exitcode  # killed before exiting: the signal
         return subprocess.CompletedProcess(args, exit_code, read(out), read(err))
 
 
