@@ -10,7 +10,9 @@ import pytest
 
 import judgewise
 from judgewise.errors import ConfigError
-from judgewise.pipeline.targets import adjacent_separation, expected_kendall_tau, parse_target
+from judgewise.designs.ranking_posterior import adjacent_separation, expected_kendall_tau
+from judgewise.pipeline.targets import DEFAULT_MARGIN_ELO, parse_target
+from judgewise.ratings.bradley_terry import ELO_SCALE
 from tests.support import cli_json, run_cli
 from tests.support.evaluating import evaluate_config as _config, evaluate_yaml as _yaml_config
 from tests.support.evaluating import realised_tau as _realised_tau
@@ -79,7 +81,7 @@ def test_expected_kendall_tau_is_one_when_certain_and_zero_when_the_fit_knows_no
     theta = np.array([3.0, 2.0, 1.0, 0.0])
     assert expected_kendall_tau(theta, np.eye(4) * 1e-8) == pytest.approx(1.0)
     assert expected_kendall_tau(np.zeros(4), np.eye(4)) == pytest.approx(0.0)
-    tied = adjacent_separation(np.zeros(2), np.eye(2) * 1e-6, 0.95, 10.0)
+    tied = adjacent_separation(np.zeros(2), np.eye(2) * 1e-6, 0.95, 10.0 / ELO_SCALE)
     assert tied.tolist() == [2]  # tied within ±10 Elo
 
 
@@ -95,9 +97,9 @@ def test_bad_target_keys_are_one_line_errors(tmp_path, target, words):
     assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], res.stderr
 
 
-def test_parse_target_refuses_a_margin_without_separated_and_an_empty_target():
-    with pytest.raises(ConfigError, match="margin"):
-        parse_target({"kendall_tau": 0.9, "margin": 5})
+def test_parse_target_takes_a_margin_for_either_target_and_refuses_an_empty_target():
+    assert parse_target({"kendall_tau": 0.9, "margin": 5}).margin == 5.0
+    assert parse_target({"kendall_tau": 0.9}).margin == DEFAULT_MARGIN_ELO
     with pytest.raises(ConfigError, match="names no target"):
         parse_target({"margin": None})
 

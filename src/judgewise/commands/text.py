@@ -155,16 +155,41 @@ def _billed(trust: dict) -> str:
     return f" as billed ({share}from the usage the API returned; by batch ~${trust.get('cost_if_batch', 0):.4f})"
 
 
+def _tau_line(t: dict, tau: str) -> str:
+    """The stated certainty: P(τ_m ≥ target) (the stop's rule) and the expected τ_m, what they assume."""
+    margin = t["target"].get("margin_elo")
+    probability = t.get("tau_probability")
+    said = (f"P(Kendall τ ≥ {t['target']['kendall_tau']:g}) = {probability:.2f}, expected τ {tau}"
+            if probability is not None else f"posterior-expected Kendall τ {tau}")
+    return (f"at the stop: {said} (pairs within ±{margin:g} Elo count as agreeing; ridge BT fit, l2 = "
+            f"{t['bt_l2']:g}, covariance clustered by prompt; it assumes the judge's verdicts follow BT, not that "
+            "the judge is right)")
+
+
+def _record_lines(t: dict) -> list[str]:
+    """The likely ties, and the stopping rule's measured record for runs like this one (and a warning)."""
+    lines = []
+    if t.get("likely_ties"):
+        lines.append("likely tied (within the margin; their order is not vouched for): "
+                     + ", ".join(f"{a} ~ {b}" for a, b in t["likely_ties"]))
+    record = t.get("calibration") or {}
+    if record.get("measured"):
+        lines.append(f"record: {record['measured']}")
+    if record.get("warning"):
+        lines.append(f"warning: {record['warning']}")
+    return lines
+
+
 def trust_lines(result) -> list[str]:
     """An :class:`~judgewise.pipeline.evaluation.EvaluateResult`'s trust block: the stop, expected τ, calls, biases."""
     t = result.trust
     tau = "—" if t["expected_kendall_tau"] is None else f"{t['expected_kendall_tau']:.3f}"
     lines = [f"stopped: {result.stopped} (target: {t['target_meaning']}"
              + (f"; the design's own stop: {t['design_stop']}" if t.get("design_stop") else "") + ")",
-             f"posterior-expected Kendall τ at the stop: {tau} (exact under the Laplace approximation of the ridge "
-             f"BT fit, l2 = {t['bt_l2']:g}; it assumes the judge's verdicts follow BT, not that the judge is right)",
+             _tau_line(t, tau),
              f"calls: {t['calls']:,} of {_all_pairs(t)}; paid by this run: {t['paid_calls_this_run']:,}; failed: "
              f"{t['failed']:,}; cost ${t['cost']:.4f}{_billed(t)}; {t['rounds']} rounds"]
+    lines += _record_lines(t)
     for key, what in (("swap_consistency", "swap consistency (both orders name the same winner)"),
                       ("position_bias_first_shown_wins", "position bias: P(first shown wins)")):
         p = t.get(key)

@@ -43,7 +43,8 @@ from typing import Callable
 import numpy as np
 from scipy.special import ndtr
 
-from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool
+from judgewise.designs.base import DesignRun, Pairs, Round, Steps, VerdictFn, check_pool, drive
+from judgewise.designs.ranking_posterior import misorder_probability
 from judgewise.errors import ConfigError
 
 # (a ids, b ids, outcomes of a, n_models) -> (scores on the natural log-odds scale, covariance matrix)
@@ -55,12 +56,6 @@ LOOKAHEAD = 2.0 ** np.arange(9)  # 1..256 more calls
 NEAR = 0  # global look-ahead: the pairs within this many ranks make up the ranking error a call can reduce; 0: all
 MIN_SHARE = 0.02  # hull segments worth less than this share of the best gain per call are not bought
 CANDIDATES = 60  # pairs, by their own KG* rate, whose effect on all near pairs is evaluated
-
-
-def misorder_probability(mu: np.ndarray, var: np.ndarray, zone: float = 0.0) -> np.ndarray:
-    """Posterior probability that a pair with gap ~ N(mu, var) is ordered the wrong way round by more than the
-    indifference ``zone`` (log-odds): Φ(−(|μ| + zone)/σ)."""
-    return ndtr(-(np.abs(mu) + zone) / np.sqrt(np.maximum(var, 1e-12)))
 
 
 def expected_gain(mu: np.ndarray, var: np.ndarray, info: np.ndarray, m: np.ndarray, zone: float = 0.0) -> np.ndarray:
@@ -147,40 +142,46 @@ class AdaptiveDesign:
         return min(int(self.budget), n_prompts * n_models * (n_models - 1) // 2)
 
     def run(self, models, prompt_ids, verdicts: VerdictFn, rng: np.random.Generator) -> DesignRun:
+        return drive(self.steps(models, prompt_ids, rng), verdicts)
+
+    def steps(self, models, prompt_ids, rng: np.random.Generator) -> Steps:
+        """The rounds (module docstring). An :class:`Answer` carrying the caller's fit of every game so far is used
+        as this round's fit (one fit per round, shared with the caller's stopping rule); else the design fits."""
         check_pool(models, prompt_ids)
         state = _State(len(models), len(prompt_ids), rng, self.spread)
-        pairs, outcome = Pairs.empty(prompt_ids, models), np.zeros(0)
+        pairs, outcome, fitted = Pairs.empty(prompt_ids, models), np.zeros(0), None
         budget = self.n_calls(len(models), len(prompt_ids))
-        batch = self.batch_size or len(models)
         trajectory, reason = [], "budget"
-        for rnd in range(10**6):
+        while len(pairs) < budget:
             room = budget - len(pairs)
-            if room <= 0:
-                break
-            if rnd < self.init_rounds or len(pairs) == 0:
+            if state.rounds < self.init_rounds or len(pairs) == 0:
                 lo, hi = state.cycle()
             else:
-                theta, cov = self.fit(pairs.a, pairs.b, outcome, len(models))
+                theta, cov = fitted or self.fit(pairs.a, pairs.b, outcome, len(models))
                 trajectory.append((len(pairs), np.asarray(theta, float).tolist()))
-                if state.resolved(theta, cov, self.confidence, self.indifference):
-                    reason = "resolved"
+                reason, lo, hi = self._choose(state, theta, cov, room, len(models))
+                if reason:
                     break
-                allocate = state.allocate_global if self.lookahead == "global" else state.allocate
-                hull = self.spread == "hull" and self.lookahead == "global"
-                per_pair = self.per_pair if hull else max(self.per_pair, 1)
-                lo, hi = allocate(theta, cov, min(batch, room), per_pair, self.indifference)
-                if len(lo) == 0:
-                    reason = "exhausted"
-                    break
-            lo, hi = lo[:room], hi[:room]
-            prompt, a, b = state.assign(lo, hi)
-            outcome = np.concatenate([outcome, call_verdicts(verdicts, prompt, a, b)])
-            pairs = pairs.extend(prompt, a, b)
+            prompt, a, b = state.assign(lo[:room], hi[:room])
+            answer = yield Round(prompt, a, b)
+            outcome, pairs, fitted = np.concatenate([outcome, answer.outcome]), pairs.extend(prompt, a, b), answer.fit
+        else:
+            reason = "budget"
         if len(pairs):
-            theta, _ = self.fit(pairs.a, pairs.b, outcome, len(models))
+            theta, _ = fitted or self.fit(pairs.a, pairs.b, outcome, len(models))
             trajectory.append((len(pairs), np.asarray(theta, float).tolist()))
         return DesignRun(self.name, pairs, outcome, {"stopped": reason, "trajectory": trajectory,
                                                      "confidence": self.confidence})
+
+    def _choose(self, state: "_State", theta, cov, room: int, n_models: int):
+        """("resolved" | "exhausted" | "", lo, hi): the round's pairs, or why there is none."""
+        if state.resolved(theta, cov, self.confidence, self.indifference):
+            return "resolved", None, None
+        allocate = state.allocate_global if self.lookahead == "global" else state.allocate
+        hull = self.spread == "hull" and self.lookahead == "global"
+        per_pair = self.per_pair if hull else max(self.per_pair, 1)
+        lo, hi = allocate(theta, cov, min(self.batch_size or n_models, room), per_pair, self.indifference)
+        return ("exhausted", None, None) if len(lo) == 0 else ("", lo, hi)
 
 
 class _State:
@@ -188,6 +189,7 @@ class _State:
 
     def __init__(self, n_models: int, n_prompts: int, rng: np.random.Generator, spread: str = "hull"):
         self.n, self.n_prompts, self.rng, self.spread = n_models, n_prompts, rng, spread
+        self.rounds = 0  # rounds asked for so far (the first ``init_rounds`` are burn-in cycles)
         self.lo, self.hi = np.triu_indices(n_models, k=1)
         self.used = np.zeros(len(self.lo), dtype=int)
         self.offset = rng.integers(n_prompts, size=len(self.lo))
@@ -265,5 +267,6 @@ class _State:
         step = self.used[code] + rank_in_pair
         prompt = self.prompt_order[(self.offset[code] + step) % self.n_prompts]
         np.add.at(self.used, code, 1)
+        self.rounds += 1
         flip = self.rng.random(len(lo)) < 0.5
         return prompt, np.where(flip, hi, lo), np.where(flip, lo, hi)

@@ -3,15 +3,18 @@
 A design decides which (prompt_id, model_a, model_b) comparisons to pay for. Inside, prompts and models are
 integer ids (hot paths never touch strings); ``Pairs`` carries the names to turn them back into rows.
 Single-shot designs (anchor, quadratic, sampled) list their comparisons up front; multi-round designs
-(tournament, adaptive, insertion) ask a **verdict callback** for each batch and decide the next batch from
-the answers. The callback is the only thing a design knows about judging, so the same design runs on the
+(tournament, adaptive, insertion) are written as **round generators** (``steps``): each yields the next
+:class:`Round` of comparisons and receives an :class:`Answer` (the outcomes, and optionally the caller's rating fit of
+every game so far), and returns its :class:`DesignRun`. ``run`` drives the generator with a **verdict callback**
+(:func:`drive`); ``judgewise evaluate`` drives it in its own plain loop, judging each round through the engine and
+deciding after each whether to go on. Neither knows anything else about judging, so the same design runs on the
 vectorised simulated judge and through the judging engine.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Generator, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -76,6 +79,47 @@ class DesignRun:
         return frame
 
 
+@dataclass(frozen=True)
+class Round:
+    """One batch a multi-round design asks for: aligned prompt and model id arrays."""
+
+    prompt: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.prompt)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a design's round gets back: model_a's outcomes, and ``fit`` — the caller's (θ, Σ) rating fit of every
+    game judged so far, this round's included — when the caller fitted already (one fit per round, shared), else
+    None (the design fits itself)."""
+
+    outcome: np.ndarray
+    fit: tuple[np.ndarray, np.ndarray] | None = None
+
+
+Steps = Generator[Round, Answer, "DesignRun"]
+
+
+def next_round(steps: Steps, answer: Answer | None = None) -> "Round | DesignRun":
+    """The design's next round, or its finished :class:`DesignRun` (the generator protocol's return value)."""
+    try:
+        return next(steps) if answer is None else steps.send(answer)
+    except StopIteration as finished:
+        return finished.value
+
+
+def drive(steps: Steps, verdicts: VerdictFn) -> "DesignRun":
+    """Run a design's rounds against a verdict callback (every round answered, the design fitting itself)."""
+    step = next_round(steps)
+    while isinstance(step, Round):
+        step = next_round(steps, Answer(call_verdicts(verdicts, step.prompt, step.a, step.b)))
+    return step
+
+
 class Design(Protocol):
     """A comparison design: its cost is known before running, and it runs against a verdict callback."""
 
@@ -85,6 +129,12 @@ class Design(Protocol):
 
     def run(self, models: Sequence[str], prompt_ids: Sequence[str], verdicts: VerdictFn,
             rng: np.random.Generator) -> DesignRun: ...
+
+
+class MultiRoundDesign(Design, Protocol):
+    """A design that decides each round from the last: ``run`` is :func:`drive` over ``steps``."""
+
+    def steps(self, models: Sequence[str], prompt_ids: Sequence[str], rng: np.random.Generator) -> Steps: ...
 
 
 def check_pool(models: Sequence[str], prompt_ids: Sequence[str], min_models: int = 2) -> None:
@@ -99,9 +149,14 @@ def check_pool(models: Sequence[str], prompt_ids: Sequence[str], min_models: int
 
 def call_verdicts(verdicts: VerdictFn, prompt, a, b) -> np.ndarray:
     """Ask the callback for one batch and check the answer's shape and range."""
-    out = np.asarray(verdicts(np.asarray(prompt), np.asarray(a), np.asarray(b)), dtype=float)
-    if out.shape != (len(prompt),):
-        raise ConfigError(f"verdict callback returned shape {out.shape} for {len(prompt)} comparisons")
+    return checked_outcome(verdicts(np.asarray(prompt), np.asarray(a), np.asarray(b)), len(prompt))
+
+
+def checked_outcome(outcome, n: int) -> np.ndarray:
+    """A round's outcomes as floats, checked: one per comparison, each in [0, 1] or NaN (failed)."""
+    out = np.asarray(outcome, dtype=float)
+    if out.shape != (n,):
+        raise ConfigError(f"verdict callback returned shape {out.shape} for {n} comparisons")
     if np.any((out < 0) | (out > 1)):
         raise ConfigError("verdict callback returned outcomes outside [0, 1]")
     return out

@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts
+from judgewise.designs.base import DesignRun, Pairs, Round, Steps, VerdictFn, drive
 from judgewise.errors import ConfigError
 
 ELO_SCALE = 400.0
@@ -62,6 +62,10 @@ class BinarySearchInsertion:
         return min((n_comparisons + 1) * n_matches, 2 * n_prompts)
 
     def run(self, models, prompt_ids, verdicts: VerdictFn, rng: np.random.Generator) -> DesignRun:
+        return drive(self.steps(models, prompt_ids, rng), verdicts)
+
+    def steps(self, models, prompt_ids, rng: np.random.Generator) -> Steps:
+        """One round per probe."""
         names, ids = _run_ids(_pool(self.leaderboard, self.new_model, models), models)
         _, n_matches = self._sizes(len(prompt_ids))
         order = rng.permutation(len(prompt_ids))
@@ -77,7 +81,7 @@ class BinarySearchInsertion:
             prompt = queue[used:used + n_matches]
             used += n_matches
             a, b = np.full(n_matches, new), np.full(n_matches, ids[mid])
-            out = call_verdicts(verdicts, prompt, a, b)
+            out = (yield Round(prompt, a, b)).outcome
             pairs, wins = pairs.extend(prompt, a, b), float(np.nansum(out))
             outcomes.append(out)
             probes.append({"against": self.leaderboard[mid], "wins": wins, "matches": n_matches})
@@ -116,13 +120,17 @@ class AnchorInsertion:
         return n_prompts
 
     def run(self, models, prompt_ids, verdicts: VerdictFn, rng: np.random.Generator) -> DesignRun:
+        return drive(self.steps(models, prompt_ids, rng), verdicts)
+
+    def steps(self, models, prompt_ids, rng: np.random.Generator) -> Steps:
+        """One round: the new model against the anchor on every prompt."""
         anchor = self._anchor()
         board = sorted(self.ratings, key=self.ratings.get, reverse=True)
         pool = _pool(board, self.new_model, models)
         names, ids = _run_ids(pool, models)
         n = len(prompt_ids)
         a, b = np.full(n, ids[-1]), np.full(n, ids[pool.index(anchor)])
-        out = call_verdicts(verdicts, np.arange(n), a, b)
+        out = (yield Round(np.arange(n), a, b)).outcome
         win_rate = float(np.nanmean(out))
         elo = np.array([self.ratings[m] for m in board], dtype=float)
         expected = 1.0 / (1.0 + 10.0 ** ((self.ratings[anchor] - elo) / ELO_SCALE))

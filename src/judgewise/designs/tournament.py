@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgewise.designs.base import DesignRun, Pairs, VerdictFn, call_verdicts, check_pool
+from judgewise.designs.base import DesignRun, Pairs, Round, Steps, VerdictFn, check_pool, drive
 from judgewise.errors import ConfigError
 
 TIE_BREAKS = ("coin", "second")
@@ -64,6 +64,10 @@ class TournamentDesign:
         return (n_models - 1) * n_prompts
 
     def run(self, models, prompt_ids, verdicts: VerdictFn, rng: np.random.Generator) -> DesignRun:
+        return drive(self.steps(models, prompt_ids, rng), verdicts)
+
+    def steps(self, models, prompt_ids, rng: np.random.Generator) -> Steps:
+        """One round per bracket level (all prompts at once)."""
         check_pool(models, prompt_ids)
         n, n_prompts = len(models), len(prompt_ids)
         matches = bracket(n)
@@ -81,7 +85,7 @@ class TournamentDesign:
             a = np.concatenate([entrant(matches[m][0]) for m in level])
             b = np.concatenate([entrant(matches[m][1]) for m in level])
             prompt = np.tile(prompt_col, len(level))
-            outcome = call_verdicts(verdicts, prompt, a, b)
+            outcome = (yield Round(prompt, a, b)).outcome
             winner[:, level] = self._advance(a, b, outcome, rng).reshape(len(level), n_prompts).T
             pairs = pairs.extend(prompt, a, b)
             outcomes.append(outcome)

@@ -44,7 +44,7 @@ from judgewise.pipeline.job import Job, build_job, choose_prompts, load_pool
 from judgewise.pipeline.leaderboard import (best_first, board_option, judge_identity, leaderboard_games,
                                             stored_games, stored_leaderboard)
 from judgewise.pipeline.run import first_failure
-from judgewise.pipeline.target_rounds import EvaluateProgress, StopRounds
+from judgewise.pipeline.target_rounds import EvaluateProgress, drive_rounds
 from judgewise.pipeline.targets import DEFAULT_L2, Target
 from judgewise.ratings import Ranking, rank
 from judgewise.registry import Registry
@@ -152,11 +152,8 @@ def _place(job: Job, store: JudgmentStoreLike, design, board_games: pd.DataFrame
     rounds = target_rounds(job, store, Target(), l2, progress, job.models, possible)
     rounds.fit_also(board_games)
     store.note_meta(marker, json.dumps({"design": design.name, "models": list(job.models)}))
-    try:
-        run = design.run(job.models, prompts, rounds, np.random.default_rng(cfg.seed))
-        stopped = "placed"
-    except StopRounds as stop:
-        run, stopped = None, stop.reason
+    stopped, run = drive_rounds(design.steps(job.models, prompts, np.random.default_rng(cfg.seed)), rounds)
+    stopped = stopped or "placed"
     rounds.state.expected_tau = rounds_expected_tau(rounds)
     return rounds, run, stopped
 

@@ -40,9 +40,11 @@ from judgewise.store.opening import open_store
 from judgewise.store.protocol import JudgmentStoreLike
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
                                        pilots_anchor)
+from judgewise.pipeline.calibration import nearest_cell
 from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
-from judgewise.pipeline.target_rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
-from judgewise.pipeline.targets import DEFAULT_L2, Target, expected_kendall_tau, parse_target
+from judgewise.designs.base import Round
+from judgewise.pipeline.target_rounds import EvaluateProgress, TargetRounds, chunk_steps, drive_rounds
+from judgewise.pipeline.targets import DEFAULT_L2, Target, check_target, parse_target
 from judgewise.ratings import Ranking, rank
 
 log = logging.getLogger(__name__)
@@ -193,8 +195,8 @@ def target_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float,
 
 def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, progress, seed: int,
                 pilot_size: int = 0):
-    """Run the design against :class:`TargetRounds` (after the anchor pilot when ``pilot_size``); returns
-    (rounds, stop reason, the design's own detail, the pilot's dict or None)."""
+    """Run the design's rounds in :func:`~judgewise.pipeline.target_rounds.drive_rounds` (after the anchor pilot
+    when ``pilot_size``); returns (rounds, stop reason, the design's own detail, the pilot's dict or None)."""
     cfg = job.config
     rng = np.random.default_rng(seed)
     per = games_per_comparison(cfg.orders)
@@ -204,12 +206,11 @@ def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, p
         k = min(pilot_size, prompts)
         possible = per * (k * n * (n - 1) // 2 + (prompts - k) * (n - 1))
         rounds = target_rounds(job, store, target, l2, progress, job.models, possible)
-        try:
-            pilot, pilot_prompts = anchor_pilot(rounds, k, rng)
-        except StopRounds as stop:
-            return rounds, stop.reason, "pilot", None
+        pilot, pilot_prompts = anchor_pilot(rounds, k, rng)
+        if pilot is None:
+            return rounds, "budget", "pilot", None
         cfg = dataclasses.replace(cfg, design=_piloted(cfg.design, pilot["anchor"]))
-    design = build_design(cfg.design)
+    design = build_design(_with_margin(cfg.design, target))
     single = is_single_shot(cfg.design["name"])
     pairs = design.pairs(job.models, job.pool.prompt_ids, rng) if single else None
     if pilot_prompts is not None:  # the pilot judged every pair on its prompts already
@@ -218,20 +219,24 @@ def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, p
     if rounds is None:
         possible = per * (len(pairs) if single else design.n_calls(n, prompts))
         rounds = target_rounds(job, store, target, l2, progress, pairs.models if single else job.models, possible)
-    detail = None
-    try:
-        if single:
-            run_in_chunks(pairs, rounds, rng)
-        else:
-            detail = design.run(job.models, job.pool.prompt_ids, rounds, rng).info.get("stopped")
-        n, prompts = len(job.models), len(job.pool.prompt_ids)
+    steps = chunk_steps(pairs, rng) if single else design.steps(job.models, job.pool.prompt_ids, rng)
+    stopped, run = drive_rounds(steps, rounds)
+    detail = None if single or run is None else run.info.get("stopped")
+    if stopped is None:
         capped = not single and design.n_calls(n, prompts) < prompts * n * (n - 1) // 2
         stopped = "budget" if detail == "budget" and capped else "exhausted"  # the design's own budget: a cap
-    except StopRounds as stop:
-        stopped = stop.reason
     if rounds.arrays:  # at the stop, on every game (a budget stop may have cut the last round short)
-        rounds.state.expected_tau = rounds_expected_tau(rounds)
+        rounds.check = check_target(target, *rounds.fit())
+        rounds.state.expected_tau = rounds.check.expected_tau
     return rounds, stopped, detail, pilot
+
+
+def _with_margin(design: dict, target: Target) -> dict:
+    """The adaptive design spends no calls on ordering pairs within the target's margin (its ``indifference``,
+    log-odds) unless the config sets one."""
+    if design.get("name") != "adaptive" or "indifference" in design or not target.is_set:
+        return design
+    return {**design, "indifference": target.margin_logit}
 
 
 def _piloted(design: dict, anchor: str) -> dict:
@@ -239,21 +244,26 @@ def _piloted(design: dict, anchor: str) -> dict:
     return {**{k: v for k, v in design.items() if k != "pilot_prompts"}, "anchor": anchor}
 
 
-def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator) -> tuple[dict, np.ndarray]:
+def anchor_pilot(rounds: TargetRounds, n_prompts: int, rng: np.random.Generator) -> tuple[dict | None, np.ndarray]:
     """Anchor §5.3 pilot for ``design: {name: anchor, anchor: auto}``: judge every pair on ``n_prompts`` random
     prompts (default :data:`~judgewise.analysis.planning.PILOT_PROMPTS`, the plan's pilot; ``pilot_prompts:``
     overrides) through ``rounds`` (the store, the budget; counted in the run's calls, not checked against the
     target), then take the candidate with the highest Anchor §4.3 informativeness — on the judge's 5-way verdicts
     when it gave them (margins kept), else on the collapsed ones — ties broken towards the middle of the pilot's
     BT ranking, then by name (:func:`~judgewise.analysis.anchor_experiments.pick_anchor`, the one rule).
-    Returns (the pilot's dict: anchor, reason, n_prompts, calls, candidates, tied) and the pilot prompts."""
+    Returns (the pilot's dict: anchor, reason, n_prompts, calls, candidates, tied — None when the budget cannot
+    hold the pilot) and the pilot prompts."""
     models = rounds.engine.pool.models
     n, total = len(models), len(rounds.engine.pool.prompt_ids)
     chosen = np.sort(rng.choice(total, size=n_prompts, replace=False))
     lo, hi = np.triu_indices(n, k=1)
     prompt = np.repeat(chosen, len(lo))
     before = rounds.state.games
-    rounds.judge_batch(prompt, np.tile(lo, n_prompts), np.tile(hi, n_prompts))
+    if not rounds.has_room(len(prompt)):  # the pilot is judged whole or not at all
+        return None, chosen
+    _, stopped = rounds.judge_round(Round(prompt, np.tile(lo, n_prompts), np.tile(hi, n_prompts)), read_target=False)
+    if stopped is not None:  # the cost cap mid-pilot
+        return None, chosen
     judged = rounds.engine.judgments()
     judged = judged[usable_mask(judged)]
     place = pilot_ranks(rounds.fit()[0])
@@ -287,9 +297,9 @@ def rounds_summary(rounds: TargetRounds, design: str) -> dict:
 
 
 def rounds_expected_tau(rounds: TargetRounds) -> float:
-    """Posterior-expected Kendall τ of the BT fit on every game the rounds judged
-    (:func:`judgewise.pipeline.targets.expected_kendall_tau`)."""
-    return expected_kendall_tau(*rounds.fit())
+    """Posterior-expected Kendall τ_m of the BT fit on every game the rounds judged
+    (:func:`judgewise.pipeline.targets.check_target`)."""
+    return check_target(rounds.target, *rounds.fit()).expected_tau
 
 
 def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped: str, detail, target: Target,
@@ -303,8 +313,13 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
     ok = judgments[usable_mask(judgments)]  # io.schema's one rule
     swap = swap_consistency(ok).as_dict() if len(ok) else None
     position = position_bias(ok).as_dict() if len(ok) and "first" in ok.columns else None
+    check = rounds.check
+    models = rounds.engine.pool.models
     out = {"stopped": stopped, "design_stop": detail, "target": target.as_dict(),
            "target_meaning": target.describe(), "expected_kendall_tau": rounds.state.expected_tau,
+           "tau_probability": None if check is None else check.probability,
+           "likely_ties": [] if check is None else [[models[i], models[j]] for i, j in check.ties],
+           "calibration": calibration_record(target, n),
            "calls": rounds.state.games, "paid_calls_this_run": rounds.state.paid,
            "orders": job.config.orders, "all_pairs_calls": in_orders, "all_pairs_both_orders_calls": all_pairs_calls,
            "share_of_all_pairs": rounds.state.games / in_orders if in_orders else None,
@@ -318,6 +333,15 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
         out["judge_gaming"] = _gaming_flags(job, ok)
         out["power_at_observed_ties"] = power_at_observed_ties(ok, rounds)
     return out
+
+
+def calibration_record(target: Target, n_models: int) -> dict | None:
+    """What ``benchmarks/calibration.py`` measured for runs like this one (pool size, target) on replayed real
+    verdicts: the nearest measured cell (:func:`judgewise.pipeline.calibration.nearest_cell`), and a warning when
+    the run is outside what was measured. None without a τ target."""
+    if target.kendall_tau is None:
+        return None
+    return nearest_cell(n_models, target.kendall_tau, target.margin)
 
 
 def _billed(judgments: pd.DataFrame, job: Job, cost: float) -> dict:

@@ -1,13 +1,15 @@
-"""The rounds of ``judgewise evaluate``: judge a batch, refit Bradley–Terry, check the target and the budget.
+"""The rounds of ``judgewise evaluate`` as one plain loop: judge a round, fit once, ask "stop?" and get a reason.
 
-:class:`TargetRounds` is a design verdict callback (:data:`judgewise.designs.VerdictFn`) around the judging
-engine (:class:`judgewise.judges.engine_verdicts.EngineVerdicts`: the durable store, retries, limits, answer orders).
-After each batch it refits the ridge BT on every game judged so far (one row per game, both orders counted)
-and raises :class:`StopRounds` when the target is reached (``"target"``) or the next batch would pass
-``budget.max_calls`` / ``budget.max_cost`` (``"budget"``; before any cost is known, the first batch may pass
-``max_cost`` by its own cost, as ``judge`` may). The budget counts every game of the evaluation,
-already stored or paid now, so a rerun replays exactly the same rounds from the store and stops at the same
-place, paying nothing twice. A single-shot design is fed to it in prompt chunks (:func:`run_in_chunks`).
+:func:`drive_rounds` asks the design for a round (:class:`judgewise.designs.base.Round`), has
+:class:`TargetRounds` judge it through the engine (:class:`judgewise.judges.engine_verdicts.EngineVerdicts`: the
+durable store, retries, limits, answer orders), which refits the ridge BT once on every game judged so far (one row
+per game, both orders counted; the prompt-clustered covariance, :mod:`judgewise.pipeline.targets`) and answers with
+a stop reason or none: ``"target"`` when the target is reached, ``"budget"`` when the round did not fit in
+``budget.max_calls`` / ``budget.max_cost`` (before any cost is known, the first round may pass ``max_cost`` by its
+own cost, as ``judge`` may). The same fit goes back to the design with the outcomes, so a round fits BT once. The
+budget counts every game of the evaluation, already stored or paid now, so a rerun replays exactly the same rounds
+from the store and stops at the same place, paying nothing twice. A single-shot design is fed in prompt chunks
+(:func:`chunk_steps`).
 """
 
 from __future__ import annotations
@@ -18,23 +20,16 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from judgewise.designs.base import Answer, DesignRun, Pairs, Round, Steps, next_round
 from judgewise.errors import BudgetExceeded
 from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.limits import Budget
 from judgewise.judges.engine_verdicts import EngineVerdicts
-from judgewise.pipeline.targets import Target, target_reached
-from judgewise.ratings.bradley_terry import fit_bt_arrays
+from judgewise.pipeline.targets import Target, TargetCheck, check_target
+from judgewise.ratings.bradley_terry import bt_cluster_covariance, fit_bt_arrays
 
 CHUNKS = 30  # a single-shot design is judged in about this many prompt chunks
 TREND_ROUNDS = 5  # the calls-to-target estimate fits the expected-τ trend of this many last rounds
-
-
-class StopRounds(Exception):
-    """Raised inside a design's run to end it: ``reason`` is ``"target"`` or ``"budget"``."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass
@@ -48,6 +43,7 @@ class EvaluateProgress:
     cost: float = 0.0   # dollars of the evaluation's games
     expected_tau: float | None = None
     calls_to_stop: int | None = None  # estimated games still to go until the τ target or the cap, first reached
+    tau_probability: float | None = None  # P(τ_m ≥ target) at the last round (a τ target)
 
 
 def calls_to_target(games: list[int], expected_tau: list[float], target: float) -> float | None:
@@ -65,7 +61,7 @@ def calls_to_target(games: list[int], expected_tau: list[float], target: float) 
 
 @dataclass
 class TargetRounds:
-    """The verdict callback of an evaluate run (module docstring)."""
+    """Judges an evaluate run's rounds and reads each against the target (module docstring)."""
 
     engine: EngineVerdicts
     target: Target
@@ -76,39 +72,42 @@ class TargetRounds:
     progress: Callable[[EvaluateProgress], None] | None = None
     state: EvaluateProgress = field(default_factory=lambda: EvaluateProgress(0, 0))
     rounds: int = 0
-    arrays: list = field(default_factory=list)  # (a ids, b ids, outcomes) per round, one row per usable game
+    arrays: list = field(default_factory=list)  # (a ids, b ids, outcomes, prompt codes) per round, usable games
     trend: list = field(default_factory=list)  # (games, expected τ) after each round checked against the target
+    current: tuple | None = None  # the fit (θ, Σ) of every game so far
+    check: TargetCheck | None = None  # the last round's reading of the target
+    fits: int = 0  # BT fits made (one per round)
 
     def __post_init__(self) -> None:
         self.state.total = self.total
         self.index = {m: k for k, m in enumerate(self.engine.pool.models)}
+        self.prompt_codes: dict[str, int] = {}
         self.per_comparison = 2 if self.engine.run_options.get("orders", "both") == "both" else 1
 
-    def __call__(self, prompt: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        room = int(min(len(prompt), (self.max_games - self.state.games) // self.per_comparison))
+    def has_room(self, comparisons: int) -> bool:
+        """Whether ``comparisons`` more fit in the budget (the games cap, and the cost cap not yet reached)."""
+        room = (self.max_games - self.state.games) // self.per_comparison
+        return room >= comparisons and (self.max_cost is None or self.state.cost < self.max_cost)
+
+    def judge_round(self, step: Round, read_target: bool = True) -> tuple[np.ndarray, str | None]:
+        """Judge what the budget allows of ``step``, refit, and read the target (unless ``read_target`` is False:
+        the anchor pilot). Returns model_a's outcomes per comparison and the stop reason, or None to go on."""
+        room = int(min(len(step), (self.max_games - self.state.games) // self.per_comparison))
         if room <= 0 or (self.max_cost is not None and self.state.cost >= self.max_cost):
-            raise StopRounds("budget")
-        out = self._judge(prompt[:room], a[:room], b[:room])
-        if room < len(prompt):
-            raise StopRounds("budget")
-        reached, self.state.expected_tau = target_reached(self.target, *self.fit())
-        self._estimate_stop()
+            return np.full(len(step), np.nan), "budget"
+        out, capped = self._judge(step.prompt[:room], step.a[:room], step.b[:room])
+        self._refit()
+        if capped or room < len(step):
+            return np.r_[out, np.full(len(step) - len(out), np.nan)], "budget"
+        if read_target:
+            self.check = check_target(self.target, *self.current)
+            self.state.expected_tau, self.state.tau_probability = self.check.expected_tau, self.check.probability
+            self._estimate_stop()
         self._show()
-        if reached:
-            raise StopRounds("target")
-        return out
+        return out, "target" if read_target and self.check.reached else None
 
-    def judge_batch(self, prompt: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Judge a batch within the budget without checking the target (the anchor pilot's games: counted, stored,
-        fitted like every other round's). Raises :class:`StopRounds` ("budget") when it does not fit."""
-        room = int(min(len(prompt), (self.max_games - self.state.games) // self.per_comparison))
-        if room < len(prompt) or (self.max_cost is not None and self.state.cost >= self.max_cost):
-            raise StopRounds("budget")
-        out = self._judge(prompt, a, b)
-        self._show()
-        return out
-
-    def _judge(self, prompt, a, b) -> np.ndarray:
+    def _judge(self, prompt, a, b) -> tuple[np.ndarray, bool]:
+        """(outcomes, whether the cost cap ended the batch: what finished is stored and counted)."""
         base = self.state.games
         budget = Budget(max_cost=max(self.max_cost - self.state.cost, 0.0)) if self.max_cost is not None else Budget()
         per_game = self.state.cost / self.state.games if self.state.games else 0.0  # the cap's estimate in flight
@@ -116,12 +115,12 @@ class TargetRounds:
                                        progress=lambda p: self._show(base + p.done + p.cached))
         try:
             out = self.engine(prompt, a, b)
-        except BudgetExceeded as exc:  # the cost cap mid-batch: what finished is stored and counted
+        except BudgetExceeded as exc:
             self.engine.results.append(exc.result)
             self._absorb(exc.result.judgments, exc.result.paid_calls)
-            raise StopRounds("budget") from None
+            return np.full(len(prompt), np.nan), True
         self._absorb(self.engine.results[-1].judgments, self.engine.results[-1].paid_calls)
-        return out
+        return out, False
 
     def _absorb(self, judgments: pd.DataFrame, paid: int) -> None:
         self.rounds += 1
@@ -140,8 +139,28 @@ class TargetRounds:
         fitted with the run's but not counted in its games, calls, cost or failures."""
         ok = judgments[usable_mask(judgments)]
         ok = ok[ok["model_a"].isin(self.index) & ok["model_b"].isin(self.index)]
+        codes = self.prompt_codes
+        prompts = [codes.setdefault(p, len(codes)) for p in ok["prompt_id"].astype(str)]
         self.arrays.append((ok["model_a"].map(self.index).to_numpy(int), ok["model_b"].map(self.index).to_numpy(int),
-                            ok["outcome"].to_numpy(float)))
+                            ok["outcome"].to_numpy(float), np.asarray(prompts, dtype=int)))
+        self.current = None
+
+    def _refit(self) -> None:
+        """The round's one fit: ridge BT on every usable game, with the prompt-clustered covariance."""
+        if not self.arrays:
+            n = len(self.index)
+            self.current = (np.zeros(n), np.eye(n) / self.l2)
+            return
+        a, b, o, prompt = (np.concatenate(parts) for parts in zip(*self.arrays))
+        theta, cov = fit_bt_arrays(a, b, o, len(self.index), l2=self.l2)
+        self.current = (theta, bt_cluster_covariance(theta, cov, a, b, o, prompt))
+        self.fits += 1
+
+    def fit(self) -> tuple[np.ndarray, np.ndarray]:
+        """The fit (θ̂ natural scale, prompt-clustered covariance) of every usable game so far."""
+        if self.current is None:
+            self._refit()
+        return self.current
 
     def _estimate_stop(self) -> None:
         """:attr:`EvaluateProgress.calls_to_stop`: :func:`calls_to_target` for a τ target, capped by the budget."""
@@ -154,14 +173,6 @@ class TargetRounds:
         else:
             s.calls_to_stop = left
 
-    def fit(self) -> tuple[np.ndarray, np.ndarray]:
-        """The ridge BT fit (θ̂ natural scale, covariance) on every usable game so far."""
-        if not self.arrays:
-            n = len(self.index)
-            return np.zeros(n), np.eye(n) / self.l2
-        a, b, o = (np.concatenate(parts) for parts in zip(*self.arrays))
-        return fit_bt_arrays(a, b, o, len(self.index), l2=self.l2)
-
     def _show(self, games: int | None = None) -> None:
         if self.progress is not None:
             s = self.state
@@ -170,16 +181,31 @@ class TargetRounds:
             self.progress(shown)
 
 
-def run_in_chunks(pairs, rounds: TargetRounds, rng: np.random.Generator, chunks: int = CHUNKS) -> None:
-    """Feed a single-shot design's comparisons (:class:`judgewise.designs.Pairs`) to ``rounds`` in chunks of
-    prompts, the prompts in a seeded random order (so stopping early does not favour low prompt ids)."""
+def drive_rounds(steps: Steps, rounds: TargetRounds) -> tuple[str | None, DesignRun | None]:
+    """The loop: each round judged, fitted once and read; the fit handed back to the design with the outcomes.
+    Returns (the stop reason, None) when the target or the budget stopped it, else (None, the design's run)."""
+    step = next_round(steps)
+    while isinstance(step, Round):
+        outcome, reason = rounds.judge_round(step)
+        if reason is not None:
+            steps.close()
+            return reason, None
+        step = next_round(steps, Answer(outcome, rounds.current))
+    return None, step
+
+
+def chunk_steps(pairs: Pairs, rng: np.random.Generator, chunks: int = CHUNKS) -> Steps:
+    """A single-shot design's comparisons (:class:`judgewise.designs.Pairs`) as rounds of prompt chunks, the
+    prompts in a seeded random order (so stopping early does not favour low prompt ids)."""
     n_prompts = len(pairs.prompt_ids)
     position = np.empty(n_prompts, dtype=int)
     position[rng.permutation(n_prompts)] = np.arange(n_prompts)
     size = max(1, -(-n_prompts // chunks))
     chunk = position[pairs.prompt] // size
+    outcomes = []
     for c in range(int(chunk.max()) + 1 if len(chunk) else 0):
         take = np.flatnonzero(chunk == c)
         take = take[np.argsort(position[pairs.prompt[take]], kind="stable")]
         if len(take):
-            rounds(pairs.prompt[take], pairs.a[take], pairs.b[take])
+            outcomes.append((yield Round(pairs.prompt[take], pairs.a[take], pairs.b[take])).outcome)
+    return DesignRun("chunks", pairs, np.concatenate(outcomes) if outcomes else np.zeros(0), {"stopped": None})

@@ -278,6 +278,36 @@ def fit_bt_arrays(a, b, outcome, n_models: int, l2: float = ARRAY_FIT_L2) -> tup
     return theta, bt_covariance(theta, pc, l2)
 
 
+def bt_cluster_covariance(theta: np.ndarray, cov: np.ndarray, a, b, outcome, cluster) -> np.ndarray:
+    """Covariance of the ridge BT fit θ̂ that respects clustering (games sharing a prompt are not independent):
+    the cluster-robust **sandwich** H⁻¹ B H⁻¹ (Liang & Zeger 1986; Cameron & Miller 2015, §II), with H = ``cov``⁻¹
+    the penalised information and B = G/(G − 1) · Σ_c s_c s_cᵀ the outer products of each cluster's summed score
+    s_c = Σ_games (y − σ(θ̂_a − θ̂_b))(e_a − e_b) over G clusters, **floored at the model-based** ``cov`` in every
+    direction: with C = H^(−½) B H^(−½) = W diag(c) Wᵀ the result is H^(−½) W diag(max(c, 1)) Wᵀ H^(−½). The floor
+    keeps a sandwich from few clusters (noisy, and biased low) from claiming more certainty than independent
+    verdicts would; the sandwich takes over where verdicts on one prompt move together — both answer orders of one
+    comparison, or "i vs j" and "i vs k" both riding on how good i's answer was. ``a``, ``b``, ``outcome`` and
+    ``cluster`` are per game (NaN outcomes left out), ``theta`` and ``cov`` from :func:`fit_bt_arrays`."""
+    a, b, outcome = np.asarray(a, int), np.asarray(b, int), np.asarray(outcome, float)
+    ok = np.isfinite(outcome)
+    a, b, outcome = a[ok], b[ok], outcome[ok]
+    _, group = np.unique(np.asarray(cluster)[ok], return_inverse=True)
+    n, g = len(theta), int(group.max()) + 1 if len(group) else 0
+    if g < 2:
+        return cov
+    residual = outcome - expit(theta[a] - theta[b])
+    score = np.zeros((g, n))
+    np.add.at(score, (group, a), residual)
+    np.add.at(score, (group, b), -residual)
+    meat = score.T @ score * (g / (g - 1))
+    w, v = np.linalg.eigh(np.linalg.inv(cov))
+    root_inv = (v / np.sqrt(w)) @ v.T  # H^(−½)
+    c, basis = np.linalg.eigh(root_inv @ meat @ root_inv)
+    floored = (basis * np.maximum(c, 1.0)) @ basis.T
+    out = root_inv @ floored @ root_inv
+    return (out + out.T) / 2
+
+
 def elo_scale(theta: np.ndarray, anchor: int | None = None, anchor_rating: float = ELO_CENTRE) -> np.ndarray:
     """Elo scale: 400·log10-odds, centred so ratings average 1000, or shifted so ``anchor`` sits at its rating.
 
