@@ -17,12 +17,12 @@ import pytest
 
 from judgewise.judges.base import FatalCallError
 from judgewise.judges.openai_backend import OpenAIBackend
-from judgewise.judges.openai_batch import BatchClient, origin, split_lines
+from judgewise.judges.openai_batch import BatchClient, _chunks, origin, split_lines
 from judgewise.redaction import register_secret
 from tests.support import run_cli
 from tests.support.batch_server import BatchServer
 from tests.support.judging import completion_error, write_config
-from tests.support.redirects import Recorder
+from tests.support.redirects import OTHER_HOST, Recorder, other_host_binds
 
 KEY = "sk-test-redirect-0123456789abcdef"
 ENV = {"JW_TEST_KEY": KEY}
@@ -30,6 +30,7 @@ MODELS = ["m1", "m2", "m3"]
 N_PROMPTS = 2
 N_GAMES = 3 * N_PROMPTS * 2
 BATCH = {"batch": True, "batch_poll_s": 0.05, "api_key_env": "JW_TEST_KEY"}
+needs_other_host = pytest.mark.skipif(not other_host_binds(), reason=f"cannot listen on {OTHER_HOST} here")
 
 
 def _judge(tmp_path, srv, **judge):
@@ -48,6 +49,7 @@ def _open_batches(tmp_path) -> list:
 
 
 # -- credentials stay with their host -------------------------------------------------------------------------------
+@needs_other_host
 def test_a_batch_output_file_redirected_to_another_host_is_read_without_the_key(tmp_path):
     with BatchServer(tmp_path / "state.json", polls=1) as srv, \
             Recorder(body=lambda path: srv.file_bytes(path.split("/")[2])) as other:
@@ -59,6 +61,7 @@ def test_a_batch_output_file_redirected_to_another_host_is_read_without_the_key(
     assert _stored(tmp_path) == N_GAMES and json.loads(res.stdout)["batch"]["answered"] == N_GAMES  # ...and read
 
 
+@needs_other_host
 def test_a_redirect_within_the_origin_keeps_the_key_and_one_leaving_it_drops_it():
     register_secret(KEY)  # as the backend does with the key it reads: a header holding it is a credential
     with Recorder("127.0.0.1", body=lambda path: b'{"id": "x"}\n') as home, Recorder() as other:
@@ -81,6 +84,7 @@ def test_an_origin_is_scheme_host_and_port_with_the_default_port_made_explicit()
     assert origin("http://127.0.0.1:8000/v1") != origin("http://127.0.0.2:8000/v1")
 
 
+@needs_other_host
 def test_a_live_call_redirected_to_another_host_stops_the_run_and_sends_it_nothing(tmp_path):
     """The lean client follows no redirect (nor did it before issue 32): the run stops naming the address."""
     with BatchServer(tmp_path / "state.json") as srv, Recorder() as other:
@@ -90,6 +94,7 @@ def test_a_live_call_redirected_to_another_host_stops_the_run_and_sends_it_nothi
     assert other.requests == [] and srv.state["live"] == 0
 
 
+@needs_other_host
 def test_through_a_proxy_a_live_redirect_is_not_followed_either(monkeypatch):
     """The openai client (used behind an environment proxy) followed redirects, to another host too; now a 3xx
     stops the call as it does on the lean client."""
@@ -105,6 +110,7 @@ def test_through_a_proxy_a_live_redirect_is_not_followed_either(monkeypatch):
     assert isinstance(err, FatalCallError) and "302" in str(err), repr(err)
 
 
+@needs_other_host
 def test_generate_reads_a_redirected_batch_output_file_without_sending_the_key(tmp_path):
     from tests.support.generation import answer, write_gen_config, write_questions
 
@@ -151,6 +157,31 @@ def test_an_output_file_padded_with_huge_lines_is_read_line_by_line(tmp_path):
     assert res.returncode == 0, res.stderr
     counts = json.loads(res.stdout)["batch"]
     assert counts["answered"] == N_GAMES and counts["unreadable"] == 3 and _stored(tmp_path) == N_GAMES
+
+
+class _Response:
+    """What :func:`_chunks` reads from: headers and ``read1``, here over bytes in memory."""
+
+    def __init__(self, data: bytes, headers: dict | None = None, step: int = 7):
+        self.data, self.headers, self.step = data, headers or {}, step
+
+    def read1(self, n: int) -> bytes:
+        chunk, self.data = self.data[:min(n, self.step)], self.data[min(n, self.step):]
+        return chunk
+
+
+def test_a_body_without_a_length_is_cut_at_the_cap_as_it_arrives():
+    chunks = _chunks(_Response(b"x" * 100), "file file-9", 50, time.monotonic(), 60, "batch_max_output_mb")
+    with pytest.raises(FatalCallError, match="file file-9 passes the 50-byte cap .batch_max_output_mb"):
+        sum(len(c) for c in chunks)
+    assert b"".join(_chunks(_Response(b"x" * 50), "f", 50, time.monotonic(), 60)) == b"x" * 50
+
+
+def test_a_body_whose_length_passes_the_cap_is_refused_before_it_is_read():
+    response = _Response(b"x" * 10, {"Content-Length": "51"})
+    with pytest.raises(FatalCallError, match="is 51 bytes, more than the 50-byte cap"):
+        next(_chunks(response, "file file-9", 50, time.monotonic(), 60))
+    assert response.data == b"x" * 10
 
 
 @pytest.mark.parametrize("seed", range(20))

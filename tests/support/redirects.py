@@ -7,11 +7,22 @@ A credential must never reach the recorder: :func:`leaks` lists the headers of i
 
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 OTHER_HOST = "127.0.0.2"
+
+
+def other_host_binds() -> bool:
+    """Whether a server can listen on :data:`OTHER_HOST` here (Linux: yes; macOS only with an lo0 alias)."""
+    try:
+        with socket.socket() as sock:
+            sock.bind((OTHER_HOST, 0))
+    except OSError:
+        return False
+    return True
 
 
 class Recorder:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.judges.base import Completion, FatalCallError, MalformedResponseError, RetryableCallError
+from judgewise.judges.http11 import MAX_ANSWER_BYTES
 from judgewise.judges.openai_batch import DOWNLOAD_S, MAX_FILE_MB, TERMINAL, BatchClient
 from judgewise.judges.scheduler import ScheduledBackend, call_key, off_loop
 from judgewise.store.batches import OPEN_STATES
@@ -261,7 +262,7 @@ async def _finish(client: BatchClient, store, backend, row: dict, settings: Batc
 def _read_files(client: BatchClient, backend, calls: dict[str, str], batch: dict):
     """:func:`read_results` of the batch's output and error files, each line parsed as it arrives (memory does not
     grow with a file's size; a line longer than an answer may be is unreadable)."""
-    max_line = getattr(backend, "max_answer_bytes", 8 << 20) + LINE_ENVELOPE
+    max_line = getattr(backend, "max_answer_bytes", MAX_ANSWER_BYTES) + LINE_ENVELOPE
     files = [client.lines(batch[name], max_line=max_line) if isinstance(batch.get(name), str) else ()
              for name in ("output_file_id", "error_file_id")]
     return read_results(backend, calls, *files, expired=batch.get("status") == "expired")
