@@ -48,3 +48,13 @@ def scrub(text):
         if secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "api-key", "x-api-key"})
+
+
+def holds_credential(name: str, value: str) -> bool:
+    """Whether an HTTP header carries a credential: by its name (``Authorization``, ``Cookie``, ``api-key``...) or
+    because its value holds a registered secret (:func:`register_secret`) in any spelling. Such a header is sent
+    only to the origin it was configured for, never after a redirect to another one."""
+    return name.strip().lower() in CREDENTIAL_HEADERS or scrub(str(value)) != str(value)

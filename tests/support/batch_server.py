@@ -9,7 +9,12 @@ configured — ``expire_after=n`` (only the first n lines run, the batch ``expir
 the error file), ``fail_every=k`` (every k-th line a 500 in the error file, not billed), ``malformed_every=k`` (every
 k-th line's output is not JSON: billed, unusable). ``hold_create`` makes ``POST /v1/batches`` wait (before creating:
 "before", or after creating: "after") until :meth:`release`; ``hold_batches`` keeps batches in progress until
-:meth:`release`. All state is in the JSON file ``state_path``, written after every change, so a new server on the
+:meth:`release`. Hostile downloads: ``redirect_files`` (a base URL) answers a file's content with a 302 to
+``<redirect_files>/files/<id>/content`` and ``redirect_live`` a chat completion with a 307 to
+``<redirect_live>/v1/chat/completions`` (a :class:`tests.support.redirects.Recorder` there sees what follows);
+``huge_output=n`` pads every output file to ``n`` bytes as it is sent (its real lines, then filler lines of 1 MiB
+whose ``custom_id`` no call has: generated on the fly, never held whole); ``drip_s=s`` sends an output file one
+byte every ``s`` seconds. All state is in the JSON file ``state_path``, written after every change, so a new server on the
 same file (and port) continues where a stopped one left off (a restart mid-poll).
 """
 
@@ -31,8 +36,11 @@ class BatchServer:
 
     def __init__(self, state_path: Path, *, port: int = 0, polls: int = 2, expire_after: int | None = None,
                  fail_every: int = 0, malformed_every: int = 0, hold_create: str | None = None,
-                 hold_batches: bool = False, answer=default_answer):
+                 hold_batches: bool = False, answer=default_answer, redirect_files: str | None = None,
+                 redirect_live: str | None = None, huge_output: int = 0, drip_s: float = 0.0):
         self.state_path, self.polls, self.answer = Path(state_path), polls, answer
+        self.redirect_files, self.redirect_live = redirect_files, redirect_live
+        self.huge_output, self.drip_s = huge_output, drip_s
         self.expire_after, self.fail_every, self.malformed_every = expire_after, fail_every, malformed_every
         self.hold_create, self.hold_batches = hold_create, hold_batches
         self.lock, self.released, self.create_waiting = threading.RLock(), threading.Event(), threading.Event()
@@ -170,6 +178,14 @@ class BatchServer:
         batch["status"] = "expired" if self.expire_after is not None else "completed"
         batch["request_counts"].update(completed=len(out), failed=len(err))
 
+    def file_bytes(self, file_id: str) -> bytes | None:
+        """The stored content of a file (None: no such file)."""
+        text = self.state["files"].get(file_id)
+        return None if text is None else text.encode()
+
+    def is_output(self, file_id: str) -> bool:
+        return any(b.get("output_file_id") == file_id for b in self.batches)
+
     def live(self, body: dict) -> dict:
         with self.lock:
             self._bill(body["messages"])
@@ -185,6 +201,23 @@ def completion(body: dict, text: str) -> dict:
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": n_in, "completion_tokens": len(text) // 4 + 1,
                       "total_tokens": n_in + len(text) // 4 + 1}}
+
+
+FILLER_LINE = 1 << 20
+
+
+def padded(data: bytes, size: int):
+    """``data`` then filler lines (JSON objects of :data:`FILLER_LINE` bytes whose ``custom_id`` no call has) up
+    to ``size`` bytes in all, in blocks of at most 1 MiB: the bytes of a huge output file, never held whole."""
+    yield data
+    left, n = size - len(data), 0
+    while left > 0:
+        n += 1
+        head = b'{"custom_id": "filler-%d", "pad": "' % n
+        line = head + b"x" * max(0, min(left, FILLER_LINE) - len(head) - 3) + b'"}\n'
+        line = line if len(line) <= left else b" " * (left - 1) + b"\n"
+        left -= len(line)
+        yield line
 
 
 def _file_part(body: bytes, content_type: str) -> str:
@@ -212,6 +245,37 @@ def _handler(server: BatchServer):
             self.end_headers()
             self.wfile.write(data)
 
+        def _redirect(self, code: int, location: str) -> None:
+            self.send_response(code)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def _content(self, file_id: str) -> None:
+            """A file's content, or the hostile answer configured (redirect, padded to a huge size, dripped)."""
+            data = server.file_bytes(file_id)
+            if data is None:
+                return self._send(404, {"error": {"message": "no such file"}})
+            if server.redirect_files:
+                return self._redirect(302, f"{server.redirect_files}/files/{file_id}/content")
+            output = server.is_output(file_id)
+            size = max(server.huge_output, len(data)) if output else len(data)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            try:
+                if output and server.drip_s:
+                    for i in range(len(data)):
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(server.drip_s)
+                    return None
+                for block in padded(data, size):
+                    self.wfile.write(block)
+            except OSError:  # the client stopped reading (a cap, a deadline): nothing more to send
+                self.close_connection = True
+
         def _body(self) -> bytes:
             return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
@@ -225,6 +289,8 @@ def _handler(server: BatchServer):
                     self.close_connection = True
                     return None
                 return self._send(200, batch)
+            if self.path == "/v1/chat/completions" and server.redirect_live:
+                return self._redirect(307, f"{server.redirect_live}/v1/chat/completions")
             if self.path == "/v1/chat/completions":
                 return self._send(200, server.live(json.loads(body)))
             self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -233,8 +299,7 @@ def _handler(server: BatchServer):
             path, _, query = self.path.partition("?")
             args = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
             if m := re.fullmatch(r"/v1/files/([^/]+)/content", path):
-                text = server.state["files"].get(m.group(1))
-                return self._send(200, text.encode()) if text is not None else self._send(404, {"error": {}})
+                return self._content(m.group(1))
             if m := re.fullmatch(r"/v1/batches/([^/]+)", path):
                 batch = server.get(m.group(1))
                 return self._send(200, batch) if batch else self._send(404, {"error": {"message": "no batch"}})

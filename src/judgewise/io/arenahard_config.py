@@ -16,6 +16,7 @@ from pathlib import Path
 
 
 from judgewise.errors import InputError
+from judgewise.io.streams import note_read
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +55,7 @@ def read_config(path: str | Path) -> ArenaHardConfig:
     import yaml
 
     path = Path(path)
+    note_read(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

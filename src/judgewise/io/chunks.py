@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.io.containers import check_utf8, csv_header, csv_rows, decode_utf8, jsonl_bytes_records, unique_columns
+from judgewise.io.streams import note_read
 from judgewise.io.validate import Validator
 
 CHUNK_BYTES = 32 << 20  # JSONL bytes per chunk (about 300,000 Arena battles)
@@ -160,6 +161,7 @@ def _line_blocks(fh, size: int) -> Iterator[memoryview]:
 def jsonl_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> Iterator[JsonlChunk]:
     """The file's lines in chunks of about ``chunk_bytes`` (default CHUNK_BYTES); an unreadable or empty file is
     an error naming it."""
+    note_read(path)
     try:
         fh = open(path, "rb")
     except OSError as exc:
@@ -226,6 +228,7 @@ def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tupl
     """The header of a CSV file and its lines after it in chunks of about ``chunk_bytes``; None when its header
     is not one line of UTF-8 (a quoted name holding a newline) or is blank: the whole-file reader then reads it
     and says what is wrong."""
+    note_read(path)
     try:
         fh = open(path, "rb")
     except OSError:
@@ -302,6 +305,7 @@ def parquet_chunks(path: Path, v: Validator, columns: list[str] | None = None,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    note_read(path)
     try:
         schema = pq.read_schema(path)
         unique_columns(schema.names, v)

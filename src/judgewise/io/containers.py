@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.io.streams import note_read
 from judgewise.io.tables import ReadReport
 from judgewise.io.validate import Validator, mark_absent
 
@@ -26,6 +27,7 @@ FREE_TEXT_COLUMNS = ["text"]  # CSV: an empty cell here is an empty string, else
 
 def read_bytes(path: Path, v: Validator) -> bytes:
     """The file's bytes; a missing, unreadable or empty file is an error naming it."""
+    note_read(path)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -367,6 +369,7 @@ def read_parquet(path: Path, v: Validator) -> tuple[pd.DataFrame, np.ndarray, bo
     """A Parquet file; row = index + 1."""
     import pyarrow.parquet as pq
 
+    note_read(path)
     try:
         table = pq.read_table(path)
     except (OSError, ValueError) as exc:

@@ -5,7 +5,8 @@ Format detection and the readers open an input more than once (a peek at its fir
 FIFO yields its content only once, so :func:`read_once` copies it, on first use, to a temporary regular file
 (removed when the process exits) and every later reader opens the copy. Messages and read reports still name the
 input as the user gave it (:func:`judgewise.errors.shown_file`). A character or block device (``/dev/zero``, a
-terminal) is no input file: it is refused.
+terminal) is no input file: it is refused. The readers note each file they read (:func:`note_read`), so a caller
+can tell which files under a folder an input was made of (:func:`recording_reads`: the report's fingerprint).
 """
 
 from __future__ import annotations
@@ -15,11 +16,33 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from judgewise.errors import SHOWN_AS, InputError
 
 _COPIES: dict[str, Path] = {}  # a pipe's path as given → its copy
+_READS: ContextVar[list[Path] | None] = ContextVar("judgewise_files_read", default=None)
+
+
+@contextmanager
+def recording_reads() -> Iterator[list[Path]]:
+    """A list that every file a reader reads inside the block is added to (:func:`note_read`), in read order."""
+    files: list[Path] = []
+    token = _READS.set(files)
+    try:
+        yield files
+    finally:
+        _READS.reset(token)
+
+
+def note_read(path: str | Path) -> None:
+    """Record that a reader reads ``path`` (for :func:`recording_reads`; nothing outside one)."""
+    files = _READS.get()
+    if files is not None:
+        files.append(Path(path))
 
 
 def read_once(path: str | Path) -> Path:

@@ -21,15 +21,18 @@ them. Calls a batch did not answer (failed lines, expired lines, a malformed out
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.judges.base import Completion, FatalCallError, MalformedResponseError, RetryableCallError
-from judgewise.judges.openai_batch import TERMINAL, BatchClient
+from judgewise.judges.http11 import MAX_ANSWER_BYTES
+from judgewise.judges.openai_batch import DOWNLOAD_S, MAX_FILE_MB, TERMINAL, BatchClient
 from judgewise.judges.scheduler import ScheduledBackend, call_key, off_loop
 from judgewise.store.batches import OPEN_STATES
 from judgewise.store.protocol import BatchLedger
@@ -39,18 +42,23 @@ log = logging.getLogger(__name__)
 METADATA_KEY = "judgewise_batch"  # the batch's metadata entry naming its ledger row
 MAX_LINES, MAX_BYTES = 50_000, 190 << 20  # a batch's limits at OpenAI: 50,000 requests, an input file of 200 MB
 RETRIES = ("live", "batch")
+LINE_ENVELOPE = 1 << 16  # bytes of an output line around its answer's body (custom_id, status, ids...)
 
 
 @dataclass(frozen=True)
 class BatchSettings:
     """How a run uses batches: ``poll_s`` the first wait between polls (growing ×1.5 to 16× it), ``retry`` where
     calls a batch did not answer go ("live" or "batch"), ``max_rounds`` the batches one call may be put in with
-    ``retry="batch"``, ``max_errors`` the API errors in a row (while polling, uploading...) before the run stops."""
+    ``retry="batch"``, ``max_errors`` the API errors in a row (while polling, uploading...) before the run stops,
+    ``download_s`` the total deadline of one download (an output file, a batch object), ``max_output_mb`` the cap
+    on an output or error file."""
 
     poll_s: float = 30.0
     retry: str = "live"
     max_rounds: int = 3
     max_errors: int = 30
+    download_s: float = DOWNLOAD_S
+    max_output_mb: float = MAX_FILE_MB
 
     def __post_init__(self) -> None:
         if self.retry not in RETRIES:
@@ -58,14 +66,19 @@ class BatchSettings:
         if not self.poll_s > 0 or self.max_rounds < 1:
             raise ConfigError(f"batch_poll_s must be > 0 and batch_max_rounds >= 1 (found {self.poll_s!r}, "
                               f"{self.max_rounds!r})")
+        if not (self.download_s > 0 and self.max_output_mb > 0):  # NaN fails too
+            raise ConfigError(f"batch_download_s and batch_max_output_mb must be > 0 (found {self.download_s!r}, "
+                              f"{self.max_output_mb!r})")
 
 
 def batch_settings(section: dict) -> BatchSettings | None:
     """The batch settings of a ``judge:`` section (or a generate ``models:`` entry) with ``batch: true``, else
-    None: its keys ``batch_poll_s``, ``batch_retry``, ``batch_max_rounds``."""
+    None: its keys ``batch_poll_s``, ``batch_retry``, ``batch_max_rounds``, ``batch_download_s``,
+    ``batch_max_output_mb``."""
     if not section.get("batch"):
         return None
-    names = {"batch_poll_s": "poll_s", "batch_retry": "retry", "batch_max_rounds": "max_rounds"}
+    names = {"batch_poll_s": "poll_s", "batch_retry": "retry", "batch_max_rounds": "max_rounds",
+             "batch_download_s": "download_s", "batch_max_output_mb": "max_output_mb"}
     return BatchSettings(**{field: section[key] for key, field in names.items() if section.get(key) is not None})
 
 
@@ -130,7 +143,8 @@ async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, ret
     backend = batch_backend(judge)
     if not isinstance(store, BatchLedger):
         raise ConfigError(f"judge.batch: the store {store.path} does not record batches")
-    client = client or BatchClient(*backend.batch_endpoint())
+    client = client or BatchClient(*backend.batch_endpoint(), download_s=settings.download_s,
+                                   max_file_bytes=int(settings.max_output_mb * (1 << 20)))
     counts = BatchCounts()
     for row in await off_loop(store, "batches", OPEN_STATES):
         if await _resume(client, store, row, settings):
@@ -239,15 +253,19 @@ async def _finish(client: BatchClient, store, backend, row: dict, settings: Batc
                   counts: BatchCounts) -> None:
     """Poll the batch until it ends, read its output and error files, journal its answers and end it."""
     batch = await _poll(client, row["batch_id"], settings)
-    files = {}
-    for name in ("output_file_id", "error_file_id"):
-        file_id = batch.get(name)
-        files[name] = await _api(client.content, settings, file_id) if isinstance(file_id, str) else b""
-    answers, lines = read_results(backend, row["calls"], files["output_file_id"], files["error_file_id"],
-                                  expired=batch.get("status") == "expired")
+    answers, lines = await _api(_read_files, settings, client, backend, row["calls"], batch)
     await off_loop(store, "batch_ended", row["local_id"], str(batch.get("status")), lines, answers)
     counts.add(lines)
     log.info("batch %s %s: %s", row["batch_id"], batch.get("status"), lines)
+
+
+def _read_files(client: BatchClient, backend, calls: dict[str, str], batch: dict):
+    """:func:`read_results` of the batch's output and error files, each line parsed as it arrives (memory does not
+    grow with a file's size; a line longer than an answer may be is unreadable)."""
+    max_line = getattr(backend, "max_answer_bytes", MAX_ANSWER_BYTES) + LINE_ENVELOPE
+    files = [client.lines(batch[name], max_line=max_line) if isinstance(batch.get(name), str) else ()
+             for name in ("output_file_id", "error_file_id")]
+    return read_results(backend, calls, *files, expired=batch.get("status") == "expired")
 
 
 async def _poll(client: BatchClient, batch_id: str, settings: BatchSettings) -> dict:
@@ -282,21 +300,24 @@ async def _api(fn, settings: BatchSettings, *args):
             delay = min(delay * 1.5, settings.poll_s * 16)
 
 
-def read_results(backend, calls: dict[str, str], output: bytes, errors: bytes, *,
+def read_results(backend, calls: dict[str, str], output: bytes | Iterable[bytes | None],
+                 errors: bytes | Iterable[bytes | None], *,
                  expired: bool) -> tuple[list[tuple[str, str, dict]], dict[str, int]]:
     """The answers of a batch's output file as (game key, call key, completion fields), and its line counts:
     ``answered``; ``expired`` (lines the error file says expired, and with ``expired`` the lines in neither
     file); ``failed`` (the rest: errors, non-200 statuses, answers that are not chat completions, lines missing or
-    unreadable, which count ``unreadable`` too)."""
-    answers, expired_ids, unreadable = [], set(), 0
-    for raw in (output + b"\n" + errors).splitlines():
-        if not raw.strip():
+    unreadable, which count ``unreadable`` too). A file is its bytes or its lines (None: a line too long to read),
+    read once, in order."""
+    answers, expired_ids, unreadable, seen = [], set(), 0, set()
+    for raw in itertools.chain(_lines(output), _lines(errors)):
+        if raw is not None and not raw.strip():
             continue
-        line = _json_object(raw)
+        line = _json_object(raw) if raw is not None else None
         call = line.get("custom_id") if line else None
         if not isinstance(call, str) or call not in calls:
             unreadable += 1
             continue
+        seen.add(call)
         response = line.get("response") if isinstance(line.get("response"), dict) else {}
         error = line.get("error") if isinstance(line.get("error"), dict) else {}
         if error.get("code") == "batch_expired":
@@ -310,7 +331,7 @@ def read_results(backend, calls: dict[str, str], output: bytes, errors: bytes, *
             answers.append((calls[call], call, dict(vars(comp))))
     answered = {call for _, call, _ in answers}
     if expired:
-        expired_ids |= set(calls) - answered - _ids(output + b"\n" + errors)
+        expired_ids |= set(calls) - answered - seen
     expired_ids -= answered
     return answers, {"lines": len(calls), "answered": len(answered), "expired": len(expired_ids),
                      "failed": len(calls) - len(answered) - len(expired_ids), "unreadable": unreadable}
@@ -324,7 +345,6 @@ def _json_object(raw: bytes) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _ids(data: bytes) -> set[str]:
-    """The ``custom_id`` of every readable line of a results file."""
-    return {line["custom_id"] for raw in data.splitlines()
-            if (line := _json_object(raw)) and isinstance(line.get("custom_id"), str)}
+def _lines(data: bytes | Iterable[bytes | None]) -> Iterable[bytes | None]:
+    """A results file's lines: split when given whole as bytes."""
+    return data.splitlines() if isinstance(data, (bytes, bytearray)) else data

@@ -252,6 +252,10 @@ PollSecs = Annotated[float, Field(gt=0, le=3_600, allow_inf_nan=False,
                                   description="seconds in (0, 3600] (the first wait between polls)")]
 BatchRetry = Literal["live", "batch"]
 BatchRounds = Annotated[int, Field(ge=1, le=20, description="an integer in [1, 20] (batches per call)")]
+DownloadSecs = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False,
+                                      description="seconds in (0, 86400] (the deadline of one download)")]
+OutputMB = Annotated[float, Field(gt=0, le=1_048_576, allow_inf_nan=False,
+                                  description="megabytes in (0, 1048576] (the largest batch output file read)")]
 PathOrTable = Annotated[Any, AfterValidator(_path_or_table)]
 PathText = Annotated[Any, AfterValidator(_path_text)]  # a str, or a pathlib.Path from Python
 
@@ -307,6 +311,8 @@ class JudgeSection(_Section):
     batch_poll_s: PollSecs = None
     batch_retry: BatchRetry = None  # calls a batch did not answer: sent live, or in a new batch
     batch_max_rounds: BatchRounds = None
+    batch_download_s: DownloadSecs = None  # the total deadline of one download (an output file...)
+    batch_max_output_mb: OutputMB = None  # the cap on a batch's output or error file
 
 
 class Limits(_Section):
@@ -373,7 +379,8 @@ class RunSchema(_Section):
 
 
 # -- backends ------------------------------------------------------------------------------------------
-BATCH_KEYS = ("batch", "batch_poll_s", "batch_retry", "batch_max_rounds")  # how calls are sent, not the judge's identity
+BATCH_KEYS = ("batch", "batch_poll_s", "batch_retry", "batch_max_rounds", "batch_download_s",
+              "batch_max_output_mb")  # how calls are sent, not the judge's identity
 ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread", "max_answer_mb")
 _ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
 BACKEND_KEYS: dict[str, set[str]] = {

@@ -11,6 +11,7 @@ Errors are classified once (:meth:`OpenAIBackend._status_error` for an HTTP stat
 answer): 408/409/425/429 and 5xx are retried (honouring ``Retry-After``), a timeout after sending is retried and
 counted as maybe charged, a failed connection or one dropped before a whole answer is retried, a 400/413 saying
 the prompt exceeds the context is a failed game, and any other status (401, 404, a redirect...) stops the run.
+Neither transport follows a redirect: the key goes to the configured endpoint and nowhere else.
 A success's body is validated here by :func:`parse_chat_body`: anything an endpoint sends that is not a chat
 completion — HTML, invalid or truncated JSON, an empty body, a JSON array or scalar, an object without
 ``choices``, wrong types inside — is a :class:`MalformedResponseError`: a failed attempt with its reason, retried
@@ -240,7 +241,8 @@ class OpenAIBackend:
             self._sdk_clients[i] = openai.AsyncOpenAI(base_url=self._urls[i], api_key=self._secret or NO_KEY,
                                                       max_retries=0, **timeout)
         try:  # the body as bytes: none of the client's parsing (parse_chat_body validates it)
-            body = await self._sdk_clients[i].post("/chat/completions", body=payload, cast_to=bytes)
+            body = await self._sdk_clients[i].post("/chat/completions", body=payload, cast_to=bytes,
+                                                   options={"follow_redirects": False})  # a 3xx stops, as below
         except openai.APIStatusError as exc:
             raise self._status_error(exc.status_code, str(exc), getattr(exc, "code", ""), exc.response.headers) \
                 from None

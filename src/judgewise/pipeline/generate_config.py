@@ -42,6 +42,7 @@ from pydantic_core import PydanticCustomError
 
 from judgewise.errors import ConfigError
 from judgewise.judges.config_schema import (BATCH_KEYS, ENDPOINT_KEYS, AnswerMB, BatchRetry, BatchRounds,
+                                            DownloadSecs, OutputMB,
                                             BudgetSection, Limits, Name, PathText, PollSecs, Prices, Seed, Url, _Section, _distinct, _env_name, _params, check_option,
                                             first_problem, read_config_file, show_value)
 from judgewise.store.generations import DEFAULT_GENERATION_STORE
@@ -102,6 +103,8 @@ class GenModel(_Section):
     batch_poll_s: PollSecs = None
     batch_retry: BatchRetry = None
     batch_max_rounds: BatchRounds = None
+    batch_download_s: DownloadSecs = None
+    batch_max_output_mb: OutputMB = None
     model_path: PathText = None
     seed: Seed = None
     n_ctx: Annotated[int, Field(ge=256, le=1_048_576, description="an integer >= 256 (context tokens)")] = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import sys
 from importlib import metadata
@@ -274,15 +275,26 @@ def human_labels_section(ctx: ReportContext, s: Section) -> None:
 VERSIONED = ("judgewise", "numpy", "scipy", "pandas", "pyarrow", "trueskill", "jinja2", "openai", "llama_cpp_python")
 
 
-def _fingerprint(path: Path) -> tuple[str, str]:
-    """(size, first 16 hex digits of SHA-256) of a file, or of every file under a folder in name order."""
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+HASH_CHUNK = 1 << 20  # bytes hashed at a time: a fingerprint never holds a file whole
+
+
+def _fingerprint(path: Path, read: list[Path]) -> tuple[str, str]:
+    """(size, first 16 hex digits of SHA-256) of a file, or of a folder's files the readers read (``read``: the
+    run's :attr:`RunData.files_read`; unrelated files beside them are not inputs), in name order; each file
+    hashed in chunks as ``name\\0size\\0bytes``."""
+    if path.is_dir():
+        root = path.resolve()
+        files = sorted({f.resolve() for f in read if f.resolve().is_relative_to(root) and f.is_file()})
+    else:
+        root, files = None, [path]
     digest, size = hashlib.sha256(), 0
     for f in files:
-        data = f.read_bytes()
-        size += len(data)
-        digest.update(f"{f.relative_to(path) if path.is_dir() else f.name}\0{len(data)}\0".encode())
-        digest.update(data)
+        with open(f, "rb") as fh:
+            length = os.fstat(fh.fileno()).st_size
+            digest.update(f"{f.relative_to(root) if root else f.name}\0{length}\0".encode())
+            while chunk := fh.read(HASH_CHUNK):
+                digest.update(chunk)
+        size += length
     return fmt_num(size) + " bytes", digest.hexdigest()[:16]
 
 
@@ -291,9 +303,10 @@ def reproduce_section(ctx: ReportContext, s: Section) -> None:
     s.paragraphs.append("Run this command with the same inputs and package versions to get the same numbers "
                         "(bootstrap and sampling are seeded).")
     s.tables.append(TableBlock("Command", ["command"], [[ctx.options.command_line()]], css_class="command"))
-    inputs = [[src, *_fingerprint(Path(src))] for src in ctx.run.sources if Path(src).exists()]
+    inputs = [[src, *_fingerprint(Path(src), ctx.run.files_read)] for src in ctx.run.sources if Path(src).exists()]
     if inputs:
-        s.tables.append(TableBlock("Inputs (SHA-256 of a file's bytes; of a folder's file names, sizes and bytes)",
+        s.tables.append(TableBlock("Inputs (SHA-256 of a file's bytes; of the names, sizes and bytes of the files "
+                                   "read from a folder)",
                                    ["input", "size", "sha256"], inputs))
     rows = [["python", sys.version.split()[0]], ["platform", platform.platform()]]
     for name in VERSIONED:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from judgewise.errors import InputError
 from judgewise.io import read_any, read_responses
+from judgewise.io.streams import recording_reads
 from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns, require_matching_responses, usable_mask
 from judgewise.io.tables import ReadReport, Table
 from judgewise.store.judgments import export_frame, store_stats
@@ -39,6 +40,7 @@ class RunData:
     store_path: Path | None = None
     rating_hints: dict = field(default_factory=dict)  # what the input says about rating it (RATING_HINTS)
     human_labels: pd.DataFrame | None = None  # a store's human_labels rows (``judgewise label``), None for files
+    files_read: list[Path] = field(default_factory=list)  # the files the readers read (a folder's: not all of it)
 
 
 RATING_HINTS = ("weighting", "anchor", "pin_anchor")
@@ -51,14 +53,15 @@ def load_run(sources, *, format: str | None = None) -> RunData:
     items = sources if isinstance(sources, (list, tuple)) else [sources]
     if not items:
         raise InputError("nothing to report on: give a judgments file, a results directory or a store")
-    parts = [_load_one(item, format) for item in items]
+    with recording_reads() as files_read:
+        parts = [_load_one(item, format) for item in items]
     judgments = pd.concat([p.judgments for p in parts], ignore_index=True)
     responses = [p.responses for p in parts if p.responses is not None]
     run = RunData(judgments=judgments, sources=[s for p in parts for s in p.sources],
                   read_reports=[r for p in parts for r in p.read_reports],
                   responses=pd.concat(responses, ignore_index=True) if responses else None,
                   rating_hints=parts[0].rating_hints if all(p.rating_hints == parts[0].rating_hints for p in parts)
-                  else {})
+                  else {}, files_read=list(dict.fromkeys(files_read)))
     for p in parts:
         run.prompts.update(p.prompts)
         run.store_summary = run.store_summary or p.store_summary
