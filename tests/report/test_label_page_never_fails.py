@@ -19,10 +19,10 @@ from judgewise.errors import ConfigError
 from judgewise.store.labels import current_labels
 from judgewise.store.opening import open_store, open_store_readonly
 
+from tests.support.bad_inputs.cases_labelling import HOSTILE_BODIES, HOSTILE_NAMES, VALUE_ONLY
 from tests.support.labelling import make_label_inputs, page_token, request, serving
 
 NAMES = ["ann", "<i>bob</i>", "Zoë Ünal", "d a n", "=HYPERLINK(\"http://x\")"]
-HOSTILE_NAMES = ["\ud800", "", "   ", "a\x00b", "tab\there", "x" * 201]
 
 
 def _strict(text: str):
@@ -78,29 +78,6 @@ def test_a_stop_width_that_is_no_positive_finite_number_is_refused(tmp_path, wid
     with pytest.raises(ConfigError, match="stop_width"):
         label_task(scores, str(tmp_path / "l.sqlite"), target="judge-x", items=items, responses=responses,
                    stop_width=width)
-
-
-NESTED = b'{"labeller": "ann", "item": "item-00", "value": ' + b"[" * 10_000 + b"]" * 10_000 + b"}"
-HOSTILE_BODIES = {
-    "lone surrogate labeller": b'{"labeller": "\\ud800", "item": "item-00", "value": 1}',
-    "surrogate pair half in item": b'{"labeller": "ann", "item": "item-0\\udc00", "value": 1}',
-    "NUL in labeller": b'{"labeller": "a\\u0000b", "item": "item-00", "value": 1}',
-    "escape in labeller": b'{"labeller": "\\u001b[31mann", "item": "item-00", "value": 1}',
-    "10,000 nested arrays": b"[" * 10_000 + b"]" * 10_000,
-    "nested arrays as the value": NESTED,
-    "nested objects": b'{"a":' * 5_000 + b"1" + b"}" * 5_000,
-    "NaN value": b'{"labeller": "ann", "item": "item-00", "value": NaN}',
-    "Infinity value": b'{"labeller": "ann", "item": "item-00", "value": 1e999}',
-    "a 5000-digit value": b'{"labeller": "ann", "item": "item-00", "value": ' + b"9" * 5000 + b"}",
-    "item as a list": b'{"labeller": "ann", "item": ["item-00"], "value": 1}',
-    "labeller as an object": b'{"labeller": {"name": "ann"}, "item": "item-00", "value": 1}',
-    "invalid UTF-8": b'{"labeller": "\xff\xfe", "item": "item-00", "value": 1}',
-    "a JSON string": b'"ann"',
-    "empty object": b"{}",
-    "truncated": b'{"labeller": "ann", "item": "item-00", "val',
-}
-
-VALUE_ONLY = {"NaN value", "Infinity value"}  # well-formed JSON whose value is off the scale: an undo reads no value
 
 
 @pytest.mark.parametrize("case", HOSTILE_BODIES)
