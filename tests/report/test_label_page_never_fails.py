@@ -198,3 +198,26 @@ def _check_summary(summary: dict | None, confirmed: dict, task) -> None:
         assert agreement["value"] is None
     else:
         assert -1 - 1e-9 <= agreement["value"] <= 1 + 1e-9
+
+
+def test_four_labellers_writing_at_once_are_all_kept(tmp_path):
+    """The server answers each request in its own thread: four labellers pressing keys at the same moment (every
+    label the same, agreement not defined) each get their 200 and every label is in the store."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    task = _task(tmp_path, n_items=6)
+    names = NAMES[:4]
+    with serving(task) as (url, _):
+        token = page_token(url)
+
+        def label_all(name: str) -> list[int]:
+            return [_label(url, token, name, item.item_id, 1 if task.shown_order(name, item) == "AB" else 2)[0]
+                    for item in task.items]
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            statuses = [s for got in pool.map(label_all, names) for s in got]
+        assert statuses == [200] * 24
+        assert _state(url, names[0])["summary"]["agreement"]["value"] is None
+    with open_store_readonly(task.store) as store:
+        labels = current_labels(store.labels())
+    assert len(labels) == 24 and set(labels["value"]) == {1.0}
