@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.bad_inputs.inputs import Case
+from tests.support.labelling import make_label_inputs
 
 PAGE = "labelling page (commands/labels.py, report/labelling.py)"
 
@@ -15,8 +16,6 @@ PAGE = "labelling page (commands/labels.py, report/labelling.py)"
 def _label(name: str, *args: str, names=()) -> Case:
     """``judgewise label`` of a small valid task with ``args`` added; refused before anything is served or made."""
     def build(root: Path) -> list:
-        from tests.support.labelling import make_label_inputs
-
         scores, responses, items = make_label_inputs(root, n_items=6)
         return ["label", scores, "--store", root / "labels.sqlite", "--target", "judge-x", "--items", items,
                 "--responses", responses, "--port", "0", *args]
