@@ -221,3 +221,29 @@ def test_four_labellers_writing_at_once_are_all_kept(tmp_path):
     with open_store_readonly(task.store) as store:
         labels = current_labels(store.labels())
     assert len(labels) == 24 and set(labels["value"]) == {1.0}
+
+
+@pytest.mark.parametrize("ends", ["stalls", "closes its side"])
+def test_a_body_shorter_than_its_content_length_is_a_400_not_a_held_thread(tmp_path, monkeypatch, ends):
+    """A script that sends fewer bytes than it announced, then waits (or closes its side), gets its 400 once the
+    server's read timeout passes (1 s here, 30 s served): no thread waits forever for the rest."""
+    import socket
+
+    monkeypatch.setattr("judgewise.report.explorer._QuietHandler.timeout", 1.0)
+    task = _task(tmp_path)
+    with serving(task) as (url, _):
+        token = page_token(url)
+        host = url.removeprefix("http://")
+        name, port = host.rsplit(":", 1)
+        with socket.create_connection((name, int(port)), timeout=20) as sock:
+            sock.sendall(f"POST /label HTTP/1.1\r\nHost: {host}\r\nOrigin: {url}\r\nX-Judgewise-Token: {token}\r\n"
+                         f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode() + b'{"labeller"')
+            if ends == "closes its side":
+                sock.shutdown(socket.SHUT_WR)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.0 400"), answer[:200]
+        said = b"did not arrive" if ends == "stalls" else b"ended after 11 of the 100 bytes"
+        assert said in answer, answer[-300:]
+        assert _state(url, "ann")["summary"]["labels"] == 0

@@ -146,7 +146,13 @@ def _json_body(environ) -> dict:
     if not (environ.get("CONTENT_TYPE") or "").startswith("application/json"):
         raise InputError("expected Content-Type: application/json")
     try:
-        body = json.loads(environ["wsgi.input"].read(size))
+        raw = environ["wsgi.input"].read(size)
+    except OSError:  # the client stopped sending (the server's read timeout) or went away
+        raise InputError(f"the body did not arrive: Content-Length says {size} bytes") from None
+    if len(raw) < size:
+        raise InputError(f"the body ended after {len(raw)} of the {size} bytes its Content-Length says")
+    try:
+        body = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise InputError("the body is not JSON") from None
     except RecursionError:  # thousands of nested arrays: valid JSON no page sends, deeper than the parser goes
