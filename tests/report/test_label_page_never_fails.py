@@ -32,8 +32,13 @@ def _strict(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def _task(folder: Path, n_items: int = 4):
+def _task(folder: Path, n_items: int = 4, *, pointwise: bool = False):
+    """A labelling task of ``n_items`` pairwise items (or pointwise ones, one response each, scale 1-5)."""
     scores, responses, items = make_label_inputs(folder, n_items=n_items)
+    if pointwise:
+        responses = folder / "one-response.jsonl"
+        responses.write_text("".join(json.dumps({"prompt_id": f"item-{k:02d}", "model": "m", "text": f"answer {k}",
+                                                 "instruction": f"grade {k}"}) + "\n" for k in range(n_items)))
     return label_task(scores, str(folder / "labels.sqlite"), target="judge-x", items=items, responses=responses)
 
 
@@ -145,12 +150,14 @@ ACTION = st.tuples(st.integers(0, 3), st.integers(0, 3), st.sampled_from(["label
                    st.sampled_from([1, 1, 2, 3, 3, 0, 4, "1"]))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n_labellers=st.integers(2, 4), hostile=st.sampled_from([None, *HOSTILE_NAMES]),
-       actions=st.lists(ACTION, min_size=1, max_size=30))
-def test_random_labels_from_two_to_four_labellers_keep_the_page_and_the_store_right(n_labellers, hostile, actions):
+       actions=st.lists(ACTION, min_size=1, max_size=30), pointwise=st.booleans())
+def test_random_labels_from_two_to_four_labellers_keep_the_page_and_the_store_right(n_labellers, hostile, actions,
+                                                                                      pointwise):
+    keys = (1, 2, 3, 4, 5) if pointwise else (1, 2, 3)  # on the scale: what the page stores
     with tempfile.TemporaryDirectory() as folder:
-        task = _task(Path(folder))
+        task = _task(Path(folder), pointwise=pointwise)
         names = NAMES[:n_labellers] + ([hostile] if hostile is not None else [])
         confirmed: dict[tuple[str, str], int] = {}  # (labeller, item) -> key pressed, as the page confirmed
         with serving(task) as (url, _):
@@ -159,7 +166,7 @@ def test_random_labels_from_two_to_four_labellers_keep_the_page_and_the_store_ri
                 name, item = names[who % len(names)], task.items[at]
                 body = {"labeller": name, "item": item.item_id, **({"value": key} if op == "label" else {})}
                 status, text = request(url, "POST", f"/{op}", body, {"X-Judgewise-Token": token})
-                ok = name != hostile and (op == "undo" or key in (1, 2, 3))
+                ok = name != hostile and (op == "undo" or key in keys)
                 assert status == (200 if ok else 400), text
                 if ok and op == "label":
                     confirmed[(name, item.item_id)] = key
