@@ -23,13 +23,14 @@ import pytest
 from tests.support.bad_inputs.cases_commands import COMMAND_CASES
 from tests.support.bad_inputs.cases_downloads import DOWNLOAD_CASES
 from tests.support.bad_inputs.cases_files import FILE_CASES
+from tests.support.bad_inputs.cases_labelling import LABELLING_CASES
 from tests.support.bad_inputs.cases_new_features import NEW_FEATURE_CASES
 from tests.support.bad_inputs.cases_others import _HELD, OTHER_CASES
 from tests.support import forkrun
 from tests.support.bad_inputs.inputs import Case
 from tests.support.bad_inputs.outcomes import classify, snapshot
 
-CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES
+CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES
 WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
 
 

@@ -269,6 +269,17 @@ def test_the_report_of_a_store_shows_its_labels_agreement_and_the_judges_reliabi
     assert "Cohen's kappa between labellers" in facts
 
 
+def test_the_report_says_not_yet_defined_while_every_shared_label_is_the_same(tmp_path):
+    path, df = _store_of_run(tmp_path)
+    prompts = sorted(df["prompt_id"].unique())[:5]
+    with open_store(path) as store:
+        for who in ("ann", "bob"):
+            for pid in prompts:
+                store.add_label(HumanLabel("s", who, pid, 1.0, shown="AB"))
+    facts = dict({s.key: s for s in build_report(path)}["human_labels"].facts)
+    assert facts["Cohen's kappa between labellers"] == "not yet defined on 5 items"
+
+
 @pytest.mark.parametrize("stop_width", [None, 1e9, 1e-9])
 def test_the_page_says_enough_once_the_interval_is_as_narrow_as_asked(tmp_path, stop_width):
     scores, responses, items = make_label_inputs(tmp_path)

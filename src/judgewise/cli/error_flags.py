@@ -23,6 +23,7 @@ PARAMETER_FLAGS = {
     "trials": "--trials", "width": "--width", "workers": "--workers",
     "scale": "--scale", "table": "--table", "tokens_in": "--tokens-in", "tokens_out": "--tokens-out",
     "shared_tokens": "--shared-tokens",
+    "stop_width": "--stop-width",
 }
 
 # `name`, `name=value`, `name="value"` or `name='value'` (a value in quotes keeps everything up to the quote)

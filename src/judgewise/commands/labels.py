@@ -11,6 +11,7 @@ computed from it (:func:`label_summary`).
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,8 +99,8 @@ def label_task(scores: Path, store: str, *, target: str, items: Path | None = No
     """The labelling session of ``target``'s items: those ``items`` names, else those ``select`` picks (``budget``,
     ``method``, ``metric``, ``seed``), with their texts from ``responses`` (default: ``scores`` itself). With
     ``stop_width`` the page says "enough" once the reliability interval is at most that wide."""
-    if stop_width is not None and not stop_width > 0:
-        raise ConfigError(f"`stop_width={stop_width}`: expected a positive interval width (e.g. 0.2)")
+    if stop_width is not None and not 0 < stop_width < math.inf:
+        raise ConfigError(f"`stop_width={stop_width}`: expected a positive finite interval width (e.g. 0.2)")
     if not scale[0] < scale[1]:
         raise ConfigError(f"`scale={scale[0]}-{scale[1]}`: expected LOW-HIGH with LOW < HIGH")
     get_metric(metric)
@@ -139,7 +140,8 @@ def item_texts(source: Path, ids: list[str]) -> dict[str, LabelItem]:
 
 def labeller_agreement(rows: pd.DataFrame) -> dict | None:
     """Agreement between labellers on the items several labelled: Cohen's κ for two labellers, Krippendorff's α
-    (nominal) for more; None when no item has two labels."""
+    (nominal) for more; None when no item has two labels. ``value`` is None while the statistic is not yet defined
+    (every shared item carries the same label: no disagreement is expected by chance, κ and α divide by zero)."""
     labels = current_labels(rows)
     wide = labels.pivot(index="item_id", columns="labeller", values="value") if len(labels) else pd.DataFrame()
     shared = wide[wide.notna().sum(axis=1) >= 2] if len(wide) else wide
@@ -147,10 +149,10 @@ def labeller_agreement(rows: pd.DataFrame) -> dict | None:
         return None
     if shared.shape[1] == 2:
         both = shared.dropna()
-        return {"statistic": "Cohen's kappa", "value": cohen_kappa(both.iloc[:, 0], both.iloc[:, 1]),
+        return {"statistic": "Cohen's kappa", "value": _finite(cohen_kappa(both.iloc[:, 0], both.iloc[:, 1])),
                 "n_items": len(both), "labellers": 2}
-    return {"statistic": "Krippendorff's alpha (nominal)", "value": float(krippendorff_alpha(shared.to_numpy(),
-                                                                                              "nominal")),
+    alpha = krippendorff_alpha(shared.to_numpy(), "nominal")
+    return {"statistic": "Krippendorff's alpha (nominal)", "value": _finite(alpha),
             "n_items": len(shared), "labellers": int(shared.shape[1])}
 
 

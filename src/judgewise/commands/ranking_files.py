@@ -7,6 +7,8 @@
   ci_low, ci_high, n``, method extras); with ``--by``, one row per (board, model) with the columns ``by``,
   ``board`` (``group``; ``missing`` for the rows without a value; ``overall``, last) and ``group`` (the value,
   empty on the missing and overall boards) first: no group value stands for anything else.
+  A CSV's model and group names that a spreadsheet would run as formulas get a leading ``'``
+  (:mod:`judgewise.io.csv_export`).
 
 Every file is written to a temporary name beside the target and renamed over it (``io.atomic``): a failed or
 interrupted ``rank`` leaves an existing file as it was.
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from judgewise.errors import ConfigError
 from judgewise.io.atomic import atomic_target, check_output_file, write_text_atomic
+from judgewise.io.csv_export import write_csv
 
 OUTPUT_SUFFIXES = (".json", ".csv", ".parquet")
 
@@ -47,9 +50,8 @@ def write_ranking(path: Path, ranked) -> Path:
     if suffix == ".json":
         return write_text_atomic(path, ranking_json(ranked) + "\n")
     frame = ranked.to_frame()
+    if suffix == ".csv":
+        return write_csv(frame, path)  # model and group names a spreadsheet would run as formulas neutralised
     with atomic_target(path) as tmp:
-        if suffix == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            frame.to_parquet(tmp, index=False)
+        frame.to_parquet(tmp, index=False)
     return Path(path)

@@ -259,8 +259,8 @@ def human_labels_section(ctx: ReportContext, s: Section) -> None:
                ("Items labelled", fmt_num(labels["item_id"].nunique()))]
     agreement = labeller_agreement(rows)
     if agreement:
-        s.facts.append((f"{agreement['statistic']} between labellers",
-                        f"{fmt_num(agreement['value'], 3)} on {agreement['n_items']} items"))
+        value = "not yet defined" if agreement["value"] is None else fmt_num(agreement["value"], 3)
+        s.facts.append((f"{agreement['statistic']} between labellers", f"{value} on {agreement['n_items']} items"))
     judges = sorted(ctx.valid["judge"].dropna().astype(str).unique()) if "judge" in ctx.valid else []
     so_far = reliability_so_far(judge_scores_per_item(ctx.valid), rows, "icc", seed=ctx.options.seed)
     if so_far["reliability"] is not None:

@@ -221,6 +221,8 @@ class _ThreadingServer6(_ThreadingServer):
 
 
 class _QuietHandler(WSGIRequestHandler):
+    timeout = 30.0  # seconds one socket read may wait: a client that stops sending mid-request frees its thread
+
     def log_message(self, format, *args):  # noqa: A002 — stdlib signature
         log.debug("%s - %s", self.address_string(), format % args)
 

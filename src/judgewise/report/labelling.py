@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import unicodedata
 from urllib.parse import parse_qs
 from collections.abc import Callable
 
@@ -23,7 +24,7 @@ from judgewise.errors import InputError
 from judgewise.report.explorer import (SECURITY_HEADERS, host_allowed, is_loopback, make_explorer_server,
                                       serve_until_interrupted, write_refusal)
 from judgewise.report.render import asset, environment, script_hash
-from judgewise.store.labels import HumanLabel, current_labels
+from judgewise.store.labels import HumanLabel, current_labels, label_text_problem
 from judgewise.store.opening import open_store, store_label
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,15 @@ class LabelApp:
                     "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
 
     def __call__(self, environ, start_response):
+        try:
+            return self._route(environ, start_response)
+        except Exception:  # a fault of this server, never of a request (those are 4xx): said as JSON, traceback logged
+            log.exception("the labelling page failed on %s %s", environ.get("REQUEST_METHOD"),
+                          environ.get("PATH_INFO"))
+            return _reply(start_response, "500 Internal Server Error",
+                          {"error": "the server failed on this request (its log says why); reload the page"})
+
+    def _route(self, environ, start_response):
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "/") or "/"
         if not host_allowed(environ.get("HTTP_HOST"), self.allowed_hosts):
             return _reply(start_response, "403 Forbidden", {"error": "this Host header is not served"})
@@ -117,8 +127,13 @@ class LabelApp:
 
 
 def _check_name(name) -> None:
-    if not isinstance(name, str) or not name.strip() or len(name) > 200:
-        raise InputError("labeller must be a name of 1 to 200 characters", field="labeller")
+    """InputError unless ``name`` is a labeller name the store can hold (:func:`label_text_problem`) without
+    control characters (a name is typed by a person: a tab or an escape in it comes from a script)."""
+    problem = label_text_problem(name)
+    if not problem and any(unicodedata.category(c) == "Cc" for c in name):
+        problem = "a name without control characters"
+    if problem:
+        raise InputError(f"labeller must be {problem}", field="labeller")
 
 
 def _json_body(environ) -> dict:
@@ -131,9 +146,17 @@ def _json_body(environ) -> dict:
     if not (environ.get("CONTENT_TYPE") or "").startswith("application/json"):
         raise InputError("expected Content-Type: application/json")
     try:
-        body = json.loads(environ["wsgi.input"].read(size))
+        raw = environ["wsgi.input"].read(size)
+    except OSError:  # the client stopped sending (the server's read timeout) or went away
+        raise InputError(f"the body did not arrive: Content-Length says {size} bytes") from None
+    if len(raw) < size:
+        raise InputError(f"the body ended after {len(raw)} of the {size} bytes its Content-Length says")
+    try:
+        body = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise InputError("the body is not JSON") from None
+    except RecursionError:  # thousands of nested arrays: valid JSON no page sends, deeper than the parser goes
+        raise InputError("the body nests too deeply: expected a flat JSON object") from None
     if not isinstance(body, dict):
         raise InputError("expected a JSON object")
     return body

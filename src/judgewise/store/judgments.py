@@ -39,6 +39,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.atomic import atomic_target, write_text_atomic
+from judgewise.io.csv_export import write_csv
 from judgewise.io.schema import failed_mask, failure_reasons
 from judgewise.store.labels import INSERT as LABEL_INSERT, SELECT as LABEL_SELECT, SQLITE_DDL as LABEL_DDL
 from judgewise.store.labels import TABLE as LABEL_TABLE, HumanLabel, labels_frame
@@ -499,7 +500,8 @@ def export_grades(df: pd.DataFrame, *, only_ok: bool = False) -> pd.DataFrame:
 
 
 def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
-    """Write an exported frame to ``.parquet``, ``.jsonl`` or ``.csv`` (chosen by the file name).
+    """Write an exported frame to ``.parquet``, ``.jsonl`` or ``.csv`` (chosen by the file name; a CSV's text cells
+    neutralised for spreadsheets, :func:`judgewise.io.csv_export.write_csv`).
 
     Written atomically (a temporary file beside it, then renamed), so a crash never leaves half a table.
     """
@@ -508,8 +510,7 @@ def write_export(df: pd.DataFrame, out: str | os.PathLike) -> Path:
         with atomic_target(out) as partial:
             df.to_parquet(partial, index=False)
     elif out.suffix == ".csv":
-        with atomic_target(out) as partial:
-            df.to_csv(partial, index=False)
+        write_csv(df, out)  # text a spreadsheet would run as a formula is neutralised
     elif out.suffix in (".jsonl", ".json"):
         write_text_atomic(out, "".join(json.dumps({k: plain_value(v) for k, v in rec.items()}, ensure_ascii=False) + "\n"
                                        for rec in df.to_dict(orient="records")))

@@ -49,12 +49,27 @@ class HumanLabel:
         """The row's values in :data:`WRITE_COLUMNS` order, checked: text fields are short non-empty text."""
         for name in ("labeller", "item_id"):
             text = getattr(self, name)
-            if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT or "\x00" in text:
-                raise InputError(f"{name} must be 1 to {MAX_TEXT} characters of text, found {text!r:.60}",
-                                 field=name)
+            problem = label_text_problem(text)
+            if problem:
+                raise InputError(f"{name} must be {problem}, found {text!r:.60}", field=name)
         if self.shown not in ("", "AB", "BA"):
             raise InputError(f"shown must be AB, BA or empty, found {self.shown!r:.20}", field="shown")
         return tuple(getattr(self, c) for c in WRITE_COLUMNS)
+
+
+def label_text_problem(text) -> str | None:
+    """What a labeller name or an item id must be when ``text`` is not one the store can hold, else None: 1 to
+    :data:`MAX_TEXT` characters, not only blanks, no NUL (PostgreSQL text cannot hold it) and no lone surrogate
+    (``"\\ud800"`` from a JSON escape is no character: it cannot be written as UTF-8)."""
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
+        return f"1 to {MAX_TEXT} characters of text"
+    if "\x00" in text:
+        return "text without NUL characters"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "valid Unicode text (a lone surrogate such as \\ud800 is no character)"
+    return None
 
 
 def labels_frame(rows: list[tuple]) -> pd.DataFrame:

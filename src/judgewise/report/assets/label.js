@@ -17,8 +17,9 @@
   function showSummary(s) {
     let text = `${s.labelled} of ${s.items} items labelled · ${s.metric}(judge, human) = ${fmt(s.reliability)}`;
     if (s.interval) text += ` [${fmt(s.interval[0])}, ${fmt(s.interval[1])}]`;
-    if (s.agreement) text += ` · ${s.agreement.statistic} between ${s.agreement.labellers} labellers = ` +
-      `${fmt(s.agreement.value)} on ${s.agreement.n_items} items`;
+    const a = s.agreement;  // null: no item has two labels yet; a.value null: not yet defined (no disagreement)
+    if (a) text += ` · ${a.statistic} between ${a.labellers} labellers = ` + (a.value === null ?
+      "not yet defined (every shared item has the same label)" : fmt(a.value)) + ` on ${a.n_items} items`;
     $("summary").textContent = text;
     if (s.enough) status(`the interval is at most ${s.stop_width} wide: enough labels for this estimate`, false);
   }
@@ -101,9 +102,12 @@
   });
 
   async function start(name) {
-    const res = await fetch(`/state?labeller=${encodeURIComponent(name)}`, { credentials: "same-origin" });
-    const data = await res.json();
-    if (!res.ok) { status(data.error, true); return; }
+    let res, data;
+    try {
+      res = await fetch(`/state?labeller=${encodeURIComponent(name)}`, { credentials: "same-origin" });
+      data = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+    } catch (e) { status(`cannot load the labels of this name: ${e.message}`, true); return; }
+    if (!res.ok) { status(data.error || `HTTP ${res.status}`, true); return; }
     state = data;
     try { localStorage.setItem("judgewise-labeller", name); } catch (e) { /* private mode */ }
     const first = state.items.findIndex((i) => i.key === null);  // resume where this labeller stopped
