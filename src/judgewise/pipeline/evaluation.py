@@ -34,13 +34,14 @@ from judgewise.designs.base import Pairs
 from judgewise.judges.base import games_per_comparison
 from judgewise.judges.pairs import Pool, comparisons_per_pair
 from judgewise.judges.engine_verdicts import EngineVerdicts
+from judgewise.judges.prices import unpriced_fields
 from judgewise.judges.runner import RunResult
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import open_store
 from judgewise.store.protocol import JudgmentStoreLike
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
                                        pilots_anchor)
-from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
+from judgewise.pipeline.job import Job, build_job, judge_mode, judge_prices, load_pool
 from judgewise.pipeline.target_rounds import EvaluateProgress, StopRounds, TargetRounds, run_in_chunks
 from judgewise.pipeline.targets import DEFAULT_L2, Target, expected_kendall_tau, parse_target
 from judgewise.ratings import Ranking, rank
@@ -311,7 +312,7 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
            "failed": rounds.state.failed, "cost": round(rounds.state.cost, 6), "rounds": rounds.rounds,
            "bt_l2": l2, "swap_consistency": swap if swap and swap["n"] else None,
            "position_bias_first_shown_wins": position if position and position["n"] else None}
-    out.update(_billed(judgments, job, rounds.state.cost))
+    out.update(_billed(judgments, job, rounds.state.cost), **unpriced_fields(judge_prices(job.judge)))
     if design == "anchor":
         out["anchor_informativeness"] = _anchor_informativeness(ok, design_options)
     if len(ok):

@@ -32,6 +32,7 @@ from judgewise.judges import eventloop
 from judgewise.judges.batch import batch_settings
 from judgewise.judges.generator import AnswerItem, Generator, agenerate, answer_key
 from judgewise.judges.limits import Budget
+from judgewise.judges.prices import unpriced_fields
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.pipeline.generate_config import GenerateConfig, build_generator, load_generate_config
 
@@ -92,6 +93,7 @@ class GenerationPlan:
     tokens_in: int   # estimated prompt tokens of the new answers (earlier answers not stored yet at their cap)
     tokens_out: int  # at most: every new answer at its model's max_tokens
     cost: float      # at most, at the models' prices
+    price_note: str = ""  # the models with no known price (their calls count $0)
 
     @property
     def new(self) -> int:
@@ -100,13 +102,15 @@ class GenerationPlan:
     def as_dict(self) -> dict:
         return {"answers": self.answers, "cached": self.cached, "new": self.new, "calls": self.new,
                 "prompts": self.n_prompts, "models": self.n_models, "max_turn": self.max_turn,
-                "tokens_in": self.tokens_in, "max_tokens_out": self.tokens_out, "max_cost": round(self.cost, 6)}
+                "tokens_in": self.tokens_in, "max_tokens_out": self.tokens_out, "max_cost": round(self.cost, 6),
+                **({"price_note": self.price_note.strip(" ()")} if self.price_note else {})}
 
     def line(self) -> str:
         turns = f", up to {self.max_turn} turns each" if self.max_turn > 1 else ""
         return (f"plan: {self.answers} answers of {self.n_models} model{'s' if self.n_models != 1 else ''} to "
                 f"{self.n_prompts} prompts{turns} ({self.cached} already stored): {self.new} calls, ~"
-                f"{self.tokens_in:,} tokens in, at most {self.tokens_out:,} out, at most ${self.cost:.4f}")
+                f"{self.tokens_in:,} tokens in, at most {self.tokens_out:,} out, at most ${self.cost:.4f}"
+                f"{self.price_note}")
 
 
 def plan_generation(job: GenerateJob, store: GenerationStore) -> GenerationPlan:
@@ -130,7 +134,12 @@ def plan_generation(job: GenerateJob, store: GenerationStore) -> GenerationPlan:
                 cost += prices.cost(n_in, cap) if prices is not None else 0.0
     max_turn = max((len(c.questions) for convs in job.conversations.values() for c in convs), default=0)
     return GenerationPlan(answers, cached, len(job.prompts), len(job.generators), max_turn, tokens_in, tokens_out,
-                          cost)
+                          cost, unpriced_fields(generator_prices(job)).get("price_note", ""))
+
+
+def generator_prices(job: GenerateJob) -> dict:
+    """``{model entry name: prices}`` of the job's models called through an API (the embedded model has none)."""
+    return {gen.name: gen.backend.prices for gen in job.generators if getattr(gen.backend, "prices", None)}
 
 
 # -- the run ---------------------------------------------------------------------------------------------------------
@@ -367,7 +376,8 @@ def _summary(job: GenerateJob, totals: _Totals, rows: pd.DataFrame, incomplete: 
             "incomplete": len(incomplete), "first_incomplete": incomplete[:3],
             "maybe_charged_timeouts": totals.maybe_charged, "reused_answers": totals.reused,
             "stopped": totals.stopped, "store": cfg.store, "output": cfg.output, "format": cfg.format,
-            **({"batch": dict(totals.batch)} if totals.batch["batches"] or totals.batch["resumed"] else {})}
+            **({"batch": dict(totals.batch)} if totals.batch["batches"] or totals.batch["resumed"] else {}),
+            **unpriced_fields(generator_prices(job))}
 
 
 def _finish(result: GenerateResult, totals: _Totals, incomplete: list[str]) -> None:

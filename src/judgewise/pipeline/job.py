@@ -185,3 +185,10 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
         raise ConfigError(f"{cfg.source}: nothing to judge: design {name} on {len(pool.models)} models and "
                           f"{len(pool.prompt_ids)} prompts gives 0 comparisons; {why}")
     return Job(cfg, built.comparisons, build_judge(cfg.judge), built.skipped, pool.models, len(pool.prompt_ids), pool)
+
+
+def judge_prices(judge) -> dict:
+    """``{model: prices}`` of the model behind ``judge`` (none for a judge without one: the simulated judge)."""
+    backend = getattr(judge, "backend", None)
+    prices = getattr(backend, "prices", None)
+    return {} if prices is None else {str(getattr(backend, "model", "") or "the judge's model"): prices}
