@@ -84,3 +84,12 @@ def test_every_json_of_a_priced_dry_run_is_strict(tmp_path):
         config = write_config(tmp_path, srv.url, n_prompts=2, models=["a", "b"], judge={"prices": {"file": "p.yaml"}})
         res = run_cli("judge", "-c", str(config), "--dry-run", "--json", cwd=tmp_path)
     json.loads(res.stdout, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+
+
+def test_evaluate_trust_block_says_the_judges_model_has_no_price(tmp_path):
+    with FaultServer() as srv:
+        config = write_config(tmp_path, srv.url, n_prompts=3, models=["m1", "m2", "m3"])
+        out = cli_json("evaluate", "-c", str(config), "--json", "--bootstrap", "0", cwd=tmp_path, timeout=300)
+        text = run_cli("evaluate", "-c", str(config), "--bootstrap", "0", cwd=tmp_path, timeout=300)
+    assert out["trust"]["no_price_known"] == ["judge-model"]
+    assert text.returncode == 0 and "cost $0.0000 (no price known for judge-model: counted as $0" in text.stdout
