@@ -253,3 +253,10 @@ def test_unpriced_models_are_named_in_the_fields_a_summary_gains():
     fields = unpriced_fields({"judge": resolve_prices("o3-pro"), "other": resolve_prices("gpt-4o")})
     assert fields["no_price_known"] == ["judge"] and "no price known for judge" in fields["price_note"]
     assert unpriced_fields({"a": resolve_prices("gpt-4o"), "b": None}) == {}
+
+
+@pytest.mark.parametrize("rates", [{"input_per_mtok": 1e308}, {"output_per_mtok": float("nan")},
+                                   {"cached_input_per_mtok": -1.0}, {"batch_discount": 2.0}])
+def test_prices_built_in_python_are_held_to_the_same_bounds(rates):
+    with pytest.raises(ConfigError, match=rf"Prices\.{next(iter(rates))} = "):
+        Prices(**rates)

@@ -49,6 +49,14 @@ class Prices:
     source: str = field(default="", compare=False)
     known: bool = field(default=True, compare=False)
 
+    def __post_init__(self):
+        for name in RATES:
+            value = getattr(self, name)
+            if value is not None:
+                _rate(value, f"Prices.{name}")
+        if isinstance(self.batch_discount, bool) or not 0 <= self.batch_discount <= 1:
+            raise ConfigError(f"Prices.batch_discount = {self.batch_discount!r}: expected a share in [0, 1]")
+
     def cost(self, tokens_in: int, tokens_out: int, *, cached_in: int = 0, batch: bool = False) -> float:
         """Dollars for a call of ``tokens_in`` prompt tokens (``cached_in`` of them read from the prompt cache) and
         ``tokens_out`` completion tokens, live or through a batch API (``batch``). Counts are clamped to
