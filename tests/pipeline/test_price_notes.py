@@ -45,9 +45,10 @@ def test_generate_plan_and_summary_name_the_models_without_a_price(tmp_path):
     with server() as srv:
         config = write_gen_config(tmp_path, srv.url)
         dry = run_cli("generate", "-c", str(config), "--dry-run", cwd=tmp_path)
+        dry_json = cli_json("generate", "-c", str(config), "--dry-run", "--json", cwd=tmp_path)
         summary = cli_json("generate", "-c", str(config), "--json", cwd=tmp_path)
     assert dry.returncode == 0 and "no price known for alpha, beta: counted as $0" in dry.stderr
-    assert summary["no_price_known"] == ["alpha", "beta"]
+    assert dry_json["dry_run"]["no_price_known"] == summary["no_price_known"] == ["alpha", "beta"]
 
 
 def test_a_generate_configs_prices_file_is_read_beside_the_config_wherever_it_runs(tmp_path, monkeypatch):

@@ -326,7 +326,7 @@ def _billed(judgments: pd.DataFrame, job: Job, cost: float) -> dict:
     and what the same calls would cost through a batch API (the prices' batch discount)."""
     sums = {k: int(judgments[k].fillna(0).sum()) if k in judgments.columns else 0
             for k in ("tokens_in", "tokens_cached")}
-    prices = getattr(getattr(job.judge, "backend", None), "prices", None)
+    prices = next(iter(judge_prices(job.judge).values()), None)
     batch = cost * (1.0 - prices.batch_discount) if prices is not None else cost
     return {"billed_tokens_in": sums["tokens_in"], "billed_tokens_cached": sums["tokens_cached"],
             "cost_if_batch": round(batch, 6)}

@@ -93,7 +93,7 @@ class GenerationPlan:
     tokens_in: int   # estimated prompt tokens of the new answers (earlier answers not stored yet at their cap)
     tokens_out: int  # at most: every new answer at its model's max_tokens
     cost: float      # at most, at the models' prices
-    price_note: str = ""  # the models with no known price (their calls count $0)
+    unpriced: dict = field(default_factory=dict)  # the models with no known price (prices.unpriced_fields)
 
     @property
     def new(self) -> int:
@@ -103,14 +103,14 @@ class GenerationPlan:
         return {"answers": self.answers, "cached": self.cached, "new": self.new, "calls": self.new,
                 "prompts": self.n_prompts, "models": self.n_models, "max_turn": self.max_turn,
                 "tokens_in": self.tokens_in, "max_tokens_out": self.tokens_out, "max_cost": round(self.cost, 6),
-                **({"price_note": self.price_note.strip(" ()")} if self.price_note else {})}
+                **self.unpriced}
 
     def line(self) -> str:
         turns = f", up to {self.max_turn} turns each" if self.max_turn > 1 else ""
         return (f"plan: {self.answers} answers of {self.n_models} model{'s' if self.n_models != 1 else ''} to "
                 f"{self.n_prompts} prompts{turns} ({self.cached} already stored): {self.new} calls, ~"
                 f"{self.tokens_in:,} tokens in, at most {self.tokens_out:,} out, at most ${self.cost:.4f}"
-                f"{self.price_note}")
+                f"{self.unpriced.get('price_note', '')}")
 
 
 def plan_generation(job: GenerateJob, store: GenerationStore) -> GenerationPlan:
@@ -134,7 +134,7 @@ def plan_generation(job: GenerateJob, store: GenerationStore) -> GenerationPlan:
                 cost += prices.cost(n_in, cap) if prices is not None else 0.0
     max_turn = max((len(c.questions) for convs in job.conversations.values() for c in convs), default=0)
     return GenerationPlan(answers, cached, len(job.prompts), len(job.generators), max_turn, tokens_in, tokens_out,
-                          cost, unpriced_fields(generator_prices(job)).get("price_note", ""))
+                          cost, unpriced_fields(generator_prices(job)))
 
 
 def generator_prices(job: GenerateJob) -> dict:
