@@ -1,5 +1,5 @@
 """Every ``--json`` output is strict JSON (issue 32: ``judge --dry-run --json`` printed ``Infinity``): the commands
-and the CLI write JSON only through :func:`judgewise.commands.text.json_text` or ``json.dumps(..., allow_nan=False)``."""
+and the CLI write JSON only through :func:`judgewise.commands.text.json_text` or ``json.dumps(allow_nan=False)``."""
 
 from __future__ import annotations
 

@@ -175,7 +175,7 @@ def parse_table(data, label: str) -> PriceTable:
 def read_table(path: str | Path) -> PriceTable:
     """A user's price table file (same format as the shipped one), read with the run config's guards."""
     path = Path(path)
-    return parse_table(read_yaml_file(path, what="the price table (prices.file)"), str(path))
+    return parse_table(read_yaml_file(path, what="the price table named by prices.file"), str(path))
 
 
 @lru_cache(maxsize=1)

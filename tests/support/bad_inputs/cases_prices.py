@@ -1,6 +1,6 @@
 """Bad prices and plan counts (issue 32, part 5): price tables read without the run config's guards (aliases,
 size, repeated models), prices too large to be true, a generate config's ``prices.file`` found in the working
-folder instead of the config's, and ``plan`` token counts beyond any context window."""
+folder instead of the config's, and ``plan`` token counts beyond any context window or sizes past any float."""
 
 from __future__ import annotations
 
@@ -40,6 +40,12 @@ def _generate_prices_beside_the_config(root: Path) -> list:
     return ["generate", "--config", config, "--dry-run"]
 
 
+def plan_option(flag: str, value: str) -> Case:
+    """``plan`` with one option whose plan would need more prompts than a float holds."""
+    return Case(f"plan_{flag[2:]}_{value}_past_any_float", lambda root: ["plan", "--models", "8", flag, value],
+                (flag,), PRICES)
+
+
 PRICE_CASES = [
     priced("prices_file_billion_laughs", "as_of: 2026-01-31\n" + LAUGHS + "models: {m: {input_per_mtok: 1}}\n",
            ("aliases",)),
@@ -54,8 +60,7 @@ PRICE_CASES = [
            ("models.n.aliases", "'x'")),
     priced("prices_file_alias_is_a_model", TABLE + "  m: {input_per_mtok: 1.0, aliases: [n]}\n"
            "  n: {input_per_mtok: 2.0}\n", ("models.m.aliases", "'n'")),
-    priced("prices_file_unknown_field", TABLE.replace("models:", "currency: EUR\nmodels:") + "  m: {input_per_mtok: 1}\n",
-           ("currency",)),
+    priced("prices_file_unknown_field", "currency: EUR\n" + TABLE + "  m: {input_per_mtok: 1}\n", ("currency",)),
     judge("prices_inline_rate_1e308", PRICED.replace("{file: p.yaml}", "{input_per_mtok: 1.0e+308}"),
           names=("run.yaml", "judge.prices.input_per_mtok"), owner=PRICES),
     Case("generate_prices_file_not_beside_the_config", _generate_prices_beside_the_config,
@@ -64,6 +69,8 @@ PRICE_CASES = [
          ("--tokens-in",), PRICES),
     Case("plan_tokens_out_beyond_any_context", lambda root: ["plan", "--models", "5", "--tokens-in", "100",
                                                              "--tokens-out", str(10**12)], ("--tokens-out",), PRICES),
+    *[plan_option(flag, value) for flag, value in (("--effect", "1e-200"), ("--informativeness", "1e-320"),
+                                                   ("--alpha", "1e-300"), ("--power", "1"))],
     Case("plan_shared_tokens_negative", lambda root: ["plan", "--models", "5", "--tokens-in", "100",
                                                       "--shared-tokens", "-5"], ("--shared-tokens",), PRICES),
 ]
