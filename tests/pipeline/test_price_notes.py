@@ -94,3 +94,19 @@ def test_evaluate_trust_block_says_the_judges_model_has_no_price(tmp_path):
         text = run_cli("evaluate", "-c", str(config), "--bootstrap", "0", cwd=tmp_path, timeout=300)
     assert out["trust"]["no_price_known"] == ["judge-model"]
     assert text.returncode == 0 and "cost $0.0000 (no price known for judge-model: counted as $0" in text.stdout
+
+
+def test_a_cost_cap_on_a_model_without_a_price_is_refused_before_any_call(tmp_path):
+    write_questions(tmp_path, 2, turns=1)
+    with FaultServer() as srv, server() as gen_srv:
+        config = write_config(tmp_path, srv.url, n_prompts=2, models=["a", "b"], budget={"max_cost": 1.0})
+        judged = run_cli("judge", "-c", str(config), cwd=tmp_path)
+        gen_config = write_gen_config(tmp_path, gen_srv.url, budget={"max_cost": 1.0})
+        generated = run_cli("generate", "-c", str(gen_config), cwd=tmp_path)
+        capped = run_cli("judge", "-c", str(config), "--max-cost", "2", cwd=tmp_path)
+        assert sum(srv.requests.values()) == 0 and sum(gen_srv.requests.values()) == 0
+    assert judged.returncode == 2 and "budget.max_cost = 1 cannot stop this run: no price known for judge-model" \
+        in judged.stderr
+    assert generated.returncode == 2 and "no price known for alpha, beta" in generated.stderr
+    assert capped.returncode == 2 and "budget.max_cost = 2" in capped.stderr
+    assert not (tmp_path / "store.sqlite").exists() and not (tmp_path / "gens.sqlite").exists()

@@ -97,6 +97,15 @@ def unpriced_fields(priced: dict[str, Prices | None]) -> dict:
     return {"no_price_known": models, "price_note": note}
 
 
+def check_cost_cap_priced(max_cost: float | None, priced: dict[str, Prices | None], source: str) -> None:
+    """``budget.max_cost`` stops a run only when every model it pays has a known price (an unpriced model's calls
+    count $0, so the cap would never stop them): a ConfigError naming the models otherwise, before any call."""
+    models = unpriced_fields(priced).get("no_price_known")
+    if max_cost is not None and models:
+        raise ConfigError(f"{source}: budget.max_cost = {max_cost:g} cannot stop this run: {NO_PRICE} for "
+                          f"{', '.join(models)} (its calls count $0); {GIVE_A_PRICE}, or drop max_cost")
+
+
 @dataclass(frozen=True)
 class PriceTable:
     """A price table: where its prices come from, as of when, each model's :class:`Prices`, and the aliases it

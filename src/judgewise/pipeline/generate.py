@@ -32,7 +32,7 @@ from judgewise.judges import eventloop
 from judgewise.judges.batch import batch_settings
 from judgewise.judges.generator import AnswerItem, Generator, agenerate, answer_key
 from judgewise.judges.limits import Budget
-from judgewise.judges.prices import unpriced_fields
+from judgewise.judges.prices import check_cost_cap_priced, unpriced_fields
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.pipeline.generate_config import GenerateConfig, build_generator, load_generate_config
 
@@ -57,6 +57,9 @@ class GenerateJob:
     prompts: pd.DataFrame
     generators: list[Generator]
     conversations: dict[str, list[Conversation]]
+
+    def __post_init__(self):
+        check_cost_cap_priced(self.config.budget.get("max_cost"), generator_prices(self), self.config.source)
 
     def keys(self) -> list[str]:
         return [k for convs in self.conversations.values() for c in convs for k in c.keys]

@@ -63,6 +63,8 @@ PRICE_CASES = [
     priced("prices_file_unknown_field", "currency: EUR\n" + TABLE + "  m: {input_per_mtok: 1}\n", ("currency",)),
     judge("prices_inline_rate_1e308", PRICED.replace("{file: p.yaml}", "{input_per_mtok: 1.0e+308}"),
           names=("run.yaml", "judge.prices.input_per_mtok"), owner=PRICES),
+    judge("prices_none_known_under_a_cost_cap", PRICED.replace(", prices: {file: p.yaml}", "")
+          + "budget: {max_cost: 5.0}\n", names=("run.yaml", "budget.max_cost", "no price known for m"), owner=PRICES),
     Case("generate_prices_file_not_beside_the_config", _generate_prices_beside_the_config,
          (str(Path("cfg") / "p.yaml"), "no such file"), PRICES),
     Case("plan_tokens_in_beyond_any_context", lambda root: ["plan", "--models", "5", "--tokens-in", "1000000001"],
