@@ -2,7 +2,7 @@
 
 import pytest
 
-from judgewise.analysis.planning import PlanInputs, detectable_edge, plan
+from judgewise.analysis.planning import MAX_MODELS, PlanInputs, detectable_edge, plan
 from judgewise.analysis.power import sign_test_n_normal
 from judgewise.errors import ConfigError
 from tests.support import cli_json
@@ -55,3 +55,15 @@ def test_cli_plan_json_for_a_leaderboard():
     out = cli_json("plan", "--models", "22", "--json")
     assert out["design"] == "anchor" and "mediocre" in out["anchor_strategy"]
     assert out["judge_calls"] == 21 * out["n_prompts"] and out["reasons"]
+
+
+@pytest.mark.parametrize("field, value", [("effect", 1e-200), ("effect", 1e-10), ("anchor_informativeness", 1e-320),
+                                          ("alpha", 1e-300), ("power", 1 - 1e-12), ("effect", float("nan"))])
+def test_inputs_whose_plan_would_overflow_are_refused_naming_the_parameter(field, value):
+    with pytest.raises(ConfigError, match=f"`{field}` must be in"):
+        plan(PlanInputs(n_models=8, **{field: value}))
+
+
+def test_the_largest_plan_within_the_bounds_is_finite():
+    result = plan(PlanInputs(n_models=MAX_MODELS, effect=0.001, anchor_informativeness=0.001))
+    assert 0 < result.judge_calls < 10**18 and result.n_prompts > 10**9

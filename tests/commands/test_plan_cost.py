@@ -1,6 +1,8 @@
 """plan --tokens-in: the plan's calls priced live, with the prompt cache (OpenAI's rule) and by batch."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judgewise.commands.plan_cost import cached_share
 from judgewise.judges.prices import resolve_prices
@@ -38,3 +40,38 @@ def test_plan_without_tokens_prints_no_cost_and_refuses_a_negative_count():
     assert "cost" not in cli_json("plan", "--models", "5", "--json")
     bad = run_cli("plan", "--models", "5", "--tokens-in", "-1")
     assert bad.returncode != 0 and "--tokens-in" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _cached_share_by_walking_blocks(tokens_in: int, shared_tokens: int, calls_per_prompt: float) -> float:
+    """The rule applied call by call (prompt_cache.cached_tokens_in_order): the definition the closed form keeps."""
+    from judgewise.judges.prompt_cache import cached_tokens_in_order
+
+    per_prompt = max(1, round(calls_per_prompt))
+    own = max(0, tokens_in - shared_tokens)
+    prompts = [[("shared", min(shared_tokens, tokens_in)), (("own", i), own)] for i in range(per_prompt)]
+    return sum(cached_tokens_in_order(prompts)) / (per_prompt * tokens_in) if tokens_in else 0.0
+
+
+@given(tokens_in=st.integers(0, 6_000), shared=st.integers(0, 7_000), per_prompt=st.floats(0, 12))
+@settings(max_examples=300, deadline=None)
+def test_the_closed_form_cache_share_equals_the_rule_walked_block_by_block(tokens_in, shared, per_prompt):
+    assert cached_share(tokens_in, shared, per_prompt) == _cached_share_by_walking_blocks(tokens_in, shared,
+                                                                                         per_prompt)
+
+
+def test_the_cache_share_of_a_billion_token_prompt_takes_no_time_or_memory():
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.monotonic()
+    share = cached_share(10**9, 9 * 10**8, 10**6)
+    seconds, (_, peak) = time.monotonic() - started, tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert share == pytest.approx((10**6 - 1) / 10**6 * 0.9) and seconds < 0.1 and peak < 100_000
+
+
+def test_plan_of_a_billion_token_prompt_answers_at_once():
+    out = cli_json("plan", "--models", "8", "--tokens-in", str(10**9), "--shared-tokens", str(9 * 10**8),
+                   "--judge-model", "gpt-4.1", "--json", timeout=60)
+    assert 0 < out["cost"]["cached"] < out["cost"]["live"]

@@ -11,7 +11,8 @@ import yaml
 from judgewise.errors import ConfigError
 from judgewise.judges.base import Comparison
 from judgewise.judges.openai_backend import parse_chat_body
-from judgewise.judges.prices import MAX_TOKEN_COUNT, Prices, resolve_prices, shipped_table
+from judgewise.judges.prices import (MAX_PRICE_PER_MTOK, MAX_TOKEN_COUNT, Prices, price_note, resolve_prices,
+                                     shipped_table, unpriced_fields)
 from judgewise.judges.runner import plan_games, run_judging
 from judgewise.pipeline import build_judge
 
@@ -157,3 +158,105 @@ def test_evaluate_reports_the_cost_as_billed_with_cached_tokens_and_by_batch(tmp
         cached, cost = db.execute("SELECT SUM(tokens_cached), SUM(cost) FROM games").fetchone()
     assert trust["billed_tokens_cached"] == cached > 0 and trust["cost"] == pytest.approx(cost, abs=1e-6)
     assert trust["cost_if_batch"] == pytest.approx(trust["cost"] / 2, abs=1e-6)
+
+
+# -- issue 32: the price table read with the run config's guards; prices bounded; no silent prefix match ----------
+def _table(tmp_path, models: str, head: str = "as_of: 2026-01-31\nmodels:\n"):
+    path = tmp_path / "p.yaml"
+    path.write_text(head + models)
+    return path
+
+
+def test_a_price_table_of_yaml_aliases_is_refused_before_it_expands(tmp_path):
+    import time
+
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    path = _table(tmp_path, "  m: {input_per_mtok: 1.0}\n", head="as_of: 2026-01-31\n" + laughs + "models:\n")
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=f"{path}: refused: .*aliases"):
+        resolve_prices("m", {"file": str(path)})
+    assert time.monotonic() - started < 5
+
+
+def test_a_price_table_over_the_config_cap_is_refused_without_reading_it_whole(tmp_path):
+    path = tmp_path / "p.yaml"
+    with path.open("wb") as fh:  # sparse: 200 MB that take no disk
+        fh.truncate(200 * 1024 * 1024)
+    with pytest.raises(ConfigError, match=f"{path}: larger than 1,000,000 bytes"):
+        resolve_prices("m", {"file": str(path)})
+
+
+def test_a_model_named_twice_in_a_price_table_is_refused_naming_the_line(tmp_path):
+    path = _table(tmp_path, "  m: {input_per_mtok: 1.0}\n  m: {input_per_mtok: 9.0}\n")
+    with pytest.raises(ConfigError, match=f"{path}: refused: line 4: key 'm' appears twice"):
+        resolve_prices("m", {"file": str(path)})
+
+
+@pytest.mark.parametrize("rate", ["1.0e+308", "10000.5", ".nan", "-.inf"])
+def test_a_rate_beyond_the_documented_maximum_is_refused_naming_file_model_and_field(tmp_path, rate):
+    path = _table(tmp_path, f"  m: {{input_per_mtok: 1.0, output_per_mtok: {rate}}}\n")
+    with pytest.raises(ConfigError, match=rf"{path}: models\.m\.output_per_mtok = .*\[0, 10,000\]"):
+        resolve_prices("m", {"file": str(path)})
+    assert MAX_PRICE_PER_MTOK == 10_000
+
+
+def test_inline_prices_beyond_the_maximum_are_refused_by_the_run_schema():
+    from judgewise.pipeline import load_config
+
+    cfg = {"responses": "r.jsonl", "judge": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+                                            "prices": {"output_per_mtok": 1e308}}}
+    with pytest.raises(ConfigError, match=r"judge\.prices\.output_per_mtok = 1e\+308"):
+        load_config(cfg)
+
+
+def test_every_cost_at_the_largest_prices_and_counts_is_finite():
+    import math
+
+    top = Prices(MAX_PRICE_PER_MTOK, MAX_PRICE_PER_MTOK, MAX_PRICE_PER_MTOK)
+    assert all(math.isfinite(c) for c in top.three_ways(10**400, 10**400, 10**400))
+
+
+@pytest.mark.parametrize("model", ["o3-pro", "gpt-4o-2024-05-13", "gpt-5-chat-latest", "gpt-4.1-mini-fast"])
+def test_a_model_the_table_does_not_name_has_no_price_rather_than_a_prefixs(model):
+    prices = resolve_prices(model)
+    assert not prices.known and prices.cost(10**6, 10**6) == 0.0 and f"no price known for {model}" in prices.source
+    assert "no price known" in price_note(prices) and price_note(resolve_prices("o3")) == ""
+
+
+def test_only_the_dated_snapshots_the_table_lists_are_aliases():
+    table = shipped_table()
+    assert table.aliases["gpt-4o-2024-08-06"] == "gpt-4o" and "gpt-4o-2024-05-13" not in table.aliases
+    for alias, name in table.aliases.items():
+        assert resolve_prices(alias) == table.models[name] and resolve_prices(alias).known
+
+
+def test_a_users_table_pricing_a_model_prices_the_shipped_tables_aliases_of_it(tmp_path):
+    path = _table(tmp_path, "  gpt-4.1: {input_per_mtok: 1.0, output_per_mtok: 3.0, aliases: [our-gpt]}\n")
+    assert resolve_prices("gpt-4.1-2025-04-14", {"file": str(path)}).input_per_mtok == 1.0  # shipped alias
+    assert resolve_prices("our-gpt", {"file": str(path)}).input_per_mtok == 1.0  # the user's own alias
+
+
+@pytest.mark.parametrize("models, message", [
+    ("  m: {input_per_mtok: 1, aliases: [x]}\n  n: {input_per_mtok: 2, aliases: [x]}\n",
+     r"models\.n\.aliases: 'x' is already an alias of 'm'"),
+    ("  m: {input_per_mtok: 1, aliases: [n]}\n  n: {input_per_mtok: 2}\n", r"models\.m\.aliases: 'n' is a model"),
+    ("  m: {input_per_mtok: 1, aliases: x}\n", r"models\.m\.aliases = 'x': expected a list"),
+])
+def test_an_alias_names_one_model_the_table_does_not_list(tmp_path, models, message):
+    path = _table(tmp_path, models)
+    with pytest.raises(ConfigError, match=f"{path}: {message}"):
+        resolve_prices("m", {"file": str(path)})
+
+
+def test_unpriced_models_are_named_in_the_fields_a_summary_gains():
+    fields = unpriced_fields({"judge": resolve_prices("o3-pro"), "other": resolve_prices("gpt-4o")})
+    assert fields["no_price_known"] == ["judge"] and "no price known for judge" in fields["price_note"]
+    assert unpriced_fields({"a": resolve_prices("gpt-4o"), "b": None}) == {}
+
+
+@pytest.mark.parametrize("rates", [{"input_per_mtok": 1e308}, {"output_per_mtok": float("nan")},
+                                   {"cached_input_per_mtok": -1.0}, {"batch_discount": 2.0}])
+def test_prices_built_in_python_are_held_to_the_same_bounds(rates):
+    with pytest.raises(ConfigError, match=rf"Prices\.{next(iter(rates))} = "):
+        Prices(**rates)

@@ -26,11 +26,12 @@ from tests.support.bad_inputs.cases_files import FILE_CASES
 from tests.support.bad_inputs.cases_labelling import LABELLING_CASES
 from tests.support.bad_inputs.cases_new_features import NEW_FEATURE_CASES
 from tests.support.bad_inputs.cases_others import _HELD, OTHER_CASES
+from tests.support.bad_inputs.cases_prices import PRICE_CASES
 from tests.support import forkrun
 from tests.support.bad_inputs.inputs import Case
 from tests.support.bad_inputs.outcomes import classify, snapshot
 
-CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES
+CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES + PRICE_CASES
 WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
 
 

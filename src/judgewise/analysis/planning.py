@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from judgewise.analysis.power import check_unit, sign_test_n_normal, total_with_ties
+from judgewise.analysis.power import sign_test_n_normal, total_with_ties
 from judgewise.errors import ConfigError
 
 # Anchor §4.3: mean informativeness of the empirical anchors (54%); a direct comparison loses only its ties.
@@ -74,17 +74,20 @@ def _prompts(inputs: PlanInputs, informativeness: float) -> tuple[int, int]:
 
 
 MAX_MODELS = 100_000  # beyond this the judge-call counts are no plan (1e9 models gave 1e12 calls)
+#: the smallest edge, informativeness and level and the largest power and tie rate a plan is sized for: beyond
+#: them the sizes are no plan (an edge of 1e-200 needs 1e400 prompts, past any float) — (low, high) each, closed
+PLAN_RANGES = {"effect": (0.001, 0.4999), "alpha": (1e-6, 0.5), "power": (0.01, 1 - 1e-6),
+               "tie_rate": (0.0, 0.999), "anchor_informativeness": (0.001, 1.0)}
 
 
 def _check(inputs: PlanInputs) -> None:
     if not 2 <= inputs.n_models <= MAX_MODELS:
         raise ConfigError(f"`n_models`: planning needs 2 to {MAX_MODELS:,} models, got {inputs.n_models:,}")
-    if not 0 < inputs.effect < 0.5:
-        raise ConfigError(f"effect (edge over 50%) must be in (0, 0.5), got {inputs.effect}")
-    check_unit("alpha", inputs.alpha)
-    check_unit("power", inputs.power)
-    check_unit("tie_rate", inputs.tie_rate, low_open=False)
-    check_unit("anchor_informativeness", inputs.anchor_informativeness, high_open=False)
+    for name, (low, high) in PLAN_RANGES.items():
+        value = getattr(inputs, name)
+        if not low <= value <= high:  # NaN too
+            raise ConfigError(f"`{name}` must be in [{low:g}, {high:g}] to size a plan, got {value:.12g}"
+                              + (" (edge over 50%)" if name == "effect" else ""))
     if inputs.budget is not None and inputs.budget < 1:
         raise ConfigError(f"budget must be a positive number of judge calls, got {inputs.budget}")
 

@@ -8,7 +8,6 @@ with it; JudgeBench outputs bring the responses and the objective labels). ``--j
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -19,6 +18,7 @@ from judgewise.cli.options import (Bootstrap, CiLevel, Config, InputFormat, Json
 from judgewise.commands.display import show
 from judgewise.commands.options import AccuracyOptions, DiagnoseOptions, EchoOptions
 from judgewise.commands.tables import alignment_blocks, diagnosis_blocks, echo_blocks, report_line
+from judgewise.commands.text import json_text
 
 
 @options_command(DiagnoseOptions, {"responses": Responses, "format": InputFormat, "bootstrap": Bootstrap,
@@ -39,7 +39,7 @@ def diagnose_command(
     result, table = diagnose_with_options(judgments, options, skip_invalid=skip_invalid)
     if as_json:
         out = {**result.as_dict(), "read": table.report.as_dict()}
-        typer.echo(json.dumps(out, indent=2, default=str))
+        typer.echo(json_text(out))
     else:
         show(piped_width(160, at_least=True), diagnosis_blocks(result, table.report, options.ci_level))
 
@@ -67,7 +67,7 @@ def accuracy_command(
 
     result, table = accuracy_with_options(judgments, correctness, direct, options)
     if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
+        typer.echo(json_text(result.as_dict()))
     else:
         show(piped_width(160, at_least=True), [*alignment_blocks(result), report_line(table.report)])
 
@@ -81,8 +81,8 @@ def echo_test_command(config: Config = ..., *, options: EchoOptions, as_json: Js
 
     res, run = echo_with_options(config, options)
     if as_json:
-        typer.echo(json.dumps({**res.as_dict(), "games": run.n_games, "echo_text": options.echo_text,
-                               "times": options.times}, indent=2, default=str))
+        typer.echo(json_text({**res.as_dict(), "games": run.n_games, "echo_text": options.echo_text,
+                               "times": options.times}))
         return
     show(piped_width(160, at_least=True), echo_blocks(res, run.n_games, options.echo_text, options.times))
 

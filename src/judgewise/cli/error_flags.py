@@ -22,7 +22,8 @@ PARAMETER_FLAGS = {
     "seed": "--seed", "soft": "--soft", "store": "--store", "targets": "--target", "times": "--times",
     "trials": "--trials", "width": "--width", "workers": "--workers",
     "scale": "--scale", "table": "--table", "tokens_in": "--tokens-in", "tokens_out": "--tokens-out",
-    "shared_tokens": "--shared-tokens",
+    "shared_tokens": "--shared-tokens", "alpha": "--alpha", "power": "--power",
+    "anchor_informativeness": "--informativeness", "tie_rate": "--tie-rate",
     "stop_width": "--stop-width",
 }
 

@@ -7,7 +7,6 @@ prints the summary (or the plan) as JSON. A rerun makes no call for answers alre
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +17,7 @@ from judgewise.cli.options import OVERRIDE_FLAGS, DryRun, Json, RetryFailed, Sho
 from judgewise.commands.display import say
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.progress import run_with_progress
-from judgewise.commands.text import generate_lines
+from judgewise.commands.text import generate_lines, json_text
 
 ANSWERS_OUTPUT = Annotated[str, typer.Option("--output", "-o", help="Answers file (.jsonl/.parquet) or folder "
                                                                      "(overrides).")]
@@ -43,10 +42,10 @@ def generate_command(
                          with_progress=lambda total, run: run_with_progress(err(), progress, total, run, "generating"))
     if result.dry_run:
         if as_json:
-            print(json.dumps({"dry_run": result.plan.as_dict()}))
+            print(json_text({"dry_run": result.plan.as_dict()}, indent=None))
         return
     if as_json:
-        print(json.dumps({**result.summary, "written": result.written}, default=str))
+        print(json_text({**result.summary, "written": result.written}, indent=None))
         return
     for line in generate_lines(result.summary, result.written):
         say(out(), line)

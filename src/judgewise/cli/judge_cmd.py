@@ -9,7 +9,6 @@ process is one of any number of workers of the job; ``--executor ray --workers N
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -22,7 +21,7 @@ from judgewise.cli.store_cmd import register as register_store
 from judgewise.commands.display import say
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.progress import run_with_progress
-from judgewise.commands.text import summary_lines, worker_lines
+from judgewise.commands.text import json_text, summary_lines, worker_lines
 
 JUDGMENTS_OUTPUT = Annotated[str, typer.Option("--output", "-o", help="Write the judgments (.parquet or .jsonl).")]
 
@@ -43,7 +42,7 @@ def run_judge(config: Path, overrides: RunOverrides, *, dry_run: bool, progress:
         summaries = runs.judge_on_executor(cfg, dry_run=dry_run, executor=executor, workers=workers, address=address,
                                            on_plan=on_plan)
         if summaries is not None and as_json:
-            print(json.dumps(summaries, default=str))
+            print(json_text(summaries, indent=None))
         elif summaries is not None:
             _print_lines(worker_lines(summaries))
         return
@@ -51,10 +50,10 @@ def run_judge(config: Path, overrides: RunOverrides, *, dry_run: bool, progress:
                                 with_progress=lambda total, run: run_with_progress(err(), progress, total, run))
     if outcome.dry_run:
         if as_json:
-            print(json.dumps(runs.dry_run_dict(outcome)))
+            print(json_text(runs.dry_run_dict(outcome), indent=None))
         return
     if as_json:
-        print(json.dumps(outcome.summary, default=str))
+        print(json_text(outcome.summary, indent=None))
     else:
         _print_lines(summary_lines(outcome, outcome.summary.get("output")))
     outcome.check()

@@ -12,7 +12,6 @@ Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-jud
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -23,7 +22,7 @@ from judgewise.cli.options import (Bootstrap, CiLevel, InputFormat, Json, Judge,
 from judgewise.commands.display import say, show
 from judgewise.commands.options import RankOptions
 from judgewise.commands.tables import agreement_lines, grouped_blocks, input_lines, ranking_blocks
-from judgewise.commands.text import ranking_info_lines
+from judgewise.commands.text import json_text, ranking_info_lines
 
 RANK_FLAGS = {"format": InputFormat, "bootstrap": Bootstrap, "seed": Seed, "ci_level": CiLevel,
               "skip_invalid": SkipInvalid, "judge": Judge, "pool_judges": PoolJudges, "l2": L2}  # shared flags
@@ -67,7 +66,7 @@ def agree_command(
 
     result = agreement_of_files(a, b, key=key)
     if as_json:
-        typer.echo(json.dumps(result, indent=2))
+        typer.echo(json_text(result))
         return
     show(out(), agreement_lines(result))
 

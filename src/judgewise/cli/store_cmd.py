@@ -6,13 +6,12 @@ only to its target.
 
 from __future__ import annotations
 
-import json
 
 import typer
 
 from judgewise.cli.console import err, out
 from judgewise.cli.options import Json, Output
-from judgewise.commands.text import copy_line, export_line, store_stats_lines
+from judgewise.commands.text import copy_line, export_line, json_text, store_stats_lines
 
 STORE_HELP = "Store file or postgresql://user@host/db URL."
 
@@ -45,7 +44,7 @@ def register(app: typer.Typer) -> None:
 
         s = store_stats(store)
         if as_json:
-            print(json.dumps(s))
+            print(json_text(s, indent=None))
             return
         for line in store_stats_lines(s):
             out().print(line, markup=False)
@@ -60,6 +59,6 @@ def register(app: typer.Typer) -> None:
 
         info = copy_store(source, target)
         if as_json:
-            print(json.dumps(info))
+            print(json_text(info, indent=None))
             return
         out().print(copy_line(info), markup=False)

@@ -14,7 +14,7 @@ from judgewise.commands.design_studies import (adaptive_pool_note, anchor_report
                                                sweep_points, wilcoxon_pools)
 from judgewise.commands.options import AnchorsOptions, PlanOptions, SignOptions, SimulateOptions, WilcoxonOptions
 from judgewise.commands.plan import plan_of, plan_run_config, write_run_config
-from judgewise.commands.plan_cost import plan_cost
+from judgewise.commands.plan_cost import check_token_counts, plan_cost
 from judgewise.commands.tables import report_line
 from judgewise.errors import ConfigError
 from judgewise.io.tables import ReadReport
@@ -70,6 +70,8 @@ def wilcoxon_study(path: Path | None, o: WilcoxonOptions) -> tuple[dict, str]:
 
 def plan_study(path: Path | None, options: PlanOptions, *, write: Path | None, responses: str) -> tuple[dict, str]:
     """``plan``: the plan, what was measured in the judgments at ``path``, and the run config written to ``write``."""
+    check_token_counts(tokens_in=options.tokens_in, tokens_out=options.tokens_out,
+                       shared_tokens=options.shared_tokens)
     result, measured = plan_of(path, options)
     lines, obj = ([measured.line()], {**result.as_dict(), "measured": vars(measured)}) if measured else \
         ([], result.as_dict())

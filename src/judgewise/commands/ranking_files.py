@@ -16,9 +16,9 @@ interrupted ``rank`` leaves an existing file as it was.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from judgewise.commands.text import json_text
 from judgewise.errors import ConfigError
 from judgewise.io.atomic import atomic_target, check_output_file, write_text_atomic
 from judgewise.io.csv_export import write_csv
@@ -39,7 +39,7 @@ def check_ranking_output(path: Path | None) -> None:
 
 def ranking_json(ranked) -> str:
     """The JSON text of a ranking (``RankedFile.to_json``), as printed by ``--json``."""
-    return json.dumps(ranked.to_json(), indent=2)
+    return json_text(ranked.to_json())
 
 
 def write_ranking(path: Path, ranked) -> Path:

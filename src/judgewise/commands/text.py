@@ -24,7 +24,7 @@ def call_totals(s: dict) -> str:
     """What a run paid: calls, retries, tokens, cost and time (the judge, grade and generate summaries)."""
     cached = f" ({s['tokens_cached']:,} cached)" if s.get("tokens_cached") else ""
     return (f"{s['calls_made']} calls, {s['retries']} retries, {s['tokens_in']:,} tokens in{cached} / "
-            f"{s['tokens_out']:,} out, ${s['cost']:.4f}, {s['elapsed_s']:.1f}s")
+            f"{s['tokens_out']:,} out, ${s['cost']:.4f}{s.get('price_note', '')}, {s['elapsed_s']:.1f}s")
 
 
 def batch_line(b: dict) -> str:
@@ -42,7 +42,7 @@ def summary_lines(outcome: JudgeOutcome, output: str | None) -> list[str]:
     if s.get("mode") == "single":  # pointwise grading (judges.pointwise)
         return grading_lines(t, s, output)
     lines = [f"{t.n_games} games from {t.n_comparisons} comparisons: {t.judged} judged, {t.failed} failed, "
-             f"{t.cached} already stored (no call); {run_call_totals(t)}",
+             f"{t.cached} already stored (no call); {run_call_totals(t, s)}",
              f"store now holds for this job: {t.ok_total} ok, {t.failed_total} failed"
              + ("" if not t.failed_total else " (rerun with --retry-failed to judge failed games again)")]
     if t.maybe_charged_timeouts:
@@ -68,9 +68,10 @@ def summary_lines(outcome: JudgeOutcome, output: str | None) -> list[str]:
     return lines
 
 
-def run_call_totals(t: RunResult) -> str:
-    """:func:`call_totals` of a judging run's counters (cost and time rounded as its summary rounds them)."""
-    return call_totals(t.counts())
+def run_call_totals(t: RunResult, summary: dict | None = None) -> str:
+    """:func:`call_totals` of a judging run's counters (cost and time rounded as its summary rounds them), with the
+    summary's note when the judge's model has no known price."""
+    return call_totals({**t.counts(), "price_note": (summary or {}).get("price_note", "")})
 
 
 def grading_lines(t: RunResult, s: dict, output: str | None) -> list[str]:
@@ -78,7 +79,7 @@ def grading_lines(t: RunResult, s: dict, output: str | None) -> list[str]:
     (``s``: :func:`judgewise.judges.pointwise.grading_counts`)."""
     mean = "—" if s.get("mean_score") is None else f"{s['mean_score']:.2f}"
     lines = [f"{t.n_games} grades: {t.judged} graded, {t.failed} failed ({s['no_rating']} with no parsable "
-             f"rating after a re-ask), {t.cached} already stored (no call); {run_call_totals(t)}",
+             f"rating after a re-ask), {t.cached} already stored (no call); {run_call_totals(t, s)}",
              f"store now holds for this job: {t.ok_total} ok, {t.failed_total} failed"
              + ("" if not t.failed_total else " (rerun with --retry-failed to grade them again)")
              + f"; mean score of the {s['scored']} scored grades: {mean}"]
@@ -188,7 +189,7 @@ def trust_lines(result) -> list[str]:
              + (f"; the design's own stop: {t['design_stop']}" if t.get("design_stop") else "") + ")",
              _tau_line(t, tau),
              f"calls: {t['calls']:,} of {_all_pairs(t)}; paid by this run: {t['paid_calls_this_run']:,}; failed: "
-             f"{t['failed']:,}; cost ${t['cost']:.4f}{_billed(t)}; {t['rounds']} rounds"]
+             f"{t['failed']:,}; cost ${t['cost']:.4f}{_billed(t)}{t.get('price_note', '')}; {t['rounds']} rounds"]
     lines += _record_lines(t)
     for key, what in (("swap_consistency", "swap consistency (both orders name the same winner)"),
                       ("position_bias_first_shown_wins", "position bias: P(first shown wins)")):
@@ -483,6 +484,7 @@ def jsonable(value):
     return value
 
 
-def json_text(value, indent: int = 2) -> str:
-    """``value`` as strict JSON text (see :func:`jsonable`)."""
-    return json.dumps(jsonable(value), indent=indent)
+def json_text(value, indent: int | None = 2) -> str:
+    """``value`` as strict JSON text (see :func:`jsonable`; other objects, e.g. paths, as their text): never
+    ``NaN`` or ``Infinity``, which JSON does not have (every ``--json`` output goes through here)."""
+    return json.dumps(jsonable(value), indent=indent, default=str, allow_nan=False)

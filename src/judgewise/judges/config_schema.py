@@ -72,7 +72,7 @@ def _check_events(text: str) -> None:
         if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             values += 1
             if values > MAX_VALUES:
-                raise _Refused(f"more than {MAX_VALUES:,} values; a run config is a short YAML file")
+                raise _Refused(f"more than {MAX_VALUES:,} values; a config is a short YAML file")
 
 
 def _expanded_size(root) -> int:
@@ -124,29 +124,39 @@ def parse_yaml(text: str, name: str):
         loader.dispose()
 
 
-def read_config_file(path: Path, *, needs: str = "responses: and judge:", readme: str = "Judging") -> dict:
-    """The mapping in a run-config YAML file; a missing, oversized, non-UTF-8 or non-mapping file is a ConfigError
-    (``needs`` and ``readme`` name the required keys and the README section, for other configs than a run's)."""
+def read_yaml_file(path: Path, *, what: str = "the run config", hint: str = ""):
+    """The YAML content of ``path`` under the caps above (the only YAML reader of user files: run and generate
+    configs, price tables): a missing, oversized (at most :data:`MAX_CONFIG_BYTES` are read), non-UTF-8 or invalid
+    file, a repeated key or too many aliases is a ConfigError naming the file; ``what`` names the file's role in
+    those errors and ``hint`` follows it where the file is missing."""
     name = str(path)
     if not path.exists():
-        raise ConfigError(f"{name}: no such file (the run config; see README '{readme}')")
+        raise ConfigError(f"{name}: no such file ({what}{hint})")
     if path.is_dir():
-        raise ConfigError(f"{name}: is a folder; expected a YAML run-config file")
+        raise ConfigError(f"{name}: is a folder; expected {what}, a YAML file")
     if not path.is_file():
-        raise ConfigError(f"{name}: not a regular file; expected a YAML run-config file")
+        raise ConfigError(f"{name}: not a regular file; expected {what}, a YAML file")
     try:
         with path.open("rb") as fh:
             raw = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
-        raise ConfigError(f"{name}: cannot read the run config: {exc.strerror or exc}") from None
+        raise ConfigError(f"{name}: cannot read {what}: {exc.strerror or exc}") from None
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{name}: larger than {MAX_CONFIG_BYTES:,} bytes; a run config is a short YAML file")
+        raise ConfigError(f"{name}: larger than {MAX_CONFIG_BYTES:,} bytes; {what} is a short YAML file")
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark is fine
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{name}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-                          "save the run config as UTF-8") from None
-    data = parse_yaml(text, name)
+                          f"save {what} as UTF-8") from None
+    return parse_yaml(text, name)
+
+
+def read_config_file(path: Path, *, needs: str = "responses: and judge:", readme: str = "Judging") -> dict:
+    """The mapping in a run-config YAML file (:func:`read_yaml_file`); an empty or non-mapping file is a
+    ConfigError (``needs`` and ``readme`` name the required keys and the README section, for other configs than a
+    run's)."""
+    name = str(path)
+    data = read_yaml_file(path, hint=f"; see README '{readme}'")
     if data is None:
         raise ConfigError(f"{name}: the file is empty; a run config needs at least {needs}")
     if not isinstance(data, dict):
@@ -243,6 +253,11 @@ Delay = Annotated[float, Field(ge=0, le=3_600, allow_inf_nan=False, description=
 # at least one a minute: a slower limit is a mistake (a rate of 1e-300 waited for ever, showing an ETA of 300 digits)
 PerMinute = Annotated[float, Field(ge=1, allow_inf_nan=False, description="a number >= 1 (per minute)")]
 Money = Annotated[float, Field(ge=0, allow_inf_nan=False, description="dollars >= 0")]
+#: the highest price judgewise accepts, dollars per million tokens (today's dearest model asks a few hundred): a
+#: bigger figure is a typo or an attack, and keeps every cost finite (at most MAX_TOKEN_COUNT tokens a call)
+MAX_PRICE_PER_MTOK = 10_000.0
+Rate = Annotated[float, Field(ge=0, le=MAX_PRICE_PER_MTOK, allow_inf_nan=False,
+                              description=f"dollars per million tokens in [0, {MAX_PRICE_PER_MTOK:,.0f}]")]
 Real = Annotated[float, Field(allow_inf_nan=False, description="a finite number")]
 Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, description="a number in [0, 1]")]
 Seed = Annotated[int, Field(ge=0, description="an integer >= 0")]
@@ -268,9 +283,9 @@ class Prices(_Section):
     """``judge.prices``: dollars per million tokens (over the shipped price table's, :mod:`judgewise.judges.prices`),
     the batch discount, and ``file``: a user's price table overriding the shipped one."""
 
-    input_per_mtok: Money = None
-    cached_input_per_mtok: Money = None
-    output_per_mtok: Money = None
+    input_per_mtok: Rate = None
+    cached_input_per_mtok: Rate = None
+    output_per_mtok: Rate = None
     batch_discount: Share = None  # the share of the price a batch API takes off (default 0.5)
     file: PathText = None
 

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 from judgewise.judges.base import Comparison, Game, Judge
 from judgewise.judges.limits import RateLimits
+from judgewise.judges.prices import Prices, price_note
 from judgewise.judges.prompt_cache import cached_tokens_in_order, text_segments
 from judgewise.judges.runner import canonical_json, keyed_games, plan_games
 from judgewise.judges.scheduler import estimate_tokens
@@ -50,6 +51,7 @@ class Estimate:
     cost_cached: float = 0.0  # live, with those tokens at the cached-input price
     cost_batch: float = 0.0  # through a batch API, with the same cached tokens
     prices: str = ""  # where the prices come from
+    price_known: bool = True  # False: no table or setting prices the model (the costs count it $0)
 
     def as_dict(self) -> dict:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -60,7 +62,10 @@ class Estimate:
                 f"~${self.cost:.4f}{self.cost_note()}; ~{self.seconds:.0f}s ({self.basis})")
 
     def cost_note(self) -> str:
-        """Live with the prompt cache and by batch, and the prices' source, when there is a price."""
+        """Live with the prompt cache and by batch, and the prices' source, when there is a price; "no price
+        known" when the model has none."""
+        if not self.price_known:
+            return price_note(Prices(source=self.prices, known=False))
         if self.cost <= 0:
             return ""
         share = self.tokens_cached / self.tokens_in if self.tokens_in else 0.0
@@ -145,7 +150,8 @@ def costed_estimate(judge: Judge, store: JudgmentStoreLike, comparisons: int, ga
         basis += f", {in_flight} call at a time" if in_flight == 1 else f", {in_flight} calls at a time"
     return Estimate(comparisons=comparisons, games=games, cached=cached, calls=calls, tokens_in=tokens_in,
                     tokens_out=tokens_out, cost=costs[0], seconds=seconds, basis=basis, tokens_cached=tokens_cached,
-                    cost_cached=costs[1], cost_batch=costs[2], prices=getattr(prices, "source", "") or "")
+                    cost_cached=costs[1], cost_batch=costs[2], prices=getattr(prices, "source", "") or "",
+                    price_known=getattr(prices, "known", True))
 
 
 def estimate_upper_bound(sample: list[Comparison], comparisons: int, games: int, judge: Judge,

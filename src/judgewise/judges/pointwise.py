@@ -180,7 +180,7 @@ class GradingPlan:
         e = self.estimate.as_dict()
         return {"mode": POINTWISE, "grades": self.grades, "cached": self.cached, "new": self.new,
                 **{k: e[k] for k in ("calls", "tokens_in", "tokens_out", "cost", "seconds", "basis", "tokens_cached",
-                                     "cost_cached", "cost_batch", "prices")}}
+                                     "cost_cached", "cost_batch", "prices", "price_known")}}
 
     def line(self, dry_run: bool = True) -> str:
         e = self.estimate

@@ -126,8 +126,7 @@ def load_config(source: str | Path | dict) -> RunConfig:
             judge[key] = str(_resolve(judge[key], base))
     if isinstance(judge.get("template"), str) and judge["template"].endswith(".j2"):
         judge["template"] = str(_resolve(judge["template"], base))
-    if isinstance(judge.get("prices"), dict) and judge["prices"].get("file") is not None:
-        judge["prices"] = {**judge["prices"], "file": str(_resolve(judge["prices"]["file"], base))}
+    judge = with_prices_file_resolved(judge, base)
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
         references=_resolve(data.get("references"), base), turns=data.get("turns"),
@@ -163,6 +162,15 @@ def load_with_overrides(source: str | Path | dict, *, store: str | None = None, 
 def _store(value, base: Path) -> str:
     """``store:``: a PostgreSQL URL as it is, a file path resolved against the config's folder."""
     return str(store_location(value)) if is_store_url(value) else str(_resolve(value, base))
+
+
+def with_prices_file_resolved(entry: dict, base: Path) -> dict:
+    """``entry`` (``judge:`` of a run config, a ``models:`` entry of a generate config) with ``prices.file``
+    resolved against ``base``, the folder of the config naming it, as every path of a config is."""
+    prices = entry.get("prices")
+    if not isinstance(prices, dict) or prices.get("file") is None:
+        return entry
+    return {**entry, "prices": {**prices, "file": str(_resolve(prices["file"], base))}}
 
 
 def _resolve(value, base: Path):

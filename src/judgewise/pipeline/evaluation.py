@@ -34,6 +34,7 @@ from judgewise.designs.base import Pairs
 from judgewise.judges.base import games_per_comparison
 from judgewise.judges.pairs import Pool, comparisons_per_pair
 from judgewise.judges.engine_verdicts import EngineVerdicts
+from judgewise.judges.prices import unpriced_fields
 from judgewise.judges.runner import RunResult
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import open_store
@@ -41,7 +42,7 @@ from judgewise.store.protocol import JudgmentStoreLike
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
                                        pilots_anchor)
 from judgewise.pipeline.calibration import nearest_cell
-from judgewise.pipeline.job import Job, build_job, judge_mode, load_pool
+from judgewise.pipeline.job import Job, build_job, judge_mode, judge_prices, load_pool
 from judgewise.designs.base import Round
 from judgewise.pipeline.target_rounds import EvaluateProgress, TargetRounds, chunk_steps, drive_rounds
 from judgewise.pipeline.targets import DEFAULT_L2, Target, check_target, parse_target
@@ -326,7 +327,7 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
            "failed": rounds.state.failed, "cost": round(rounds.state.cost, 6), "rounds": rounds.rounds,
            "bt_l2": l2, "swap_consistency": swap if swap and swap["n"] else None,
            "position_bias_first_shown_wins": position if position and position["n"] else None}
-    out.update(_billed(judgments, job, rounds.state.cost))
+    out.update(_billed(judgments, job, rounds.state.cost), **unpriced_fields(judge_prices(job.judge)))
     if design == "anchor":
         out["anchor_informativeness"] = _anchor_informativeness(ok, design_options)
     if len(ok):
@@ -349,7 +350,7 @@ def _billed(judgments: pd.DataFrame, job: Job, cost: float) -> dict:
     and what the same calls would cost through a batch API (the prices' batch discount)."""
     sums = {k: int(judgments[k].fillna(0).sum()) if k in judgments.columns else 0
             for k in ("tokens_in", "tokens_cached")}
-    prices = getattr(getattr(job.judge, "backend", None), "prices", None)
+    prices = next(iter(judge_prices(job.judge).values()), None)
     batch = cost * (1.0 - prices.batch_discount) if prices is not None else cost
     return {"billed_tokens_in": sums["tokens_in"], "billed_tokens_cached": sums["tokens_cached"],
             "cost_if_batch": round(batch, 6)}

@@ -32,6 +32,7 @@ from judgewise.judges import eventloop
 from judgewise.judges.batch import batch_settings
 from judgewise.judges.generator import AnswerItem, Generator, agenerate, answer_key
 from judgewise.judges.limits import Budget
+from judgewise.judges.prices import check_cost_cap_priced, unpriced_fields
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.pipeline.generate_config import GenerateConfig, build_generator, load_generate_config
 
@@ -56,6 +57,9 @@ class GenerateJob:
     prompts: pd.DataFrame
     generators: list[Generator]
     conversations: dict[str, list[Conversation]]
+
+    def __post_init__(self):
+        check_cost_cap_priced(self.config.budget.get("max_cost"), generator_prices(self), self.config.source)
 
     def keys(self) -> list[str]:
         return [k for convs in self.conversations.values() for c in convs for k in c.keys]
@@ -92,6 +96,7 @@ class GenerationPlan:
     tokens_in: int   # estimated prompt tokens of the new answers (earlier answers not stored yet at their cap)
     tokens_out: int  # at most: every new answer at its model's max_tokens
     cost: float      # at most, at the models' prices
+    unpriced: dict = field(default_factory=dict)  # the models with no known price (prices.unpriced_fields)
 
     @property
     def new(self) -> int:
@@ -100,13 +105,15 @@ class GenerationPlan:
     def as_dict(self) -> dict:
         return {"answers": self.answers, "cached": self.cached, "new": self.new, "calls": self.new,
                 "prompts": self.n_prompts, "models": self.n_models, "max_turn": self.max_turn,
-                "tokens_in": self.tokens_in, "max_tokens_out": self.tokens_out, "max_cost": round(self.cost, 6)}
+                "tokens_in": self.tokens_in, "max_tokens_out": self.tokens_out, "max_cost": round(self.cost, 6),
+                **self.unpriced}
 
     def line(self) -> str:
         turns = f", up to {self.max_turn} turns each" if self.max_turn > 1 else ""
         return (f"plan: {self.answers} answers of {self.n_models} model{'s' if self.n_models != 1 else ''} to "
                 f"{self.n_prompts} prompts{turns} ({self.cached} already stored): {self.new} calls, ~"
-                f"{self.tokens_in:,} tokens in, at most {self.tokens_out:,} out, at most ${self.cost:.4f}")
+                f"{self.tokens_in:,} tokens in, at most {self.tokens_out:,} out, at most ${self.cost:.4f}"
+                f"{self.unpriced.get('price_note', '')}")
 
 
 def plan_generation(job: GenerateJob, store: GenerationStore) -> GenerationPlan:
@@ -130,7 +137,12 @@ def plan_generation(job: GenerateJob, store: GenerationStore) -> GenerationPlan:
                 cost += prices.cost(n_in, cap) if prices is not None else 0.0
     max_turn = max((len(c.questions) for convs in job.conversations.values() for c in convs), default=0)
     return GenerationPlan(answers, cached, len(job.prompts), len(job.generators), max_turn, tokens_in, tokens_out,
-                          cost)
+                          cost, unpriced_fields(generator_prices(job)))
+
+
+def generator_prices(job: GenerateJob) -> dict:
+    """``{model entry name: prices}`` of the job's models called through an API (the embedded model has none)."""
+    return {gen.name: gen.backend.prices for gen in job.generators if getattr(gen.backend, "prices", None)}
 
 
 # -- the run ---------------------------------------------------------------------------------------------------------
@@ -367,7 +379,8 @@ def _summary(job: GenerateJob, totals: _Totals, rows: pd.DataFrame, incomplete: 
             "incomplete": len(incomplete), "first_incomplete": incomplete[:3],
             "maybe_charged_timeouts": totals.maybe_charged, "reused_answers": totals.reused,
             "stopped": totals.stopped, "store": cfg.store, "output": cfg.output, "format": cfg.format,
-            **({"batch": dict(totals.batch)} if totals.batch["batches"] or totals.batch["resumed"] else {})}
+            **({"batch": dict(totals.batch)} if totals.batch["batches"] or totals.batch["resumed"] else {}),
+            **unpriced_fields(generator_prices(job))}
 
 
 def _finish(result: GenerateResult, totals: _Totals, incomplete: list[str]) -> None:

@@ -53,6 +53,7 @@ from judgewise.judges.openai_backend import OpenAIBackend
 from judgewise.judges.prices import resolve_prices
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.pipeline.backends import answer_cap
+from judgewise.pipeline.config import with_prices_file_resolved
 from judgewise.registry import Registry
 
 DEFAULT_MAX_TOKENS = 1024
@@ -208,7 +209,7 @@ def load_generate_config(source: str | Path | dict) -> GenerateConfig:
         _check_model(entry, f"models[{i}]", name)
         if isinstance(entry.get("model_path"), str):
             entry["model_path"] = _resolve(entry["model_path"], base)
-        models.append(entry)
+        models.append(with_prices_file_resolved(entry, base))
     return GenerateConfig(
         prompts=_resolve(clean["prompts"], base), models=models, output=_resolve(clean.get("output"), base),
         format=clean.get("format", "responses"),

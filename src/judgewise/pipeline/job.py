@@ -18,6 +18,7 @@ from judgewise.io.prompts import read_prompt_table
 from judgewise.judges.base import Comparison, Judge
 from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts, prompt_turns
 from judgewise.judges.pointwise import DEFAULT_TEMPLATE, PointwiseJudge, grade_items
+from judgewise.judges.prices import check_cost_cap_priced
 from judgewise.judges.templates import get_template
 from judgewise.pipeline.backends import build_judge
 from judgewise.pipeline.config import RunConfig, load_config
@@ -42,6 +43,9 @@ class Job:
     n_prompts: int
     pool: Pool | None = None
     grades: list | None = None  # judge.mode single: the GradeItems to grade (judges.pointwise); comparisons empty
+
+    def __post_init__(self):
+        check_cost_cap_priced(self.config.budget.get("max_cost"), judge_prices(self.judge), self.config.source)
 
     @property
     def multi_round(self) -> bool:
@@ -185,3 +189,10 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
         raise ConfigError(f"{cfg.source}: nothing to judge: design {name} on {len(pool.models)} models and "
                           f"{len(pool.prompt_ids)} prompts gives 0 comparisons; {why}")
     return Job(cfg, built.comparisons, build_judge(cfg.judge), built.skipped, pool.models, len(pool.prompt_ids), pool)
+
+
+def judge_prices(judge) -> dict:
+    """``{model: prices}`` of the model behind ``judge`` (none for a judge without one: the simulated judge)."""
+    backend = getattr(judge, "backend", None)
+    prices = getattr(backend, "prices", None)
+    return {} if prices is None else {str(getattr(backend, "model", "") or "the judge's model"): prices}

@@ -21,13 +21,14 @@ from judgewise.judges.base import games_per_comparison
 from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound, plan_label
 from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.pairs import build_comparisons
+from judgewise.judges.prices import unpriced_fields
 from judgewise.judges.pointwise import grading_counts, plan_grading, run_grading
 from judgewise.judges.runner import RunResult, run_judging
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store, open_store_for_planning, store_label
 from judgewise.store.protocol import JudgmentStoreLike
 from judgewise.pipeline.config import AUTO_DESIGN, RunConfig, build_design, design_spec, load_config
-from judgewise.pipeline.job import Job, build_job
+from judgewise.pipeline.job import Job, build_job, judge_prices
 from judgewise.pipeline.leaderboard import (INSERTION_BOARD, best_first, board_option, judge_identity,
                                             leaderboard_games, stored_games, stored_leaderboard)
 
@@ -134,8 +135,10 @@ def run_job(job: Job, *, dry_run: bool = False, on_plan: Callable[[Estimate | Ro
         if outcome.summary is not None and cfg.output:
             write_export(outcome.judgments, cfg.output)
     if outcome.summary is not None:
-        outcome.summary = {**outcome.summary, "store": store_label(cfg.store), "output": cfg.output}
+        outcome.summary = {**outcome.summary, "store": store_label(cfg.store), "output": cfg.output,
+                           **unpriced_fields(judge_prices(job.judge))}
     return outcome
+
 
 
 def _run_single_shot(job: Job, store: JudgmentStoreLike, *, dry_run: bool, on_plan, with_progress) -> JudgeOutcome:
