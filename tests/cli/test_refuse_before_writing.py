@@ -137,3 +137,17 @@ def test_an_output_folder_is_checked_without_leaving_anything(tmp_path):
     for bad in (tmp_path / "f", tmp_path / "f" / "sub"):
         with pytest.raises(InputError, match="not a folder"):
             check_output_folder(bad)
+
+
+@pytest.mark.parametrize(("output", "says"), [
+    ("taken/answers", "taken is a file, not a folder"), ("/proc/judgewise-gen/answers", "cannot make it in /proc")])
+def test_generate_refuses_an_answers_folder_it_cannot_make_before_any_call(tmp_path, output, says):
+    from tests.support.generation import server, write_gen_config, write_questions
+
+    write_questions(tmp_path, 2)
+    (tmp_path / "taken").write_text("a file\n", encoding="utf-8")
+    with server() as srv:
+        config = write_gen_config(tmp_path, srv.url, format="mtbench", output=output)
+        line = refused(tmp_path, "generate", "-c", config)
+        assert sum(srv.requests.values()) == 0  # nothing paid for answers that could not be written
+    assert says in line

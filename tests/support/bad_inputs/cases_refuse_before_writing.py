@@ -120,3 +120,25 @@ READER_CASES = [
 ]
 
 REFUSE_CASES = SETTINGS_CASES + LABEL_CASES + DEMO_CASES + READER_CASES
+
+
+def _generate(output: str):
+    """``generate`` writing FastChat answer files to ``output`` (relative: under the case's folder, beside a file
+    named ``taken``); its endpoint listens nowhere, so a run that got as far as calling would fail differently."""
+    def build(root: Path) -> list:
+        write(root, "taken", "a file where the answers' folder would go\n")
+        write(root, "q.jsonl", json.dumps({"question_id": 1, "category": "writing", "turns": ["Say hi."]}) + "\n")
+        config = {"prompts": str(root / "q.jsonl"), "store": str(root / "gens.sqlite"), "format": "mtbench",
+                  "output": output if output.startswith("/") else str(root / output),
+                  "models": [{"name": "alpha", "model": "m", "base_url": "http://127.0.0.1:9/v1"}],
+                  "limits": {"timeout_s": 1, "base_delay_s": 0.01, "max_delay_s": 0.02}}
+        return ["generate", "-c", write(root, "gen.yaml", json.dumps(config))]
+    return build
+
+
+REFUSE_CASES += [
+    Case("generate_answers_folder_under_a_file", _generate("taken/answers"), ("taken",),
+         "pipeline/generate.py (check_output)"),
+    Case("generate_answers_folder_impossible", _generate("/proc/judgewise-gen/answers"),
+         ("/proc/judgewise-gen/answers",), "pipeline/generate.py (check_output)"),
+]
