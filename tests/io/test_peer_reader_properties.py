@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from judgewise.errors import InputError
 from judgewise.io import read_judgments
 from judgewise.io.schema import text_prompt_id
+from tests.support import run_cli
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODELS = ("m1", "m2", "m3", "m4")
@@ -145,6 +146,16 @@ def test_a_peereval_row_with_an_error_is_skipped_even_when_it_carries_a_verdict(
     table = read_judgments(tmp_path / "p.jsonl")
     assert (table.report.rows_used, table.report.rows_skipped) == (3, 3)
     assert all("parse failed" in reason for reason in table.report.skipped_reasons)
+
+
+def test_rank_says_how_many_peereval_rows_it_skipped_for_their_errors(tmp_path):
+    rows = [{"question_id": f"q{i}", "solver_left": "m1", "solver_right": "m2", "judge_model": "j",
+             "position": "AB" if i % 3 else "BA", "judgment": {"winner": "AB"[i % 2]},
+             "error": "judge timed out" if i < 4 else None} for i in range(12)]
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    res = run_cli("rank", "p.jsonl", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "read 12 rows from p.jsonl [peereval]: used 8, skipped 4" in res.stdout + res.stderr, res.stdout
 
 
 # ---- AutoArena ---------------------------------------------------------------------------------------------------
