@@ -27,11 +27,12 @@ from tests.support.bad_inputs.cases_labelling import LABELLING_CASES
 from tests.support.bad_inputs.cases_new_features import NEW_FEATURE_CASES
 from tests.support.bad_inputs.cases_others import _HELD, OTHER_CASES
 from tests.support.bad_inputs.cases_prices import PRICE_CASES
+from tests.support.bad_inputs.cases_refuse_before_writing import REFUSE_CASES
 from tests.support import forkrun
 from tests.support.bad_inputs.inputs import Case
 from tests.support.bad_inputs.outcomes import classify, snapshot
 
-CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES + PRICE_CASES
+CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES + PRICE_CASES + REFUSE_CASES
 WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
 
 
@@ -40,7 +41,7 @@ def _run(case: Case, root: Path):
     before = snapshot(root)
     started = time.monotonic()
     try:
-        res = forkrun.run(args, root, case.timeout)
+        res = forkrun.run(args, root, case.timeout, env=case.extra.get("env"))  # a case's JUDGEWISE_* settings
     except subprocess.TimeoutExpired:
         res = None
     return res, before, snapshot(root), time.monotonic() - started

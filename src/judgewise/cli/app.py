@@ -15,6 +15,7 @@ from judgewise.cli.completion_cmd import COMPLETE_VAR
 from judgewise.cli.console import err
 from judgewise.cli.error_flags import as_flags
 from judgewise.commands.display import say
+from judgewise.commands.environment import check_environment
 from judgewise.commands.progress import read_progress
 from judgewise.errors import JudgewiseError
 from judgewise.redaction import scrub
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     _register_url_passwords(args)
     command = typer.main.get_command(build_app(command_of(args)))
     try:
+        check_environment()  # a bad JUDGEWISE_* setting is refused before any command starts
         with read_progress(err()):  # a bar for large inputs, on a terminal only
             code = command.main(args=args, prog_name="judgewise", standalone_mode=False)
     except JudgewiseError as exc:

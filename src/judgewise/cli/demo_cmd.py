@@ -14,18 +14,22 @@ import os
 import time
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import judgewise
 from judgewise.cli.console import err, out, piped_width
-from judgewise.cli.options import Output, ShowProgress
+from judgewise.cli.options import ShowProgress
 from judgewise.commands.display import show
 from judgewise.commands.progress import run_evaluation
 
 if TYPE_CHECKING:
     from judgewise.commands.demo import DemoRun
+
+DemoOutput = Annotated[Path, typer.Option("--output", "-o", help="The folder the demo writes its stores and reports "
+                                          "to (made if missing; in an existing one, the demo's stores and reports "
+                                          "are replaced).")]
 
 
 def run_demo(*, examples: Path | None, out_dir: Path, replay: bool, judge: bool, threads: int | None,
@@ -35,6 +39,7 @@ def run_demo(*, examples: Path | None, out_dir: Path, replay: bool, judge: bool,
     from judgewise.commands import demo as steps, runs  # the commands layer loads pandas (and with it pyarrow)
     from judgewise.report.demo_reports import write_demo_report  # the report layer loads pandas
 
+    steps.check_options(out_dir, bootstrap=bootstrap, threads=threads)  # before part 1 makes anything
     piped_width(120)  # tables unsqueezed when piped
     start = time.perf_counter()
     demo = steps.DemoRun(examples=steps.find_examples(examples), out_dir=out_dir)
@@ -68,7 +73,7 @@ def register(app: typer.Typer) -> None:
     def demo(
         examples: Path = typer.Option(None, "--examples", help="The shipped examples folder (default: examples/ "
                                       "of the working folder or of the checkout)."),
-        output: Output = Path("demo-output"),
+        output: DemoOutput = Path("demo-output"),
         replay: bool = typer.Option(True, "--replay/--no-replay",
                                     help="Part 1: evaluate on replayed GPT-4-turbo verdicts (base install)."),
         judge: bool = typer.Option(True, "--judge/--no-judge",

@@ -20,7 +20,7 @@ PARAMETER_FLAGS = {
     "n_models": "--models", "n_prompts": "--prompts", "n_simulations": "--simulations", "output": "--output",
     "p_judge": "--p-judge", "partial": "--partial", "pool_judges": "--pool-judges", "port": "--port",
     "seed": "--seed", "soft": "--soft", "store": "--store", "targets": "--target", "times": "--times",
-    "trials": "--trials", "width": "--width", "workers": "--workers",
+    "threads": "--threads", "trials": "--trials", "width": "--width", "workers": "--workers",
     "scale": "--scale", "table": "--table", "tokens_in": "--tokens-in", "tokens_out": "--tokens-out",
     "shared_tokens": "--shared-tokens", "alpha": "--alpha", "power": "--power",
     "anchor_informativeness": "--informativeness", "tie_rate": "--tie-rate",

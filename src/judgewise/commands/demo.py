@@ -24,9 +24,11 @@ from judgewise.commands.tables import Note, Rule, evaluation_blocks
 from judgewise.commands.text import discordant_text
 from judgewise.errors import ConfigError
 from judgewise.io import read_judgments
+from judgewise.io.atomic import check_output_folder
 from judgewise.pipeline.config import load_config
 from judgewise.ratings import rank
 from judgewise.ratings.agreement import kendall_tau_b
+from judgewise.ratings.bootstrap import check_bootstrap
 
 REPLAY_CONFIG = "evaluate-replay.yaml"
 EMBEDDED_CONFIG = "evaluate-embedded.yaml"
@@ -88,6 +90,16 @@ def find_examples(path: Path | None = None) -> Path:
             return candidate
     raise ConfigError(f"the demo's examples ({REPLAY_CONFIG}, alpacaeval/) not found in "
                       f"{', '.join(map(str, candidates))}; run the demo from a judgewise checkout or pass --examples")
+
+
+def check_options(out_dir: Path, *, bootstrap: int, threads: int | None) -> None:
+    """Every option of the demo, checked before part 1 runs: the bootstrap rounds, the embedded judge's CPU threads
+    (None: its default) and the output folder (made if missing; an existing one is reused, the demo's stores and
+    reports in it replaced; a file there, or a folder that cannot be made, is an InputError)."""
+    check_bootstrap(bootstrap, name="`bootstrap`")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ConfigError(f"`threads={threads}`: expected a number of CPU threads >= 1")
+    check_output_folder(out_dir)
 
 
 def fresh_config(path: Path, store: Path, **changes):

@@ -4,7 +4,8 @@ On a terminal the commands draw a rich bar (a run's, an evaluation's); elsewhere
 :class:`ProgressLines` prints one line at most every ``JUDGEWISE_PROGRESS_INTERVAL`` seconds (default
 :data:`DEFAULT_INTERVAL_S`), e.g. ``judged 120/960 games (12%), 3.1 games/s, 2 failed, 0:39 elapsed, ETA 4:08``, and
 a last line when the run ends if it printed any (a run shorter than the interval prints none). ``--progress`` forces
-the bar, ``--no-progress`` silences both; ``JUDGEWISE_PROGRESS=1`` / ``0`` does the same when no flag is given.
+the bar, ``--no-progress`` silences both; ``JUDGEWISE_PROGRESS`` on (``1``, ``true``, ``yes``, ``on``) / off (``0``,
+``false``, ``no``, ``off``; any case) does the same when no flag is given, and any other value is refused.
 :func:`read_progress` draws a bar while a large input file is read (64 MB and more, on a terminal; the environment
 variable shows or hides it too), so piped or captured runs print nothing extra.
 """
@@ -27,10 +28,20 @@ Mode = Literal["bar", "lines"] | None
 LINE_WORDS = {"judging": ("judged", "games"), "generating": ("generated", "answers")}  # label → (verb, noun)
 
 
+SWITCH = {**dict.fromkeys(("1", "true", "yes", "on"), True), **dict.fromkeys(("0", "false", "no", "off"), False)}
+
+
 def env_setting() -> bool | None:
-    """``JUDGEWISE_PROGRESS``: False for 0/false/no (any case), True for any other value, None when unset."""
-    setting = os.environ.get(ENV, "").strip().lower()
-    return setting not in ("0", "false", "no") if setting else None
+    """``JUDGEWISE_PROGRESS``: True or False for an on or off spelling of :data:`SWITCH` (any case), None when
+    unset or blank; a ConfigError for any other value."""
+    text = os.environ.get(ENV, "")
+    setting = text.strip().lower()
+    if not setting:
+        return None
+    if setting not in SWITCH:
+        raise ConfigError(f"{ENV} = {text!r}: expected 1, true, yes or on (progress shown) or 0, false, no or off "
+                          "(none), in any case; unset it for the default")
+    return SWITCH[setting]
 
 
 def wanted(console) -> bool:
@@ -61,7 +72,8 @@ def interval_s() -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value >= 0):
-        raise ConfigError(f"{INTERVAL_ENV} = {text!r}: must be a number of seconds >= 0 (e.g. 30)")
+        raise ConfigError(f"{INTERVAL_ENV} = {text!r}: must be a finite number of seconds >= 0 (e.g. 30); unset it "
+                          "for the default")
     return value
 
 

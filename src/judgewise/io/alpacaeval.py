@@ -28,8 +28,8 @@ import pandas as pd
 from judgewise.io.containers import json_list_records
 from judgewise.io.schema import detect_anchor, text_prompt_id
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import (MISSING, Check, Validator, duplicate_field, missing_text, name_text, not_text,
-                                   number_field, text_field)
+from judgewise.io.validate import (MISSING, Check, Validator, duplicate_field, name_text, not_text, number_field,
+                                   prose_field, text_field)
 
 ANNOTATIONS = "annotations.json"
 OUTPUTS = "model_outputs.json"
@@ -63,8 +63,7 @@ def looks_like_alpacaeval(probe) -> bool:
 
 def _instruction_check() -> Check:
     """A non-empty string: the instruction's text is what its prompt id is hashed from."""
-    return Check("instruction", "a non-empty string (the instruction text)",
-                 lambda f: not_text(f["instruction"]) | missing_text(f["instruction"]))
+    return prose_field("instruction", "the instruction text")
 
 
 ANNOTATION_CHECKS = [

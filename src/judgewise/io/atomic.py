@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -120,3 +121,24 @@ def check_output_file(output: Path | None) -> None:
     target = writable_target(output)
     if not target.parent.is_dir():
         raise InputError("cannot write: its directory does not exist", file=str(output))
+
+
+def check_output_folder(folder: str | Path) -> None:
+    """Fail before any work when ``folder`` cannot hold what a command writes into it: a file is there, or it can
+    neither be written into nor made (its nearest existing parent is a file, or refuses a new entry: read-only,
+    no permission, ``/proc``). Checked by making and removing an empty folder there: nothing is left behind."""
+    folder = Path(folder)
+    try:
+        nearest = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    except OSError as exc:  # a parent that may not be searched
+        raise InputError(f"cannot reach it ({exc.strerror or exc})", file=str(folder)) from None
+    if nearest == folder and not folder.is_dir():
+        raise InputError("is a file, not a folder: expected a folder to write into (or the name of a new one)",
+                         file=str(folder))
+    if not nearest.is_dir():
+        raise InputError(f"cannot make this folder: {nearest} is a file, not a folder", file=str(folder))
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".judgewise-check-", dir=nearest))
+    except OSError as exc:
+        where = "write into it" if nearest == folder else f"make it in {nearest}"
+        raise InputError(f"cannot {where} ({exc.strerror or exc})", file=str(folder)) from None

@@ -2,12 +2,13 @@
 
 AutoArena (kolenaIO/autoarena) compares two models' ``response`` to the same ``prompt`` and records which won. Its
 head-to-head rows are ``prompt, model_a, model_b, response_a, response_b, winner`` with ``winner`` ``A`` (model_a's
-response won), ``B`` (model_b's) or ``-`` (a tie), and optionally the ``judge`` that voted. Each row becomes a
+response won), ``B`` (model_b's) or ``-`` (a tie; ``a``/``b`` and surrounding spaces are read as ``A``/``B``, any other
+value is refused), and optionally the ``judge`` that voted. The prompt is free text (line breaks kept). Each row becomes a
 canonical judgment ``prompt_id, model_a, model_b, judge, outcome`` (outcome 1 / 0 / 0.5), its prompt id the hash of
 the prompt text (the same text has the same id in every file); a missing ``judge`` column reads as judge
 ``unknown``. The responses are attached as ``extras["responses"]`` (``prompt_id, model, text, instruction``; the
-first text of a model on a prompt is kept). A bad row (no prompt, an unknown winner, a model name missing) is an
-InputError naming file, row and field, or skipped and counted with ``skip_invalid``.
+first text of a model on a prompt is kept). A bad row (no prompt, an unknown winner, a model name missing or the
+same on both sides) is an InputError naming file, row and field, or skipped and counted with ``skip_invalid``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from judgewise.io.canonical import validate_table
 from judgewise.io.containers import CONTAINERS
 from judgewise.io.schema import require_columns, text_prompt_id
 from judgewise.io.tables import ReadReport, Table
-from judgewise.io.validate import Check, Validator, show, text_field
+from judgewise.io.validate import Check, Validator, prose_field, show
 
 FORMAT = "autoarena"
 REQUIRED = ("prompt", "model_a", "model_b", "winner")
@@ -51,7 +52,7 @@ def read_autoarena(path: str | Path, *, skip_invalid: bool = False, kind: str | 
     raw = raw.assign(outcome=raw["winner"].map(winner_outcome))
     winner = Check("winner", "A, B or - (a tie: AutoArena's winner)", lambda f: f["outcome"].isna().to_numpy(),
                    lambda f, i, r: show(f["winner"].iloc[i]))
-    raw, rows = v.apply(raw, rows, [text_field("prompt", "prompt text"), winner])
+    raw, rows = v.apply(raw, rows, [prose_field("prompt", "the prompt text"), winner])
     frame = pd.DataFrame({
         "prompt_id": [text_prompt_id(str(p), PROMPT_ID_PREFIX) for p in raw["prompt"]],
         "model_a": raw["model_a"], "model_b": raw["model_b"],

@@ -6,12 +6,15 @@ Each line is one verdict of one judge on one pair of answers in one display orde
      "response_a_model": "m2", "response_b_model": "m1", "judge_model": "j", "position": "BA",
      "judgment": {"winner": "A", "confidence": 0.8, "reason": "..."}}
 
-``winner`` (``A``, ``B`` or ``tie``) refers to the displayed order: the canonical row is ``model_a`` =
+``winner`` (``A``, ``B`` or ``tie``, any case) refers to the displayed order: the canonical row is ``model_a`` =
 ``response_a_model`` (the answer shown first, also kept as ``first``), ``model_b`` = ``response_b_model``, ``judge``
 = ``judge_model``, ``outcome`` 1 / 0 / 0.5, ``prompt_id`` = ``question_id`` (``dataset`` kept as a column, so
-``rank --by dataset`` works). When the shown models are absent they come from ``position`` (``AB``: solver_left
-first). A row with an ``error`` is a failed judge call (counted as skipped, as every failed game is); a row with no
-valid winner is an InputError naming file, row and field (or skipped and counted with ``skip_invalid``).
+``rank --by dataset`` works). ``position`` is ``AB`` (solver_left shown first) or ``BA`` (solver_right first),
+exactly as PeerEval writes it (``ba``, ``XY`` are refused, not guessed); when the shown models are absent they come
+from it, so it is then required, and when both are given they must agree. A row with an ``error`` (any value but
+null, ``false`` or blank text) is a failed judge call: skipped and counted with its error, whatever its
+``judgment`` holds (as every failed game is). A row with no valid winner or position is an InputError naming file,
+row and field (or skipped and counted with ``skip_invalid``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from judgewise.io.validate import MISSING, Check, Validator, show
 
 FORMAT = "peereval"
 WINNER_OUTCOME = {"a": 1.0, "b": 0.0, "tie": 0.5}
+POSITIONS = ("AB", "BA")  # PeerEval's display orders: solver_left shown first, solver_right shown first
+POSITION_EXPECTED = "AB or BA (PeerEval's display order, exactly as written)"
 
 
 def looks_like_peereval(probe) -> bool:
@@ -37,6 +42,14 @@ def looks_like_peereval(probe) -> bool:
         {"solver_left", "solver_right"} <= keys or {"response_a_model", "response_b_model"} <= keys)
 
 
+def _error(record: dict) -> str | None:
+    """A failed call's error as text; None when the row has none (absent, null, ``false`` or blank text)."""
+    value = record.get("error")
+    if value is None or value is False or (isinstance(value, str) and not value.strip()):
+        return None
+    return str(value)
+
+
 def _shown(record: dict) -> tuple:
     """The models shown as A and B: ``response_a_model``/``response_b_model``, else from ``position``."""
     a, b = record.get("response_a_model", MISSING), record.get("response_b_model", MISSING)
@@ -44,6 +57,24 @@ def _shown(record: dict) -> tuple:
         left, right = record.get("solver_left", MISSING), record.get("solver_right", MISSING)
         a, b = (right, left) if record.get("position") == "BA" else (left, right)
     return a, b
+
+
+def _position_fault(record: dict) -> str | None:
+    """What is wrong with a row's ``position`` (as an error shows it), or None: a value outside
+    :data:`POSITIONS`, none where the shown models are absent, or an order the shown models contradict."""
+    position = record.get("position", MISSING)
+    a, b = record.get("response_a_model", MISSING), record.get("response_b_model", MISSING)
+    shown = a is not MISSING or b is not MISSING
+    if position is MISSING or position is None:
+        return None if shown else f"{show(position)} (response_a_model and response_b_model are absent too)"
+    if not (isinstance(position, str) and position in POSITIONS):
+        return show(position)
+    left, right = record.get("solver_left", MISSING), record.get("solver_right", MISSING)
+    first, second = (right, left) if position == "BA" else (left, right)
+    if shown and MISSING not in (left, right) and first != second and (a, b) == (second, first):
+        said, other = ("solver_right", "solver_left") if position == "BA" else ("solver_left", "solver_right")
+        return f"{show(position)} ({said} shown first), but response_a_model {show(a)} is {other}"
+    return None
 
 
 def _winner(record: dict):
@@ -61,22 +92,24 @@ def read_peereval(path: str | Path, *, skip_invalid: bool = False, kind: str | N
     v = Validator(str(path), ReadReport(source=str(path), format=FORMAT), skip_invalid)
     records, rows = jsonl_records(path, v)
     shown = [_shown(r) for r in records]
-    errors = [r.get("error") if r.get("error") not in ("", None) else None for r in records]
     frame = pd.DataFrame({
         "prompt_id": [r.get("question_id", MISSING) for r in records],
         "model_a": [a for a, _ in shown], "model_b": [b for _, b in shown],
         "judge": [r.get("judge_model", MISSING) for r in records],
         "winner": [_winner(r) for r in records],
+        "position": [_position_fault(r) for r in records],
         "dataset": [r.get("dataset") for r in records],
-        "error": [None if e is None else str(e) for e in errors]})
-    frame["outcome"] = frame["winner"].map(_outcome)
+        "error": pd.Series([_error(r) for r in records], dtype=object)})
+    failed = frame["error"].notna()  # a failed call: no verdict, whatever its judgment says (counted as skipped)
+    frame["outcome"] = frame["winner"].map(_outcome).where(~failed)
     frame["first"] = frame["model_a"]
-    failed = frame["error"].notna().to_numpy()
+    position = Check("position", POSITION_EXPECTED, lambda f: (f["position"].notna() & f["error"].isna()).to_numpy(),
+                     lambda f, i, r: f["position"].iloc[i])
     winner = Check("judgment.winner", "A, B or tie (PeerEval's winner, in the shown order)",
                    lambda f: (f["outcome"].isna() & f["error"].isna()).to_numpy(),
                    lambda f, i, r: show(f["winner"].iloc[i]))
-    frame, rows = v.apply(frame, rows, [winner])
-    frame = frame.drop(columns=["winner"] + ([] if failed.any() else ["error"]))
+    frame, rows = v.apply(frame, rows, [position, winner])
+    frame = frame.drop(columns=["winner", "position"] + ([] if failed.any() else ["error"]))
     if frame["dataset"].isna().all():
         frame = frame.drop(columns=["dataset"])
     return validate_table(frame, rows, "judgments", False, v)

@@ -230,6 +230,11 @@ def text_field(field: str, what: str) -> Check:
     return Check(field, f"a non-empty {what} (text without control characters)", lambda f: not_a_name(f[field]))
 
 
+def prose_field(field: str, what: str) -> Check:
+    """A text (a prompt, an instruction): a string that is not blank; line breaks and tabs are part of it."""
+    return Check(field, f"a non-empty string ({what})", lambda f: not_text(f[field]) | missing_text(f[field]))
+
+
 def number_field(field: str, low: float, high: float, what: str) -> Check:
     return Check(field, f"a number in [{low:g}, {high:g}] ({what})", lambda f: outside(f[field], low, high))
 

@@ -9,22 +9,32 @@ about half the time. It is a dependency on Linux and macOS (not built for Window
 
 from __future__ import annotations
 
-import asyncio
 import os
-from typing import Any, Callable, Coroutine
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Coroutine
 
 from judgewise.errors import ConfigError
 
+if TYPE_CHECKING:  # asyncio is imported when a loop runs: checking the setting (every command does) needs none
+    import asyncio
+
+ENV = "JUDGEWISE_EVENT_LOOP"
 LOOPS = ("uvloop", "asyncio")
+
+
+def loop_choice() -> str:
+    """``JUDGEWISE_EVENT_LOOP``: one of :data:`LOOPS` (any case; unset or blank: ``uvloop``), else a ConfigError."""
+    text = os.environ.get(ENV, "")
+    choice = text.strip().lower() or LOOPS[0]
+    if choice not in LOOPS:
+        raise ConfigError(f"{ENV}: expected one of {list(LOOPS)}, found {text!r}; unset it for the default")
+    return choice
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """What makes a run's loop: uvloop's ``new_event_loop`` when installed and not ruled out, else None (asyncio's
     default loop)."""
-    choice = os.environ.get("JUDGEWISE_EVENT_LOOP", "uvloop").strip().lower()
-    if choice not in LOOPS:
-        raise ConfigError(f"JUDGEWISE_EVENT_LOOP: expected one of {list(LOOPS)}, found {choice!r}")
-    if choice == "asyncio":
+    if loop_choice() == "asyncio":
         return None
     try:
         import uvloop
@@ -35,10 +45,14 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 def run(main: Coroutine[Any, Any, Any]) -> Any:
     """``asyncio.run(main)`` on the loop :func:`loop_factory` makes."""
+    import asyncio
+
     try:
         factory = loop_factory()
     except ConfigError:
-        main.close()  # never to run: closed, not left for the collector to warn about
+        with warnings.catch_warnings():  # never to run, on purpose: no "coroutine ... was never awaited" (nor for
+            warnings.simplefilter("ignore", RuntimeWarning)  # the coroutines it holds, freed as it closes)
+            main.close()
         raise
     with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(main)

@@ -24,7 +24,7 @@ import pandas as pd
 
 from judgewise.errors import BudgetExceeded, ConfigError, InputError, JudgeError
 from judgewise.io.answer_files import arena_hard_record, fastchat_record, write_answer_files
-from judgewise.io.atomic import check_output_file
+from judgewise.io.atomic import check_output_file, check_output_folder
 from judgewise.io.prompts import read_prompts
 from judgewise.store.generations import GenerationStore, generation_tables
 from judgewise.store.judgments import write_export
@@ -334,7 +334,7 @@ def conversations_frame(job: GenerateJob, rows: pd.DataFrame) -> tuple[pd.DataFr
 
 def check_output(cfg: GenerateConfig) -> None:
     """Fail before any call when the output cannot be written: a responses table needs a .jsonl/.json/.parquet
-    name in an existing folder; the per-model formats need a folder (made if missing), not a file."""
+    name in an existing folder; the per-model formats need a folder that can be made or written into, not a file."""
     if cfg.output is None:
         return
     out = Path(cfg.output)
@@ -346,6 +346,8 @@ def check_output(cfg: GenerateConfig) -> None:
     elif out.exists() and not out.is_dir():
         raise ConfigError(f"{cfg.source}: output = {cfg.output}: format {cfg.format} writes a folder of "
                           "<model>.jsonl files, and this is a file")
+    else:
+        check_output_folder(out)  # under a file, or where no folder can be made: refused before any call
 
 
 def write_outputs(responses: pd.DataFrame, fmt: str, output: str | Path) -> list[str]:

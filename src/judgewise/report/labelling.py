@@ -179,9 +179,10 @@ def make_label_server(task: LabelTask, host: str = "127.0.0.1", port: int = 8766
 
 def serve_labels(task: LabelTask, *, host: str = "127.0.0.1", port: int = 8766,
                  ready: Callable[[str], None] | None = None) -> None:
-    """Serve the labelling page until interrupted; ``ready(url)`` once listening."""
-    open_store(task.store).close()  # a place that cannot hold labels is refused before anything is served
+    """Serve the labelling page until interrupted; ``ready(url)`` once listening. The host and port are bound
+    first, so a port in use or a host not of this machine is refused before the store is created."""
     with make_label_server(task, host, port) as server:
+        open_store(task.store).close()  # a place that cannot hold labels is refused before anything is served
         if not is_loopback(host):
             log.warning("the labelling page listens on %s, not on loopback: anyone who can reach this machine can "
                         "read the items and write labels; use --host 127.0.0.1", host or "every interface")

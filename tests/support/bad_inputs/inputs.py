@@ -18,7 +18,8 @@ OUTCOMES = (1.0, 0.0, 0.5, 1.0, 0.0, 1.0)
 class Case:
     """One bad input: ``build(root)`` writes it under ``root`` and returns the CLI arguments; the single error
     line must contain every string of ``names`` (the file, row, field or option at fault). ``owner``: the area
-    whose files hold the fix, when it is not io/ratings/analysis (for the reader of a failure; it changes nothing)."""
+    whose files hold the fix, when it is not io/ratings/analysis (for the reader of a failure; it changes nothing).
+    ``extra["env"]``: environment variables set for the command (e.g. a bad ``JUDGEWISE_*`` setting)."""
 
     name: str
     build: Callable[[Path], list]
