@@ -21,7 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-from judgewise.store.batches import SqliteBatchLedger
+from judgewise.store.batches import SqliteBatchLedger, writer_conflict, writer_key
 from judgewise.store.sqlite import SqliteStore
 from judgewise.store.storable import journal_json
 
@@ -163,6 +163,7 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
         """The subclass's tables and indexes (``SCHEMA``), those missing made."""
         for statement in filter(str.strip, self.SCHEMA.split(";")):
             self._db.execute(statement)
+        self._ledger_columns()
 
     def _write(self) -> Immediate:
         return Immediate(self._db)
@@ -232,6 +233,26 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
                         out.append("claimed")
                 self._db.executemany(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)", mine)
         return out
+
+    def take_writer(self, mode: str) -> tuple[str, str] | None:
+        """Take this run's writer lease (``mode`` "batch" or "live", :func:`~judgewise.store.batches.writer_conflict`)
+        unless another live process's lease keeps it out: then that lease (key, owner), nothing taken. Renewed with
+        the claims (:meth:`renew_claims`), given back by :meth:`release_writer`."""
+        now = time.time()
+        with self._write():
+            held = self._db.execute(f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key LIKE 'writer:%'").fetchall()
+            conflict = writer_conflict(mode, self.owner, held, now, owner_is_dead)
+            gone = [(key,) for key, owner, expires in held if expires <= now or owner_is_dead(owner)]
+            self._db.executemany(f"DELETE FROM {self.CLAIMS} WHERE key = ?", gone)  # leases of killed runs
+            if conflict is None:
+                self._db.execute(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)",
+                                 (writer_key(mode, self.owner), self.owner, now + self.lease_s))
+        return conflict
+
+    def release_writer(self) -> None:
+        """Give back the writer lease this instance holds (none: nothing to do)."""
+        with self._write():
+            self._db.execute(f"DELETE FROM {self.CLAIMS} WHERE key LIKE 'writer:%' AND owner = ?", (self.owner,))
 
     def renew_claims(self) -> int:
         """Extend the lease of every claim this instance holds; returns how many."""
