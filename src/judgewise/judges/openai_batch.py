@@ -18,7 +18,7 @@ from judgewise.judges.base import FatalCallError, RetryableCallError
 from judgewise.redaction import scrub
 
 TERMINAL = ("completed", "expired", "failed", "cancelled")  # a batch in one of these states changes no more
-LIST_PAGES = 20  # pages of 100 batches searched for one batch's metadata (the newest first)
+LIST_PAGES = 20  # pages of 100 batches searched for one batch (the newest first)
 TIMEOUT_S = 60.0
 
 
@@ -47,20 +47,24 @@ class BatchClient:
         """The batch object (``status``, ``output_file_id``, ``error_file_id``, ``request_counts``...)."""
         return self._json("GET", f"/batches/{batch_id}")
 
-    def find(self, name: str, value: str) -> dict | None:
-        """The batch whose ``metadata[name]`` is ``value``, searching the newest :data:`LIST_PAGES` pages; None."""
-        after = None
+    def listed_since(self, since: float) -> tuple[list[dict], bool]:
+        """The batches of the provider's list created at ``since`` or later (or with no ``created_at``), newest
+        first, from the newest :data:`LIST_PAGES` pages of 100; and whether the walk reached a batch created
+        before ``since`` or the list's end (False: there may be more, unseen)."""
+        found, after = [], None
         for _ in range(LIST_PAGES):
             query = {"limit": 100, **({"after": after} if after else {})}
             page = self._json("GET", f"/batches?{urlencode(query)}")
-            items = page.get("data") if isinstance(page.get("data"), list) else []
+            items = [i for i in (page.get("data") if isinstance(page.get("data"), list) else []) if isinstance(i, dict)]
             for item in items:
-                if isinstance(item, dict) and (item.get("metadata") or {}).get(name) == value:
-                    return item
+                created = item.get("created_at")
+                if isinstance(created, (int, float)) and not isinstance(created, bool) and created < since:
+                    return found, True
+                found.append(item)
             if not page.get("has_more") or not items:
-                return None
+                return found, True
             after = items[-1].get("id")
-        return None
+        return found, False
 
     def content(self, file_id: str) -> bytes:
         """The bytes of a file (a batch's output or error file)."""
