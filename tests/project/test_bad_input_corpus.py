@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.bad_inputs.cases_batch_ledger import BATCH_LEDGER_CASES
 from tests.support.bad_inputs.cases_commands import COMMAND_CASES
 from tests.support.bad_inputs.cases_files import FILE_CASES
 from tests.support.bad_inputs.cases_new_features import NEW_FEATURE_CASES
@@ -28,7 +29,7 @@ from tests.support import forkrun
 from tests.support.bad_inputs.inputs import Case
 from tests.support.bad_inputs.outcomes import classify, snapshot
 
-CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES
+CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + BATCH_LEDGER_CASES
 WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
 
 
