@@ -71,11 +71,16 @@ def writer_conflict(mode: str, owner: str, held: list[tuple[str, str, float]], n
     ``owner`` out, as (key, owner), or None: a batch run is kept out by any other writer, a live run by a batch
     writer only (live runs share a store through their claims). A lease of a dead process or expired is no lease."""
     for key, other, expires in held:
-        if other == owner or expires <= now or is_dead(other):
+        if other == owner or lease_gone(other, expires, now, is_dead):
             continue
         if mode == "batch" or key == BATCH_WRITER:
             return key, other
     return None
+
+
+def lease_gone(owner: str, expires: float, now: float, is_dead: Callable[[str], bool]) -> bool:
+    """Whether a writer lease is no lease any more: expired, or its process (on this host) is gone."""
+    return expires <= now or is_dead(owner)
 
 
 def writer_key(mode: str, owner: str) -> str:

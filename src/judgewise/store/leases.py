@@ -21,7 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-from judgewise.store.batches import SqliteBatchLedger, writer_conflict, writer_key
+from judgewise.store.batches import SqliteBatchLedger, lease_gone, writer_conflict, writer_key
 from judgewise.store.sqlite import SqliteStore
 from judgewise.store.storable import journal_json
 
@@ -200,8 +200,8 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
 
     # -- claims (leases) -----------------------------------------------------------------------------------------
     def claims(self) -> int:
-        """How many claims are held (live or expired)."""
-        return self._db.execute(f"SELECT COUNT(*) FROM {self.CLAIMS}").fetchone()[0]
+        """How many claims on rows are held (live or expired; the writer leases not counted)."""
+        return self._db.execute(f"SELECT COUNT(*) FROM {self.CLAIMS} WHERE key NOT LIKE 'writer:%'").fetchone()[0]
 
     def claim(self, key: str, *, retry_failed: bool = False) -> str:
         """Try to take ``key``. Returns "claimed", "done" (already stored; "failed" rows count as done unless
@@ -242,17 +242,25 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
         with self._write():
             held = self._db.execute(f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key LIKE 'writer:%'").fetchall()
             conflict = writer_conflict(mode, self.owner, held, now, owner_is_dead)
-            gone = [(key,) for key, owner, expires in held if expires <= now or owner_is_dead(owner)]
-            self._db.executemany(f"DELETE FROM {self.CLAIMS} WHERE key = ?", gone)  # leases of killed runs
+            self._drop_leases(held, lambda owner, expires: lease_gone(owner, expires, now, owner_is_dead))
             if conflict is None:
                 self._db.execute(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)",
                                  (writer_key(mode, self.owner), self.owner, now + self.lease_s))
         return conflict
 
     def release_writer(self) -> None:
-        """Give back the writer lease this instance holds (none: nothing to do)."""
+        """Give back the writer lease this instance holds (none: nothing to do), and those of runs killed meanwhile
+        (dead or expired: :func:`~judgewise.store.batches.lease_gone`)."""
+        now = time.time()
         with self._write():
-            self._db.execute(f"DELETE FROM {self.CLAIMS} WHERE key LIKE 'writer:%' AND owner = ?", (self.owner,))
+            held = self._db.execute(f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key LIKE 'writer:%'").fetchall()
+            self._drop_leases(held, lambda owner, expires: owner == self.owner or lease_gone(owner, expires, now,
+                                                                                                owner_is_dead))
+
+    def _drop_leases(self, held: list[tuple], drop) -> None:
+        """Inside a write transaction: the writer leases of ``held`` (key, owner, expires) that ``drop`` names."""
+        self._db.executemany(f"DELETE FROM {self.CLAIMS} WHERE key = ?",
+                             [(key,) for key, owner, expires in held if drop(owner, expires)])
 
     def renew_claims(self) -> int:
         """Extend the lease of every claim this instance holds; returns how many."""

@@ -34,7 +34,8 @@ import pandas as pd
 from judgewise.errors import ConfigError, InputError, StoreUnavailable
 from judgewise.redaction import scrub
 from judgewise.store.batches import (ADDED_LEDGER_COLUMNS, BATCH_COLUMNS, BATCH_STATES, batch_row, batch_table_sql,
-                                     journal_rows, ledger_values, rows_to_absorb, writer_conflict, writer_key)
+                                     journal_rows, lease_gone, ledger_values, rows_to_absorb, writer_conflict,
+                                     writer_key)
 from judgewise.store.judgments import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
                                     JudgmentStore, check_version, plain_value, scrubbed, store_stats)
 from judgewise.store.labels import INSERT as LABEL_INSERT, PG_DDL as LABEL_DDL, SELECT as LABEL_SELECT
@@ -277,8 +278,7 @@ class PgJudgmentStore:
             now = c.execute(f"SELECT {NOW}").fetchone()[0]
             held = c.execute("SELECT key, owner, expires FROM claims WHERE key LIKE 'writer:%%'").fetchall()
             conflict = writer_conflict(mode, self.owner, held, float(now), owner_is_dead)
-            gone = [key for key, owner, expires in held if expires <= float(now) or owner_is_dead(owner)]
-            c.execute("DELETE FROM claims WHERE key = ANY(%s)", (gone,))  # leases of killed runs
+            _drop_leases(c, held, lambda owner, expires: lease_gone(owner, expires, float(now), owner_is_dead))
             if conflict is None:
                 c.execute("INSERT INTO claims VALUES (%s, %s, %s) ON CONFLICT (key) DO UPDATE SET owner = "
                           "excluded.owner, expires = excluded.expires",
@@ -287,10 +287,15 @@ class PgJudgmentStore:
         return self._run("take the store's writer lease", take)
 
     def release_writer(self) -> None:
-        """Give back the writer lease this instance holds (best effort: else it expires)."""
+        """Give back the writer lease this instance holds, and those of runs killed meanwhile (best effort:
+        else it expires)."""
+        def give_back(c) -> None:
+            now = float(c.execute(f"SELECT {NOW}").fetchone()[0])
+            held = c.execute("SELECT key, owner, expires FROM claims WHERE key LIKE 'writer:%%'").fetchall()
+            _drop_leases(c, held, lambda owner, expires: owner == self.owner or lease_gone(owner, expires, now,
+                                                                                             owner_is_dead))
         try:
-            self._run("give back the writer lease", lambda c: c.execute(
-                "DELETE FROM claims WHERE key LIKE 'writer:%%' AND owner = %s", (self.owner,)), retry=False)
+            self._run("give back the writer lease", give_back, retry=False)
         except StoreUnavailable as exc:
             log.debug("writer lease left to expire: %s", exc)
 
@@ -485,7 +490,8 @@ class PgJudgmentStore:
     def stats(self) -> dict:
         """Counts ok/failed, tokens, cost and calls, overall and by judge and by model; live claims; queued."""
         in_flight, queued = self._run("count claims", lambda c: c.execute(
-            f"SELECT (SELECT COUNT(*) FROM claims WHERE expires > {NOW}), (SELECT COUNT(*) FROM queue)").fetchone())
+            f"SELECT (SELECT COUNT(*) FROM claims WHERE expires > {NOW} AND key NOT LIKE 'writer:%'), "
+            "(SELECT COUNT(*) FROM queue)").fetchone())
         out = store_stats(self.frame(), path=self.path, in_flight=in_flight)
         out["maybe_charged_timeouts"] = self.maybe_charged_timeouts()
         out["queued"] = int(queued)
@@ -555,6 +561,11 @@ def _create_or_migrate(label: str):
             c.execute("UPDATE meta SET value = %s WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
             log.info("store %s migrated from schema version %d to %d", label, version, SCHEMA_VERSION)
     return run
+
+
+def _drop_leases(c, held: list[tuple], drop) -> None:
+    """The writer leases of ``held`` (key, owner, expires) that ``drop`` names, deleted."""
+    c.execute("DELETE FROM claims WHERE key = ANY(%s)", ([key for key, owner, expires in held if drop(owner, expires)],))
 
 
 def _set_batch(c, local_id: str, state: str, **values) -> None:
