@@ -12,8 +12,9 @@ k-th line's output is not JSON: billed, unusable). ``hold_create`` makes ``POST 
 :meth:`release`. ``list_omits`` names fields the batch list leaves out of its items (a proxy's list without
 ``metadata``, or without ``input_file_id`` too; ``GET /v1/batches/{id}`` keeps them). ``duplicate_lines`` answers
 every line twice in the output file: "same" (the same answer) or "opposite" (the second answer the opposite
-verdict, :func:`opposite`); each billed once. ``live_delay_s`` delays each live answer (a live run in progress). All state is in the JSON file ``state_path``, written after every change, so a new server on the
-same file (and port) continues where a stopped one left off (a restart mid-poll).
+verdict, :func:`opposite`); each billed once. ``live_delay_s`` delays each live answer (a live run in progress).
+All state is in the JSON file ``state_path``, written after every change, so a new server on the same file (and
+port) continues where a stopped one left off (a restart mid-poll).
 """
 
 from __future__ import annotations

@@ -357,7 +357,8 @@ async def _answers_calls(client: BatchClient, batch_id: str, row: dict, settings
     if batch.get("status") not in TERMINAL:
         return None
     for name in ("output_file_id", "error_file_id"):
-        if isinstance(batch.get(name), str) and _ids(await _api(client.content, settings, batch[name])) & set(row["calls"]):
+        file_id = batch.get(name)
+        if isinstance(file_id, str) and _ids(await _api(client.content, settings, file_id)) & set(row["calls"]):
             return True
     return False
 

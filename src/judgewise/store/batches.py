@@ -61,7 +61,8 @@ def rows_to_absorb(incoming: list[dict], have: dict[str, str]) -> tuple[list[dic
     """Of ledger rows copied from another store, those the target lacks (to insert) and those it holds in an
     earlier state (``have``: local id → state; to overwrite): a copy never moves a batch back."""
     new = [r for r in incoming if r["local_id"] not in have]
-    ahead = [r for r in incoming if r["local_id"] in have and STATE_ORDER[r["state"]] > STATE_ORDER[have[r["local_id"]]]]
+    ahead = [r for r in incoming
+             if r["local_id"] in have and STATE_ORDER[r["state"]] > STATE_ORDER[have[r["local_id"]]]]
     return new, ahead
 
 

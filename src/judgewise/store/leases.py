@@ -240,7 +240,7 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
         the claims (:meth:`renew_claims`), given back by :meth:`release_writer`."""
         now = time.time()
         with self._write():
-            held = self._db.execute(f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key LIKE 'writer:%'").fetchall()
+            held = self._writer_leases()
             conflict = writer_conflict(mode, self.owner, held, now, owner_is_dead)
             self._drop_leases(held, lambda owner, expires: lease_gone(owner, expires, now, owner_is_dead))
             if conflict is None:
@@ -253,9 +253,12 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
         (dead or expired: :func:`~judgewise.store.batches.lease_gone`)."""
         now = time.time()
         with self._write():
-            held = self._db.execute(f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key LIKE 'writer:%'").fetchall()
+            held = self._writer_leases()
             self._drop_leases(held, lambda owner, expires: owner == self.owner or lease_gone(owner, expires, now,
                                                                                                 owner_is_dead))
+
+    def _writer_leases(self) -> list[tuple]:
+        return self._db.execute(f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key LIKE 'writer:%'").fetchall()
 
     def _drop_leases(self, held: list[tuple], drop) -> None:
         """Inside a write transaction: the writer leases of ``held`` (key, owner, expires) that ``drop`` names."""

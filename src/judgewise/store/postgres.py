@@ -565,7 +565,8 @@ def _create_or_migrate(label: str):
 
 def _drop_leases(c, held: list[tuple], drop) -> None:
     """The writer leases of ``held`` (key, owner, expires) that ``drop`` names, deleted."""
-    c.execute("DELETE FROM claims WHERE key = ANY(%s)", ([key for key, owner, expires in held if drop(owner, expires)],))
+    gone = [key for key, owner, expires in held if drop(owner, expires)]
+    c.execute("DELETE FROM claims WHERE key = ANY(%s)", (gone,))
 
 
 def _set_batch(c, local_id: str, state: str, **values) -> None:
