@@ -141,11 +141,12 @@ def test_a_live_run_beside_a_running_batch_run_is_refused(tmp_path):
         _paid_once(srv, tmp_path)
 
 
-def _live_config(tmp_path, responses: str | None = None):
+def _live_config(tmp_path, responses: str | None = None, concurrency: int = 8):
     """The same run without batches (on ``responses`` when given), in its own config file."""
     cfg = yaml.safe_load((tmp_path / "run.yaml").read_text())
     cfg["judge"] = {k: v for k, v in cfg["judge"].items() if not k.startswith("batch")}
     cfg["responses"] = responses or cfg["responses"]
+    cfg["limits"]["concurrency"] = concurrency
     (tmp_path / "live.yaml").write_text(yaml.safe_dump(cfg))
     return tmp_path / "live.yaml"
 
@@ -172,9 +173,9 @@ def test_a_live_run_on_other_games_of_a_store_a_batch_run_holds_is_refused(tmp_p
 
 
 def test_a_batch_run_beside_a_live_run_is_refused(tmp_path):
-    with BatchServer(tmp_path / "state.json", live_delay_s=1.0) as srv:
+    with BatchServer(tmp_path / "state.json", live_delay_s=0.8) as srv:
         cfg = _config(tmp_path, srv, **FAST)
-        live = forkrun.start(["judge", "-c", _live_config(tmp_path), "--no-progress"], cwd=tmp_path)
+        live = forkrun.start(["judge", "-c", _live_config(tmp_path, concurrency=3), "--no-progress"], cwd=tmp_path)
         try:
             assert _wait(lambda: srv.state["live"] >= 1), live.stderr
             batch = run_cli("judge", "-c", cfg, "--no-progress", cwd=tmp_path, timeout=60)
