@@ -78,3 +78,10 @@ class StoreUnavailable(JudgewiseError):
     """A shared judgment store (PostgreSQL) could not be reached, nor reached again within the reconnect window."""
 
     exit_code = 6
+
+
+class StoreBusy(JudgewiseError):
+    """A run refused because another writer holds the store's calls (a batch run, or an open batch): sending them
+    would pay for them twice. The message names the batch or process and how to go on."""
+
+    exit_code = 8

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.bad_inputs.cases_batch_ledger import BATCH_LEDGER_CASES
 from tests.support.bad_inputs.cases_commands import COMMAND_CASES
 from tests.support.bad_inputs.cases_downloads import DOWNLOAD_CASES
 from tests.support.bad_inputs.cases_files import FILE_CASES
@@ -32,7 +33,7 @@ from tests.support import forkrun
 from tests.support.bad_inputs.inputs import Case
 from tests.support.bad_inputs.outcomes import classify, snapshot
 
-CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES + PRICE_CASES + REFUSE_CASES
+CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES + PRICE_CASES + REFUSE_CASES + BATCH_LEDGER_CASES
 WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
 
 

@@ -14,8 +14,12 @@ k-th line's output is not JSON: billed, unusable). ``hold_create`` makes ``POST 
 ``<redirect_live>/v1/chat/completions`` (a :class:`tests.support.redirects.Recorder` there sees what follows);
 ``huge_output=n`` pads every output file to ``n`` bytes as it is sent (its real lines, then filler lines of 1 MiB
 whose ``custom_id`` no call has: generated on the fly, never held whole); ``drip_s=s`` sends an output file one
-byte every ``s`` seconds. All state is in the JSON file ``state_path``, written after every change, so a new server on the
-same file (and port) continues where a stopped one left off (a restart mid-poll).
+byte every ``s`` seconds. ``list_omits`` names fields the batch list leaves out of its items (a proxy's list without
+``metadata``, or without ``input_file_id`` too; ``GET /v1/batches/{id}`` keeps them). ``duplicate_lines`` answers
+every line twice in the output file: "same" (the same answer) or "opposite" (the second answer the opposite
+verdict, :func:`opposite`); each billed once. ``live_delay_s`` delays each live answer (a live run in progress).
+All state is in the JSON file ``state_path``, written after every change, so a new server on the same file (and
+port) continues where a stopped one left off (a restart mid-poll).
 """
 
 from __future__ import annotations
@@ -37,12 +41,14 @@ class BatchServer:
     def __init__(self, state_path: Path, *, port: int = 0, polls: int = 2, expire_after: int | None = None,
                  fail_every: int = 0, malformed_every: int = 0, hold_create: str | None = None,
                  hold_batches: bool = False, answer=default_answer, redirect_files: str | None = None,
-                 redirect_live: str | None = None, huge_output: int = 0, drip_s: float = 0.0):
+                 redirect_live: str | None = None, huge_output: int = 0, drip_s: float = 0.0,
+                 list_omits: tuple[str, ...] = (), duplicate_lines: str | None = None, live_delay_s: float = 0.0):
         self.state_path, self.polls, self.answer = Path(state_path), polls, answer
         self.redirect_files, self.redirect_live = redirect_files, redirect_live
         self.huge_output, self.drip_s = huge_output, drip_s
         self.expire_after, self.fail_every, self.malformed_every = expire_after, fail_every, malformed_every
         self.hold_create, self.hold_batches = hold_create, hold_batches
+        self.list_omits, self.duplicate_lines, self.live_delay_s = tuple(list_omits), duplicate_lines, live_delay_s
         self.lock, self.released, self.create_waiting = threading.RLock(), threading.Event(), threading.Event()
         self.state = (json.loads(self.state_path.read_text()) if self.state_path.exists() else
                       {"files": {}, "batches": {}, "billed": {}, "live": 0, "next": 0})
@@ -145,7 +151,8 @@ class BatchServer:
             if after is not None:
                 ids = [b["id"] for b in items]
                 items = items[ids.index(after) + 1:] if after in ids else []
-            return {"object": "list", "data": items[:limit], "has_more": len(items) > limit}
+            shown = [{k: v for k, v in b.items() if k not in self.list_omits} for b in items[:limit]]
+            return {"object": "list", "data": shown, "has_more": len(items) > limit}
 
     def _lines(self, file_id: str) -> list[dict]:
         return [json.loads(line) for line in self.state["files"][file_id].splitlines() if line.strip()]
@@ -167,8 +174,13 @@ class BatchServer:
                 if self.malformed_every and i % self.malformed_every == 0:
                     out.append(f'{{"id": "req-{i}", "custom_id": "{line["custom_id"]}", "response": {{"status_c')
                     continue
+                text = self.answer(messages)
                 out.append({"id": f"req-{i}", "custom_id": line["custom_id"], "error": None,
-                            "response": {"status_code": 200, "body": completion(line["body"], self.answer(messages))}})
+                            "response": {"status_code": 200, "body": completion(line["body"], text)}})
+                if self.duplicate_lines:
+                    again = opposite(text) if self.duplicate_lines == "opposite" else text
+                    out.append({"id": f"req-{i}b", "custom_id": line["custom_id"], "error": None,
+                                "response": {"status_code": 200, "body": completion(line["body"], again)}})
         for name, rows in (("output_file_id", out), ("error_file_id", err)):
             if rows:
                 text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
@@ -187,11 +199,18 @@ class BatchServer:
         return any(b.get("output_file_id") == file_id for b in self.batches)
 
     def live(self, body: dict) -> dict:
+        time.sleep(self.live_delay_s)
         with self.lock:
             self._bill(body["messages"])
             self.state["live"] += 1
             self._save()
         return completion(body, self.answer(body["messages"]))
+
+
+def opposite(text: str) -> str:
+    """An answer with the opposite verdict (an Arena-Hard ``[[A>B]]`` becomes ``[[B>A]]``, ...)."""
+    swaps = {"A>>B": "B>>A", "A>B": "B>A", "B>>A": "A>>B", "B>A": "A>B"}
+    return re.sub(r"A>>B|A>B|B>>A|B>A", lambda m: swaps[m.group(0)], text)
 
 
 def completion(body: dict, text: str) -> dict:

@@ -53,8 +53,8 @@ def register(app: typer.Typer) -> None:
     def copy(source: str = typer.Argument(..., help=f"The store to read. {STORE_HELP}"),
              target: str = typer.Argument(..., help=f"The store to write (made when missing). {STORE_HELP}"),
              as_json: Json = False) -> None:
-        """Copy every game, run fact and journaled answer from one store to another (SQLite <-> PostgreSQL);
-        games already judged ok in the target are kept."""
+        """Copy every game, run fact, journaled answer and batch (open ones too) from one store to another
+        (SQLite <-> PostgreSQL); games already judged ok in the target are kept."""
         from judgewise.commands.stores import copy_store  # the commands layer loads pandas (and with it pyarrow)
 
         info = copy_store(source, target)

@@ -32,7 +32,9 @@ def batch_line(b: dict) -> str:
     resumed = f" (+{b['resumed']} open batches of an earlier run polled)" if b["resumed"] else ""
     return (f"batches: {b['batches']} submitted{resumed}, {b['lines']} calls sent in them; {b['answered']} answered "
             f"at the batch price, {b['failed']} failed ({b['unreadable']} unreadable), {b['expired']} expired — "
-            "those sent live or in a new batch (judge.batch_retry)")
+            "those sent live or in a new batch (judge.batch_retry)"
+            + (f"; {b['duplicates']} output lines answered a call already answered ({b['conflicting']} with a "
+               "different answer): the first answer of each call kept" if b.get("duplicates") else ""))
 
 
 def summary_lines(outcome: JudgeOutcome, output: str | None) -> list[str]:
@@ -462,7 +464,9 @@ def copy_line(info: dict) -> str:
     """``store copy``: the games and answers copied, and what the target holds now."""
     return (f"copied {info['games']} games and {info['answers']} journaled answers from {info['source']} to "
             f"{info['target']}; it now holds {info['target_games']} games ({info['target_ok']} ok; "
-            f"{info['target_games_before']} before)")
+            f"{info['target_games_before']} before)"
+            + (f"; {info['open_batches']} open batch(es) copied with the batch ledger: run judge on one of the "
+               "two stores to read them" if info.get("open_batches") else ""))
 
 
 def split_list(text: str) -> list[str]:

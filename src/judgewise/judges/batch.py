@@ -11,11 +11,20 @@ answer parsed by the live parser (``parse_chat_body``), priced at the batch disc
 marked ``ended`` in one transaction. The live engine then stores every game through the same judge, parser and
 store, taking the answers from the journal (never paying twice) and sending live only what no batch answered.
 
-Kill points: before the batch is created, the rerun finds no batch with its id in the provider's list and drops
-the ``intent`` (nothing was billed; an uploaded file alone is not); after it is created, the rerun finds it by its
-metadata (id not recorded yet) or by its recorded id and polls it; after its results are read, the journal holds
-them. Calls a batch did not answer (failed lines, expired lines, a malformed output line) go live
-(``retry="live"``) or into the next batch (``retry="batch"``) until they have been in ``max_rounds`` batches.
+Kill points: the input file's id is recorded in the ledger before the batch is created. Killed before that, the
+rerun drops the ``intent`` (no create was ever sent; an uploaded file alone is not billed); killed after, the rerun
+looks for the batch in the provider's list (:func:`_locate`): by its metadata, by its input file id, else among the
+batches that name neither (a proxy's list may leave them out) by creation time, request count and the custom_ids of
+their output — and drops the ``intent`` only when the list proves no batch of it exists; when it cannot tell, the
+run stops rather than pay twice. Found, or its id recorded, the batch is polled; after its results are read, the
+journal holds them. Calls a batch did not answer (failed lines, expired lines, a malformed output line) go live
+(``retry="live"``) or into the next batch (``retry="batch"``) until they have been in ``max_rounds`` batches. An
+output file answering one call twice keeps the first answer and counts the others (``duplicates``; ``conflicting``
+those whose answer differs).
+
+One payer per call: the run (:func:`judgewise.judges.runner.arun_keyed`) holds the store's batch writer lease while
+it runs, so a second batch run, or a live run, on the same store is refused while it runs; a live run is refused too
+while the ledger holds an open batch of its games (:func:`open_batch_conflict`).
 """
 
 from __future__ import annotations
@@ -24,22 +33,24 @@ import asyncio
 import itertools
 import json
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from judgewise.errors import ConfigError, JudgeError
+from judgewise.errors import ConfigError, JudgeError, StoreBusy
 from judgewise.judges.base import Completion, FatalCallError, MalformedResponseError, RetryableCallError
 from judgewise.judges.http11 import MAX_ANSWER_BYTES
-from judgewise.judges.openai_batch import DOWNLOAD_S, MAX_FILE_MB, TERMINAL, BatchClient
+from judgewise.judges.openai_batch import DOWNLOAD_S, LIST_PAGES, MAX_FILE_MB, TERMINAL, BatchClient
 from judgewise.judges.scheduler import ScheduledBackend, call_key, off_loop
-from judgewise.store.batches import OPEN_STATES
+from judgewise.store.batches import BATCH_WRITER, OPEN_STATES
 from judgewise.store.protocol import BatchLedger
 
 log = logging.getLogger(__name__)
 
 METADATA_KEY = "judgewise_batch"  # the batch's metadata entry naming its ledger row
+CLOCK_SLACK_S = 600.0  # how far the provider's clock may lag ours when a batch's creation time is compared
 MAX_LINES, MAX_BYTES = 50_000, 190 << 20  # a batch's limits at OpenAI: 50,000 requests, an input file of 200 MB
 RETRIES = ("live", "batch")
 LINE_ENVELOPE = 1 << 16  # bytes of an output line around its answer's body (custom_id, status, ids...)
@@ -93,9 +104,11 @@ class BatchCounts:
     failed: int = 0  # lines failed: an error, a non-200 status, a malformed answer or no line at all
     expired: int = 0  # lines not run before the batch expired
     unreadable: int = 0  # output lines that are not a result (maybe billed, then sent again: counted in failed)
+    duplicates: int = 0  # output lines answering a call already answered in the same batch (the first kept)
+    conflicting: int = 0  # of those, lines whose answer differs from the first
 
     def add(self, other: dict) -> None:
-        for name in ("answered", "failed", "expired", "unreadable"):
+        for name in ("answered", "failed", "expired", "unreadable", "duplicates", "conflicting"):
             setattr(self, name, getattr(self, name) + int(other.get(name, 0)))
 
 
@@ -152,7 +165,8 @@ async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, ret
             await _finish(client, store, backend, row, settings, counts)
     rounds = settings.max_rounds if settings.retry == "batch" else 1
     while True:
-        tries = Counter(c for row in await off_loop(store, "batches", ("ended",)) for c in row["calls"])
+        tries = Counter(c for row in await off_loop(store, "batches", ("ended",))
+                        for c, game in row["calls"].items() if game in keyed)  # this run's games' tries only
         skip = {c for c, n in tries.items() if n >= rounds}
         room = None if max_lines is None else max_lines - counts.lines
         calls = await _collect(keyed, judge, backend, store, retry_failed, skip, room) if room != 0 else {}
@@ -165,6 +179,55 @@ async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, ret
             counts.lines += len(part)
         for row in rows:
             await _finish(client, store, backend, row, settings, counts)
+
+
+def hold_store(store, keyed: dict, batch: bool) -> None:
+    """Take the store's writer lease for a run over ``keyed`` (a batch run's or a live run's), or StoreBusy naming
+    what keeps it out: a batch run of another live process (it may be about to pay for any call), a live run beside
+    a batch run, or, for a live run, an open batch in the ledger holding calls of its games (looked for before the
+    lease is taken, so that a refused run writes nothing, and again after). A store that keeps no writer leases (a
+    store object of a caller's own) is taken as it is."""
+    if not hasattr(store, "take_writer"):
+        return
+    if not batch:
+        _refuse_open_batch(store, keyed)
+    conflict = store.take_writer("batch" if batch else "live")
+    if conflict is not None:
+        key, owner = conflict
+        doing = "running batches on it" if key == BATCH_WRITER else "judging it live"
+        raise StoreBusy(f"store {store.path}: another judgewise process ({owner}) is {doing}{_open_note(store)}; "
+                        f"a {'batch' if batch else 'live'} run beside it could pay for the same calls twice: wait "
+                        "until that process ends, then rerun this command (batch mode resumes its open batches)")
+    if not batch:
+        try:
+            _refuse_open_batch(store, keyed)  # one written between the look and the lease
+        except StoreBusy:
+            store.release_writer()
+            raise
+
+
+def _refuse_open_batch(store, keyed: dict) -> None:
+    row = open_batch_conflict(store, keyed)
+    if row is not None:
+        name = row["batch_id"] or f"{row['local_id']} (its provider id not recorded yet)"
+        raise StoreBusy(f"store {store.path}: batch {name} is open ({row['state']}, {len(row['calls'])} calls) and "
+                        "holds calls of this run; sent live now they would be paid twice. If the batch run that "
+                        "submitted it still runs, wait until it ends; else resume it: rerun with judge.batch: true "
+                        "(batch: true in a generate models: entry), which polls the batch and stores its answers "
+                        "(what it did not answer then goes live)")
+
+
+def open_batch_conflict(store, keyed: dict) -> dict | None:
+    """The first open batch of the store's ledger holding a call of a game of ``keyed``, or None."""
+    for row in store.batches(OPEN_STATES):
+        if any(game in keyed for game in row["calls"].values()):
+            return row
+    return None
+
+
+def _open_note(store) -> str:
+    rows = store.batches(OPEN_STATES)
+    return f" (open batch {', '.join(r['batch_id'] or r['local_id'] for r in rows[:3])})" if rows else ""
 
 
 def chunks(calls: dict, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> list[dict]:
@@ -206,10 +269,11 @@ async def _resume(client: BatchClient, store, row: dict, settings: BatchSettings
     when it was never created (the ledger row dropped: its calls were never sent)."""
     if row["state"] == "submitted":
         return True
-    found = await _api(client.find, settings, METADATA_KEY, row["local_id"])
+    found = await _locate(client, row, settings) if row.get("input_file_id") else None
     if found is None:
-        log.info("batch %s was never created (the run stopped before); its calls go in a new one", row["local_id"])
-        await off_loop(store, "batch_dropped", row["local_id"], "never created")
+        why = "never created" if row.get("input_file_id") else "never created (its input file was not uploaded)"
+        log.info("batch %s was %s; its calls go in a new one", row["local_id"], why)
+        await off_loop(store, "batch_dropped", row["local_id"], why)
         return False
     await off_loop(store, "batch_submitted", row["local_id"], found["id"])
     row["batch_id"] = found["id"]
@@ -217,36 +281,110 @@ async def _resume(client: BatchClient, store, row: dict, settings: BatchSettings
 
 
 async def _submit(client: BatchClient, store, calls: dict, settings: BatchSettings) -> dict:
-    """Record the batch (``intent``), upload its input file, create it (unless a retry finds it created), record
-    its id; the ledger row."""
-    local = uuid.uuid4().hex
-    await off_loop(store, "batch_intent", local, {c: game for c, (game, _) in calls.items()})
+    """Record the batch (``intent``), upload its input file and record its id, create the batch (unless a retry
+    finds it created), record the batch's id; the ledger row."""
+    row = {"local_id": uuid.uuid4().hex, "calls": {c: g for c, (g, _) in calls.items()}, "input_file_id": None}
+    local = row["local_id"]
+    row["created_at"] = time.time()
+    await off_loop(store, "batch_intent", local, row["calls"])
     lines = b"".join(b'{"custom_id": "%s", "method": "POST", "url": "/v1/chat/completions", "body": %s}\n'
                      % (c.encode(), body) for c, (_, body) in calls.items())
-    file_id = await _api(client.upload, settings, lines, f"judgewise-{local}.jsonl")
-    batch = await _create(client, file_id, local, settings)
+    row["input_file_id"] = await _api(client.upload, settings, lines, f"judgewise-{local}.jsonl")
+    await off_loop(store, "batch_uploaded", local, row["input_file_id"])  # before create: a rerun finds it by it
+    batch = await _create(client, row, settings)
     if not batch or not isinstance(batch.get("id"), str):
         raise JudgeError(f"the batch API did not create batch {local}: {json.dumps(batch)[:200]}; rerun to retry")
     await off_loop(store, "batch_submitted", local, batch["id"])
     log.info("batch %s submitted: %d calls", batch["id"], len(calls))
-    return {"local_id": local, "batch_id": batch["id"], "calls": {c: g for c, (g, _) in calls.items()}}
+    return {**row, "batch_id": batch["id"]}
 
 
-async def _create(client: BatchClient, file_id: str, local: str, settings: BatchSettings) -> dict | None:
-    """Create the batch of ``file_id``; after an error worth retrying, look for it (it may exist all the same)
-    before creating it again."""
+async def _create(client: BatchClient, row: dict, settings: BatchSettings) -> dict | None:
+    """Create the batch of the ledger ``row`` (its input file uploaded); after an error worth retrying, look for
+    it (:func:`_locate`: it may exist all the same) before creating it again."""
+    local = row["local_id"]
     for attempt in range(settings.max_errors):
-        batch = await _api(client.find, settings, METADATA_KEY, local) if attempt else None
+        batch = await _locate(client, row, settings) if attempt else None
         if batch is not None:
             return batch
         try:
-            return await asyncio.to_thread(client.create, file_id, {METADATA_KEY: local})
+            return await asyncio.to_thread(client.create, row["input_file_id"], {METADATA_KEY: local})
         except FatalCallError as exc:
             raise JudgeError(f"the batch API refused to create batch {local}: {exc}") from None
         except RetryableCallError as exc:
             log.warning("creating batch %s: %s; looking for it, then trying again", local, exc)
             await asyncio.sleep(settings.poll_s)
     return None
+
+
+async def _locate(client: BatchClient, row: dict, settings: BatchSettings) -> dict | None:
+    """The provider's batch of the ledger ``row`` (its create may have reached the provider), or None when the
+    provider's list proves there is none: found by its metadata or its input file id; else, among the batches
+    created since the row that name neither (:func:`_names`), the only one, or the one whose output answers the
+    row's calls. JudgeError when the list cannot prove it either way (no second batch without that proof)."""
+    items, complete = await _api(client.listed_since, settings, row["created_at"] - CLOCK_SLACK_S)
+    verdicts = [(item, _names(item, row)) for item in items]
+    ours = [item for item, named in verdicts if named and isinstance(item.get("id"), str)]
+    if ours:
+        return ours[0]
+    unknown = [item for item, named in verdicts if named is None and isinstance(item.get("id"), str)]
+    if complete and len(unknown) <= 1:
+        if unknown:
+            log.warning("batch %s: taking the provider's batch %s as it (its list names no metadata nor input file;"
+                        " created after it, with as many requests)", row["local_id"], unknown[0]["id"])
+        return unknown[0] if unknown else None
+    undecided = []
+    for item in unknown if complete else []:
+        answers = await _answers_calls(client, item["id"], row, settings)
+        if answers:
+            return item
+        if answers is None:
+            undecided.append(item["id"])
+    if complete and not undecided:
+        return None
+    where = (f"the provider's batches {', '.join(undecided[:5])} may be it and have not ended" if complete else
+             f"the provider's list goes past {LIST_PAGES} pages without reaching its creation time")
+    raise JudgeError(f"batch {row['local_id']} of the store may have been created at the provider and cannot be "
+                     f"told apart ({where}); judgewise will not submit its calls again without knowing: rerun once "
+                     "those batches have ended")
+
+
+def _names(item: dict, row: dict) -> bool | None:
+    """Whether the provider's batch ``item`` is the ledger ``row``'s batch: True (its metadata or input file say
+    so), False (they, or its request count, name another), None (it carries none of them)."""
+    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    file_id = item.get("input_file_id")
+    if meta.get(METADATA_KEY) == row["local_id"] or (file_id and file_id == row.get("input_file_id")):
+        return True
+    counts = item.get("request_counts") if isinstance(item.get("request_counts"), dict) else {}
+    total = counts.get("total")
+    other_count = isinstance(total, int) and not isinstance(total, bool) and 0 < total != len(row["calls"])
+    if isinstance(meta.get(METADATA_KEY), str) or (isinstance(file_id, str) and file_id) or other_count:
+        return False
+    return None
+
+
+async def _answers_calls(client: BatchClient, batch_id: str, row: dict, settings: BatchSettings) -> bool | None:
+    """Whether the ended batch ``batch_id``'s output or error file answers any call of ``row`` (None: it has not
+    ended, so it cannot tell yet)."""
+    batch = await _api(client.get, settings, batch_id)
+    if batch.get("status") not in TERMINAL:
+        return None
+    ours = set(row["calls"])
+    for name in ("output_file_id", "error_file_id"):
+        file_id = batch.get(name)
+        if isinstance(file_id, str) and await _api(_names_any, settings, client, file_id, ours):
+            return True
+    return False
+
+
+def _names_any(client: BatchClient, file_id: str, calls: set[str]) -> bool:
+    """Whether a results file (streamed, line by line) has a line for any of ``calls`` (custom_ids)."""
+    for raw in client.lines(file_id, max_line=MAX_ANSWER_BYTES + LINE_ENVELOPE):
+        line = _json_object(raw) if raw is not None else None
+        if line and line.get("custom_id") in calls:
+            return True
+    return False
 
 
 async def _finish(client: BatchClient, store, backend, row: dict, settings: BatchSettings,
@@ -306,9 +444,12 @@ def read_results(backend, calls: dict[str, str], output: bytes | Iterable[bytes 
     """The answers of a batch's output file as (game key, call key, completion fields), and its line counts:
     ``answered``; ``expired`` (lines the error file says expired, and with ``expired`` the lines in neither
     file); ``failed`` (the rest: errors, non-200 statuses, answers that are not chat completions, lines missing or
-    unreadable, which count ``unreadable`` too). A file is its bytes or its lines (None: a line too long to read),
-    read once, in order."""
+    unreadable, which count ``unreadable`` too); ``duplicates`` (lines of a call already read: the first line of a
+    call is the one used) and of those ``conflicting`` (their result differs from the first's). A file is its bytes
+    or its lines (None: a line too long to read), read once, in order."""
     answers, expired_ids, unreadable, seen = [], set(), 0, set()
+    first: dict[str, str] = {}  # call key → its first line's result (:func:`_result_of`)
+    duplicates = conflicting = 0
     for raw in itertools.chain(_lines(output), _lines(errors)):
         if raw is not None and not raw.strip():
             continue
@@ -318,6 +459,11 @@ def read_results(backend, calls: dict[str, str], output: bytes | Iterable[bytes 
             unreadable += 1
             continue
         seen.add(call)
+        if call in first:
+            duplicates += 1
+            conflicting += first[call] != _result_of(line)
+            continue
+        first[call] = _result_of(line)
         response = line.get("response") if isinstance(line.get("response"), dict) else {}
         error = line.get("error") if isinstance(line.get("error"), dict) else {}
         if error.get("code") == "batch_expired":
@@ -329,12 +475,26 @@ def read_results(backend, calls: dict[str, str], output: bytes | Iterable[bytes 
                 log.warning("batch line %s: %s", call[:12], exc)
                 continue
             answers.append((calls[call], call, dict(vars(comp))))
+    if duplicates:
+        log.warning("the batch's results answer %d call(s) more than once (%d with a different answer): the first "
+                    "line of each call is used", duplicates, conflicting)
     answered = {call for _, call, _ in answers}
     if expired:
         expired_ids |= set(calls) - answered - seen
     expired_ids -= answered
     return answers, {"lines": len(calls), "answered": len(answered), "expired": len(expired_ids),
-                     "failed": len(calls) - len(answered) - len(expired_ids), "unreadable": unreadable}
+                     "failed": len(calls) - len(answered) - len(expired_ids), "unreadable": unreadable,
+                     "duplicates": duplicates, "conflicting": conflicting}
+
+
+def _result_of(line: dict) -> str:
+    """What a results line says about its call (its error, or its status and the messages answered), without the
+    fields that differ between two runs of one answer (ids, usage)."""
+    response = line.get("response") if isinstance(line.get("response"), dict) else {}
+    body = response.get("body") if isinstance(response.get("body"), dict) else {}
+    choices = body.get("choices") if isinstance(body.get("choices"), list) else body
+    said = [c.get("message") if isinstance(c, dict) else c for c in choices] if isinstance(choices, list) else choices
+    return json.dumps([line.get("error"), response.get("status_code"), said], sort_keys=True, default=str)
 
 
 def _json_object(raw: bytes) -> dict | None:

@@ -65,20 +65,24 @@ class BatchClient:
         """The batch object (``status``, ``output_file_id``, ``error_file_id``, ``request_counts``...)."""
         return self._json("GET", f"/batches/{batch_id}")
 
-    def find(self, name: str, value: str) -> dict | None:
-        """The batch whose ``metadata[name]`` is ``value``, searching the newest :data:`LIST_PAGES` pages; None."""
-        after = None
+    def listed_since(self, since: float) -> tuple[list[dict], bool]:
+        """The batches of the provider's list created at ``since`` or later (or with no ``created_at``), newest
+        first, from the newest :data:`LIST_PAGES` pages of 100; and whether the walk reached a batch created
+        before ``since`` or the list's end (False: there may be more, unseen)."""
+        found, after = [], None
         for _ in range(LIST_PAGES):
             query = {"limit": 100, **({"after": after} if after else {})}
             page = self._json("GET", f"/batches?{urlencode(query)}")
-            items = page.get("data") if isinstance(page.get("data"), list) else []
+            items = [i for i in (page.get("data") if isinstance(page.get("data"), list) else []) if isinstance(i, dict)]
             for item in items:
-                if isinstance(item, dict) and (item.get("metadata") or {}).get(name) == value:
-                    return item
+                created = item.get("created_at")
+                if isinstance(created, (int, float)) and not isinstance(created, bool) and created < since:
+                    return found, True
+                found.append(item)
             if not page.get("has_more") or not items:
-                return None
+                return found, True
             after = items[-1].get("id")
-        return None
+        return found, False
 
     def lines(self, file_id: str, *, max_line: int) -> Iterator[bytes | None]:
         """The lines of a file (a batch's output or error file) as they arrive, without their line ends; None for a

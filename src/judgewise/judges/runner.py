@@ -33,7 +33,7 @@ import pandas as pd
 from judgewise.errors import BudgetExceeded, ConfigError, JudgeError, StoreUnavailable
 from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges import eventloop
-from judgewise.judges.batch import BatchCounts, BatchSettings, run_batches
+from judgewise.judges.batch import BatchCounts, BatchSettings, hold_store, run_batches
 from judgewise.judges.base import Comparison, FatalCallError, Game, Judge, JudgeResult, RetryableCallError
 from judgewise.judges.limits import Budget, RateLimits
 from judgewise.judges.scheduler import GAME_KEY, RetryPolicy, ScheduledBackend, off_loop
@@ -219,6 +219,8 @@ class RunResult:
     batch_failed: int = 0  # batch lines failed (an error, a malformed answer, no line): sent live or batched again
     batch_expired: int = 0  # batch lines not run before their batch expired: sent live or batched again
     batch_unreadable: int = 0  # batch output lines not readable (the provider may have billed them: paid again)
+    batch_duplicates: int = 0  # batch output lines answering a call already answered (the first answer kept)
+    batch_conflicting: int = 0  # of those, lines whose answer differed from the first
     tokens_cached: int = 0  # of tokens_in, read from the server's prompt cache (as its usage reported)
 
     def __repr__(self) -> str:
@@ -292,13 +294,15 @@ class RunResult:
         """What the batches did: submitted, resumed, lines, answered, failed, expired."""
         return {"batches": self.batches, "resumed": self.batches_resumed, "lines": self.batch_lines,
                 "answered": self.batch_answered, "failed": self.batch_failed, "expired": self.batch_expired,
-                "unreadable": self.batch_unreadable}
+                "unreadable": self.batch_unreadable, "duplicates": self.batch_duplicates,
+                "conflicting": self.batch_conflicting}
 
     def note_batches(self, counts: BatchCounts) -> None:
         """Add what :func:`~judgewise.judges.batch.run_batches` did."""
         self.batches, self.batches_resumed, self.batch_lines = counts.batches, counts.resumed, counts.lines
         self.batch_answered, self.batch_failed, self.batch_expired = counts.answered, counts.failed, counts.expired
         self.batch_unreadable = counts.unreadable
+        self.batch_duplicates, self.batch_conflicting = counts.duplicates, counts.conflicting
         self.reused_answers = max(0, self.reused_answers - counts.answered)  # those from batches are counted here
 
 
@@ -748,8 +752,7 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
                           "processes on one machine can share a SQLite store without --worker")
     t0 = time.perf_counter()
     try:
-        batched = BatchCounts() if settings.batch is None else await run_batches(
-            keyed, judge, store, settings.batch, retry_failed=retry_failed, max_lines=_batch_lines(settings))
+        batched = await _hold_and_batch(keyed, judge, store, settings)
     except BaseException:
         if own_store:
             store.close()
@@ -794,10 +797,46 @@ async def arun_keyed(keyed: dict, judge: Judge, store: ResultStore | Location, s
             scheduled.journal = None
         if original is not None:
             judge.backend = original
-        if own_store:
-            store.close()
+        _let_go(store, own_store)
     _raise_if_stopped(run, result)
     return result
+
+
+async def _hold_and_batch(keyed: dict, judge: Judge, store, settings: RunSettings) -> BatchCounts:
+    """The store's writer lease taken for the run (one payer per call: :func:`~judgewise.judges.batch.hold_store`),
+    then, in batch mode, its batches run (:func:`~judgewise.judges.batch.run_batches`) with the lease renewed
+    (they take hours); the lease given back if they fail."""
+    hold_store(store, keyed, batch=settings.batch is not None)
+    if settings.batch is None:
+        return BatchCounts()
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(store.lease_s / 3)
+            try:
+                await off_loop(store, "renew_claims")
+            except (sqlite3.OperationalError, StoreUnavailable) as exc:
+                log.warning("could not renew the store's batch writer lease (%s); tried again", exc)
+    beat = asyncio.ensure_future(renew())
+    try:
+        return await run_batches(keyed, judge, store, settings.batch, retry_failed=settings.retry_failed,
+                                 max_lines=_batch_lines(settings))
+    except BaseException:
+        if hasattr(store, "release_writer"):
+            store.release_writer()
+        raise
+    finally:
+        beat.cancel()
+
+
+def _let_go(store, own_store: bool) -> None:
+    """The end of a run: its writer lease given back, the store closed when the run opened it."""
+    try:
+        if hasattr(store, "release_writer"):
+            store.release_writer()
+    finally:
+        if own_store:
+            store.close()
 
 
 async def _open_ahead(judge: Judge, calls: int) -> None:

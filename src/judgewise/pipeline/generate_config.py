@@ -33,6 +33,7 @@ path (``gen.yaml: models[1].temperature = -1: must be a number in [0, 2]``), bef
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
@@ -156,6 +157,20 @@ def _check_model(entry: dict, where: str, source: str) -> None:
         raise ConfigError(f"{source}: {where}: give base_url or base_urls, not both")
 
 
+def _refuse_repeats(models: list[dict], source: str) -> None:
+    """Two ``models:`` entries equal but for their names would send the same calls (one answer paid twice, or,
+    in batch mode, sent live at full price as calls already batched): refused, naming both."""
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(models):
+        same = json.dumps({k: v for k, v in entry.items() if k != "name"}, sort_keys=True, default=str)
+        if same in seen:
+            j = seen[same]
+            raise ConfigError(f'{source}: models[{i}] ("{entry["name"]}") repeats models[{j}] '
+                              f'("{models[j]["name"]}"): the same model with the same settings, so the same calls '
+                              "paid twice; remove one of them")
+        seen[same] = i
+
+
 @dataclass
 class GenerateConfig:
     """A validated ``judgewise generate`` config, paths resolved (see the module docstring for the keys)."""
@@ -210,6 +225,7 @@ def load_generate_config(source: str | Path | dict) -> GenerateConfig:
         if isinstance(entry.get("model_path"), str):
             entry["model_path"] = _resolve(entry["model_path"], base)
         models.append(with_prices_file_resolved(entry, base))
+    _refuse_repeats(models, name)
     return GenerateConfig(
         prompts=_resolve(clean["prompts"], base), models=models, output=_resolve(clean.get("output"), base),
         format=clean.get("format", "responses"),

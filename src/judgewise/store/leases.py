@@ -21,7 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-from judgewise.store.batches import SqliteBatchLedger
+from judgewise.store.batches import SqliteBatchLedger, lease_gone, writer_conflict, writer_key
 from judgewise.store.sqlite import SqliteStore
 from judgewise.store.storable import journal_json
 
@@ -163,6 +163,7 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
         """The subclass's tables and indexes (``SCHEMA``), those missing made."""
         for statement in filter(str.strip, self.SCHEMA.split(";")):
             self._db.execute(statement)
+        self._ledger_columns()
 
     def _write(self) -> Immediate:
         return Immediate(self._db)
@@ -199,8 +200,8 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
 
     # -- claims (leases) -----------------------------------------------------------------------------------------
     def claims(self) -> int:
-        """How many claims are held (live or expired)."""
-        return self._db.execute(f"SELECT COUNT(*) FROM {self.CLAIMS}").fetchone()[0]
+        """How many claims on rows are held (live or expired; the writer leases not counted)."""
+        return self._db.execute(f"SELECT COUNT(*) FROM {self.CLAIMS} WHERE key NOT LIKE 'writer:%'").fetchone()[0]
 
     def claim(self, key: str, *, retry_failed: bool = False) -> str:
         """Try to take ``key``. Returns "claimed", "done" (already stored; "failed" rows count as done unless
@@ -232,6 +233,37 @@ class LeasedSqliteStore(SqliteStore, SqliteBatchLedger):
                         out.append("claimed")
                 self._db.executemany(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)", mine)
         return out
+
+    def take_writer(self, mode: str) -> tuple[str, str] | None:
+        """Take this run's writer lease (``mode`` "batch" or "live", :func:`~judgewise.store.batches.writer_conflict`)
+        unless another live process's lease keeps it out: then that lease (key, owner), nothing taken. Renewed with
+        the claims (:meth:`renew_claims`), given back by :meth:`release_writer`."""
+        now = time.time()
+        with self._write():
+            held = self._writer_leases()
+            conflict = writer_conflict(mode, self.owner, held, now, owner_is_dead)
+            self._drop_leases(held, lambda owner, expires: lease_gone(owner, expires, now, owner_is_dead))
+            if conflict is None:
+                self._db.execute(f"INSERT OR REPLACE INTO {self.CLAIMS} VALUES (?, ?, ?)",
+                                 (writer_key(mode, self.owner), self.owner, now + self.lease_s))
+        return conflict
+
+    def release_writer(self) -> None:
+        """Give back the writer lease this instance holds (none: nothing to do), and those of runs killed meanwhile
+        (dead or expired: :func:`~judgewise.store.batches.lease_gone`)."""
+        now = time.time()
+        with self._write():
+            held = self._writer_leases()
+            self._drop_leases(held, lambda owner, expires: owner == self.owner or lease_gone(owner, expires, now,
+                                                                                                owner_is_dead))
+
+    def _writer_leases(self) -> list[tuple]:
+        return self._db.execute(f"SELECT key, owner, expires FROM {self.CLAIMS} WHERE key LIKE 'writer:%'").fetchall()
+
+    def _drop_leases(self, held: list[tuple], drop) -> None:
+        """Inside a write transaction: the writer leases of ``held`` (key, owner, expires) that ``drop`` names."""
+        self._db.executemany(f"DELETE FROM {self.CLAIMS} WHERE key = ?",
+                             [(key,) for key, owner, expires in held if drop(owner, expires)])
 
     def renew_claims(self) -> int:
         """Extend the lease of every claim this instance holds; returns how many."""

@@ -91,20 +91,24 @@ def copy_store(source: Location, target: Location) -> dict:
     """Copy every game, run fact and journaled answer of the store at ``source`` into the store at ``target``
     (made when missing; SQLite ↔ PostgreSQL either way), and its human labels (those not there yet). Games already
     judged ok in ``target`` are kept as they are; claims (leases of live processes) and worker queues are not
-    copied. Returns the counts."""
+    copied. The batch ledger is copied too (a batch still open goes on in the copy: a run on it polls that batch
+    instead of submitting its calls again). Returns the counts."""
     if _same_store(source, target):
         raise ConfigError(f"store copy: source and target are the same store ({store_label(source)} and "
                           f"{store_label(target)})")
     with open_store_readonly(source) as src:
         games, meta, answers, labels = src.frame(), src.meta(), src.answer_rows(), src.labels()
+        batches = src.batches()
     with open_store(target) as dst:
         before = dst.count()
         dst.absorb(games, meta, answers)
+        n_batches = dst.absorb_batches(batches)
         after, ok = dst.count(), dst.count("ok")
         n_labels = _copy_labels(labels, dst)
     return {"source": store_label(source), "target": store_label(target), "games": len(games),
             "answers": len(answers), "target_games_before": before, "target_games": after, "target_ok": ok,
-            "labels": n_labels}
+            "labels": n_labels, "batches": n_batches,
+            "open_batches": sum(r["state"] in ("intent", "submitted") for r in batches)}
 
 
 def _copy_labels(rows, dst) -> int:

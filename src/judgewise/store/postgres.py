@@ -33,7 +33,9 @@ import pandas as pd
 
 from judgewise.errors import ConfigError, InputError, StoreUnavailable
 from judgewise.redaction import scrub
-from judgewise.store.batches import BATCH_COLUMNS, BATCH_STATES, batch_row, batch_table_sql, journal_rows
+from judgewise.store.batches import (ADDED_LEDGER_COLUMNS, BATCH_COLUMNS, BATCH_STATES, batch_row, batch_table_sql,
+                                     journal_rows, lease_gone, ledger_values, rows_to_absorb, writer_conflict,
+                                     writer_key)
 from judgewise.store.judgments import (GAME_COLUMNS, HISTORY_SQL, MIGRATIONS, SCHEMA_VERSION, STORE_TABLES, GameRecord,
                                     JudgmentStore, check_version, plain_value, scrubbed, store_stats)
 from judgewise.store.labels import INSERT as LABEL_INSERT, PG_DDL as LABEL_DDL, SELECT as LABEL_SELECT
@@ -47,6 +49,7 @@ log = logging.getLogger(__name__)
 
 PG_SCHEMA = "judgewise"  # the PostgreSQL schema (namespace) holding a store's tables
 _LOCK = 0x6A756467  # pg_advisory_xact_lock key serialising the creation and migration of the tables
+_WRITERS = _LOCK + 1  # the same, serialising the taking of writer leases (judgewise.store.batches.writer_conflict)
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"  # leases run on the server's clock, not on the workers'
 NUMERIC = ("swapped", "verdict5", "outcome", "soft", "tokens_in", "tokens_out", "latency_s", "cost", "n_calls",
            "created_at", "score", "turn", "tokens_cached")
@@ -267,6 +270,35 @@ class PgJudgmentStore:
             c.execute("DELETE FROM queue WHERE key = ANY(%s)", (list(done),))
         return done
 
+    def take_writer(self, mode: str) -> tuple[str, str] | None:
+        """Take this run's writer lease unless another live process's keeps it out (then that lease, nothing
+        taken); as the SQLite store's (:meth:`~judgewise.store.leases.LeasedSqliteStore.take_writer`)."""
+        def take(c):
+            c.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITERS,))
+            now = c.execute(f"SELECT {NOW}").fetchone()[0]
+            held = c.execute("SELECT key, owner, expires FROM claims WHERE key LIKE 'writer:%%'").fetchall()
+            conflict = writer_conflict(mode, self.owner, held, float(now), owner_is_dead)
+            _drop_leases(c, held, lambda owner, expires: lease_gone(owner, expires, float(now), owner_is_dead))
+            if conflict is None:
+                c.execute("INSERT INTO claims VALUES (%s, %s, %s) ON CONFLICT (key) DO UPDATE SET owner = "
+                          "excluded.owner, expires = excluded.expires",
+                          (writer_key(mode, self.owner), self.owner, float(now) + self.lease_s))
+            return conflict
+        return self._run("take the store's writer lease", take)
+
+    def release_writer(self) -> None:
+        """Give back the writer lease this instance holds, and those of runs killed meanwhile (best effort:
+        else it expires)."""
+        def give_back(c) -> None:
+            now = float(c.execute(f"SELECT {NOW}").fetchone()[0])
+            held = c.execute("SELECT key, owner, expires FROM claims WHERE key LIKE 'writer:%%'").fetchall()
+            _drop_leases(c, held, lambda owner, expires: owner == self.owner or lease_gone(owner, expires, now,
+                                                                                             owner_is_dead))
+        try:
+            self._run("give back the writer lease", give_back, retry=False)
+        except StoreUnavailable as exc:
+            log.debug("writer lease left to expire: %s", exc)
+
     def renew_claims(self) -> int:
         """Extend the lease of every claim this instance holds; returns how many."""
         return self._run("renew claims", lambda c: c.execute(
@@ -378,8 +410,14 @@ class PgJudgmentStore:
         """Record a batch about to be submitted: its ``calls`` (call key → game key), state ``intent``."""
         now = time.time()
         self._run("record a batch", lambda c: c.execute(
-            "INSERT INTO batches VALUES (%s, NULL, 'intent', NULL, %s, NULL, %s, %s)",
+            "INSERT INTO batches (local_id, state, calls, created_at, updated_at) VALUES (%s, 'intent', %s, %s, %s)",
             (local_id, json.dumps(calls), now, now)))
+
+    def batch_uploaded(self, local_id: str, file_id: str) -> None:
+        """The batch's input file is uploaded as ``file_id`` (state still ``intent``), before it is created."""
+        self._run("record a batch", lambda c: c.execute(
+            "UPDATE batches SET input_file_id = %s, updated_at = %s WHERE local_id = %s",
+            (file_id, time.time(), local_id)))
 
     def batch_submitted(self, local_id: str, batch_id: str) -> None:
         """The provider created the batch ``batch_id``: state ``submitted``."""
@@ -405,6 +443,20 @@ class PgJudgmentStore:
             f"SELECT {', '.join(BATCH_COLUMNS)} FROM batches WHERE state = ANY(%s) ORDER BY created_at, local_id",
             (list(states),)).fetchall())
         return [batch_row(r) for r in rows]
+
+    def absorb_batches(self, rows: list[dict]) -> int:
+        """Copy ledger rows of another store (``store copy``): those missing added, those further on replacing
+        the row held (never moved back); how many were written."""
+        def write(c) -> int:
+            have = dict(c.execute("SELECT local_id, state FROM batches FOR UPDATE").fetchall())
+            new, ahead = rows_to_absorb(rows, have)
+            marks = ", ".join(["%s"] * len(BATCH_COLUMNS))
+            sets = ", ".join(f"{col} = excluded.{col}" for col in BATCH_COLUMNS if col != "local_id")
+            with c.cursor() as cur:
+                cur.executemany(f"INSERT INTO batches ({', '.join(BATCH_COLUMNS)}) VALUES ({marks}) "
+                                f"ON CONFLICT (local_id) DO UPDATE SET {sets}", [ledger_values(r) for r in new + ahead])
+            return len(new) + len(ahead)
+        return self._run("copy the batch ledger", write)
 
     def note_meta(self, name: str, value: str) -> None:
         """Record a run fact in ``meta`` (committed at once); a fact already recorded under ``name`` stays."""
@@ -438,7 +490,8 @@ class PgJudgmentStore:
     def stats(self) -> dict:
         """Counts ok/failed, tokens, cost and calls, overall and by judge and by model; live claims; queued."""
         in_flight, queued = self._run("count claims", lambda c: c.execute(
-            f"SELECT (SELECT COUNT(*) FROM claims WHERE expires > {NOW}), (SELECT COUNT(*) FROM queue)").fetchone())
+            f"SELECT (SELECT COUNT(*) FROM claims WHERE expires > {NOW} AND key NOT LIKE 'writer:%'), "
+            "(SELECT COUNT(*) FROM queue)").fetchone())
         out = store_stats(self.frame(), path=self.path, in_flight=in_flight)
         out["maybe_charged_timeouts"] = self.maybe_charged_timeouts()
         out["queued"] = int(queued)
@@ -502,10 +555,18 @@ def _create_or_migrate(label: str):
             for statement in MIGRATIONS.get(step, ()):
                 c.execute(statement)
         c.execute(BATCH_TABLE.format(s=PG_SCHEMA))
+        for column in ADDED_LEDGER_COLUMNS:
+            c.execute(f"ALTER TABLE {PG_SCHEMA}.batches ADD COLUMN IF NOT EXISTS {column} TEXT")
         if version < SCHEMA_VERSION:
             c.execute("UPDATE meta SET value = %s WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
             log.info("store %s migrated from schema version %d to %d", label, version, SCHEMA_VERSION)
     return run
+
+
+def _drop_leases(c, held: list[tuple], drop) -> None:
+    """The writer leases of ``held`` (key, owner, expires) that ``drop`` names, deleted."""
+    gone = [key for key, owner, expires in held if drop(owner, expires)]
+    c.execute("DELETE FROM claims WHERE key = ANY(%s)", (gone,))
 
 
 def _set_batch(c, local_id: str, state: str, **values) -> None:

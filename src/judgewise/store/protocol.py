@@ -170,6 +170,9 @@ class BatchLedger(Protocol):
     def batch_intent(self, local_id: str, calls: dict[str, str]) -> None:
         """Record a batch about to be submitted: its ``calls`` (call key → game key), state ``intent``."""
 
+    def batch_uploaded(self, local_id: str, file_id: str) -> None:
+        """The batch's input file is uploaded as ``file_id`` (recorded before the batch is created)."""
+
     def batch_submitted(self, local_id: str, batch_id: str) -> None:
         """The provider created the batch ``batch_id``: state ``submitted``."""
 
@@ -183,3 +186,12 @@ class BatchLedger(Protocol):
 
     def batches(self, states: tuple[str, ...] = ...) -> list[dict]:
         """The ledger's rows in ``states`` (default: all), oldest first."""
+
+    def absorb_batches(self, rows: list[dict]) -> int:
+        """Copy another store's ledger rows (``store copy``), never moving a batch back; how many written."""
+
+    def take_writer(self, mode: str) -> tuple[str, str] | None:
+        """Take the run's writer lease ("batch" or "live"), or the (key, owner) of the lease keeping it out."""
+
+    def release_writer(self) -> None:
+        """Give back the writer lease this instance holds."""
