@@ -272,11 +272,12 @@ def is_loopback(host: str) -> bool:
     return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
 
 
-def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int = 100,
-          seed: int = 0, ready: Callable[[str], None] | None = None, judge: str | None = None,
+def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int | None = None,
+          seed: int | None = None, ready: Callable[[str], None] | None = None, judge: str | None = None,
           pool_judges: bool = False) -> None:
     """Load the run once and serve it until interrupted; ``ready(url)`` is called once listening.
-    ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them)."""
+    ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them).
+    ``bootstrap``/``seed`` None: what the run recorded in its store (evaluate), else the report's defaults."""
     options = ReportOptions(bootstrap=bootstrap, seed=seed, judge=judge, pool_judges=pool_judges)  # checked first
     with make_explorer_server(None, host, port) as server:  # bind first: a busy port fails before loading
         if not is_loopback(host):
