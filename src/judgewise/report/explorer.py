@@ -23,6 +23,7 @@ from functools import cached_property
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from judgewise.commands.text import interval_line
 from judgewise.errors import ConfigError
 from judgewise.report import charts, choose_judge
 from judgewise.report.context import ReportOptions
@@ -103,7 +104,7 @@ class Explorer:
                                       [_nan(x["ci_low"]) for x in records], [_nan(x["ci_high"]) for x in records],
                                       xlabel=f"{ctx.method} score", ranks=[x["rank"] for x in records])
         return {"error": None, "records": records, "chart": chart, "method": ctx.method,
-                "level": f"{round(100 * r.ci_level)}%"}
+                "level": f"{round(100 * r.ci_level)}%", "intervals": interval_line(r)}
 
     def leaderboard(self, q: dict) -> tuple[str, dict]:
         d = self.data

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from judgewise.commands.text import interval_line
 from judgewise.errors import JudgewiseError
 from judgewise.report import analysis_sections, charts
 from judgewise.report.context import ReportContext
@@ -104,9 +105,7 @@ def leaderboard_section(ctx: ReportContext, s: Section) -> None:
     records = r.to_records()
     level = f"{round(100 * r.ci_level)}%"
     extras = [k for k in ("se", "n_wins", "n_draws", "discrete_win_rate", "mu", "sigma") if k in r.extra]
-    intervals = (f"{level} bootstrap intervals over {ctx.bootstrap} rounds; rank is CI-aware: "
-                 "1 + number of models whose lower bound exceeds this model's upper bound" if r.info.get("bootstrap")
-                 else "no bootstrap intervals; rank = 1 + number of models with a higher score (ties share a rank)")
+    intervals = interval_line(r)  # as `rank` and `evaluate` print it: the interval, and its measured coverage
     s.tables.append(TableBlock(
         caption=f"Leaderboard ({ctx.method}; {intervals})",
         columns=["rank", "model", "score", f"{level} CI", "n", *extras],
