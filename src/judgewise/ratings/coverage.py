@@ -42,9 +42,12 @@ def measured_coverage(method: str, interval: str, n_prompts: int, level: float, 
 
 def coverage_line(coverage: dict | None) -> str | None:
     """"nominal 95%, measured 87% at 50 prompts (source)" when the measured coverage falls short of the nominal
-    level by more than :data:`SHORTFALL`; None otherwise."""
-    if not coverage or coverage["measured"] >= coverage["nominal"] - SHORTFALL:
+    level by more than :data:`SHORTFALL` (with the CI-aware ranks' coverage when they fall short too); None
+    otherwise."""
+    short = coverage["nominal"] - SHORTFALL if coverage else None
+    if not coverage or coverage["measured"] >= short:
         return None
     at = f"{'fewer than' if coverage['fewer'] else 'at'} {coverage['prompts']} prompts"
-    return (f"nominal {coverage['nominal'] * 100:g}%, measured {coverage['measured'] * 100:.0f}% {at} "
+    ranks = f", ranks {coverage['rank'] * 100:.0f}%" if coverage["rank"] < short else ""
+    return (f"nominal {coverage['nominal'] * 100:g}%, measured {coverage['measured'] * 100:.0f}%{ranks} {at} "
             f"({coverage['source']})")
