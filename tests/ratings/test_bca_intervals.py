@@ -79,7 +79,7 @@ def test_outputs_say_where_measured_coverage_falls_short_of_the_level():
     line = coverage_line(bt50)
     assert line.startswith("nominal 95%, measured ") and "at 50 prompts" in line
     assert coverage_line(measured_coverage("bt", "bca", 805, 0.95)) is None  # covers at 400 prompts and above
-    assert "fewer than 50 prompts" in coverage_line(measured_coverage("elo", "bca", 20, 0.95))
+    assert "at 50 prompts (fewer here: lower still)" in coverage_line(measured_coverage("elo", "bca", 20, 0.95))
     assert measured_coverage("bt", "bca", 60, 0.9) is None and measured_coverage("bt", "bca", 60, 0.95, "battle") is None
     ranking = rank(_anchor_games(np.random.default_rng(0), 60), "winrate", anchor="anchor", bootstrap=50)
     assert ranking.info["bootstrap"]["coverage"]["prompts"] == 50

@@ -47,7 +47,7 @@ def coverage_line(coverage: dict | None) -> str | None:
     short = coverage["nominal"] - SHORTFALL if coverage else None
     if not coverage or coverage["measured"] >= short:
         return None
-    at = f"{'fewer than' if coverage['fewer'] else 'at'} {coverage['prompts']} prompts"
+    at = f"at {coverage['prompts']} prompts" + (" (fewer here: lower still)" if coverage["fewer"] else "")
     ranks = f", ranks {coverage['rank'] * 100:.0f}%" if coverage["rank"] < short else ""
     return (f"nominal {coverage['nominal'] * 100:g}%, measured {coverage['measured'] * 100:.0f}%{ranks} {at} "
             f"({coverage['source']})")
