@@ -69,7 +69,7 @@ def test_bca_covers_a_skewed_win_rate_at_its_level_where_the_percentile_interval
 
 
 def test_an_unknown_interval_is_a_config_error_naming_the_option():
-    with pytest.raises(ConfigError, match="--ci"):
+    with pytest.raises(ConfigError, match="--interval"):
         rank(_anchor_games(np.random.default_rng(0), 10), "winrate", bootstrap=10, interval="studentised")
 
 

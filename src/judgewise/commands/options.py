@@ -86,7 +86,7 @@ class RankOptions:
     bootstrap_unit: str = option("prompt", "--bootstrap-unit", help="Resample prompts or battles.")
     seed: int = 0
     ci_level: float = 0.95
-    interval: str = option("bca", "--ci", help="Bootstrap interval: bca (default: bias-corrected and accelerated, "
+    interval: str = option("bca", "--interval", help="Bootstrap interval: bca (default: bias-corrected and accelerated, "
                            "measured to cover where percentile does not; docs/ratings.md) or percentile (FastChat's "
                            "and Arena-Hard-Auto's).")
     by: str | None = option(None, "--by", help="Also rank each group of rows sharing a value of this column (of the "

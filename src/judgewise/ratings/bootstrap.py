@@ -292,7 +292,7 @@ JACKKNIFE_UNITS = 1_000  # at most this many delete-one refits for BCa's acceler
 def check_interval(interval: str) -> None:
     """ConfigError unless ``interval`` names a bootstrap interval of :data:`INTERVALS`."""
     if interval not in INTERVALS:
-        raise ConfigError(f'interval (--ci) must be one of {", ".join(INTERVALS)}, got "{interval}"')
+        raise ConfigError(f'interval (--interval) must be one of {", ".join(INTERVALS)}, got "{interval}"')
 
 
 def jackknife(data: RatingData, result: MethodResult, unit: str) -> tuple[np.ndarray, np.ndarray] | None:
