@@ -64,13 +64,28 @@ def _shown_first(frame: pd.DataFrame, source: str, positions: np.ndarray) -> tup
     return first, np.where(flip, model_a, model_b), flip
 
 
-def _duplicates(*columns: np.ndarray) -> np.ndarray:
-    """Positions of the rows whose key (the columns' values) an earlier row already has, in order."""
-    key = np.zeros(len(columns[0]), dtype=np.int64)
-    for column in columns:
-        codes, uniques = pd.factorize(column)
-        key = key * max(len(uniques), 1) + codes  # < 2⁶³ for any table that fits in memory (≤ rows³)
-    return np.flatnonzero(pd.Series(key).duplicated().to_numpy())
+class GameKeys:
+    """(prompt, model shown first, model shown second) of every row as one integer each, and the lookup of a game's
+    key: prompts and models numbered once (``pd.factorize``), key = (prompt · M + first) · M + second for M models
+    (< 2⁶³ for any table that fits in memory)."""
+
+    def __init__(self, prompt: np.ndarray, first: np.ndarray, second: np.ndarray):
+        prompt_codes, prompts = pd.factorize(prompt)
+        model_codes, models = pd.factorize(np.concatenate([first, second]))
+        self.prompts = dict(zip(prompts.tolist(), range(len(prompts))))
+        self.models = dict(zip(models.tolist(), range(len(models))))
+        self.width = max(len(models), 1)
+        n = len(prompt)
+        self.keys = (prompt_codes.astype(np.int64) * self.width + model_codes[:n]) * self.width + model_codes[n:]
+
+    def duplicates(self) -> np.ndarray:
+        """Positions of the rows whose key an earlier row already has, in order."""
+        return np.flatnonzero(pd.Series(self.keys).duplicated().to_numpy())
+
+    def key(self, prompt: str, first: str, second: str) -> int | None:
+        """The key of one game, None when its prompt or a model is in no row."""
+        p, f, s = self.prompts.get(prompt), self.models.get(first), self.models.get(second)
+        return None if p is None or f is None or s is None else (p * self.width + f) * self.width + s
 
 
 class ReplayJudge:
@@ -103,7 +118,8 @@ class ReplayJudge:
         self._outcome = np.where(flip, 1.0 - outcome, outcome)
         self._verdict = np.where(flip, -verdict, verdict)
         prompt = frame["prompt_id"].astype(str).to_numpy(dtype=object)
-        dup = _duplicates(prompt, first, second)
+        keys = GameKeys(prompt, first, second)
+        dup = keys.duplicates()
         if len(dup):
             k = dup[0]
             raise InputError(f"second judgment for prompt {prompt[k]!r} with {first[k]!r} shown before "
@@ -113,14 +129,15 @@ class ReplayJudge:
         self._error = frame["error"].to_numpy(dtype=object) if "error" in frame.columns else \
             np.full(len(frame), None)
         self._position = positions
-        self._rows = dict(zip(zip(prompt.tolist(), first.tolist(), second.tolist()), range(len(frame))))
+        self._keys, self._rows = keys, pd.Index(keys.keys)  # unique: a key's position is its row
 
     async def judge(self, game: Game) -> JudgeResult:
         """The recorded verdict for this game's prompt, pair and order, from the shown-first view."""
         c = game.comparison
         first = game.first_model
         second = c.model_a if game.swapped else c.model_b
-        i = self._rows.get((str(c.prompt_id), first, second))
+        key = self._keys.key(str(c.prompt_id), first, second)
+        i = None if key is None or key not in self._rows else int(self._rows.get_loc(key))
         if i is None:
             return JudgeResult(verdict=None, n_calls=0, error=f"replay: no recorded judgment for prompt "
                                f"{c.prompt_id!r} with {first!r} shown before {second!r}")
