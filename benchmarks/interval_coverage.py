@@ -114,6 +114,13 @@ def coverage_table(rows: pd.DataFrame | None = None, *, methods=METHODS, sizes=S
     return pd.DataFrame(out)
 
 
+def coverage_min(table: pd.DataFrame, interval: str = "bca") -> float:
+    """The smallest score or rank coverage of ``interval``'s rows of a :func:`coverage_table`: the benchmark's
+    ``ci_coverage_min``."""
+    rows = table[table["interval"] == interval]
+    return float(np.nanmin(rows[["score_coverage", "rank_coverage"]].to_numpy()))
+
+
 def write_coverage(table: pd.DataFrame, args) -> None:
     """The figures ``judgewise.ratings.coverage`` quotes in every output (``ratings/coverage.json``)."""
     keep = ["method", "interval", "prompts", "score_coverage", "rank_coverage", "subsets", "bootstrap"]
@@ -153,8 +160,7 @@ def main(argv=None) -> pd.DataFrame:
     for rec in table.to_dict("records"):
         print(f"{rec['data']} {rec['method']} {rec['interval']} {rec['prompts']} prompts: score {rec['score_coverage']:.3f} "
               f"(se {rec['score_se']:.3f}) rank {rec['rank_coverage']:.3f}")
-    shipped = table[table["interval"] == args.intervals[0]]  # the default interval (bca) unless told otherwise
-    low = float(np.nanmin(shipped[["score_coverage", "rank_coverage"]].to_numpy()))
+    low = coverage_min(table, args.intervals[0])  # the default interval (bca) unless told otherwise
     print(f"ci_coverage_min={low:.3f}")
     return table
 
