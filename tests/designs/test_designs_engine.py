@@ -54,3 +54,16 @@ def test_engine_verdicts_is_the_rounds_engine_and_rejects_a_missing_response(tmp
     assert verdicts.engine.summary()["rounds"] == 1
     with pytest.raises(InputError, match="m2"):
         verdicts(np.array([0]), np.array([0]), np.array([2]))
+
+
+def test_engine_verdicts_builds_its_answer_lookup_once_not_every_round(tmp_path):
+    models, prompts = ["m0", "m1", "m2"], ["x0", "x1", "x2"]
+    judge = SimulatedJudge({"m0": 1400, "m1": 1300, "m2": 1200}, p_judge=0.9, seed=1)
+    verdicts = engine_verdicts(judge, str(tmp_path / "s.sqlite"), responses(models, prompts), models, prompts,
+                               orders="one")
+    verdicts(np.array([0]), np.array([0]), np.array([1]))
+    lookup = verdicts.engine.answers
+    assert lookup.texts[("x0", "m1")] == "m1 answers x0"
+    second = verdicts(np.array([1, 2]), np.array([1, 0]), np.array([2, 2]))
+    assert np.isfinite(second).all() and verdicts.engine.answers is lookup  # the same index, round after round
+    assert verdicts.engine.summary()["rounds"] == 2

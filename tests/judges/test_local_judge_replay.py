@@ -101,3 +101,30 @@ def test_replaying_a_runner_output_reproduces_its_verdicts(tmp_path):
     merged = first.merge(replayed, on=key, suffixes=("_sim", "_replay"))
     assert len(merged) == len(first) == 20
     assert (merged["outcome_sim"] == merged["outcome_replay"]).all()
+
+
+def test_a_mirrored_verdict_keeps_its_five_way_verdict_negated_and_a_missing_row_is_a_failure():
+    rows = [{"prompt_id": "p1", "model_a": "y", "model_b": "x", "first": "y", "outcome": 0.25, "verdict": 1},
+            {"prompt_id": "p1", "model_a": "y", "model_b": "x", "first": "x", "outcome": 1.0, "verdict": 2}]
+    replay = ReplayJudge(table(rows))
+    shown_x_first = judge(replay, Game(COMP)).verdict  # row 2: x shown first, recorded from y's side
+    assert (shown_x_first.outcome, shown_x_first.verdict5) == (0.0, -2)
+    missing = judge(replay, Game(Comparison("p9", "prompt", "x", "y", "rx", "ry")))
+    assert missing.verdict is None and "no recorded judgment for prompt 'p9'" in missing.error
+
+
+def test_an_outcome_that_is_not_a_number_is_an_input_error_naming_the_outcome_field():
+    rows = [{"prompt_id": "p1", "model_a": "x", "model_b": "y", "outcome": 1.0},
+            {"prompt_id": "p2", "model_a": "x", "model_b": "y", "outcome": "abc"}]
+    with pytest.raises(InputError) as info:
+        ReplayJudge(table(rows), source="rec.csv")
+    assert (info.value.row, info.value.field) == (2, "outcome") and "abc" in str(info.value)
+
+
+def test_a_duplicate_among_many_rows_names_the_second_of_the_two():
+    rows = [{"prompt_id": f"p{i}", "model_a": "x", "model_b": "y", "first": "x", "outcome": 1.0}
+            for i in range(1_000)]
+    rows.insert(700, {**rows[123], "first": "x", "model_a": "y", "model_b": "x", "outcome": 0.0})  # same key
+    with pytest.raises(InputError) as info:
+        ReplayJudge(table(rows), source="rec.jsonl")
+    assert info.value.row == 701 and "'p123'" in str(info.value)

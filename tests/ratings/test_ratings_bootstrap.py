@@ -98,7 +98,8 @@ def test_bootstrap_is_reproducible_by_seed_and_labels_its_level():
     np.testing.assert_array_equal(one.ci_low, two.ci_low)
     assert not np.array_equal(one.ci_low, other.ci_low)
     assert one.ci_level == 0.95 and one.info["bootstrap"]["ci_level"] == 0.95
-    assert one.info["bootstrap"]["interval"] == "percentile" and one.info["bootstrap"]["unit"] == "prompt"
+    assert one.info["bootstrap"]["interval"] == "bca" and one.info["bootstrap"]["unit"] == "prompt"
+    assert rank(data, "bt", bootstrap=20, seed=5, interval="percentile").info["bootstrap"]["interval"] == "percentile"
     narrow = rank(data, "bt", bootstrap=200, seed=5, ci_level=0.5)
     assert narrow.ci_level == 0.5
     assert np.all(narrow.ci_high - narrow.ci_low < one.ci_high - one.ci_low)

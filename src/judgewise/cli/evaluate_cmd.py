@@ -52,7 +52,10 @@ def evaluate_command(
     if report is not None:
         from judgewise.report import ReportOptions, write_report  # the report layer loads jinja2 and matplotlib
 
-        written = write_report(result.judgments, report, ReportOptions(seed=cfg.seed, title="judgewise evaluate"))
+        settings = result.ranking.settings()  # the report ranks as the run did: one answer per run
+        written = write_report(result.judgments, report, ReportOptions(
+            method=settings["method"], bootstrap=settings["bootstrap"], seed=settings.get("seed", cfg.seed),
+            l2=settings.get("l2"), title="judgewise evaluate"))
         say(err(), f"report: {written}")
     if as_json:
         print(json_text(result.as_dict()))

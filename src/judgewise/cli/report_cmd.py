@@ -48,8 +48,8 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8765, "--port", help="Port (0 = any free port)."),
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: this machine only)."),
         responses: Responses = None,
-        bootstrap: Bootstrap = 100,
-        seed: Seed = 0,
+        bootstrap: Bootstrap = None,
+        seed: Seed = None,
         judge: Judge = None,
         pool_judges: PoolJudges = False,
     ) -> None:

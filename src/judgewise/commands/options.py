@@ -86,6 +86,9 @@ class RankOptions:
     bootstrap_unit: str = option("prompt", "--bootstrap-unit", help="Resample prompts or battles.")
     seed: int = 0
     ci_level: float = 0.95
+    interval: str = option("bca", "--interval", help="Bootstrap interval: bca (default: bias-corrected and accelerated, "
+                           "measured to cover where percentile does not; docs/ratings.md) or percentile (FastChat's "
+                           "and Arena-Hard-Auto's).")
     by: str | None = option(None, "--by", help="Also rank each group of rows sharing a value of this column (of the "
                             "judgments or their prompts: Arena-Hard category/subcategory, AlpacaEval dataset, "
                             "MT-bench category), same method and intervals; the overall leaderboard comes last.")
@@ -110,8 +113,8 @@ class ReportOptions:
 
     method: str = option("auto", "--method", help="auto (win rate vs the anchor for anchor designs, else bt), "
                          "winrate, bt, elo or trueskill.")
-    bootstrap: int = 200
-    seed: int = 0
+    bootstrap: int | None = None  # None: what the run recorded in its store (evaluate), else REPORT_BOOTSTRAP
+    seed: int | None = None  # None: the run's recorded seed, else 0
     gold: Path | None = option(None, "--gold", help="Gold ranking (JSON list of {model, score} or a leaderboard CSV) "
                                "for the anchor-quality inverted U.")
     study: object = None  # a StudyResult or the path of `judgewise study --json` output
@@ -134,10 +137,10 @@ class ReportOptions:
         if self.method != "auto" and self.method not in RATING_METHODS:
             raise ConfigError(f"unknown rating method {self.method!r} for `method`: expected auto or one of "
                               f"{', '.join(RATING_METHODS)}")
-        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) or \
-                not 0 <= self.bootstrap <= MAX_BOOTSTRAP:
+        if self.bootstrap is not None and (isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int)
+                                           or not 0 <= self.bootstrap <= MAX_BOOTSTRAP):
             raise ConfigError(f"`bootstrap` must be a whole number from 0 to {MAX_BOOTSTRAP:,}, got {self.bootstrap!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
             raise ConfigError(f"`seed` must be a whole number ≥ 0, got {self.seed!r}")
 
     def command_line(self) -> str:

@@ -16,6 +16,7 @@ from judgewise.io.scoremaps import read_score_map
 from judgewise.io.tables import ReadReport, Table
 from judgewise.ratings import rank
 from judgewise.ratings.agreement import agreement
+from judgewise.ratings.bootstrap import check_interval
 from judgewise.ratings.features import style_definition as style_spec
 from judgewise.ratings.grouped import rank_groups
 from judgewise.ratings.pointwise import mean_scores
@@ -113,6 +114,7 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
     """
     method, soft = options.method, options.soft
     check_rank_options(options.bootstrap, options.bootstrap_unit, options.ci_level)
+    check_interval(options.interval)  # before reading anything
     check_style_options(options.style_control, options.style_definition)
     lc_options(method, options.lc_difficulty, options.lc_weights)
     grades = read_grades_inputs(path, format=options.format, skip_invalid=options.skip_invalid,
@@ -162,6 +164,7 @@ def rating_fit(path: Path | Sequence[Path], table: Table, options: RankOptions):
         pinned = anchor_of["anchor"] or own_anchor(rows, table)
         ranking = rank(rows, method, anchor=pinned, bootstrap=options.bootstrap,
                        bootstrap_unit=options.bootstrap_unit, seed=options.seed, ci_level=options.ci_level,
+                       interval=options.interval,
                        style_control=style_control, pool_judges=options.pool_judges, responses=texts,
                        weighting=weights, soft=options.soft, **opts)
         if anchor_of.pop("overall", False):  # groups: the anchor the overall detected (win rate)

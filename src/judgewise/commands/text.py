@@ -229,8 +229,12 @@ def interval_line(ranking) -> str:
     boot = ranking.info.get("bootstrap")
     if not boot:
         return f"no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks); {RANK_WITHOUT_INTERVALS}"
-    return (f"{ranking.ci_level * 100:g}% intervals: percentile bootstrap, {boot['rounds']} rounds over "
-            f"{boot['unit']}s (seed {boot['seed']}); {RANK_WITH_INTERVALS}")
+    from judgewise.ratings.coverage import coverage_line  # on use: importing judgewise.ratings loads pandas
+
+    kind = {"bca": "BCa", "percentile": "percentile"}.get(boot.get("interval"), boot.get("interval"))
+    shortfall = coverage_line(boot.get("coverage"))
+    return (f"{ranking.ci_level * 100:g}% intervals: {kind} bootstrap, {boot['rounds']} rounds over "
+            f"{boot['unit']}s (seed {boot['seed']}){' — ' + shortfall if shortfall else ''}; {RANK_WITH_INTERVALS}")
 
 
 def ranking_info_lines(ranking) -> list[str]:

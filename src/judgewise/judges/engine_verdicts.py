@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.judges.base import Judge
-from judgewise.judges.pairs import build_comparisons
+from judgewise.judges.pairs import Answers, build_comparisons
 from judgewise.judges.runner import RunResult, run_judging
 from judgewise.store.protocol import JudgmentStoreLike
 
@@ -32,11 +32,14 @@ class EngineVerdicts:
     run_options: dict = field(default_factory=dict)
     results: list[RunResult] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    answers: Answers | None = None  # the pool's answer lookup, built on the first round and kept
 
     def __call__(self, prompt: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         pool = self.pool
         triples = [(pool.prompt_ids[p], pool.models[i], pool.models[j]) for p, i, j in zip(prompt, a, b)]
-        built = build_comparisons(pool.responses, triples, pool.texts, pool.references,
+        if self.answers is None:
+            self.answers = Answers.of(pool.responses, pool.every_turn)
+        built = build_comparisons(self.answers, triples, pool.texts, pool.references,
                                   pool.turns if pool.every_turn else None)
         self.skipped += built.skipped
         result = run_judging(built.comparisons, self.judge, self.store, **self.run_options)

@@ -72,7 +72,23 @@ def prompt_turns(responses: pd.DataFrame, prompts: pd.DataFrame | None = None) -
     return {}
 
 
-def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: dict[str, str],
+@dataclass(frozen=True)
+class Answers:
+    """Each (prompt_id, model)'s answer text and, for multi-turn prompts, its answers to every turn: the lookup
+    :func:`build_comparisons` joins triples with, built once from a responses table (:meth:`of`) and kept by a
+    caller that builds comparisons round after round (``judges.engine_verdicts``)."""
+
+    texts: dict[tuple[str, str], str]
+    turns: dict[tuple[str, str], list[str]]
+
+    @classmethod
+    def of(cls, responses: pd.DataFrame, every_turn: bool = True) -> "Answers":
+        texts = dict(zip(zip(responses["prompt_id"].astype(str), responses["model"].astype(str)),
+                         responses["text"]))
+        return cls(texts, _answer_turns(responses) if every_turn else {})
+
+
+def build_comparisons(responses: pd.DataFrame | Answers, triples: list[Triple], prompts: dict[str, str],
                       references: dict[str, list[str]] | None = None,
                       turns: dict[str, list[str]] | None = None) -> Built:
     """Join (prompt_id, model_a, model_b) triples with response and prompt texts (and the prompt's reference answer,
@@ -81,10 +97,11 @@ def build_comparisons(responses: pd.DataFrame, triples: list[Triple], prompts: d
     With ``turns`` (prompt_id → user turns, given when every turn is to be judged) a multi-turn prompt whose two
     responses carry ``turns`` (their answers) becomes one comparison per turn: turn 1 as a single-turn comparison,
     turn k with the conversation up to it (``Comparison.turns``); a turn one model did not answer is skipped.
+    ``responses``: the table, or its :class:`Answers` built once (``Answers.of(responses, bool(turns))``).
     """
     references = references or {}
-    texts = {(str(p), str(m)): t for p, m, t in zip(responses["prompt_id"], responses["model"], responses["text"])}
-    answers = _answer_turns(responses) if turns else {}
+    index = responses if isinstance(responses, Answers) else Answers.of(responses, bool(turns))
+    texts, answers = index.texts, index.turns if turns else {}
     built = Built([])
     for p, a, b in triples:
         missing = [m for m in (a, b) if (p, m) not in texts]

@@ -37,6 +37,7 @@ from judgewise.judges.runner import judge_name
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store
 from judgewise.store.protocol import JudgmentStoreLike
+from judgewise.store.run_settings import note_ranking_settings
 from judgewise.pipeline.config import RunConfig, build_design, load_config
 from judgewise.pipeline.evaluation import (DEFAULT_BOOTSTRAP, EvaluateResult, check_pairwise, rounds_expected_tau,
                                          rounds_summary, target_rounds, trust_block)
@@ -95,6 +96,8 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
     if cfg.output:
         write_export(judgments, cfg.output)
     ranking = rank(judgments, "bt", bootstrap=bootstrap, seed=cfg.seed, l2=l2)
+    with open_store(cfg.store, **cfg.store_options()) as store:  # a report of the store ranks as this run did
+        note_ranking_settings(store, ranking.settings())
     trust = trust_block(judgments, job, rounds, stopped, None, Target(), l2, design_name, {})
     trust["target_meaning"] = f"none: the insertion ends when it has placed {new_model!r}, or at the budget"
     placement = placement_of(new_model, insertion or "binary", best_first(before), run, new_games, rounds, ranking)

@@ -39,6 +39,7 @@ from judgewise.judges.runner import RunResult
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import open_store
 from judgewise.store.protocol import JudgmentStoreLike
+from judgewise.store.run_settings import note_ranking_settings
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
                                        pilots_anchor)
 from judgewise.pipeline.calibration import nearest_cell
@@ -163,6 +164,8 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     if cfg.output:
         write_export(judgments, cfg.output)
     ranking = rank(judgments, "bt", bootstrap=bootstrap, seed=seed, l2=l2)
+    with open_store(cfg.store, **cfg.store_options()) as store:  # a report of the store ranks as this run did
+        note_ranking_settings(store, ranking.settings())
     summary = rounds_summary(rounds, name)
     trust = trust_block(judgments, job, rounds, stopped, detail, target, l2, name, cfg.design)
     if pilot is not None:

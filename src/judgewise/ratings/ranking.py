@@ -14,8 +14,9 @@ from judgewise.registry import Registry
 from judgewise.io.provenance import select_judge
 from judgewise.io.schema import soft_count, soft_outcomes, usable_games
 from judgewise.ratings.bootstrap import bootstrap as run_bootstrap
-from judgewise.ratings.bootstrap import check_bootstrap, rng_from_seed
+from judgewise.ratings.bootstrap import check_bootstrap, check_interval, rng_from_seed
 from judgewise.ratings.bradley_terry import bradley_terry
+from judgewise.ratings.coverage import measured_coverage
 from judgewise.ratings.elo import elo
 from judgewise.ratings.encode import ARENA_HARD_STRONG_WEIGHT, encode
 from judgewise.ratings.graph import require_connected
@@ -57,13 +58,15 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
          bootstrap_unit: str = "prompt", seed: int | np.random.Generator = 0, ci_level: float = 0.95,
          style_control: bool = False, responses: pd.DataFrame | None = None, weighting: str | None = None,
          weight_column: str | None = None, strong_weight: float = ARENA_HARD_STRONG_WEIGHT, judge: str | None = None,
-         pool_judges: bool = False, soft: bool = False, **opts) -> Ranking:
+         pool_judges: bool = False, soft: bool = False, interval: str = "bca", **opts) -> Ranking:
     """Rate the models of a canonical judgments table (``io.tables``) with ``method`` from RATING_METHODS.
 
     ``anchor``: the anchor model (win rate; auto-detected when one model is in every row) or, for BT, the model
     pinned at ``anchor_rating``. ``bootstrap``: number of replicates (0 = none), resampling ``bootstrap_unit``
-    ("prompt" clusters, default, or "battle"), seeded by ``seed``; intervals are percentile intervals at
-    ``ci_level``. ``weighting="arena_hard"`` / ``weight_column``: sample weights (see ``ratings.encode``).
+    ("prompt" clusters, default, or "battle"), seeded by ``seed``; intervals at ``ci_level`` are BCa intervals
+    (``interval="bca"``, default: ``ratings.bootstrap.bca_interval``, which covers where the percentile interval
+    does not — benchmarks/interval_coverage.py) or percentile intervals (``interval="percentile"``, FastChat's
+    and Arena-Hard-Auto's). ``weighting="arena_hard"`` / ``weight_column``: sample weights (see ``ratings.encode``).
     ``style_control``/``responses``: style-controlled BT. Other ``opts`` go to the method.
 
     A table holding several judges (``judge`` values, templates or store identities; ``io.provenance``) is refused
@@ -84,8 +87,10 @@ def rank(judgments: pd.DataFrame, method: str = "bt", *, anchor: str | None = No
     if n_failed and not len(judgments):
         raise RatingError(f"nothing to rate: all {n_failed} games failed (reasons: {reasons})")
     judgments, soft_info = _soft(judgments, soft)
-    ranking = _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
-                    dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight), opts)
+    check_interval(interval)
+    ranking = _rank(judgments, method, anchor, bootstrap, (bootstrap_unit, interval), seed, ci_level, style_control,
+                    responses, dict(weighting=weighting, weight_column=weight_column, strong_weight=strong_weight),
+                    opts)
     ranking.info["judge_rows_dropped"] = dropped
     ranking.info.update(failed_games_skipped=n_failed, failed_game_reasons=reasons, soft=soft_info)
     return ranking
@@ -106,7 +111,7 @@ def _soft(judgments: pd.DataFrame, soft: bool) -> tuple[pd.DataFrame, dict]:
     return judgments, {"used": True, "available": n, "rows": len(judgments)}
 
 
-def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, style_control, responses,
+def _rank(judgments, method, anchor, bootstrap, resampling, seed, ci_level, style_control, responses,
           weights: dict, opts: dict) -> Ranking:
     fn = RATING_METHODS.get(method)
     check_bootstrap(bootstrap or 0, seed)
@@ -123,7 +128,9 @@ def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, 
     low = high = np.full(enc.n_models, np.nan)
     extra, boot_info = dict(result.extra), None
     if bootstrap and bootstrap > 0:
-        low, high, extra["median"], boot_info = _intervals(data, result, int(bootstrap), bootstrap_unit, seed, ci_level)
+        low, high, extra["median"], boot_info = _intervals(data, result, int(bootstrap), resampling, seed, ci_level)
+        n_prompts = int(np.count_nonzero(np.bincount(enc.prompt, minlength=len(enc.prompts))))
+        boot_info["coverage"] = measured_coverage(method, resampling[1], n_prompts, ci_level, resampling[0])
     n = result.n if result.n is not None else enc.rows_per_model()
     info = {"method": method, "rows": enc.n_rows, **enc.info, **result.info, "options": opts,
             "bootstrap": boot_info, "ci_level": ci_level}
@@ -133,12 +140,15 @@ def _rank(judgments, method, anchor, bootstrap, bootstrap_unit, seed, ci_level, 
                    extra=extra, info=info)
 
 
-def _intervals(data: RatingData, result: MethodResult, rounds: int, unit: str, seed, ci_level: float):
-    """(ci_low, ci_high, median, facts) of a seeded bootstrap of ``result``."""
+def _intervals(data: RatingData, result: MethodResult, rounds: int, resampling: tuple[str, str], seed,
+               ci_level: float):
+    """(ci_low, ci_high, median, facts) of a seeded bootstrap of ``result`` (``resampling``: unit, interval)."""
+    unit, interval = resampling
     rng = rng_from_seed(seed)
-    boot = run_bootstrap(data, result, rounds, unit=unit, rng=rng, ci_level=ci_level)
+    boot = run_bootstrap(data, result, rounds, unit=unit, rng=rng, ci_level=ci_level, interval=interval)
     facts = {"rounds": rounds, "unit": unit, "seed": seed if isinstance(seed, int) else None,
-             "ci_level": ci_level, "interval": "percentile",
+             "ci_level": ci_level, "interval": boot.interval,
+             "acceleration": None if interval != "bca" else "jackknife" if boot.accelerated else "0",
              "failed_replicates": int(np.isnan(boot.replicates).any(axis=1).sum()),
              "nonconverged_replicates": int(sum(result.stats.failures)) if result.stats else None}
     return boot.ci_low, boot.ci_high, boot.median, facts

@@ -11,8 +11,8 @@ import numpy as np
 class Ranking:
     """Scores of models with their uncertainty, in the style of ``scipy.stats`` result objects.
 
-    Arrays are aligned with ``models``. ``ci_low``/``ci_high`` are bootstrap percentile bounds at
-    ``ci_level`` (NaN when no bootstrap was run). ``rank`` is the CI-aware rank: 1 + the number of models
+    Arrays are aligned with ``models``. ``ci_low``/``ci_high`` are bootstrap bounds at ``ci_level`` (BCa or
+    percentile: ``info["bootstrap"]["interval"]``; NaN when no bootstrap was run). ``rank`` is the CI-aware rank: 1 + the number of models
     whose lower bound exceeds this model's upper bound; without intervals, 1 + the number of models with a higher
     score, so tied models share a rank (:func:`ci_aware_rank`).
     ``n`` is the number of judgments each model took part in. ``extra`` holds method-specific per-model
@@ -50,6 +50,17 @@ class Ranking:
             for key, values in self.extra.items():
                 rec[key] = _num(values[i])
             out.append(rec)
+        return out
+
+    def settings(self) -> dict:
+        """The keyword arguments of :func:`judgewise.ratings.rank` that made this ranking (method, the method's
+        options, the bootstrap: rounds, unit, seed, level, interval): what a run records with its store so that a
+        report of the store ranks the same way (``store.run_settings``)."""
+        boot = self.info.get("bootstrap") or {}
+        out = {"method": self.method, **(self.info.get("options") or {}), "bootstrap": int(boot.get("rounds", 0)),
+               "ci_level": float(self.ci_level)}
+        if boot:
+            out.update(bootstrap_unit=boot["unit"], seed=boot["seed"], interval=boot["interval"])
         return out
 
     def to_frame(self):

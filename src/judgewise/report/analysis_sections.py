@@ -129,7 +129,7 @@ def diagnostics_section(ctx: ReportContext, s: Section) -> None:
     s.source = "judgewise.analysis.diagnostics.diagnose — as `judgewise diagnose`"
     judgments, truth = with_truth(ctx.run.judgments)
     d = diagnose(judgments, ctx.run.responses, truth_col=truth, prompts=ctx.run.prompts or None,
-                 seed=ctx.options.seed)
+                 seed=ctx.seed)
     _bias_block(d, s)
     s.paragraphs += [f"⚠ {w}" for w in d.warnings]
     if ctx.run.responses is None:
@@ -262,7 +262,7 @@ def human_labels_section(ctx: ReportContext, s: Section) -> None:
         value = "not yet defined" if agreement["value"] is None else fmt_num(agreement["value"], 3)
         s.facts.append((f"{agreement['statistic']} between labellers", f"{value} on {agreement['n_items']} items"))
     judges = sorted(ctx.valid["judge"].dropna().astype(str).unique()) if "judge" in ctx.valid else []
-    so_far = reliability_so_far(judge_scores_per_item(ctx.valid), rows, "icc", seed=ctx.options.seed)
+    so_far = reliability_so_far(judge_scores_per_item(ctx.valid), rows, "icc", seed=ctx.seed)
     if so_far["reliability"] is not None:
         low, high = so_far["interval"] or (float("nan"), float("nan"))
         s.facts.append((f"ICC({', '.join(judges) or 'judge'}, human)",
@@ -315,7 +315,7 @@ def reproduce_section(ctx: ReportContext, s: Section) -> None:
         except metadata.PackageNotFoundError:
             continue
     s.tables.append(TableBlock("Versions", ["package", "version"], rows))
-    s.facts = [("Seed", str(ctx.options.seed)), ("Bootstrap rounds", str(ctx.options.bootstrap)),
+    s.facts = [("Seed", str(ctx.seed)), ("Bootstrap rounds", str(ctx.bootstrap)),
                ("Rating method", ctx.method)]
 
 

@@ -15,6 +15,8 @@ from judgewise.report.inputs import RunData
 
 log = logging.getLogger(__name__)
 
+REPORT_BOOTSTRAP = 200  # bootstrap rounds of a report whose input records none (files; stores `rank` wrote)
+
 
 class ReportContext:
     """The run plus lazily computed shared results (ranking, design) so no section recomputes them."""
@@ -70,15 +72,40 @@ class ReportContext:
 
     @cached_property
     def method(self) -> str:
+        """The report's ``--method``; for "auto", the method the run that wrote the store ranked with (evaluate's
+        record), else win rate against the anchor for anchor designs and BT otherwise."""
         if self.options.method != "auto":
             return self.options.method
+        recorded = self.run.rating_hints.get("recorded") or {}
+        if recorded.get("method"):
+            return str(recorded["method"])
         return "winrate" if self.design == "anchor" else "bt"
 
     @cached_property
+    def recorded(self) -> dict:
+        """The ``rank`` settings the run that wrote the store recorded (``store.run_settings``), when it ranked by
+        this report's method; {} otherwise. The report's own options, when given, win over them."""
+        recorded = self.run.rating_hints.get("recorded") or {}
+        return recorded if recorded.get("method") == self.method else {}
+
+    @cached_property
+    def bootstrap(self) -> int:
+        """Bootstrap rounds: the report's option, else the run's recorded rounds, else :data:`REPORT_BOOTSTRAP`."""
+        return next(v for v in (self.options.bootstrap, self.recorded.get("bootstrap"), REPORT_BOOTSTRAP)
+                    if v is not None)
+
+    @cached_property
+    def seed(self) -> int:
+        """The seed: the report's option, else the run's recorded seed, else 0."""
+        return next(v for v in (self.options.seed, self.recorded.get("seed"), 0) if v is not None)
+
+    @cached_property
     def ranking(self):
-        """The leaderboard, from ``judgewise.ratings.rank`` — the same call ``judgewise rank`` makes."""
+        """The leaderboard, from ``judgewise.ratings.rank`` — the same call ``judgewise rank`` makes, with the
+        settings the run that wrote the store ranked with (:attr:`recorded`: evaluate's ridge, rounds, seed)."""
         hints = self.run.rating_hints  # as `rank` rates the input (Arena-Hard games: weighting, pinned baseline)
-        kwargs = {"method": self.method, "bootstrap": self.options.bootstrap, "seed": self.options.seed,
+        recorded = {k: v for k, v in self.recorded.items() if k not in ("method", "bootstrap", "seed")}
+        kwargs = {**recorded, "method": self.method, "bootstrap": self.bootstrap, "seed": self.seed,
                   "pool_judges": self.options.pool_judges, "weighting": hints.get("weighting")}
         if self.method == "winrate" and self.anchor:
             kwargs["anchor"] = self.anchor

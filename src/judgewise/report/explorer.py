@@ -23,6 +23,7 @@ from functools import cached_property
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from judgewise.commands.text import interval_line
 from judgewise.errors import ConfigError
 from judgewise.report import charts, choose_judge
 from judgewise.report.context import ReportOptions
@@ -103,7 +104,7 @@ class Explorer:
                                       [_nan(x["ci_low"]) for x in records], [_nan(x["ci_high"]) for x in records],
                                       xlabel=f"{ctx.method} score", ranks=[x["rank"] for x in records])
         return {"error": None, "records": records, "chart": chart, "method": ctx.method,
-                "level": f"{round(100 * r.ci_level)}%"}
+                "level": f"{round(100 * r.ci_level)}%", "intervals": interval_line(r)}
 
     def leaderboard(self, q: dict) -> tuple[str, dict]:
         d = self.data
@@ -274,11 +275,12 @@ def is_loopback(host: str) -> bool:
     return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
 
 
-def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int = 100,
-          seed: int = 0, ready: Callable[[str], None] | None = None, judge: str | None = None,
+def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int | None = None,
+          seed: int | None = None, ready: Callable[[str], None] | None = None, judge: str | None = None,
           pool_judges: bool = False) -> None:
     """Load the run once and serve it until interrupted; ``ready(url)`` is called once listening.
-    ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them)."""
+    ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them).
+    ``bootstrap``/``seed`` None: what the run recorded in its store (evaluate), else the report's defaults."""
     options = ReportOptions(bootstrap=bootstrap, seed=seed, judge=judge, pool_judges=pool_judges)  # checked first
     with make_explorer_server(None, host, port) as server:  # bind first: a busy port fails before loading
         if not is_loopback(host):

@@ -46,7 +46,7 @@ class ExplorerData:
 
     def __init__(self, run: RunData, options: ReportOptions | None = None):
         self.run = run
-        self.ctx = ReportContext(run, options or ReportOptions(bootstrap=100))
+        self.ctx = ReportContext(run, options or ReportOptions())
         df = run.judgments.reset_index(drop=True)
         for col in ("prompt_id", "model_a", "model_b"):
             df[col] = df[col].astype(str)

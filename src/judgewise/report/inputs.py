@@ -22,6 +22,7 @@ from judgewise.io.tables import ReadReport, Table
 from judgewise.store.judgments import export_frame, store_stats
 from judgewise.store.opening import is_store_url, open_store_readonly, store_label, store_location
 from judgewise.store.reading import is_store  # one definition, shared with the CLI
+from judgewise.store.run_settings import recorded_ranking_settings
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,9 @@ class RunData:
 
 RATING_HINTS = ("weighting", "anchor", "pin_anchor")
 """Table extras that change how ``rank`` rates an input (Arena-Hard games: strong verdicts weigh 3, the baseline is
-pinned); the report and explorer rate with them too, so their leaderboard is ``rank``'s."""
+pinned); the report and explorer rate with them too, so their leaderboard is ``rank``'s. A store adds
+``recorded``: the ``rank`` settings of the run that wrote it (``store.run_settings``), so its report and explorer
+show the ranking that run printed."""
 
 
 def load_run(sources, *, format: str | None = None) -> RunData:
@@ -120,7 +123,9 @@ def _from_store(path: Path | str) -> RunData:
         games, meta, labels = store.frame(), store.meta(), store.labels()
     label = store_label(path)  # a URL's password never reaches a report
     report = ReadReport(label, "store", rows_read=len(games), rows_used=len(games))
+    recorded = recorded_ranking_settings(meta)  # the settings the run that wrote it ranked with (evaluate)
     return RunData(judgments=export_frame(games), sources=[label], read_reports=[report],
+                   rating_hints={"recorded": recorded} if recorded else {},
                    store_summary=_store_summary(store_stats(games, path=label), games, meta),
                    store_path=path if isinstance(path, Path) else None, human_labels=labels if len(labels) else None)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from judgewise.commands.text import interval_line
 from judgewise.errors import JudgewiseError
 from judgewise.report import analysis_sections, charts
 from judgewise.report.context import ReportContext
@@ -98,14 +99,13 @@ def _call_facts(ctx: ReportContext) -> list[tuple[str, str]]:
 
 def leaderboard_section(ctx: ReportContext, s: Section) -> None:
     r = ctx.ranking
-    s.source = f"judgewise.ratings.rank(method={ctx.method!r}, bootstrap={ctx.options.bootstrap}, " \
-               f"seed={ctx.options.seed})"
+    s.source = f"judgewise.ratings.rank(method={ctx.method!r}, bootstrap={ctx.bootstrap}, seed={ctx.seed}" + \
+        "".join(f", {k}={v!r}" for k, v in sorted(ctx.recorded.items()) if k not in ("method", "bootstrap", "seed")) \
+        + ")"
     records = r.to_records()
     level = f"{round(100 * r.ci_level)}%"
     extras = [k for k in ("se", "n_wins", "n_draws", "discrete_win_rate", "mu", "sigma") if k in r.extra]
-    intervals = (f"{level} bootstrap intervals over {ctx.options.bootstrap} rounds; rank is CI-aware: "
-                 "1 + number of models whose lower bound exceeds this model's upper bound" if r.info.get("bootstrap")
-                 else "no bootstrap intervals; rank = 1 + number of models with a higher score (ties share a rank)")
+    intervals = interval_line(r)  # as `rank` and `evaluate` print it: the interval, and its measured coverage
     s.tables.append(TableBlock(
         caption=f"Leaderboard ({ctx.method}; {intervals})",
         columns=["rank", "model", "score", f"{level} CI", "n", *extras],
