@@ -117,7 +117,8 @@ def label_cmd(
     options: LabelOptions,
 ) -> None:
     """Serve a local labelling page for the items `select` picks (or --items names); labels go to --store."""
-    from judgewise.report.labelling import label_task, parse_scale, serve_labels  # loads pandas
+    from judgewise.commands.labels import label_task, parse_scale  # loads pandas
+    from judgewise.report.labelling import serve_labels
 
     o = options
     task = label_task(scores, o.store, target=o.target, items=o.items, responses=o.responses, budget=o.budget,

@@ -334,7 +334,7 @@ class SelectOptions:
 class LabelOptions:
     """``judgewise label``: the store the labels go to, the judge under test, the items (named, or those ``select``
     picks), the scale of one-response items, where the page is served and when it says the interval is narrow
-    enough (the arguments of ``report.labelling.label_task`` and ``serve_labels``)."""
+    enough (the arguments of ``commands.labels.label_task`` and ``report.labelling.serve_labels``)."""
 
     store: str = option(..., "--store", help="Store file or postgresql:// URL the labels go to.")
     target: str = option(..., "--target", help="The judge under test (exact name or unique substring).")

@@ -19,8 +19,8 @@ from judgewise.analysis import anchor_selection
 from judgewise.analysis.anchor_experiments import anchor_quality
 from judgewise.analysis.bias import proportion
 from judgewise.analysis.diagnostics import diagnose, with_truth
+from judgewise.analysis.labelling import judge_scores_per_item, labeller_agreement, reliability_so_far
 from judgewise.analysis.power import sign_test_sample_size
-from judgewise.commands.labels import judge_scores_per_item, labeller_agreement, reliability_so_far
 from judgewise.errors import InputError
 from judgewise.store.labels import current_labels
 from judgewise.report import charts
@@ -254,7 +254,7 @@ def human_labels_section(ctx: ReportContext, s: Section) -> None:
     if rows is None or rows.empty:
         raise Omitted("no human labels in this run's store")
     labels = current_labels(rows)
-    s.source = "judgewise.commands.labels (labeller_agreement, reliability_so_far)"
+    s.source = "judgewise.analysis.labelling (labeller_agreement, reliability_so_far)"
     s.facts = [("Labels", fmt_num(len(labels))), ("Labellers", fmt_num(labels["labeller"].nunique())),
                ("Items labelled", fmt_num(labels["item_id"].nunique()))]
     agreement = labeller_agreement(rows)

@@ -3,7 +3,7 @@
 One WSGI app on the explorer's server (:func:`judgewise.report.explorer.make_explorer_server`: 127.0.0.1 by default,
 the same ``Host`` check against DNS rebinding). Routes: ``GET /`` the page (its own script only, by CSP hash),
 ``GET /state?labeller=NAME`` the items in that labeller's shown order with their labels so far and what the labels
-say (:func:`judgewise.commands.labels.label_summary`), ``POST /label`` and ``POST /undo`` (JSON). A write must pass
+say (:func:`judgewise.analysis.labelling.label_summary`), ``POST /label`` and ``POST /undo`` (JSON). A write must pass
 :func:`~judgewise.report.explorer.write_refusal` (Host, Origin, the per-session token of this server start) and
 carry a value on the scale; it is committed to the store before the answer goes back, so the page shows the next
 item only once the label is kept. Every text (instructions, responses, names) reaches the page as JSON and is put
@@ -19,7 +19,7 @@ import unicodedata
 from urllib.parse import parse_qs
 from collections.abc import Callable
 
-from judgewise.commands.labels import PAIRWISE_VALUES, LabelItem, LabelTask, label_summary, label_task, parse_scale
+from judgewise.analysis.labelling import PAIRWISE_VALUES, LabelItem, LabelTask, label_summary
 from judgewise.errors import InputError
 from judgewise.report.explorer import (SECURITY_HEADERS, host_allowed, is_loopback, make_explorer_server,
                                       serve_until_interrupted, write_refusal)
@@ -190,4 +190,4 @@ def serve_labels(task: LabelTask, *, host: str = "127.0.0.1", port: int = 8766,
         serve_until_interrupted(server, host, ready, "labelling page")
 
 
-__all__ = ["LabelApp", "label_task", "make_label_server", "parse_scale", "serve_labels"]
+__all__ = ["LabelApp", "make_label_server", "serve_labels"]
