@@ -230,7 +230,8 @@ def test_anchor_is_the_one_model_in_every_row_for_rank_the_report_and_alpacaeval
 
 
 def test_report_anchor_and_usable_games_are_schema_s(tmp_path):
-    from judgewise.report.context import ReportContext, ReportOptions
+    from judgewise.report.context import ReportContext
+    from judgewise.report.options import ReportOptions
     from judgewise.report.inputs import RunData
 
     frame, _ = _store_export_with_failures(tmp_path)

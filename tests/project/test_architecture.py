@@ -1,9 +1,11 @@
 """The package's layering holds: no module imports a later layer, and no modules import each other in a cycle.
 
-Layers, each importing only from those before it: base (``errors``, ``registry``, ``redaction``, ``executors``) → io → store →
-judges → designs → ratings → analysis → pipeline → commands → report → cli. Every import counts — module-level, inside functions, under
-``TYPE_CHECKING``, and ``importlib.import_module("judgewise...")`` with a literal name. ``judgewise/__init__.py``
-is the lazy public facade (it loads any layer on first use) and is exempt.
+Layers, each importing only from those before it: base (``errors``, ``registry``, ``redaction``, ``executors``,
+``flags``) → io → store → judges → designs → ratings → analysis → pipeline → report → commands → cli (the report
+below the commands: ``judgewise demo``'s commands write reports, the report imports no command). Every import
+counts — module-level, inside functions, under ``TYPE_CHECKING``, and ``importlib.import_module("judgewise...")``
+with a literal name. ``judgewise/__init__.py`` is the lazy public facade (it loads any layer on first use) and is
+exempt.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from pathlib import Path
 
 import judgewise
 
-LAYERS = ["base", "io", "store", "judges", "designs", "ratings", "analysis", "pipeline", "commands", "report", "cli"]
-BASE_MODULES = {"errors", "registry", "redaction", "executors"}  # top-level modules every layer may use
+LAYERS = ["base", "io", "store", "judges", "designs", "ratings", "analysis", "pipeline", "report", "commands", "cli"]
+BASE_MODULES = {"errors", "registry", "redaction", "executors", "flags"}  # top-level modules every layer may use
 FACADE = "judgewise"
 
 
@@ -139,6 +141,17 @@ def test_every_module_belongs_to_a_layer():
 
 def test_no_module_imports_a_later_layer():
     assert upward_imports(MODULES) == []
+
+
+def test_the_report_imports_nothing_from_the_commands():
+    """Issue 34: the report sits below the commands (its options in ``report.options``, the labelling statistics in
+    ``analysis.labelling``, the interval line in ``ratings.coverage``; the demo's reports written by
+    ``commands.demo``), so nothing in report/ imports commands/ — not even under ``TYPE_CHECKING``."""
+    assert LAYERS.index("report") < LAYERS.index("commands")
+    found = sorted(f"{src} imports {dst} at {MODULES[src].name}:{line}"
+                   for src, targets in import_edges(MODULES).items() if layer_of(src) == "report"
+                   for dst, line in targets.items() if layer_of(dst) == "commands")
+    assert found == []
 
 
 def test_no_import_cycle():

@@ -194,7 +194,7 @@ def explorer(tmp_path_factory):
     """A real explorer server on 127.0.0.1 (free port) over a small run; yields its port."""
     import threading
 
-    from judgewise.report.context import ReportOptions
+    from judgewise.report.options import ReportOptions
     from judgewise.report.explorer import make_explorer_server
     from judgewise.report.explorer_data import ExplorerData
     from judgewise.report.inputs import load_run
@@ -306,7 +306,7 @@ def test_explorer_binds_an_ipv6_loopback_and_checks_its_host_header(tmp_path):
     import socket
     import threading
 
-    from judgewise.report.context import ReportOptions
+    from judgewise.report.options import ReportOptions
     from judgewise.report.explorer import make_explorer_server
     from judgewise.report.explorer_data import ExplorerData
     from judgewise.report.inputs import load_run

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from judgewise.report import write_report
-from judgewise.report.context import ReportOptions
+from judgewise.report.options import ReportOptions
 from judgewise.report.explorer_data import ExplorerData
 from judgewise.report.inputs import add_responses, load_run
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgewise.report.context import ReportOptions
+from judgewise.report.options import ReportOptions
 from judgewise.report.explorer_data import ExplorerData
 from judgewise.report.inputs import add_responses, load_run
 

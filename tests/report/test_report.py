@@ -190,7 +190,7 @@ def test_report_plots_a_saved_reliability_study(small_run, tmp_path):
 
 
 def _options(**kw):
-    from judgewise.report.context import ReportOptions
+    from judgewise.report.options import ReportOptions
 
     return ReportOptions(bootstrap=10, **kw)
 
@@ -321,7 +321,7 @@ def test_an_unknown_report_method_is_an_error_listing_the_registered_ones(small_
 def test_report_methods_come_from_the_rating_registry(monkeypatch):
     from judgewise.errors import ConfigError
     from judgewise.ratings import RATING_METHODS
-    from judgewise.report.context import ReportOptions
+    from judgewise.report.options import ReportOptions
 
     monkeypatch.setitem(RATING_METHODS, "my_method", RATING_METHODS["bt"])
     assert ReportOptions(method="my_method").method == "my_method"

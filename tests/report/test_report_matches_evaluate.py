@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from judgewise.pipeline.evaluation import evaluate
-from judgewise.report.context import ReportContext, ReportOptions
+from judgewise.report.context import ReportContext
+from judgewise.report.options import ReportOptions
 from judgewise.report.explorer_data import ExplorerData
 from judgewise.report.inputs import load_run
 

@@ -34,7 +34,8 @@ def test_report_on_the_canonical_table_writes_every_applicable_section(container
 
 
 def test_the_design_of_a_categorical_table_is_that_of_the_same_table_as_text():
-    from judgewise.report.context import ReportContext, ReportOptions
+    from judgewise.report.context import ReportContext
+    from judgewise.report.options import ReportOptions
     from judgewise.report.inputs import RunData
 
     frame = matrix_inputs.judgments()

@@ -37,7 +37,6 @@ def run_demo(*, examples: Path | None, out_dir: Path, replay: bool, judge: bool,
     """The demo, part by part (its steps and lines: :mod:`judgewise.commands.demo`; each part is ``judgewise
     evaluate`` on a shipped config), printing as it goes; returns what it made."""
     from judgewise.commands import demo as steps, runs  # the commands layer loads pandas (and with it pyarrow)
-    from judgewise.report.demo_reports import write_demo_report  # the report layer loads pandas
 
     steps.check_options(out_dir, bootstrap=bootstrap, threads=threads)  # before part 1 makes anything
     piped_width(120)  # tables unsqueezed when piped
@@ -53,7 +52,7 @@ def run_demo(*, examples: Path | None, out_dir: Path, replay: bool, judge: bool,
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:  # its INFO on sections that do not apply: --verbose
         report_log.setLevel(logging.WARNING)
     try:
-        paths = write_demo_report(demo)
+        paths = steps.write_demo_report(demo)
     finally:
         report_log.setLevel(level)
     demo.timings["total_s"] = time.perf_counter() - start

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from judgewise.cli.options import Bootstrap, Judge, L2, Output, PoolJudges, Responses, Seed, options_command
-from judgewise.commands.options import ReportOptions
+from judgewise.report.options import ReportOptions
 
 STUDY = Annotated[Path, typer.Option("--study", help="Saved `judgewise study --json` output to plot.")]
 REPORT_FLAGS = {"study": STUDY, "bootstrap": Bootstrap, "seed": Seed, "judge": Judge, "pool_judges": PoolJudges,

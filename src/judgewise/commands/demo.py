@@ -29,6 +29,7 @@ from judgewise.pipeline.config import load_config
 from judgewise.ratings import rank
 from judgewise.ratings.agreement import kendall_tau_b
 from judgewise.ratings.bootstrap import check_bootstrap
+from judgewise.report import ReportOptions, write_report
 
 REPLAY_CONFIG = "evaluate-replay.yaml"
 EMBEDDED_CONFIG = "evaluate-embedded.yaml"
@@ -48,7 +49,7 @@ To evaluate with a real model, write run.yaml and run `judgewise evaluate --conf
 
 @dataclass
 class DemoRun:
-    """Everything the demo produced; the CLI prints it and the report hook reads it."""
+    """Everything the demo produced; the CLI prints it and :func:`write_demo_report` reads it."""
 
     examples: Path
     out_dir: Path
@@ -220,6 +221,19 @@ def embedded_part(demo: DemoRun, evaluate: Evaluate, *, threads: int | None) -> 
     yield (f"embedded judge: {paid} calls in {judge_s:.1f}s ({paid / max(judge_s, 1e-9):.2f} calls/s), the answer "
            f"shown first won {position_share(result)} of its games; parse failures: {result.trust['failed']}")
     yield f"rerun it yourself (0 new calls): judgewise evaluate --config {config} --store {store}"
+
+
+def write_demo_report(demo: DemoRun) -> list[Path]:
+    """Write the HTML report of each part's store into ``demo.out_dir`` (``replay-report.html``,
+    ``embedded-report.html``), with the slice's answers; returns their paths."""
+    responses = demo.examples / "alpacaeval"
+    paths = []
+    for store, name in ((demo.replay_store, "replay-report.html"), (demo.embedded_store, "embedded-report.html")):
+        if store is not None:
+            report = demo.out_dir / name
+            command = f"judgewise report {store} --responses {responses} -o {report}"
+            paths.append(write_report(store, report, ReportOptions(command=command), responses=responses))
+    return paths
 
 
 def closing_lines(demo: DemoRun, reports: list[Path], *, judge: bool) -> list[str]:

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from judgewise.commands.options import SelectOptions
-from judgewise.commands.text import add_model_lines, interval_line, pair_counts_line, ranking_info_lines, study_lines
+from judgewise.commands.text import add_model_lines, pair_counts_line, ranking_info_lines, study_lines
 from judgewise.commands.text import trust_lines
 
 NAME_WIDTH = 60
@@ -155,6 +155,8 @@ def grouped_blocks(grouped) -> list:
 def evaluation_blocks(result) -> list:
     """What ``evaluate`` prints: the design and why, the placement of an added model, the ranking with its
     intervals and CI-aware ranks (or that it has none), the trust block."""
+    from judgewise.ratings.coverage import interval_line  # on use: importing judgewise.ratings loads pandas
+
     level = f"{result.ranking.ci_level * 100:g}%"
     rows = []
     added = (result.placement or {}).get("model")

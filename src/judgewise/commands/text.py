@@ -219,26 +219,10 @@ def trust_lines(result) -> list[str]:
     return lines
 
 
-RANK_WITH_INTERVALS = "rank = 1 + models whose lower bound exceeds this upper bound"
-RANK_WITHOUT_INTERVALS = "rank = 1 + models with a higher score (tied scores share a rank)"
-
-
-def interval_line(ranking) -> str:
-    """How a ranking's intervals were made (or that there are none) and what its ranks count
-    (:func:`judgewise.ratings.result.ci_aware_rank`)."""
-    boot = ranking.info.get("bootstrap")
-    if not boot:
-        return f"no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks); {RANK_WITHOUT_INTERVALS}"
-    from judgewise.ratings.coverage import coverage_line  # on use: importing judgewise.ratings loads pandas
-
-    kind = {"bca": "BCa", "percentile": "percentile"}.get(boot.get("interval"), boot.get("interval"))
-    shortfall = coverage_line(boot.get("coverage"))
-    return (f"{ranking.ci_level * 100:g}% intervals: {kind} bootstrap, {boot['rounds']} rounds over "
-            f"{boot['unit']}s (seed {boot['seed']}){' — ' + shortfall if shortfall else ''}; {RANK_WITH_INTERVALS}")
-
-
 def ranking_info_lines(ranking) -> list[str]:
     """How a ranking's intervals were made and, for style control, the fitted coefficients; BT separation; pooling."""
+    from judgewise.ratings.coverage import interval_line  # on use: importing judgewise.ratings loads pandas
+
     lines = [interval_line(ranking)]
     coefficients = ranking.info.get("coefficients")
     if coefficients:

@@ -5,7 +5,7 @@ interval, the share of 95% prompt-bootstrap intervals that contained the all-pro
 of AlpacaEval 2 (28 models). :func:`measured_coverage` picks the figure for a ranking's method, interval and number
 of prompts: the largest measured subset size not above it (coverage grows with prompts, so this errs low), or the
 smallest size when there are fewer prompts. Where the measured coverage falls short of the nominal level, every
-output says so (``commands.text.interval_line``, the report's leaderboard caption).
+output says so (:func:`interval_line`: what ``rank`` and ``evaluate`` print and the report's leaderboard caption).
 """
 
 from __future__ import annotations
@@ -51,3 +51,19 @@ def coverage_line(coverage: dict | None) -> str | None:
     ranks = f", ranks {coverage['rank'] * 100:.0f}%" if coverage["rank"] < short else ""
     return (f"nominal {coverage['nominal'] * 100:g}%, measured {coverage['measured'] * 100:.0f}%{ranks} {at} "
             f"({coverage['source']})")
+
+
+RANK_WITH_INTERVALS = "rank = 1 + models whose lower bound exceeds this upper bound"
+RANK_WITHOUT_INTERVALS = "rank = 1 + models with a higher score (tied scores share a rank)"
+
+
+def interval_line(ranking) -> str:
+    """How a ranking's intervals were made (or that there are none) and what its ranks count
+    (:func:`judgewise.ratings.result.ci_aware_rank`)."""
+    boot = ranking.info.get("bootstrap")
+    if not boot:
+        return f"no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks); {RANK_WITHOUT_INTERVALS}"
+    kind = {"bca": "BCa", "percentile": "percentile"}.get(boot.get("interval"), boot.get("interval"))
+    shortfall = coverage_line(boot.get("coverage"))
+    return (f"{ranking.ci_level * 100:g}% intervals: {kind} bootstrap, {boot['rounds']} rounds over "
+            f"{boot['unit']}s (seed {boot['seed']}){' — ' + shortfall if shortfall else ''}; {RANK_WITH_INTERVALS}")

@@ -7,11 +7,11 @@ from functools import cached_property
 
 import pandas as pd
 
-from judgewise.commands.options import MAX_BOOTSTRAP, ReportOptions  # noqa: F401 (re-exported)
 from judgewise.io.schema import detect_anchor, pair_ids, usable_mask
 from judgewise.ratings import rank
 from judgewise.report.head_to_head import tournament_rounds
 from judgewise.report.inputs import RunData
+from judgewise.report.options import ReportOptions
 
 log = logging.getLogger(__name__)
 

@@ -23,16 +23,17 @@ from functools import cached_property
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from judgewise.commands.text import interval_line
 from judgewise.errors import ConfigError
-from judgewise.report import charts, choose_judge
-from judgewise.report.context import ReportOptions
+from judgewise.ratings.coverage import interval_line
+from judgewise.report import charts
 from judgewise.report.explorer_data import ExplorerData, bracket, group_comparisons, match_view, paginate
 from judgewise.report.head_to_head import win_matrix
 from judgewise.report.inputs import add_responses, load_run
 from judgewise.report.document import fmt_num
 from judgewise.report.render import asset, environment
 from judgewise.report.sections import build_sections
+from judgewise.report.options import ReportOptions
+from judgewise.report.writer import choose_judge
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,10 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from judgewise.report.context import ReportContext, ReportOptions
+from judgewise.report.context import ReportContext
 from judgewise.report.head_to_head import tournament_rounds
 from judgewise.report.inputs import RunData
+from judgewise.report.options import ReportOptions
 
 MATCH_COLUMNS = ("prompt_id", "model_a", "model_b", "judge", "outcome", "verdict", "label", "first", "raw",
                  "error", "round", "soft")

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from judgewise.commands.text import interval_line
 from judgewise.errors import JudgewiseError
+from judgewise.ratings.coverage import interval_line
 from judgewise.report import analysis_sections, charts
 from judgewise.report.context import ReportContext
 from judgewise.report.head_to_head import win_matrix
