@@ -46,7 +46,7 @@ Power = Annotated[float, typer.Option("--power", help="Target power.")]
 
 def options_command(options_class: type, flags: dict[str, object] | None = None):
     """A decorator: the command ``fn(*own, options)`` becomes a Typer command whose options are the fields of the
-    dataclass ``options_class`` the command line sets — those declared with ``commands.options.option`` (their
+    dataclass ``options_class`` the command line sets — those declared with ``judgewise.flags.option`` (their
     flags and help) and those named in ``flags`` (each an ``Annotated`` alias, e.g. a shared one; the type, unless
     the alias gives one, and the default from the field) — next to ``fn``'s own parameters; ``fn`` is called with
     the built ``options_class`` (the other fields keep their defaults). The options stand where ``fn`` has its
