@@ -55,7 +55,6 @@ from judgewise.pipeline.targets import DEFAULT_L2, DEFAULT_MARGIN_ELO, Target
 from judgewise.ratings.bradley_terry import ELO_SCALE, WEAK_PRIOR_L2, fit_bt_arrays
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-TARGETS = (0.90, 0.95)
 
 
 @dataclass
@@ -233,15 +232,37 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--sources", default="alpacaeval,arenahard,simulated")
     parser.add_argument("--kinds", default="kendall_tau,separated")
+    parser.add_argument("--pools", default="", help="pool sizes to run (default: each source's)")
+    parser.add_argument("--targets", default="0.9,0.95")
+    parser.add_argument("--save", type=Path, help="save this process's cells as JSON (to --combine later)")
+    parser.add_argument("--combine", type=Path, nargs="*", help="summarise cells saved by earlier --save runs")
     parser.add_argument("--write", action="store_true", help=f"store the cells in {RECORD}")
     parser.add_argument("--coverage", action="store_true", help="also measure interval coverage (slow)")
     args = parser.parse_args()
+    cells, before = measure(args) if not args.combine else combined(args.combine)
+    if args.save:
+        args.save.write_text(json.dumps({"cells": cells, "before": list(before.values())}, indent=1))
+    finish(args, cells, before)
+
+
+def combined(paths: list[Path]) -> tuple[list, dict]:
+    """Cells saved by several ``--save`` runs (cells of one benchmark split across processes)."""
+    cells, before = [], {}
+    for path in paths:
+        saved = json.loads(path.read_text())
+        cells += saved["cells"]
+        before.update({(b["source"], b["models"], b["target"]): b for b in saved["before"]})
+    return cells, before
+
+
+def measure(args) -> tuple[list, dict]:
     builders = {"alpacaeval": alpacaeval_source, "arenahard": arenahard_source, "simulated": simulated_source}
     cells, before = [], {}
     for name in args.sources.split(","):
         source = builders[name]()
-        for size in source.pools:
-            for level in TARGETS:
+        pools = [int(p) for p in args.pools.split(",")] if args.pools else source.pools
+        for size in [p for p in source.pools if p in pools]:
+            for level in [float(t) for t in args.targets.split(",")]:
                 for kind in args.kinds.split(","):
                     start = time.perf_counter()
                     cells.append(run_cell(source, size, kind, level, args.runs).summary())
@@ -249,6 +270,11 @@ def main() -> None:
                 start = time.perf_counter()
                 before[(name, size, level)] = run_cell(source, size, "kendall_tau", level, args.runs, True).summary()
                 show(before[(name, size, level)], time.perf_counter() - start)
+    return cells, before
+
+
+def finish(args, cells: list, before: dict) -> None:
+    """Write the record (``--write``), measure coverage (``--coverage``) and print the headline."""
     if args.write:
         RECORD.write_text(json.dumps({"benchmark": "benchmarks/calibration.py", "runs_per_cell": args.runs,
                                       "cells": cells}, indent=1) + "\n", encoding="utf-8")

@@ -120,7 +120,7 @@ def test_evaluate_prints_the_ranking_and_the_trust_block_and_writes_the_report(t
     res = run_cli("evaluate", "-c", cfg, "--bootstrap", "50", "--report", tmp_path / "out.html", cwd=tmp_path,
                   timeout=300)
     assert res.returncode == 0, res.stderr
-    for words in ("design adaptive:", "95% CI", "stopped: target", "posterior-expected Kendall τ",
+    for words in ("design adaptive:", "95% CI", "stopped: target", "P(Kendall τ ≥ 0.85) = ",
                   "for all pairs in one order", "position bias"):
         assert words in res.stdout, res.stdout
     assert (tmp_path / "out.html").stat().st_size > 1000

@@ -60,7 +60,8 @@ def test_progress_carries_an_estimate_of_calls_to_the_target_capped_by_the_budge
 
 
 def test_design_adaptive_without_a_budget_runs_from_python_and_from_the_cli(tmp_path):
-    result = judgewise.evaluate(_config(tmp_path, n_models=5, n_prompts=40, design={"name": "adaptive"}), bootstrap=0)
+    result = judgewise.evaluate(_config(tmp_path, n_models=5, n_prompts=40, gap=150.0, design={"name": "adaptive"}),
+                                bootstrap=0)
     assert result.design == "adaptive" and result.stopped == "target" and result.calls > 0
     cli_dir = tmp_path / "cli"
     cli_dir.mkdir()

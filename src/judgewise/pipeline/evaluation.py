@@ -235,12 +235,17 @@ def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, p
     return rounds, stopped, detail, pilot
 
 
+TARGET_DESIGN_CONFIDENCE = 0.999  # with a target, the adaptive design's own "resolved" stop leaves the stop to it
+
+
 def _with_margin(design: dict, target: Target) -> dict:
-    """The adaptive design spends no calls on ordering pairs within the target's margin (its ``indifference``,
-    log-odds) unless the config sets one."""
-    if design.get("name") != "adaptive" or "indifference" in design or not target.is_set:
+    """With a target, the adaptive design spends no calls on ordering pairs within the target's margin (its
+    ``indifference``, log-odds) and its own "every adjacent pair resolved" stop waits for
+    :data:`TARGET_DESIGN_CONFIDENCE`, so the target (stated and measured) is what stops the run — unless the config
+    sets either."""
+    if design.get("name") != "adaptive" or not target.is_set:
         return design
-    return {**design, "indifference": target.margin_logit}
+    return {"indifference": target.margin_logit, "confidence": TARGET_DESIGN_CONFIDENCE, **design}
 
 
 def _piloted(design: dict, anchor: str) -> dict:

@@ -86,13 +86,19 @@ class TargetRounds:
 
     def has_room(self, comparisons: int) -> bool:
         """Whether ``comparisons`` more fit in the budget (the games cap, and the cost cap not yet reached)."""
-        room = (self.max_games - self.state.games) // self.per_comparison
-        return room >= comparisons and (self.max_cost is None or self.state.cost < self.max_cost)
+        return (self._room(comparisons) == comparisons
+                and (self.max_cost is None or self.state.cost < self.max_cost))
+
+    def _room(self, comparisons: int) -> int:
+        """How many of ``comparisons`` the games cap leaves room for."""
+        if self.max_games == float("inf"):
+            return comparisons
+        return int(max(min(comparisons, (self.max_games - self.state.games) // self.per_comparison), 0))
 
     def judge_round(self, step: Round, read_target: bool = True) -> tuple[np.ndarray, str | None]:
         """Judge what the budget allows of ``step``, refit, and read the target (unless ``read_target`` is False:
         the anchor pilot). Returns model_a's outcomes per comparison and the stop reason, or None to go on."""
-        room = int(min(len(step), (self.max_games - self.state.games) // self.per_comparison))
+        room = self._room(len(step))
         if room <= 0 or (self.max_cost is not None and self.state.cost >= self.max_cost):
             return np.full(len(step), np.nan), "budget"
         out, capped = self._judge(step.prompt[:room], step.a[:room], step.b[:room])
