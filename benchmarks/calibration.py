@@ -50,6 +50,8 @@ from judgewise.io.alpacaeval import read_alpacaeval
 from judgewise.io.readers import read_judgments
 from judgewise.judges.simulated import response_quality, sample_verdicts
 from judgewise.pipeline.calibration import RECORD
+from judgewise.pipeline.config import build_design
+from judgewise.pipeline.evaluation import design_for_target
 from judgewise.pipeline.target_rounds import TargetRounds, drive_rounds
 from judgewise.pipeline.targets import DEFAULT_L2, DEFAULT_MARGIN_ELO, Target
 from judgewise.ratings.bradley_terry import ELO_SCALE, WEAK_PRIOR_L2, fit_bt_arrays
@@ -149,7 +151,9 @@ def one_run(source: Source, pool: np.ndarray, target: Target, seed: int, before:
     l2 = WEAK_PRIOR_L2 if before else DEFAULT_L2
     rounds = (BeforeRounds if before else TargetRounds)(engine, target, l2)
     zone = 0.0 if before else target.margin_logit
-    design = AdaptiveDesign(budget=n_prompts * n * (n - 1) // 2, fit=fit_bt_arrays, indifference=zone)
+    budget = n_prompts * n * (n - 1) // 2
+    design = (AdaptiveDesign(budget=budget, fit=fit_bt_arrays) if before  # as evaluate built it before issue 31
+              else build_design(design_for_target({"name": "adaptive", "budget": budget}, target)))
     reason, _ = drive_rounds(design.steps(engine.pool.models, engine.pool.prompt_ids,
                                           np.random.default_rng(seed)), rounds)
     theta = rounds.fit()[0]
@@ -237,6 +241,7 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="save this process's cells as JSON (to --combine later)")
     parser.add_argument("--combine", type=Path, nargs="*", help="summarise cells saved by earlier --save runs")
     parser.add_argument("--write", action="store_true", help=f"store the cells in {RECORD}")
+    parser.add_argument("--markdown", action="store_true", help="print the cells as the docs' table")
     parser.add_argument("--coverage", action="store_true", help="also measure interval coverage (slow)")
     args = parser.parse_args()
     cells, before = measure(args) if not args.combine else combined(args.combine)
@@ -273,8 +278,27 @@ def measure(args) -> tuple[list, dict]:
     return cells, before
 
 
+def markdown(cells: list, before: dict) -> None:
+    """The docs' table: one row per cell, with the rule it replaced beside the τ targets."""
+    print("| source | models | target | runs | calls (before) | stated P(τ ≥ t) | realised τ_m: mean | 10th pct "
+          "| share reaching t (before) | τ-b | τ on separated pairs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for c in cells:
+        old = before.get((c["source"], c["models"], c["target"])) if c["target_kind"] == "kendall_tau" else None
+        calls = f"{c['mean_calls']:,.0f}" + (f" ({old['mean_calls']:,.0f})" if old else "")
+        share = f"{c['share_reaching']:.0%}" + (f" ({old['share_reaching']:.0%})" if old else "")
+        prob = "—" if c["mean_stated_probability"] is None else f"{c['mean_stated_probability']:.3f}"
+        kind = "τ" if c["target_kind"] == "kendall_tau" else "separated"
+        print(f"| {c['source']} | {c['models']} | {kind} {c['target']:.2f} | {c['runs']} | {calls} | {prob} | "
+              f"{c['mean_tau']:.3f} | {c['p10_tau']:.2f} | {share} | {c['mean_tau_b']:.3f} | "
+              f"{c['mean_tau_separated']:.3f} |")
+
+
 def finish(args, cells: list, before: dict) -> None:
-    """Write the record (``--write``), measure coverage (``--coverage``) and print the headline."""
+    """Write the record (``--write``), the docs' table (``--markdown``), measure coverage (``--coverage``) and print
+    the headline."""
+    if args.markdown:
+        markdown(cells, before)
     if args.write:
         RECORD.write_text(json.dumps({"benchmark": "benchmarks/calibration.py", "runs_per_cell": args.runs,
                                       "cells": cells}, indent=1) + "\n", encoding="utf-8")

@@ -24,7 +24,8 @@ def measured_cells() -> tuple[dict, ...]:
         data = json.loads(RECORD.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ()
-    return tuple(cell for cell in data.get("cells", []) if cell.get("target_kind") == "kendall_tau")
+    return tuple(cell for cell in data.get("cells", [])
+                 if cell.get("target_kind") == "kendall_tau" and cell.get("source") == "alpacaeval")
 
 
 def nearest_cell(n_models: int, target: float, margin: float) -> dict:

@@ -214,7 +214,7 @@ def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, p
         if pilot is None:
             return rounds, "budget", "pilot", None
         cfg = dataclasses.replace(cfg, design=_piloted(cfg.design, pilot["anchor"]))
-    design = build_design(_with_margin(cfg.design, target))
+    design = build_design(design_for_target(cfg.design, target))
     single = is_single_shot(cfg.design["name"])
     pairs = design.pairs(job.models, job.pool.prompt_ids, rng) if single else None
     if pilot_prompts is not None:  # the pilot judged every pair on its prompts already
@@ -238,7 +238,7 @@ def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, p
 TARGET_DESIGN_CONFIDENCE = 0.999  # with a target, the adaptive design's own "resolved" stop leaves the stop to it
 
 
-def _with_margin(design: dict, target: Target) -> dict:
+def design_for_target(design: dict, target: Target) -> dict:
     """With a target, the adaptive design spends no calls on ordering pairs within the target's margin (its
     ``indifference``, log-odds) and its own "every adjacent pair resolved" stop waits for
     :data:`TARGET_DESIGN_CONFIDENCE`, so the target (stated and measured) is what stops the run — unless the config
