@@ -307,7 +307,8 @@ def finish(args, cells: list, before: dict) -> None:
         from benchmarks.interval_coverage import coverage_min, coverage_table
         coverage = coverage_min(coverage_table())
     tau_cells = [c for c in cells if c["target_kind"] == "kendall_tau"]
-    ratios = [c["mean_calls"] / before[(c["source"], c["models"], c["target"])]["mean_calls"] for c in tau_cells]
+    ratios = [c["mean_calls"] / before[(c["source"], c["models"], c["target"])]["mean_calls"] for c in tau_cells
+              if (c["source"], c["models"], c["target"]) in before]
     print(f"stop_share_met_min={min(c['share_reaching'] for c in cells):.2f} "
           f"stop_mean_gap_min={min(c['mean_tau'] - c['target'] for c in cells):+.3f} "
           f"ci_coverage_min={coverage:.3f} calls_ratio_vs_before={max(ratios):.2f}")

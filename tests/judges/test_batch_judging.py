@@ -10,7 +10,7 @@ import sqlite3
 
 from tests.support import run_cli
 from tests.support.batch_server import BatchServer
-from tests.support.judging import write_config
+from tests.support.judging import became_true, write_config
 
 MODELS = ["m1", "m2", "m3"]
 N_PROMPTS = 6
@@ -142,17 +142,6 @@ def _kill_while(tmp_path, srv, event, cfg) -> None:
         started.stop()
 
 
-def _wait(predicate, seconds=60.0) -> bool:
-    import time
-
-    end = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def _ledger(tmp_path) -> list[tuple]:
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
         return db.execute("SELECT state, batch_id FROM batches ORDER BY created_at").fetchall()
@@ -191,7 +180,7 @@ def test_sigkill_after_the_batch_is_created_but_before_its_id_is_stored_finds_it
 def test_sigkill_between_submit_and_results_polls_the_open_batch_instead_of_resubmitting(tmp_path):
     with BatchServer(tmp_path / "state.json", hold_batches=True) as srv:
         cfg = _config(tmp_path, srv)
-        _kill_while(tmp_path, srv, lambda: _wait(lambda: srv.batches and srv.batches[0]["polls"] >= 2), cfg)
+        _kill_while(tmp_path, srv, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2), cfg)
         assert [s for s, _ in _ledger(tmp_path)] == ["submitted"]
         srv.release()
         summary = _judge(tmp_path, srv)

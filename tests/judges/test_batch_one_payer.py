@@ -15,7 +15,7 @@ import yaml
 
 from tests.support import forkrun, run_cli
 from tests.support.batch_server import BatchServer
-from tests.support.judging import write_config
+from tests.support.judging import became_true, write_config
 
 MODELS = ["m1", "m2", "m3"]
 N_PROMPTS = 4
@@ -32,17 +32,6 @@ def _judge(tmp_path, cfg):
     res = run_cli("judge", "-c", cfg, "--no-progress", "--json", cwd=tmp_path, timeout=120)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
-
-
-def _wait(predicate, seconds=60.0) -> bool:
-    import time
-
-    end = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def _stored(tmp_path, store="store.sqlite") -> list[tuple]:
@@ -85,7 +74,7 @@ def test_a_batch_created_before_a_sigkill_is_found_in_a_list_without_metadata(tm
 def test_store_copy_carries_an_open_batch_and_the_copy_polls_it(tmp_path):
     with BatchServer(tmp_path / "state.json", hold_batches=True) as srv:
         cfg = _config(tmp_path, srv, **FAST)
-        _start_and_kill(tmp_path, cfg, lambda: _wait(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
+        _start_and_kill(tmp_path, cfg, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
         copied = run_cli("store", "copy", "store.sqlite", "copy.sqlite", "--json", cwd=tmp_path)
         assert copied.returncode == 0, copied.stderr
         assert json.loads(copied.stdout)["open_batches"] == 1
@@ -128,7 +117,7 @@ def test_a_live_run_beside_a_running_batch_run_is_refused(tmp_path):
         cfg = _config(tmp_path, srv, **FAST)
         batch_run = forkrun.start(["judge", "-c", cfg, "--no-progress"], cwd=tmp_path)
         try:
-            assert _wait(lambda: srv.batches and srv.batches[0]["polls"] >= 2), batch_run.stderr
+            assert became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2), batch_run.stderr
             live = run_cli("judge", "-c", _live_config(tmp_path), "--no-progress", cwd=tmp_path, timeout=60)
             assert live.returncode == BUSY and srv.state["live"] == 0, live.stderr
             assert srv.batches[0]["id"] in live.stderr and "paid twice" in live.stderr
@@ -160,7 +149,7 @@ def test_a_live_run_on_other_games_of_a_store_a_batch_run_holds_is_refused(tmp_p
                                  for p in range(2) for m in MODELS))
         batch_run = forkrun.start(["judge", "-c", cfg, "--no-progress"], cwd=tmp_path)
         try:
-            assert _wait(lambda: srv.batches and srv.batches[0]["polls"] >= 2), batch_run.stderr
+            assert became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2), batch_run.stderr
             live = run_cli("judge", "-c", _live_config(tmp_path, "other.jsonl"), "--no-progress", cwd=tmp_path,
                            timeout=60)
             assert live.returncode == BUSY and srv.state["live"] == 0, live.stderr
@@ -177,7 +166,7 @@ def test_a_batch_run_beside_a_live_run_is_refused(tmp_path):
         cfg = _config(tmp_path, srv, **FAST)
         live = forkrun.start(["judge", "-c", _live_config(tmp_path, concurrency=3), "--no-progress"], cwd=tmp_path)
         try:
-            assert _wait(lambda: srv.state["live"] >= 1), live.stderr
+            assert became_true(lambda: srv.state["live"] >= 1), live.stderr
             batch = run_cli("judge", "-c", cfg, "--no-progress", cwd=tmp_path, timeout=60)
             assert batch.returncode == BUSY and not srv.batches, batch.stderr
             assert "judging it live" in batch.stderr
@@ -191,7 +180,7 @@ def test_a_batch_run_beside_a_live_run_is_refused(tmp_path):
 def test_a_live_run_on_a_store_with_an_open_batch_is_refused_and_told_how_to_resume(tmp_path):
     with BatchServer(tmp_path / "state.json", hold_batches=True) as srv:
         cfg = _config(tmp_path, srv, **FAST)
-        _start_and_kill(tmp_path, cfg, lambda: _wait(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
+        _start_and_kill(tmp_path, cfg, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
         live = run_cli("judge", "-c", _live_config(tmp_path), "--no-progress", cwd=tmp_path, timeout=60)
         assert live.returncode == BUSY and srv.state["live"] == 0, live.stderr
         assert srv.batches[0]["id"] in live.stderr and "judge.batch: true" in live.stderr

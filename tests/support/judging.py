@@ -92,11 +92,18 @@ def write_config(folder: Path, url: str, *, n_prompts: int, models: list[str], s
 
 def wait_for(predicate, timeout_s: float, what: str, poll_s: float = 0.05) -> None:
     """Poll ``predicate`` until it holds; an AssertionError naming ``what`` after ``timeout_s``."""
+    if not became_true(predicate, timeout_s, poll_s):
+        raise AssertionError(f"timed out waiting for {what}")
+
+
+def became_true(predicate, timeout_s: float = 60.0, poll_s: float = 0.05) -> bool:
+    """Poll ``predicate`` until it holds (True) or ``timeout_s`` passes (False)."""
     end = time.monotonic() + timeout_s
     while not predicate():
         if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
+            return False
         time.sleep(poll_s)
+    return True
 
 
 def stored_calls(path) -> int:
