@@ -179,14 +179,31 @@ def from_process(res, ranking=None, method: str | None = "bt") -> Cell:
 _REFERENCE: dict = {}
 
 
-def reference(path, method: str) -> list[tuple[str, float]]:
-    """``judgewise rank PATH --json --method METHOD``: (model, score) best first."""
-    key = (str(path), method)
+def reference(path, method: str, as_recorded: bool = False) -> list[tuple[str, float]]:
+    """``judgewise rank PATH --json --method METHOD``: (model, score) best first; ``as_recorded``: with the ridge the
+    run that wrote a store recorded for it (a report or the explorer of an evaluate store ranks as the evaluate did,
+    issue 31)."""
+    key = (str(path), method, as_recorded)
     if key not in _REFERENCE:
-        res = run_cli("rank", path, "--json", "--method", method)
+        ridge = recorded_ridge(path, method) if as_recorded else []
+        res = run_cli("rank", path, "--json", "--method", method, *ridge)
         assert res.returncode == 0, f"rank failed on {path}: {res.stderr}"
         _REFERENCE[key] = [(r["model"], r["score"]) for r in json.loads(res.stdout)]
     return _REFERENCE[key]
+
+
+def recorded_ridge(path, method: str) -> list[str]:
+    """``["--l2", x]`` when ``path`` is a store whose run recorded BT settings with a ridge, else ``[]``."""
+    from judgewise.errors import JudgewiseError
+    from judgewise.store.opening import open_store_readonly
+    from judgewise.store.run_settings import recorded_ranking_settings
+
+    try:
+        with open_store_readonly(path) as store:
+            recorded = recorded_ranking_settings(store.meta()) or {}
+    except (JudgewiseError, OSError, ValueError):
+        return []  # not a store
+    return ["--l2", repr(recorded["l2"])] if recorded.get("method") == method and "l2" in recorded else []
 
 
 def run_rank(path, folder: Path) -> Cell:
@@ -376,7 +393,7 @@ def same_ranking(cell: Cell, expected: list[tuple[str, float]]) -> None:
             assert got == pytest.approx(want, rel=1e-9, abs=1e-9), f"{model}: {got} ≠ rank's {want}"
 
 
-def check(cell: Cell, code: str, path, name: str) -> None:
+def check(cell: Cell, code: str, path, name: str, command: str = "") -> None:
     if code.startswith("E:"):
         assert cell.code != 0, f"expected an error, the command succeeded\n{cell!r}"
         lines = cell.error_lines()
@@ -389,7 +406,7 @@ def check(cell: Cell, code: str, path, name: str) -> None:
         if cell.method is None:  # `rank` itself: the reference of the others
             assert cell.ranking, f"no ranking printed\n{cell!r}"
         else:
-            same_ranking(cell, reference(path, cell.method))
+            same_ranking(cell, reference(path, cell.method, as_recorded=command in ("report", "serve")))
 
 
 RUN = sorted((i, c) for (i, c), code in CELLS.items() if code != "-")
@@ -434,4 +451,4 @@ def test_cell(name, command, inputs, request, tmp_path):
         path, outcome = inputs[name], request.getfixturevalue("outcomes")[(name, command)]
     if isinstance(outcome, Exception):
         raise outcome
-    check(outcome, CELLS[(name, command)], path, name)
+    check(outcome, CELLS[(name, command)], path, name, command)
