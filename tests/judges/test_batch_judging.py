@@ -10,7 +10,7 @@ import sqlite3
 
 from tests.support import run_cli
 from tests.support.batch_server import BatchServer
-from tests.support.judging import became_true, write_config
+from tests.support.judging import became_true, kill_judge_when, write_config
 
 MODELS = ["m1", "m2", "m3"]
 N_PROMPTS = 6
@@ -126,22 +126,6 @@ def test_a_server_restart_mid_poll_is_waited_out_and_the_batch_read_once(tmp_pat
     assert summary["batch"]["batches"] == 1 and summary["batch"]["answered"] == N_GAMES
 
 
-def _kill_while(tmp_path, srv, event, cfg) -> None:
-    """Start ``judgewise judge``, wait for ``event`` at the server, SIGKILL the process."""
-    import signal
-
-    from tests.support import forkrun
-
-    started = forkrun.start(["judge", "-c", cfg, "--no-progress"], cwd=tmp_path)
-    try:
-        assert event(), started.stderr
-        started.proc.kill()
-        started.proc.join(30)
-        assert started.proc.exitcode == -signal.SIGKILL
-    finally:
-        started.stop()
-
-
 def _ledger(tmp_path) -> list[tuple]:
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
         return db.execute("SELECT state, batch_id FROM batches ORDER BY created_at").fetchall()
@@ -150,7 +134,7 @@ def _ledger(tmp_path) -> list[tuple]:
 def test_sigkill_before_the_batch_is_created_drops_the_intent_and_submits_once(tmp_path):
     with BatchServer(tmp_path / "state.json", hold_create="before") as srv:
         cfg = _config(tmp_path, srv)
-        _kill_while(tmp_path, srv, lambda: srv.create_waiting.wait(60), cfg)
+        kill_judge_when(tmp_path, cfg, lambda: srv.create_waiting.wait(60))
         assert [s for s, _ in _ledger(tmp_path)] == ["intent"] and not srv.batches  # recorded, never created
         srv.release()
         summary = _judge(tmp_path, srv)
@@ -164,7 +148,7 @@ def test_sigkill_before_the_batch_is_created_drops_the_intent_and_submits_once(t
 def test_sigkill_after_the_batch_is_created_but_before_its_id_is_stored_finds_it_by_metadata(tmp_path):
     with BatchServer(tmp_path / "state.json", hold_create="after") as srv:
         cfg = _config(tmp_path, srv)
-        _kill_while(tmp_path, srv, lambda: srv.create_waiting.wait(60), cfg)
+        kill_judge_when(tmp_path, cfg, lambda: srv.create_waiting.wait(60))
         assert _ledger(tmp_path) == [("intent", None)] and len(srv.batches) == 1  # created, its id not stored
         srv.release()
         summary = _judge(tmp_path, srv)
@@ -180,7 +164,7 @@ def test_sigkill_after_the_batch_is_created_but_before_its_id_is_stored_finds_it
 def test_sigkill_between_submit_and_results_polls_the_open_batch_instead_of_resubmitting(tmp_path):
     with BatchServer(tmp_path / "state.json", hold_batches=True) as srv:
         cfg = _config(tmp_path, srv)
-        _kill_while(tmp_path, srv, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2), cfg)
+        kill_judge_when(tmp_path, cfg, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
         assert [s for s, _ in _ledger(tmp_path)] == ["submitted"]
         srv.release()
         summary = _judge(tmp_path, srv)

@@ -7,7 +7,6 @@ generate config repeating a model entry is refused. Everything counted at the fa
 from __future__ import annotations
 
 import json
-import signal
 import sqlite3
 
 import pytest
@@ -15,7 +14,7 @@ import yaml
 
 from tests.support import forkrun, run_cli
 from tests.support.batch_server import BatchServer
-from tests.support.judging import became_true, write_config
+from tests.support.judging import became_true, kill_judge_when, write_config
 
 MODELS = ["m1", "m2", "m3"]
 N_PROMPTS = 4
@@ -46,23 +45,11 @@ def _paid_once(srv, tmp_path, store="store.sqlite") -> None:
     assert set(srv.billed.values()) == {1} and len(srv.billed) == sum(n for _, _, n, _ in games)
 
 
-def _start_and_kill(tmp_path, cfg, event) -> None:
-    """``judge`` in its own process, SIGKILLed once ``event()`` holds at the server."""
-    started = forkrun.start(["judge", "-c", cfg, "--no-progress"], cwd=tmp_path)
-    try:
-        assert event(), started.stderr
-        started.proc.kill()
-        started.proc.join(30)
-        assert started.proc.exitcode == -signal.SIGKILL
-    finally:
-        started.stop()
-
-
 @pytest.mark.parametrize("omits", [("metadata",), ("metadata", "input_file_id")], ids=["no-metadata", "bare"])
 def test_a_batch_created_before_a_sigkill_is_found_in_a_list_without_metadata(tmp_path, omits):
     with BatchServer(tmp_path / "state.json", hold_create="after", list_omits=omits) as srv:
         cfg = _config(tmp_path, srv, **FAST)
-        _start_and_kill(tmp_path, cfg, lambda: srv.create_waiting.wait(60))
+        kill_judge_when(tmp_path, cfg, lambda: srv.create_waiting.wait(60))
         assert len(srv.batches) == 1 and "metadata" not in srv.listing(100, None)["data"][0]
         srv.release()
         summary = _judge(tmp_path, cfg)
@@ -74,7 +61,7 @@ def test_a_batch_created_before_a_sigkill_is_found_in_a_list_without_metadata(tm
 def test_store_copy_carries_an_open_batch_and_the_copy_polls_it(tmp_path):
     with BatchServer(tmp_path / "state.json", hold_batches=True) as srv:
         cfg = _config(tmp_path, srv, **FAST)
-        _start_and_kill(tmp_path, cfg, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
+        kill_judge_when(tmp_path, cfg, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
         copied = run_cli("store", "copy", "store.sqlite", "copy.sqlite", "--json", cwd=tmp_path)
         assert copied.returncode == 0, copied.stderr
         assert json.loads(copied.stdout)["open_batches"] == 1
@@ -180,7 +167,7 @@ def test_a_batch_run_beside_a_live_run_is_refused(tmp_path):
 def test_a_live_run_on_a_store_with_an_open_batch_is_refused_and_told_how_to_resume(tmp_path):
     with BatchServer(tmp_path / "state.json", hold_batches=True) as srv:
         cfg = _config(tmp_path, srv, **FAST)
-        _start_and_kill(tmp_path, cfg, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
+        kill_judge_when(tmp_path, cfg, lambda: became_true(lambda: srv.batches and srv.batches[0]["polls"] >= 2))
         live = run_cli("judge", "-c", _live_config(tmp_path), "--no-progress", cwd=tmp_path, timeout=60)
         assert live.returncode == BUSY and srv.state["live"] == 0, live.stderr
         assert srv.batches[0]["id"] in live.stderr and "judge.batch: true" in live.stderr
@@ -231,7 +218,7 @@ def test_a_batch_the_list_cannot_tell_apart_stops_the_run_until_its_output_says_
     with BatchServer(tmp_path / "state.json", hold_create="after", hold_batches=True, polls=0,
                      list_omits=("metadata", "input_file_id")) as srv:
         cfg = _config(tmp_path, srv, **FAST)
-        _start_and_kill(tmp_path, cfg, lambda: srv.create_waiting.wait(60))
+        kill_judge_when(tmp_path, cfg, lambda: srv.create_waiting.wait(60))
         srv.hold_create = None
         client = BatchClient(srv.url, {})  # another batch of as many requests, created after ours: a look-alike
         decoy = b"".join(json.dumps({"custom_id": f"other-{i}", "method": "POST", "url": "/v1/chat/completions",

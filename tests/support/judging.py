@@ -106,6 +106,20 @@ def became_true(predicate, timeout_s: float = 60.0, poll_s: float = 0.05) -> boo
     return True
 
 
+def kill_judge_when(folder, cfg, event) -> None:
+    """``judgewise judge -c cfg`` in its own process, SIGKILLed once ``event()`` holds (at a fake server)."""
+    from tests.support import forkrun
+
+    started = forkrun.start(["judge", "-c", cfg, "--no-progress"], cwd=folder)
+    try:
+        assert event(), started.stderr
+        started.proc.kill()
+        started.proc.join(30)
+        assert started.proc.exitcode == -signal.SIGKILL
+    finally:
+        started.stop()
+
+
 def stored_calls(path) -> int:
     """Calls the store at ``path`` says were paid (sum of n_calls over games)."""
     with sqlite3.connect(path, timeout=30) as db:
