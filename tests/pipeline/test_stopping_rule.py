@@ -62,8 +62,8 @@ def test_tau_with_a_margin_counts_pairs_within_it_as_agreeing():
     assert expected_kendall_tau(theta, cov, margin=0.5) > 0.99
     assert probability_tau_at_least(theta, cov, 0.99, margin=0.5) > 0.99
     assert probability_tau_at_least(theta, cov, 0.99) < 0.6
-    assert likely_ties(theta, cov, 0.5) == [(1, 0)]
-    assert likely_ties(theta, cov, 0.0) == []
+    assert likely_ties(theta, 0.5) == [(1, 0)]
+    assert likely_ties(theta, 0.0) == []
 
 
 def test_tau_draws_are_the_same_for_the_same_fit_and_match_the_exact_expectation():

@@ -87,10 +87,10 @@ def adjacent_separation(theta: np.ndarray, cov: np.ndarray, level: float, margin
     return np.where(separated, 1, np.where(tied, 2, 0))
 
 
-def likely_ties(theta: np.ndarray, cov: np.ndarray, margin: float) -> list[tuple[int, int]]:
+def likely_ties(theta: np.ndarray, margin: float) -> list[tuple[int, int]]:
     """Pairs (i, j), i estimated above j, whose estimated gap θ̂_i − θ̂_j is within ±``margin`` (log-odds): the
     pairs a τ_m target counts as agreeing in either order, so an output lists them as tied rather than ordered.
-    Best pair first. (``cov`` is accepted for symmetry with the other readings; the estimate decides.)"""
+    Best pair first."""
     theta = np.asarray(theta, float)
     order = np.argsort(-theta, kind="stable")
     ranked = theta[order]

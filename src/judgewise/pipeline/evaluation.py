@@ -229,7 +229,7 @@ def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, p
     if stopped is None:
         capped = not single and design.n_calls(n, prompts) < prompts * n * (n - 1) // 2
         stopped = "budget" if detail == "budget" and capped else "exhausted"  # the design's own budget: a cap
-    if rounds.arrays:  # at the stop, on every game (a budget stop may have cut the last round short)
+    if rounds.arrays and rounds.check is None:  # a budget stop or the pilot left the last fit unread
         rounds.check = check_target(target, *rounds.fit())
         rounds.state.expected_tau = rounds.check.expected_tau
     return rounds, stopped, detail, pilot

@@ -160,6 +160,7 @@ class TargetRounds:
         a, b, o, prompt = (np.concatenate(parts) for parts in zip(*self.arrays))
         theta, cov = fit_bt_arrays(a, b, o, len(self.index), l2=self.l2)
         self.current = (theta, bt_cluster_covariance(theta, cov, a, b, o, prompt))
+        self.check = None  # read against the target again only for a new fit
         self.fits += 1
 
     def fit(self) -> tuple[np.ndarray, np.ndarray]:

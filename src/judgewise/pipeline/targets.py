@@ -127,4 +127,4 @@ def check_target(target: Target, theta: np.ndarray, cov: np.ndarray) -> TargetCh
         reached = probability >= TAU_CONFIDENCE
     if target.separated is not None and len(theta) > 1:
         reached = reached or bool(np.all(adjacent_separation(theta, cov, target.separated, margin) > 0))
-    return TargetCheck(reached, tau, probability, likely_ties(theta, cov, margin))
+    return TargetCheck(reached, tau, probability, likely_ties(theta, margin))
