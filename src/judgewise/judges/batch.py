@@ -139,11 +139,13 @@ class _Collector:
 
 
 def batch_backend(judge):
-    """The judge's backend when it can send batches (an OpenAI backend), else ConfigError."""
+    """The judge's backend when it can send batches (an OpenAI or Anthropic backend), else ConfigError."""
     backend = getattr(judge, "backend", None)
     backend = backend.inner if isinstance(backend, ScheduledBackend) else backend
-    if not all(hasattr(backend, name) for name in ("request_body", "batch_completion", "batch_endpoint")):
-        raise ConfigError("judge.batch: true needs the openai backend (OpenAI's Batch API); this judge has "
+    if not (all(hasattr(backend, name) for name in ("request_body", "batch_completion"))
+            and callable(getattr(backend, "batch_client", None))):
+        raise ConfigError("judge.batch: true needs the openai backend (OpenAI's Batch API) or the anthropic backend "
+                          "(Anthropic's Message Batches API); this judge has "
                           f"{type(backend).__name__ if backend is not None else 'no backend'}")
     return backend
 
@@ -156,8 +158,8 @@ async def run_batches(keyed: dict, judge, store, settings: BatchSettings, *, ret
     backend = batch_backend(judge)
     if not isinstance(store, BatchLedger):
         raise ConfigError(f"judge.batch: the store {store.path} does not record batches")
-    client = client or BatchClient(*backend.batch_endpoint(), download_s=settings.download_s,
-                                   max_file_bytes=int(settings.max_output_mb * (1 << 20)))
+    client = client or backend.batch_client(download_s=settings.download_s,
+                                            max_file_bytes=int(settings.max_output_mb * (1 << 20)))
     counts = BatchCounts()
     for row in await off_loop(store, "batches", OPEN_STATES):
         if await _resume(client, store, row, settings):

@@ -285,6 +285,7 @@ class Prices(_Section):
 
     input_per_mtok: Rate = None
     cached_input_per_mtok: Rate = None
+    cache_write_input_per_mtok: Rate = None  # prompt tokens written to the prompt cache (Anthropic's)
     output_per_mtok: Rate = None
     batch_discount: Share = None  # the share of the price a batch API takes off (default 0.5)
     file: PathText = None
@@ -320,6 +321,7 @@ class JudgeSection(_Section):
     position_bias: Real = None
     length_bias: Real = None
     seed: Seed = None
+    prompt_cache: bool = None  # anthropic: mark the system prompt for the prompt cache (default true)
     mode: Literal["pairwise", "single"] = None  # single: pointwise grading (judges.pointwise); default from template
     # OpenAI's Batch API (judges.batch): calls sent in batches at the batch price, results within 24 h
     batch: bool = None
@@ -402,12 +404,18 @@ BACKEND_KEYS: dict[str, set[str]] = {
     "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
                "top_logprobs", "prices", "spread", "max_answer_mb", "use_grammar", "max_tokens", "mode", *_ESTIMATES,
                *BATCH_KEYS},
+    "anthropic": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "prices",
+                  "spread", "max_answer_mb", "max_tokens", "mode", "prompt_cache", *_ESTIMATES, *BATCH_KEYS},
+    "gemini": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "prices",
+               "spread", "max_answer_mb", "max_tokens", "mode", *_ESTIMATES},
     "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", "n_threads", "mode",
               *_ESTIMATES},
     "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},
     "replay": {"backend", "name", "judgments", "recorded_judge"},
 }  # a backend added to JUDGE_BUILDERS by a user takes any key of the judge section
 BACKEND_NEEDS = {"openai": ("model", "the server's model name, e.g. gpt-4o-mini"),
+                 "anthropic": ("model", "Anthropic's model name, e.g. claude-sonnet-4-0"),
+                 "gemini": ("model", "Gemini's model name, e.g. gemini-2.5-flash"),
                  "simulated": ("ratings", "a mapping model → true Elo"),
                  "replay": ("judgments", "a recorded judgments file")}
 

@@ -41,6 +41,7 @@ from judgewise.judges.base import (AnswerRefusedError, Completion, FatalCallErro
 from judgewise.redaction import register_secret, scrub
 from judgewise.judges.http11 import MAX_ANSWER_MB, AnswerTooLarge, Endpoint, HTTPError, ReadTimeout
 from judgewise.judges.llm_judge import PromptTooLongError
+from judgewise.judges.openai_batch import BatchClient
 from judgewise.judges.prices import MAX_TOKEN_COUNT, Prices, resolve_prices  # Prices: also importable from here
 
 log = logging.getLogger(__name__)
@@ -51,8 +52,10 @@ NO_KEY = "sk-no-key-required"  # what local servers (vLLM, llama.cpp, Ollama) ac
 RETRYABLE_STATUS = {408, 409, 425, 429}
 # A 400 for a prompt longer than the model's context (OpenAI, vLLM, llama.cpp server wordings): a failed game,
 # not a reason to stop the run.
+# Anthropic's ("prompt is too long") and Gemini's ("The input token count (n) exceeds the maximum") too.
 TOO_LONG = re.compile(r"context_length_exceeded|maximum context length|exceeds? the available context|"
-                      r"context (?:size|window) (?:exceeded|is too small)", re.IGNORECASE)
+                      r"context (?:size|window) (?:exceeded|is too small)|prompt is too long|"
+                      r"input token count.{0,40}exceeds the maximum", re.IGNORECASE)
 
 
 def _retry_after(headers) -> float | None:
@@ -79,7 +82,14 @@ class OpenAIBackend:
     zero for a model it does not name). ``base_urls`` default to ``OPENAI_BASE_URL`` or OpenAI's own.
     ``max_answer_mb`` caps each answer's body (as sent and as decoded; default 8 MB): a larger one is refused while
     it is read.
+
+    Another provider's native API is a subclass (:mod:`judgewise.judges.native_backend`) that says its
+    :attr:`KIND`, default URL, path, headers, request and parser; the transports, the error classification and the
+    key handling stay these.
     """
+
+    KIND = "openai"
+    DEFAULT_URL, URL_ENV = DEFAULT_BASE_URL, "OPENAI_BASE_URL"  # the base URL when the config gives none
 
     def __init__(self, model: str, *, base_urls: list[str] | str | None = None, api_key_env: str | None = None,
                  params: dict | None = None, logprobs: bool = False, top_logprobs: int = 5,
@@ -93,7 +103,7 @@ class OpenAIBackend:
         register_secret(api_key)  # a key given directly (Python API) is scrubbed like one from the environment
         self._secret = (api_key or self._read_key(api_key_env) or "").strip() or None  # as a header carries it
         self.max_answer_bytes = int(max_answer_mb * (1 << 20))
-        self._urls = [u or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL for u in urls]
+        self._urls = [u or os.environ.get(self.URL_ENV) or self.DEFAULT_URL for u in urls]
         self._timeout_s = timeout_s
         self._endpoints = [self._endpoint(u) for u in self._urls]  # None: through a proxy, by the openai client
         self._sdk_clients: dict[int, object] = {}
@@ -130,14 +140,26 @@ class OpenAIBackend:
         """The lean client's pool for ``url``, or None when a proxy from the environment applies to it."""
         if _proxied(url):
             return None
-        headers = {"Authorization": f"Bearer {self._secret or NO_KEY}", "Content-Type": "application/json",
-                   "Accept": "application/json", "User-Agent": f"judgewise/{__version__}"}
         try:
-            return Endpoint(url, headers=headers, ssl_context=_ssl_context,  # made at the first https connection
+            return Endpoint(url, headers=self.headers(), ssl_context=_ssl_context,  # made at the first https connection
                             connect_timeout_s=self._timeout_s or CONNECT_TIMEOUT_S,
                             read_timeout_s=self._timeout_s or READ_TIMEOUT_S, max_answer_bytes=self.max_answer_bytes)
         except ValueError as exc:
             raise ConfigError(f"judge.base_url: {exc}; expected e.g. http://localhost:8000/v1") from None
+
+    def headers(self) -> dict[str, str]:
+        """The headers of every call (the key among them)."""
+        return {"Authorization": f"Bearer {self._secret or NO_KEY}", "Content-Type": "application/json",
+                "Accept": "application/json", "User-Agent": f"judgewise/{__version__}"}
+
+    def path(self) -> str:
+        """Where a call is POSTed, below the base URL."""
+        return "/chat/completions"
+
+    @staticmethod
+    def parse(body: bytes) -> "ChatBody":
+        """The validated parts of a success's body (:func:`parse_chat_body`)."""
+        return parse_chat_body(body)
 
     async def open_ahead(self, calls: int) -> None:
         """Open the connections of ``calls`` calls about to be sent at once, shared evenly among the endpoints
@@ -156,7 +178,7 @@ class OpenAIBackend:
             body = await self._post(i, payload, options)
         finally:
             self._in_flight[i] -= 1
-        return self._completion(parse_chat_body(body), time.perf_counter() - start)
+        return self._completion(self.parse(body), time.perf_counter() - start)
 
     def _payload(self, messages: list[dict], max_tokens: int | None, want_logprobs: bool,
                  grammar: str | None) -> tuple[dict, tuple]:
@@ -179,12 +201,16 @@ class OpenAIBackend:
     def batch_completion(self, body: bytes) -> Completion:
         """A completion from a batch output line's response body (:func:`parse_chat_body`), priced as a batch
         call (``Prices.cost(..., batch=True)``)."""
-        return self._completion(parse_chat_body(body), 0.0, batch=True)
+        return self._completion(self.parse(body), 0.0, batch=True)
 
     def batch_endpoint(self) -> tuple[str, dict[str, str]]:
         """(base URL, headers) of the first endpoint, for the Files and Batches API (:mod:`judges.openai_batch`)."""
         return self._urls[0], {"Authorization": f"Bearer {self._secret or NO_KEY}",
                                "User-Agent": f"judgewise/{__version__}"}
+
+    def batch_client(self, **options) -> BatchClient:
+        """The client of this provider's batch API (``options``: :class:`BatchClient`'s download limits)."""
+        return BatchClient(*self.batch_endpoint(), **options)
 
     async def _post(self, i: int, payload: dict, options: tuple) -> bytes:
         """The body of a 2xx answer to the chat-completions POST at endpoint ``i``; any other outcome raised as
@@ -193,7 +219,7 @@ class OpenAIBackend:
         if endpoint is None:
             return await self._sdk_post(i, payload)
         try:
-            response = await endpoint.post("/chat/completions", self._request_body(payload, options))
+            response = await endpoint.post(self.path(), self._request_body(payload, options))
         except AnswerTooLarge as exc:
             raise AnswerRefusedError(f"answer refused: {exc}") from None
         except HTTPError as exc:
@@ -226,7 +252,7 @@ class OpenAIBackend:
         return Completion(text=body.text, tokens_in=body.tokens_in, tokens_out=body.tokens_out, latency_s=latency,
                           tokens_cached=body.tokens_cached, top_logprobs=body.top_logprobs,
                           cost=self.prices.cost(body.tokens_in, body.tokens_out, cached_in=body.tokens_cached,
-                                                batch=batch),
+                                                cache_write_in=body.tokens_cache_write, batch=batch),
                           raw={"finish_reason": body.finish_reason, "model": body.model})
 
     # -- through a proxy: the openai client --------------------------------------------------------------------------
@@ -319,6 +345,7 @@ class ChatBody:
     tokens_in: int = 0
     tokens_out: int = 0
     tokens_cached: int = 0  # of tokens_in, read from the server's prompt cache (usage.prompt_tokens_details)
+    tokens_cache_write: int = 0  # of tokens_in, written to the prompt cache (Anthropic's, billed above the input)
     finish_reason: str | None = None
     model: str | None = None
     top_logprobs: list[dict[str, float]] | None = None

@@ -63,7 +63,15 @@ class BatchClient:
 
     def get(self, batch_id: str) -> dict:
         """The batch object (``status``, ``output_file_id``, ``error_file_id``, ``request_counts``...)."""
-        return self._json("GET", f"/batches/{batch_id}")
+        return self.batch(self._json("GET", f"/batches/{batch_id}"))
+
+    def batch(self, item: dict) -> dict:
+        """A batch object of the provider in OpenAI's shape (another provider's client translates it)."""
+        return item
+
+    def list_path(self, after: str | None) -> str:
+        """The path of the page of the batch list after the batch ``after`` (None: the first page)."""
+        return f"/batches?{urlencode({'limit': 100, **({'after': after} if after else {})})}"
 
     def listed_since(self, since: float) -> tuple[list[dict], bool]:
         """The batches of the provider's list created at ``since`` or later (or with no ``created_at``), newest
@@ -71,9 +79,9 @@ class BatchClient:
         before ``since`` or the list's end (False: there may be more, unseen)."""
         found, after = [], None
         for _ in range(LIST_PAGES):
-            query = {"limit": 100, **({"after": after} if after else {})}
-            page = self._json("GET", f"/batches?{urlencode(query)}")
-            items = [i for i in (page.get("data") if isinstance(page.get("data"), list) else []) if isinstance(i, dict)]
+            page = self._json("GET", self.list_path(after))
+            items = [self.batch(i) for i in (page.get("data") if isinstance(page.get("data"), list) else [])
+                     if isinstance(i, dict)]
             for item in items:
                 created = item.get("created_at")
                 if isinstance(created, (int, float)) and not isinstance(created, bool) and created < since:

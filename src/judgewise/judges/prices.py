@@ -1,8 +1,10 @@
-"""Prices as data: dollars per million tokens (input, cached input, output) and the batch discount, per model.
+"""Prices as data: dollars per million tokens (input, cached input, cache writes, output) and the batch discount.
 
 A price table is a YAML file: ``source``, ``as_of`` (a date), ``batch_discount`` (the share taken off every token
-by a batch API, 0.5 for OpenAI's) and ``models: {name: {input_per_mtok, cached_input_per_mtok, output_per_mtok,
-aliases}}``. judgewise ships one (``price_tables/``, named for its source and date); a user file
+by a batch API, 0.5 for OpenAI's and Anthropic's) and ``models: {name: {input_per_mtok, cached_input_per_mtok,
+cache_write_input_per_mtok, output_per_mtok, aliases}}`` (``cache_write_input_per_mtok``: prompt tokens written to
+a prompt cache, which Anthropic bills above the input price). judgewise ships one per provider (``price_tables/``,
+each named for its source and date; a model is named in one of them only); a user file
 (``prices.file`` of a judge or a generate model, read with the run config's guards: size cap, no repeated key, few
 aliases) overrides its models; ``prices`` fields override both. Every rate is a finite number in
 [0, :data:`MAX_PRICE_PER_MTOK`]; a model named twice, or an alias naming two models, is refused.
@@ -26,8 +28,8 @@ from judgewise.errors import ConfigError
 from judgewise.judges.config_schema import MAX_PRICE_PER_MTOK, parse_yaml, read_yaml_file
 
 MAX_TOKEN_COUNT = 10**9  # tokens in one call's usage beyond any context window: a count above it is refused
-SHIPPED_TABLE = "openai-2025-08-07.yaml"
-RATES = ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok")
+SHIPPED_TABLES = ("openai-2025-08-07.yaml", "anthropic-2025-08-07.yaml", "google-2025-08-07.yaml")
+RATES = ("input_per_mtok", "cached_input_per_mtok", "cache_write_input_per_mtok", "output_per_mtok")
 TABLE_KEYS = ("source", "as_of", "batch_discount", "models")
 NO_PRICE = "no price known"  # how an unknown model's prices name their source
 
@@ -38,14 +40,15 @@ def _clamp(n: int) -> int:
 
 @dataclass(frozen=True)
 class Prices:
-    """Dollars per million tokens: prompt, cached prompt (``None``: the prompt price) and completion, and the share
-    a batch API takes off (``batch_discount``). ``source`` says where they come from (shown with estimates);
+    """Dollars per million tokens: prompt, cached prompt and prompt written to the cache (``None``: the prompt price)
+    and completion, and the share a batch API takes off (``batch_discount``). ``source`` says where they come from (shown with estimates);
     ``known`` is False for a model no table or setting prices (its calls count $0)."""
 
     input_per_mtok: float = 0.0
     output_per_mtok: float = 0.0
     cached_input_per_mtok: float | None = None
     batch_discount: float = 0.5
+    cache_write_input_per_mtok: float | None = None
     source: str = field(default="", compare=False)
     known: bool = field(default=True, compare=False)
 
@@ -57,15 +60,20 @@ class Prices:
         if isinstance(self.batch_discount, bool) or not 0 <= self.batch_discount <= 1:
             raise ConfigError(f"Prices.batch_discount = {self.batch_discount!r}: expected a share in [0, 1]")
 
-    def cost(self, tokens_in: int, tokens_out: int, *, cached_in: int = 0, batch: bool = False) -> float:
-        """Dollars for a call of ``tokens_in`` prompt tokens (``cached_in`` of them read from the prompt cache) and
-        ``tokens_out`` completion tokens, live or through a batch API (``batch``). Counts are clamped to
-        [0, MAX_TOKEN_COUNT] and ``cached_in`` to [0, tokens_in] (a hostile count never overflows)."""
+    def cost(self, tokens_in: int, tokens_out: int, *, cached_in: int = 0, cache_write_in: int = 0,
+             batch: bool = False) -> float:
+        """Dollars for a call of ``tokens_in`` prompt tokens (``cached_in`` of them read from the prompt cache,
+        ``cache_write_in`` written to it) and ``tokens_out`` completion tokens, live or through a batch API
+        (``batch``). Counts are clamped to [0, MAX_TOKEN_COUNT], ``cached_in`` to [0, tokens_in] and
+        ``cache_write_in`` to what is left (a hostile count never overflows)."""
         n_in, n_out = _clamp(tokens_in), _clamp(tokens_out)
         n_cached = min(_clamp(cached_in), n_in)
+        n_written = min(_clamp(cache_write_in), n_in - n_cached)
         cached_rate = self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
-        dollars = ((n_in - n_cached) * self.input_per_mtok + n_cached * cached_rate
-                   + n_out * self.output_per_mtok) / 1e6
+        write_rate = self.input_per_mtok if self.cache_write_input_per_mtok is None else \
+            self.cache_write_input_per_mtok
+        dollars = ((n_in - n_cached - n_written) * self.input_per_mtok + n_cached * cached_rate
+                   + n_written * write_rate + n_out * self.output_per_mtok) / 1e6
         return dollars * (1.0 - self.batch_discount) if batch else dollars
 
     def three_ways(self, tokens_in: int, tokens_out: int, cached_in: int) -> tuple[float, float, float]:
@@ -188,10 +196,26 @@ def read_table(path: str | Path) -> PriceTable:
 
 
 @lru_cache(maxsize=1)
+def shipped_tables() -> tuple[PriceTable, ...]:
+    """The price tables judgewise ships (:data:`SHIPPED_TABLES`), one per provider."""
+    folder = resources.files("judgewise.judges").joinpath("price_tables")
+    return tuple(parse_table(parse_yaml(folder.joinpath(name).read_text(encoding="utf-8"), name), name)
+                 for name in SHIPPED_TABLES)
+
+
+@lru_cache(maxsize=1)
 def shipped_table() -> PriceTable:
-    """The price table judgewise ships (:data:`SHIPPED_TABLE`)."""
-    text = resources.files("judgewise.judges").joinpath("price_tables", SHIPPED_TABLE).read_text(encoding="utf-8")
-    return parse_table(parse_yaml(text, SHIPPED_TABLE), SHIPPED_TABLE)
+    """The shipped tables as one (:func:`shipped_tables`; each model keeps its own table's source and date); a
+    model or alias named by two of them is refused."""
+    tables = shipped_tables()
+    models, aliases = {}, {}
+    for table in tables:
+        clash = sorted((set(table.models) | set(table.aliases)) & (set(models) | set(aliases)))
+        if clash:
+            raise ConfigError(f"the shipped price tables name {clash[0]!r} twice; a model is priced in one table")
+        models.update(table.models)
+        aliases.update(table.aliases)
+    return PriceTable(", ".join(t.source for t in tables), max(t.as_of for t in tables), models, aliases)
 
 
 def _find(model: str, user: PriceTable | None) -> Prices | None:

@@ -1,4 +1,5 @@
-"""Judges from a run config's ``judge:`` section: one builder per backend (openai, local, simulated, replay)."""
+"""Judges from a run config's ``judge:`` section: one builder per backend (openai, anthropic, gemini, local,
+simulated, replay)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from typing import Callable
 from judgewise.errors import ConfigError
 from judgewise.io import read_judgments
 from judgewise.registry import Registry
+from judgewise.judges.anthropic_backend import AnthropicBackend
 from judgewise.judges.base import Judge
 from judgewise.judges.config_schema import ENDPOINT_KEYS, backend_of
+from judgewise.judges.gemini_backend import GeminiBackend
 from judgewise.judges.llm_judge import LLMJudge
 from judgewise.judges.local_backend import embedded_judge
 from judgewise.judges.openai_backend import OpenAIBackend
@@ -29,6 +32,24 @@ def _openai_judge(cfg: dict) -> Judge:
                             name=cfg.get("name"), **answer_cap(cfg))
     return LLMJudge(backend, cfg.get("template", "arena_hard_5way"), use_grammar=bool(cfg.get("use_grammar")),
                     want_logprobs=bool(cfg.get("logprobs", False)), max_tokens=cfg.get("max_tokens"))
+
+
+def _native_judge(backend_class, key_env: str, example: str):
+    """The builder of a judge on a provider's native API (``backend_class``), its key from ``key_env`` by
+    default (unless a base URL is given: a local server may need none)."""
+    def build(cfg: dict) -> Judge:
+        kind = backend_class.KIND
+        if not cfg.get("model"):
+            raise ConfigError(f"judge.model is required for the {kind} backend (e.g. {example})")
+        urls = cfg.get("base_urls") or cfg.get("base_url")
+        extra = {"prompt_cache": bool(cfg.get("prompt_cache", True))} if kind == "anthropic" else {}
+        backend = backend_class(cfg["model"], base_urls=urls, api_key_env=cfg.get("api_key_env", None if urls else
+                                                                                  key_env),
+                                params=cfg.get("params"), prices=resolve_prices(cfg["model"], cfg.get("prices")),
+                                spread=cfg.get("spread", "round_robin"), name=cfg.get("name"), **extra,
+                                **answer_cap(cfg))
+        return LLMJudge(backend, cfg.get("template", "arena_hard_5way"), max_tokens=cfg.get("max_tokens"))
+    return build
 
 
 def answer_cap(cfg: dict) -> dict:
@@ -63,7 +84,8 @@ def _replay_judge(cfg: dict) -> Judge:
 
 
 JUDGE_BUILDERS: Registry[Callable[[dict], Judge]] = Registry("judge backend", {
-    "openai": _openai_judge, "local": _local_judge, "simulated": _simulated_judge, "replay": _replay_judge})
+    "openai": _openai_judge, "anthropic": _native_judge(AnthropicBackend, "ANTHROPIC_API_KEY", "claude-sonnet-4-0"),
+    "gemini": _native_judge(GeminiBackend, "GEMINI_API_KEY", "gemini-2.5-flash"), "local": _local_judge, "simulated": _simulated_judge, "replay": _replay_judge})
 
 
 def build_judge(cfg: dict) -> Judge:
