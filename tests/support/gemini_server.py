@@ -56,7 +56,8 @@ class GeminiServer(ProviderServer):
             usage["cachedContentTokenCount"] = cached
         if self.thoughts:
             usage["thoughtsTokenCount"] = self.thoughts
-        parts = ([{"text": "Thinking about A and B...", "thought": True}] if self.thought_part else []) + [{"text": text}]
+        thought = [{"text": "Thinking about A and B...", "thought": True}] if self.thought_part else []
+        parts = thought + [{"text": text}]
         with self.lock:
             self.live += 1
             self.usage.append(usage)

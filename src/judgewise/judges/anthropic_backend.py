@@ -85,5 +85,6 @@ def parse_message_body(body: bytes) -> ChatBody:
     written = _count(usage, "cache_creation_input_tokens")
     stop, model = data.get("stop_reason"), data.get("model")
     return ChatBody(text="".join(texts), tokens_in=fresh + read + written, tokens_out=_count(usage, "output_tokens"),
-                    tokens_cached=read, tokens_cache_write=written, finish_reason=stop if isinstance(stop, str) else None,
+                    tokens_cached=read, tokens_cache_write=written,
+                    finish_reason=stop if isinstance(stop, str) else None,
                     model=model if isinstance(model, str) else None)

@@ -72,7 +72,8 @@ class MessageBatchClient(BatchClient):
         status = STATUS.get(item.get("processing_status"), item.get("processing_status"))
         ended = status == "completed"
         return {"id": item.get("id"), "status": status, "created_at": _epoch(item.get("created_at")),
-                "request_counts": {"total": total} if total else {}, "output_file_id": item.get("id") if ended else None,
+                "request_counts": {"total": total} if total else {},
+                "output_file_id": item.get("id") if ended else None,
                 "error_file_id": None}
 
     def lines(self, file_id: str, *, max_line: int) -> Iterator[bytes | None]:

@@ -41,8 +41,8 @@ def _clamp(n: int) -> int:
 @dataclass(frozen=True)
 class Prices:
     """Dollars per million tokens: prompt, cached prompt and prompt written to the cache (``None``: the prompt price)
-    and completion, and the share a batch API takes off (``batch_discount``). ``source`` says where they come from (shown with estimates);
-    ``known`` is False for a model no table or setting prices (its calls count $0)."""
+    and completion, and the share a batch API takes off (``batch_discount``). ``source`` says where they come from
+    (shown with estimates); ``known`` is False for a model no table or setting prices (its calls count $0)."""
 
     input_per_mtok: float = 0.0
     output_per_mtok: float = 0.0
@@ -173,8 +173,8 @@ def parse_table(data, label: str) -> PriceTable:
     for name, entry in data["models"].items():
         where = f"{label}: models.{name}"
         if not isinstance(entry, dict) or set(entry) - {*RATES, "aliases"} or "input_per_mtok" not in entry:
-            raise ConfigError(f"{where}: expected {{input_per_mtok, cached_input_per_mtok, output_per_mtok, "
-                              f"aliases}}, found {entry!r}")
+            raise ConfigError(f"{where}: expected {{input_per_mtok, cached_input_per_mtok, cache_write_input_per_mtok, "
+                              f"output_per_mtok, aliases}}, found {entry!r}")
         rates = {k: _rate(v, f"{where}.{k}") for k, v in entry.items() if k != "aliases"}
         models[str(name)] = Prices(**rates, batch_discount=float(discount), source=source)
         for alias in _aliases(entry, where):

@@ -85,7 +85,8 @@ def _replay_judge(cfg: dict) -> Judge:
 
 JUDGE_BUILDERS: Registry[Callable[[dict], Judge]] = Registry("judge backend", {
     "openai": _openai_judge, "anthropic": _native_judge(AnthropicBackend, "ANTHROPIC_API_KEY", "claude-sonnet-4-0"),
-    "gemini": _native_judge(GeminiBackend, "GEMINI_API_KEY", "gemini-2.5-flash"), "local": _local_judge, "simulated": _simulated_judge, "replay": _replay_judge})
+    "gemini": _native_judge(GeminiBackend, "GEMINI_API_KEY", "gemini-2.5-flash"), "local": _local_judge,
+    "simulated": _simulated_judge, "replay": _replay_judge})
 
 
 def build_judge(cfg: dict) -> Judge:
