@@ -15,7 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from judgewise.io.schema import require_columns, usable_mask
-from judgewise.judges.runner import swap_agreement
+from judgewise.judges.run_result import swap_agreement
 from judgewise.ratings.features import style_counts
 
 
