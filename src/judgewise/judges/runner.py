@@ -53,7 +53,7 @@ def judge_labels(identity: dict) -> dict:
             "judge_identity": canonical_json(identity)}
 
 
-def _game_recorder(identity: dict) -> Callable:
+def game_recorder(identity: dict) -> Callable:
     """:func:`_record` for one run, the identity's labels computed once (not once a game)."""
     labels = judge_labels(identity)
     return lambda key, game, _identity, result: _record(key, game, identity, result, labels)
@@ -164,7 +164,7 @@ def _start(keyed: dict, judge: Judge, store: ResultStore, settings: RunSettings,
     done = store.statuses(keyed)
     todo = deque((k, g) for k, g in keyed.items() if k not in done or (retry_failed and done[k] == "failed"))
     run = LiveRun(judge, store, identity, settings.budget or Budget(), retry_failed, progress,
-                  settings.est_cost_per_game, record or _game_recorder(identity),
+                  settings.est_cost_per_game, record or game_recorder(identity),
                   state=Progress(total=len(todo), cached=len(keyed) - len(todo)), rows=rows_ahead(store, keyed, todo))
     return run, todo
 
