@@ -28,8 +28,9 @@ import pandas as pd
 from judgewise.errors import BudgetExceeded, JudgeError
 from judgewise.judges import eventloop
 from judgewise.judges.base import Comparison, Game, Judge, JudgeResult
-from judgewise.judges.engine import LiveRun, Progress, refused_game, refused_record  # noqa: F401 (re-exported)
-from judgewise.judges.game_keys import (ORDERS, cache_order, canonical_json, game_key, judge_name,  # noqa: F401
+from judgewise.judges.engine import LiveRun, Progress
+# names of game_keys and run_result imported from runner before the split (issue 34) stay importable from here
+from judgewise.judges.game_keys import (cache_order, canonical_json, game_key, judge_name,  # noqa: F401
                                         keyed_games, plan_games, template_name)
 from judgewise.judges.limits import Budget
 from judgewise.judges.rows_ahead import rows_ahead
@@ -37,7 +38,7 @@ from judgewise.judges.run_result import (RunResult, RunSettings, average_orders,
                                          swap_consistency)
 from judgewise.judges.run_store import opened_store
 from judgewise.judges.scheduler import ScheduledBackend
-from judgewise.judges.worker_feed import check_worker_mode, job_id, play_shared  # noqa: F401 (job_id re-exported)
+from judgewise.judges.worker_feed import check_worker_mode, play_shared
 from judgewise.judges.writer_lease import hold_and_batch, release_writer
 from judgewise.store.judgments import GameRecord, export_frame
 from judgewise.store.opening import Location
