@@ -35,7 +35,7 @@ from judgewise.judges.base import games_per_comparison
 from judgewise.judges.pairs import Pool, comparisons_per_pair
 from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.prices import unpriced_fields
-from judgewise.judges.runner import RunResult
+from judgewise.judges.run_result import RunResult
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import open_store
 from judgewise.store.protocol import JudgmentStoreLike
