@@ -362,8 +362,14 @@ def describe(outcome: Outcome) -> str:
         return f"{where}: {outcome.message}"
     return (f"{where}: $ {outcome.step.command}\n--- the page shows:\n" + "\n".join(outcome.step.expected)
             + "\n--- the command printed:\n" + "\n".join(outcome.actual)
-            + "\n(refresh with: python tools/update_docs_outputs.py " + str(outcome.block.page.relative_to(REPO))
-            + ")")
+            + f"\n(refresh with: python {refresh_command(outcome.block)})")
+
+
+def refresh_command(block: Block) -> str:
+    """What rewrites ``block``'s outputs: tools/extending_copy.py for an extended block, else update_docs_outputs."""
+    if block.directive == "extended":
+        return "tools/extending_copy.py"
+    return f"tools/update_docs_outputs.py {block.page.relative_to(REPO)}"
 
 
 # What changes from run to run by nature (durations, file sizes): written as ``...`` by a refresh

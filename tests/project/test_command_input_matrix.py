@@ -13,7 +13,8 @@ DataFrame, and the SQLite / PostgreSQL judging stores); the columns are ``JUDGME
 * ``-`` — the cell does not apply (``NOT_APPLICABLE`` says why); nothing is run.
 
 A format registered, or a command added to the CLI, without its cells fails ``test_every_cell_is_declared`` naming
-the missing cells, so the matrix grows with the registries.
+the missing cells, so the matrix grows with the registries. Every registered rating method gets its own cells without
+an edit here (``test_every_rating_method_...``: ``rank``, ``api`` and ``report`` with ``--method M`` on one input).
 """
 
 from __future__ import annotations
