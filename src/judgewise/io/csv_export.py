@@ -49,18 +49,8 @@ def restore_cell(value):
 
 
 def restore_texts(series: pd.Series) -> pd.Series:
-    """:func:`restore_cell` over a text column read from a CSV (vectorised: only cells starting with a quote before
-    a formula character are looked at one by one); the column itself when none does."""
-    try:
-        quoted = series.str.match(_QUOTED.pattern, na=False)
-    except AttributeError:
-        return series
-    mask = quoted.fillna(False).to_numpy(dtype=bool)
-    if not mask.any():
-        return series
-    values = series.to_numpy(dtype=object, copy=True)
-    values[mask] = [restore_cell(v) for v in values[mask]]
-    return pd.Series(values, index=series.index, name=series.name, dtype=object)
+    """:func:`restore_cell` over a text column read from a CSV; the column itself when no cell needs it."""
+    return _map_matching(series, _QUOTED, restore_cell)
 
 
 def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -79,17 +69,22 @@ def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _neutralise_texts(series: pd.Series) -> pd.Series:
-    """:func:`neutralise_cell` over a text column, vectorised: only the cells that start with a formula character
-    are looked at one by one."""
+    """:func:`neutralise_cell` over a text column."""
+    return _map_matching(series, _RISKY, neutralise_cell)
+
+
+def _map_matching(series: pd.Series, pattern: re.Pattern, cell) -> pd.Series:
+    """``cell`` applied to the text cells of ``series`` that start with ``pattern`` (vectorised: only those are
+    looked at one by one); the column itself when none does or it holds no text."""
     try:
-        risky = series.str.match(_RISKY.pattern, na=False)
+        matching = series.str.match(pattern.pattern, na=False)
     except AttributeError:  # no text in the column at all (only numbers or missing values)
         return series
-    mask = risky.fillna(False).to_numpy(dtype=bool)
+    mask = matching.fillna(False).to_numpy(dtype=bool)
     if not mask.any():
         return series
     values = series.to_numpy(dtype=object, copy=True)
-    values[mask] = [neutralise_cell(v) for v in values[mask]]
+    values[mask] = [cell(v) for v in values[mask]]
     return pd.Series(values, index=series.index, name=series.name, dtype=object)
 
 
