@@ -449,7 +449,7 @@ FRIENDLY = {"int_type": "an integer", "int_from_float": "an integer", "float_typ
             "dict_type": "a mapping (key: value)", "model_type": "a mapping (key: value)", "list_type": "a list",
             "finite_number": "a finite number", "is_instance_of": "a value of another type",
             "callable_type": "a Python function (set it from Python, not YAML)"}
-CUSTOM = ("repeated", "params", "env_name", "url", "path")
+CUSTOM = ("repeated", "params", "env_name", "url", "path", "rubric")  # their message says what is expected
 
 
 def _kind(value) -> str:

@@ -28,6 +28,7 @@ from typing import Annotated, Literal
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from judgewise.errors import ConfigError
 from judgewise.judges.config_schema import first_problem, read_yaml_file
@@ -42,15 +43,15 @@ _SUFFIXES = (".yaml", ".yml")
 
 def _text(value: str) -> str:
     if not value.strip():
-        raise ValueError("a non-empty text")
+        raise PydanticCustomError("rubric", "must be a non-empty text")
     return " ".join(value.split())
 
 
 def _scale(scores: dict[int, str]) -> dict[int, str]:
     keys = sorted(scores)
     if len(keys) < MIN_SCALE or len(keys) > MAX_SCALE or keys != list(range(1, len(keys) + 1)):
-        raise ValueError(f"the scores 1, 2, ... N with N from {MIN_SCALE} to {MAX_SCALE}, each once "
-                         f"(found {keys})")
+        raise PydanticCustomError("rubric", f"must give the scores 1, 2, ... N, N from {MIN_SCALE} to {MAX_SCALE}, "
+                                  f"each with what it means (found the scores {keys})")
     return scores
 
 
