@@ -32,10 +32,11 @@ def _questions() -> list[dict]:
 
 
 def _planted(model: str, qid: int, turn: int) -> int:
-    """The grade the scripted judge gives; OFF_SCALE (beyond the rubric's 5) for two of gamma's answers."""
+    """The grade the scripted judge gives; OFF_SCALE (beyond the rubric's 5) for two of gamma's answers; on the
+    questions whose id is a multiple of 3 every model gets the same grade (ties)."""
     if (model, turn) == ("gamma", 2) and qid % 2 == 0:
         return OFF_SCALE
-    return 1 + (2 * MODELS.index(model) + qid + turn) % 5
+    return 1 + (MODELS.index(model) * (qid % 3) + qid + turn) % 5
 
 
 def _write_inputs(folder: Path) -> list[dict]:
@@ -139,6 +140,11 @@ def test_rank_gives_mean_grades_with_intervals_and_pairs_from_grade_differences(
     assert bt.returncode == 0, bt.stderr
     order = [r["model"] for r in sorted(json.loads(bt.stdout), key=lambda r: -r["score"])]
     assert order == sorted(MODELS, key=lambda m: -shares[m])
+    pairs_of = [(scored[(m, p, t)], scored[(o, p, t)]) for (m, p, t) in scored for o in MODELS
+                if m < o and (o, p, t) in scored]
+    ties = sum(a == b for a, b in pairs_of)
+    assert ties > 0 and (f"outcomes from grades: {len(pairs_of)} pairs of models graded on the same prompt and turn "
+                         f"from {len(scored)} scored grades (the higher grade wins; {ties} equal grades tie)") in bt.stderr
 
 
 def test_reliability_reads_rubric_grades_against_a_human(graded):
