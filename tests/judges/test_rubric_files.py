@@ -65,3 +65,20 @@ def test_a_bad_rubric_names_the_file_and_field(change, names):
 def test_an_unknown_rubric_lists_the_shipped_ones():
     with pytest.raises(ConfigError, match="helpfulness"):
         get_rubric("kindness")
+
+
+def test_a_run_config_reads_its_rubric_file_beside_it_and_mode_picks_the_template(tmp_path, monkeypatch):
+    from judgewise.pipeline.backends import build_judge
+    from judgewise.pipeline.config import load_config
+    from judgewise.pipeline.job import judge_mode
+
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "mine.yaml").write_text("name: brevity\ncriterion: Is it short?\nscores: {1: long, 2: short}\n")
+    judge = '{backend: openai, model: m, base_url: "http://127.0.0.1:9/v1", rubric: mine.yaml'
+    (tmp_path / "cfg" / "run.yaml").write_text(f"responses: r.jsonl\njudge: {judge}}}\n")
+    (tmp_path / "cfg" / "pair.yaml").write_text(f"responses: r.jsonl\njudge: {judge}, mode: pairwise}}\n")
+    monkeypatch.chdir(tmp_path)  # not the config's folder: the rubric is still found beside the config
+    single, pair = load_config("cfg/run.yaml"), load_config("cfg/pair.yaml")
+    assert (judge_mode(single), judge_mode(pair)) == ("single", "pairwise")
+    assert build_judge(single.judge).template.name == "rubric-brevity"
+    assert build_judge(pair.judge).template.name == "rubric-brevity-pairwise"
