@@ -56,6 +56,7 @@ games-v0.1         R     R     R       ok        ok       ok        ok       R  
 games-v2.0         R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
 mtbench-pair       R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
 mtbench-single     R     E:grd E:grd   E:grd     E:grd    E:grd     E:grd    E:grd  E:not-store   E:not-store  -
+rubric-grades      R     E:grd E:grd   E:grd     E:grd    E:grd     E:grd    E:grd  E:not-store   E:not-store  -
 mtbench-folder     R     R     R       ok        ok       ok        ok       R      E:not-store   E:not-store  -
 mtbench-answers    E:rsp E:rsp E:rsp   E:rsp     E:rsp    E:rsp     E:rsp    E:rsp  E:not-store   E:not-store  -
 arenahard-answers  E:rsp E:rsp E:rsp   E:rsp     E:rsp    E:rsp     E:rsp    E:rsp  E:not-store   E:not-store  -
@@ -69,7 +70,7 @@ store-postgresql   R     R     R       ok        ok       ok        ok       R  
 
 ERRORS = {
     "not-store": "give a store file written by `judgewise judge`",  # store export|stats of a file or folder
-    "grd": "grades table",  # MT-bench single grades: only `rank` (mean score) reads them
+    "grd": "grades table",  # MT-bench single / rubric grades: only `rank` (mean score, or pairs) reads them
     "rsp": "responses table",  # model answers hold no verdict
     "pilot": "a pilot needs all-pairs judgments of at least 3 models",  # JudgeBench: two "models" (A and B)
 }

@@ -135,6 +135,16 @@ def mtbench_single(folder: Path) -> Path:
     return _jsonl(folder / "model_judgment" / "gpt-4_single.jsonl", rows)
 
 
+def rubric_grades(folder: Path) -> Path:
+    """The grades table a rubric run writes (``output: grades.jsonl``): 1-5 grades of every turn, one failed grade
+    (a rating off the rubric's scale)."""
+    rows = [{"prompt_id": str(81 + p), "model": m, "judge": "judge|rubric-helpfulness@1.1", "turn": t,
+             "score": float(min(5, max(1, round(3 + 1.5 * STRENGTH[m] + (p + t) % 2)))), "error": None}
+            for p in range(N_PROMPTS) for m in MODELS for t in (1, 2)]
+    rows[-1] = {**rows[-1], "score": None, "error": "no well-formed verdict after 2 call(s); rating 7 is outside 1-5"}
+    return _jsonl(folder / "grades.jsonl", rows)
+
+
 def _mtbench_answers(folder: Path) -> None:
     for m in MODELS:
         _jsonl(folder / "model_answer" / f"{m}.jsonl", [
@@ -254,6 +264,7 @@ def builders(shared: Path) -> dict[str, tuple[str, Callable[[Path], Path]]]:
         "games-v2.0": ("arenahard-games", games_v20),
         "mtbench-pair": ("mtbench-judgments", mtbench_pair),
         "mtbench-single": ("mtbench-judgments", mtbench_single),
+        "rubric-grades": ("jsonl", rubric_grades),
         "mtbench-folder": ("mtbench", mtbench_folder),
         "mtbench-answers": ("mtbench-answers", mtbench_answers),
         "arenahard-answers": ("arenahard-answers", arenahard_answers(shared)),

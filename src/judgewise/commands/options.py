@@ -59,10 +59,11 @@ class RankOptions:
     """
 
     format: str | None = None
-    method: str = option("bt", "--method", help="winrate (against the anchor) | winshare (share of all games won, "
-                         "ties half, any design: the CLB paper's WinRate) | bt | elo | trueskill | lc_winrate "
-                         "(AlpacaEval 2's length-controlled win rate; needs texts); mean_score for pointwise grades "
-                         "(chosen by itself when the input holds only grades)")
+    method: str | None = option(None, "--method", help="winrate (against the anchor) | winshare (share of all games "
+                                "won, ties half, any design: the CLB paper's WinRate) | bt (default for judgments) | "
+                                "elo | trueskill | lc_winrate (AlpacaEval 2's length-controlled win rate; needs "
+                                "texts); mean_score for pointwise grades (their default); a pairwise method on grades "
+                                "ranks the pairs they imply (the higher grade wins, equal grades tie)")
     anchor: str | None = option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT).")
     style_control: bool = option(False, "--style-control", help="Style-controlled BT (needs texts).")
     style_definition: str | None = option(None, "--style-definition", help="arena-hard (Arena-Hard/FastChat features "

@@ -238,7 +238,16 @@ def ranking_info_lines(ranking) -> list[str]:
         lines.append(ranking.info["pooled_judges"])
     if ranking.info.get("lc_path"):
         lines.append(lc_line(ranking.info))
+    if ranking.info.get("grade_pairs"):
+        lines.append(grade_pairs_line(ranking.info["grade_pairs"]))
     return lines + soft_lines(ranking)
+
+
+def grade_pairs_line(counts: dict) -> str:
+    """What a pairwise method ranked when it was given pointwise grades (``ratings.pointwise.grade_pairs``)."""
+    return (f"outcomes from grades: {counts['pairs']:,} pairs of models graded on the same prompt and turn from "
+            f"{counts['grades']:,} scored grades (the higher grade wins; {counts['ties']:,} equal grades tie); "
+            "n counts a model's pairs")
 
 
 def soft_lines(ranking) -> list[str]:

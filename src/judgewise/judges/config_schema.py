@@ -299,6 +299,7 @@ class JudgeSection(_Section):
     base_urls: Annotated[list[Url], Field(min_length=1), AfterValidator(_distinct)] = None
     api_key_env: Annotated[str, AfterValidator(_env_name)] = None
     template: PathText = None
+    rubric: PathText = None  # a shipped rubric's name or a rubric YAML file (judges.rubric_files): the template
     params: Annotated[Any, AfterValidator(_params)] = None
     logprobs: bool = None
     top_logprobs: Annotated[int, Field(ge=0, le=20, description="an integer in [0, 20]")] = None
@@ -399,11 +400,11 @@ BATCH_KEYS = ("batch", "batch_poll_s", "batch_retry", "batch_max_rounds", "batch
 ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread", "max_answer_mb")
 _ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
 BACKEND_KEYS: dict[str, set[str]] = {
-    "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
-               "top_logprobs", "prices", "spread", "max_answer_mb", "use_grammar", "max_tokens", "mode", *_ESTIMATES,
+    "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "rubric", "params",
+               "logprobs", "top_logprobs", "prices", "spread", "max_answer_mb", "use_grammar", "max_tokens", "mode", *_ESTIMATES,
                *BATCH_KEYS},
-    "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", "n_threads", "mode",
-              *_ESTIMATES},
+    "local": {"backend", "name", "template", "rubric", "use_grammar", "max_tokens", "model_path", "n_threads",
+              "mode", *_ESTIMATES},
     "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},
     "replay": {"backend", "name", "judgments", "recorded_judge"},
 }  # a backend added to JUDGE_BUILDERS by a user takes any key of the judge section
@@ -448,7 +449,7 @@ FRIENDLY = {"int_type": "an integer", "int_from_float": "an integer", "float_typ
             "dict_type": "a mapping (key: value)", "model_type": "a mapping (key: value)", "list_type": "a list",
             "finite_number": "a finite number", "is_instance_of": "a value of another type",
             "callable_type": "a Python function (set it from Python, not YAML)"}
-CUSTOM = ("repeated", "params", "env_name", "url", "path")
+CUSTOM = ("repeated", "params", "env_name", "url", "path", "rubric")  # their message says what is expected
 
 
 def _kind(value) -> str:
@@ -627,4 +628,6 @@ def validate_run_config(data, source: str, backends) -> dict:
     if "references" in data:
         clean["references"] = data["references"]
     check_backend(clean["judge"], backends, source)
+    if "template" in clean["judge"] and "rubric" in clean["judge"]:
+        raise ConfigError(f"{source}: judge: give template or rubric, not both (a rubric renders its own template)")
     return clean

@@ -80,11 +80,13 @@ def _turn_list(value, fallback) -> list | None:
 
 
 def grade_items(responses: pd.DataFrame, questions: dict[str, list[str]], references: dict[str, list[str]],
-                models: list[str], prompt_ids: list[str], *, first_turn_only: bool = False) -> BuiltGrades:
+                models: list[str], prompt_ids: list[str], *, first_turn_only: bool = False,
+                needs_reference: bool = False) -> BuiltGrades:
     """One item per (prompt, model, turn): ``questions`` maps prompt_id → user turns, ``references`` prompt_id →
     reference turns; a response's ``turns`` column (or its ``text``) gives its answers. A turn with no answer (or no
-    question) is not graded and is listed in ``skipped``. ``first_turn_only`` grades only each conversation's first
-    turn."""
+    question) is not graded and is listed in ``skipped``; so is, with ``needs_reference`` (a rubric that grades
+    against a reference), a turn with no reference answer. ``first_turn_only`` grades only each conversation's
+    first turn."""
     wanted_models, wanted_prompts = set(models), set(prompt_ids)
     has_turns = "turns" in responses.columns
     built = BuiltGrades([])
@@ -104,6 +106,10 @@ def grade_items(responses: pd.DataFrame, questions: dict[str, list[str]], refere
                                  f"turns {n + 1}..{len(asked)} not graded")
         turns = tuple(Turn(asked[t], answers[t], refs[t] if t < len(refs) else None) for t in range(n))
         for t in range(min(n, 1) if first_turn_only else n):
+            if needs_reference and turns[t].reference is None:
+                built.skipped.append(f"prompt {p!r}, {m!r}, turn {t + 1}: no reference answer (the rubric grades "
+                                     "against one)")
+                continue
             built.items.append(GradeItem(p, m, turns[:t + 1]))
     return built
 

@@ -15,6 +15,7 @@ Sections (only ``responses`` and ``judge`` are required)::
       base_url: https://api.openai.com/v1   # or base_urls: [...] for several endpoints
       api_key_env: OPENAI_API_KEY       # the NAME of the environment variable holding the key
       template: arena_hard_5way         # registered name or a .j2 file
+      # rubric: helpfulness             # or a shipped rubric / a rubric .yaml instead of template (judges.rubric_files)
       mode: pairwise                    # or single: grade each answer alone (default: the template's kind)
       params: {temperature: 0}
       prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}   # batch_discount: 0.5 (taken off a batch call)
@@ -53,6 +54,7 @@ from judgewise.judges.config_schema import (check_option, did_you_mean, option_t
                                             show_value, validate_run_config)
 from judgewise.judges.batch import batch_settings
 from judgewise.judges.limits import Budget, RateLimits
+from judgewise.judges.rubric_files import get_rubric, is_rubric_path
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.store.judgments import DEFAULT_STORE
 from judgewise.store.opening import is_store_url, store_location
@@ -126,6 +128,10 @@ def load_config(source: str | Path | dict) -> RunConfig:
             judge[key] = str(_resolve(judge[key], base))
     if isinstance(judge.get("template"), str) and judge["template"].endswith(".j2"):
         judge["template"] = str(_resolve(judge["template"], base))
+    if isinstance(judge.get("rubric"), str):
+        if is_rubric_path(judge["rubric"]):
+            judge["rubric"] = str(_resolve(judge["rubric"], base))
+        get_rubric(judge["rubric"])  # a bad rubric file is refused now, before anything is read or paid
     judge = with_prices_file_resolved(judge, base)
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
