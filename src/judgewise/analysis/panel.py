@@ -63,6 +63,8 @@ class Panel:
         Per member, its usable judgments read.
     kappa : float
         Fleiss' κ between the members over the ``n_complete`` comparisons (NaN with none, or one member).
+    member_cost : dict or None
+        Per member, the dollars its judgments cost (a store's ``cost`` column; None without one).
     """
 
     judgments: pd.DataFrame
@@ -78,6 +80,7 @@ class Panel:
     missing_by_member: dict = field(default_factory=dict)
     member_rows: dict = field(default_factory=dict)
     kappa: float = float("nan")
+    member_cost: dict | None = None
 
     @property
     def name(self) -> str:
@@ -178,7 +181,7 @@ def panel_verdicts(judgments: pd.DataFrame, members, rule: str = "majority", *, 
     Panel
     """
     members = check_panel(members, rule, split, weights)
-    comparison, member, outcome, uniques = ballots(judgments, members)
+    comparison, member, outcome, uniques, cost = ballots(judgments, members)
     n, k = len(uniques), len(members)
     judged = np.zeros((n, k), dtype=bool)
     judged[comparison, member] = True
@@ -196,19 +199,25 @@ def panel_verdicts(judgments: pd.DataFrame, members, rule: str = "majority", *, 
                  {m: float(weights[m]) for m in members} if rule == "weighted" else None,
                  n, int(complete.sum()), int((~complete).sum()), int(is_split.sum()), int((~kept).sum()),
                  {m: int((~judged[:, i]).sum()) for i, m in enumerate(members)},
-                 {m: int((member == i).sum()) for i, m in enumerate(members)}, kappa)
+                 {m: int((member == i).sum()) for i, m in enumerate(members)}, kappa,
+                 None if cost is None else {m: round(float(c), 6) for m, c in zip(members, cost)})
 
 
 def ballots(judgments: pd.DataFrame, members: list[str]):
     """The members' usable verdicts as ballots: each one's comparison index, member index and outcome (canonical
-    orientation), and the comparisons' keys (:func:`canonical_keys`)."""
+    orientation), the comparisons' keys (:func:`canonical_keys`), and each member's cost in dollars, failed games
+    included (None: the table has no ``cost`` column)."""
     require_columns(judgments, JUDGMENTS_REQUIRED, what="the judgments")
-    rows = judgments[usable_mask(judgments)].reset_index(drop=True)
-    member = member_codes(rows, members)
-    rows, member = rows[member >= 0].reset_index(drop=True), member[member >= 0]
+    member = member_codes(judgments, members)
+    cost = None
+    if "cost" in judgments.columns:
+        paid = pd.to_numeric(judgments["cost"], errors="coerce").fillna(0.0).to_numpy(float)
+        cost = np.bincount(member[member >= 0], weights=paid[member >= 0], minlength=len(members))
+    usable = usable_mask(judgments) & (member >= 0)
+    rows, member = judgments[usable].reset_index(drop=True), member[usable]
     keys, outcome = canonical_keys(rows, member)
     comparison = keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()  # numbered as first seen
-    return comparison, member, outcome, keys.drop_duplicates().reset_index(drop=True)
+    return comparison, member, outcome, keys.drop_duplicates().reset_index(drop=True), cost
 
 
 def derive(rule, split, comparison, member, outcome, counts, n, members, weights):
@@ -242,7 +251,7 @@ def reliability_weights(judgments: pd.DataFrame, members, reference: str) -> tup
 
 def member_agreement(judgments: pd.DataFrame, pair) -> float:
     """The share of the comparisons two judges both judged on which they gave the same label (NaN: none)."""
-    comparison, member, outcome, uniques = ballots(judgments, list(pair))
+    comparison, member, outcome, uniques, _ = ballots(judgments, list(pair))
     labels = np.full((len(uniques), 2), -1)
     labels[comparison, member] = vote_labels(outcome)
     both = (labels >= 0).all(axis=1)
