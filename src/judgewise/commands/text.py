@@ -243,6 +243,18 @@ def ranking_info_lines(ranking) -> list[str]:
     return lines + soft_lines(ranking)
 
 
+def panel_run_lines(outcome) -> list[str]:
+    """``judge`` on a panel config: each member's summary (its own judge and stored calls), then the panel's."""
+    lines = []
+    for member, label in zip(outcome.members, outcome.panel.members):
+        lines += [f"member {label}:", *("  " + line for line in summary_lines(member, None))]
+    lines += panel_lines(outcome.panel.as_dict())
+    if outcome.output:
+        lines.append(f"members' judgments written to {outcome.output} (rank them as a panel: judgewise rank "
+                     f"{outcome.output} --panel {','.join(outcome.panel.members)})")
+    return lines
+
+
 def panel_lines(panel: dict) -> list[str]:
     """What a panel's ranking rests on (``Panel.as_dict()``): members and rule, comparisons judged by every member
     or by some only, split votes, the members' agreement (Fleiss' κ), weights and each member's cost."""
