@@ -120,3 +120,28 @@ def test_reliability_weights_are_log_odds_of_agreement_with_the_reference():
     assert accuracy == pytest.approx({"good": 0.75, "chance": 0.25})
     assert weights["good"] == pytest.approx(np.log(2 * 0.75 / 0.25))
     assert weights["chance"] == 0.0  # at or below chance (1/3): no vote
+
+
+def test_a_majority_of_three_independent_judges_right_64_percent_is_right_more_often_than_each():
+    """Condorcet on simulated judges (``judges.simulated``, Eq. 3 with a coin for the remainder): three judges,
+    each naming the stronger model ~64% of the time, independently; their majority is right p³ + 3p²(1 − p) ≈ 71%."""
+    from judgewise.judges.simulated import sample_verdicts
+
+    rng = np.random.default_rng(2026)
+    n = 6000
+    elo_a = rng.choice([1000.0, 1200.0], n)
+    elo_b = 2200.0 - elo_a  # every comparison 200 Elo apart, either way round
+    frames, right = [], {}
+    for k in range(3):
+        outcome, _ = sample_verdicts(elo_a, elo_b, 0.55, rng, remainder="coin")
+        frames.append(pd.DataFrame({"prompt_id": [f"p{i}" for i in range(n)], "model_a": "a", "model_b": "b",
+                                    "judge": f"j{k}", "outcome": outcome}))
+        right[f"j{k}"] = np.mean(np.where(elo_a > elo_b, outcome == 1, outcome == 0))
+    panel = panel_verdicts(pd.concat(frames, ignore_index=True), list(right))
+    order = panel.judgments["prompt_id"].str[1:].astype(int).to_numpy()
+    truth, outcome = (elo_a > elo_b)[order], panel.judgments["outcome"].to_numpy()
+    panel_right = np.mean(np.where(truth, outcome == 1, outcome == 0))
+    assert all(0.62 < r < 0.67 for r in right.values()), right
+    p = np.mean(list(right.values()))
+    assert panel_right == pytest.approx(p ** 3 + 3 * p ** 2 * (1 - p), abs=0.02)
+    assert panel_right > max(right.values()) + 0.04

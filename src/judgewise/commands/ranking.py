@@ -8,7 +8,6 @@ from typing import Sequence
 
 from judgewise.commands.grouping import group_values
 from judgewise.commands.options import RankOptions
-from judgewise.commands.panels import read_panel
 from judgewise.errors import ConfigError, InputError
 from judgewise.io.arenahard_config import read_config
 from judgewise.io.provenance import note_dropped, pooled_line
@@ -142,6 +141,8 @@ def read_ranked(path: Path | Sequence[Path], options: RankOptions):
     (:func:`judgewise.commands.panels.read_panel`)."""
     extra = {"baseline": options.baseline, "config": read_arena_hard_config(options.arena_hard_config)}
     if options.panel is not None:
+        from judgewise.commands.panels import read_panel  # its κ loads scipy: only with --panel, not at `rank`'s start
+
         return read_panel(path, options, extra)
     return read_rated(path, format=options.format, skip_invalid=options.skip_invalid, judge=options.judge,
                       pool_judges=options.pool_judges, options=extra)
