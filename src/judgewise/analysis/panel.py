@@ -126,7 +126,7 @@ def member_codes(judgments: pd.DataFrame, members: list[str]) -> np.ndarray:
     groups, codes = judge_groups(judgments)
     of_group = np.full(len(groups), -1, dtype=np.int64)
     for i, member in enumerate(members):
-        of_group[pick_judge(groups, member)] = i
+        of_group[pick_judge(groups, member)] = i  # distinct names pick distinct judges (a name never picks a label)
     return of_group[codes] if len(codes) else np.zeros(0, dtype=np.int64)
 
 
