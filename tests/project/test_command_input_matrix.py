@@ -465,6 +465,75 @@ def test_cell(name, command, inputs, request, tmp_path):
     check(outcome, CELLS[(name, command)], path, name, command)
 
 
+# --- panels of judges (issue 33): rank --panel and the API on every input kind holding several judges --------------
+
+PANEL_EXPECTED = """
+input              rank-panel  api-panel  rank      report    store-stats
+canonical-jsonl    R           R          E:judges  E:judges  E:not-store
+canonical-csv      R           R          E:judges  E:judges  E:not-store
+canonical-parquet  R           R          E:judges  E:judges  E:not-store
+dataframe          -           R          -         -         -
+store-sqlite       R           R          E:judges  E:judges  ok
+"""
+PANEL_ERRORS = {**ERRORS, "judges": "the judgments come from 3 different judges"}
+PANEL_CELLS = {(row[0], command): code for row in [line.split() for line in PANEL_EXPECTED.strip().splitlines()[1:]]
+               for command, code in zip(PANEL_EXPECTED.split("\n")[1].split()[1:], row[1:])}
+
+
+@pytest.fixture(scope="module")
+def panel_inputs(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("panel-matrix")
+    made = {}
+    for name, build in matrix_inputs.panel_builders().items():
+        (base / name).mkdir()
+        made[name] = build(base / name)
+    return made
+
+
+def panel_reference(path) -> list[tuple[str, float]]:
+    """The panel's ranking computed in this process: the input read, :func:`panel_verdicts`, ``judgewise.rank``."""
+    import judgewise
+    from judgewise.analysis.panel import panel_verdicts
+
+    frame = judgewise.read_judgments(path).frame
+    ranking = judgewise.rank(panel_verdicts(frame, list(matrix_inputs.PANEL_JUDGES)).judgments, "bt")
+    return sorted(zip(ranking.models, ranking.scores), key=lambda r: -r[1])
+
+
+@pytest.mark.parametrize("name,command", [(i, c) for (i, c), code in PANEL_CELLS.items() if code != "-"])
+def test_panel_cell(name, command, panel_inputs, tmp_path):
+    """A panel cell does what PANEL_EXPECTED declares: R = the panel's ranking, equal to :func:`panel_reference`;
+    E:key = one ``error:`` line naming what to do (a table of several judges ranked without --panel)."""
+    path, code = panel_inputs[name], PANEL_CELLS[(name, command)]
+    members = ",".join(matrix_inputs.PANEL_JUDGES)
+    if command == "api-panel":
+        import judgewise
+        from judgewise.analysis.panel import panel_verdicts
+
+        frame = pd.read_parquet(path) if name == "dataframe" else judgewise.read_judgments(path).frame
+        ranking = judgewise.rank(panel_verdicts(frame, list(matrix_inputs.PANEL_JUDGES)).judgments, "bt")
+        cli = json.loads(run_cli("rank", path, "--panel", members, "--json").stdout)  # the CLI on the same input
+        assert len(cli) == len(matrix_inputs.MODELS)
+        assert dict(zip(ranking.models, ranking.scores)) == pytest.approx({r["model"]: r["score"] for r in cli})
+        return
+    args = {"rank-panel": ["rank", path, "--panel", members, "--json"], "rank": ["rank", path, "--json"],
+            "report": ["report", path, "-o", tmp_path / "r.html"], "store-stats": ["store", "stats", path]}[command]
+    res = run_cli(*args)
+    if code == "R":
+        assert res.returncode == 0, res.stderr
+        got = [(r["model"], r["score"]) for r in json.loads(res.stdout)]
+        assert [m for m, _ in got] == [m for m, _ in panel_reference(path)]
+        assert [s for _, s in got] == pytest.approx([s for _, s in panel_reference(path)])
+        assert "members' agreement: Fleiss' κ" in res.stderr
+    elif code == "ok":
+        assert res.returncode == 0, res.stderr
+        assert all(judge in res.stdout for judge in matrix_inputs.PANEL_JUDGES)
+    else:
+        errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+        assert res.returncode != 0 and len(errors) == 1 and PANEL_ERRORS[code[2:]] in errors[0], res.stderr
+        assert "Traceback" not in res.stderr
+
+
 # --- every registered rating method --------------------------------------------------------------------------------
 # Generated from RATING_METHODS: a method registered in ratings/ranking.py (docs/extending.md) gets its cells without
 # an edit here. Each method runs on METHOD_INPUT, which every built-in method rates (an anchor in every row, the

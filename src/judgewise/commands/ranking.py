@@ -131,13 +131,20 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
     note_unused(ranked.ranking, table.report)
     if options.pool_judges:
         ranked.ranking.info["pooled_judges"] = pooled_line(frame)
+    if "panel" in table.extras:
+        ranked.ranking.info["panel"] = table.extras["panel"]
     return ranked
 
 
 def read_ranked(path: Path | Sequence[Path], options: RankOptions):
     """The read step of :func:`rank_path`: the pairwise judgments of ``path`` (a frame and its Table), with
-    Arena-Hard's baseline and judge config applied."""
+    Arena-Hard's baseline and judge config applied; with ``options.panel``, the panel's derived verdicts
+    (:func:`judgewise.commands.panels.read_panel`)."""
     extra = {"baseline": options.baseline, "config": read_arena_hard_config(options.arena_hard_config)}
+    if options.panel is not None:
+        from judgewise.commands.panels import read_panel  # its κ loads scipy: only with --panel, not at `rank`'s start
+
+        return read_panel(path, options, extra)
     return read_rated(path, format=options.format, skip_invalid=options.skip_invalid, judge=options.judge,
                       pool_judges=options.pool_judges, options=extra)
 

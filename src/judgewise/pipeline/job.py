@@ -16,6 +16,7 @@ from judgewise.errors import ConfigError
 from judgewise.io import read_responses
 from judgewise.io.prompts import read_prompt_table
 from judgewise.judges.base import Comparison, Judge
+from judgewise.judges.config_schema import is_panel
 from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts, prompt_turns
 from judgewise.judges.pointwise import DEFAULT_TEMPLATE, PointwiseJudge, grade_items
 from judgewise.judges.prices import check_cost_cap_priced
@@ -184,6 +185,10 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
     ``allow_rounds`` and yields no comparisons up front. ``pool``: the config's :func:`load_pool`, when the caller
     has read it already (the responses are then not read again)."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if is_panel(cfg.judge):
+        raise ConfigError(f"{cfg.source}: judge.panel: a panel of judges is run by `judgewise judge` (each member "
+                          "as its own judge; `judgewise rank --panel` ranks their verdicts); this command takes one "
+                          "judge")
     pool = load_pool(cfg) if pool is None else pool
     if judge_mode(cfg) == "single":
         return _grading_job(cfg, pool)
