@@ -19,6 +19,8 @@ Writes (and overwrites) everything under examples/ except alpacaeval/ (its own R
   synthetic/separated.jsonl: a table where one model won every game (the BT MLE does not exist); synthetic/soft.jsonl:
   hard verdicts with the judge's soft preference (a `soft` column, as a store export of a logprobs judge has);
   synthetic/ties.jsonl: two models that end level (ties share a rank).
+- panels/three-judges.jsonl: three simulated judges (position-, length-biased and hedging, each right 65%) on all
+  pairs of 8 models on 6 prompts, and panels/truth.json the true ratings (``benchmarks/panel.py``'s simulation).
 - peers/h2h.csv: an AutoArena head-to-head file (model_a, model_b, prompt, response_a, response_b, winner A/B/-, the
   shape of AutoArena's documentation) and peers/peereval.jsonl: PeerEval judgments (one verdict per pair and display
   order, its documented layout): 3 models on 8 prompts, verdicts from a seeded judge.
@@ -193,6 +195,17 @@ def peers(out: Path, seed: int = 0) -> None:
     jsonl(out / "peereval.jsonl", rows)
 
 
+def panels(out: Path, seed: int = 2026) -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from panel import ELO, MODELS, panel_example  # benchmarks/panel.py: the simulation its figures come from
+
+    out.mkdir(parents=True, exist_ok=True)
+    frame = panel_example(6, seed)
+    frame["prompt_id"] = "p" + frame["prompt_id"]
+    jsonl(out / "three-judges.jsonl", frame.to_dict(orient="records"))
+    (out / "truth.json").write_text(json.dumps({m: float(e) for m, e in zip(MODELS, ELO)}, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
@@ -204,6 +217,7 @@ def main() -> None:
     mtbench(args.shared, HERE / "mtbench")
     synthetic(HERE / "synthetic")
     peers(HERE / "peers")
+    panels(HERE / "panels")
     print("examples written:", ", ".join(sorted(p.name for p in HERE.iterdir() if p.is_dir())))
 
 

@@ -29,11 +29,12 @@ from tests.support.bad_inputs.cases_new_features import NEW_FEATURE_CASES
 from tests.support.bad_inputs.cases_others import _HELD, OTHER_CASES
 from tests.support.bad_inputs.cases_prices import PRICE_CASES
 from tests.support.bad_inputs.cases_refuse_before_writing import REFUSE_CASES
+from tests.support.bad_inputs.cases_rubrics import RUBRIC_CASES
 from tests.support import forkrun
 from tests.support.bad_inputs.inputs import Case
 from tests.support.bad_inputs.outcomes import classify, snapshot
 
-CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES + PRICE_CASES + REFUSE_CASES + BATCH_LEDGER_CASES
+CASES: list[Case] = FILE_CASES + COMMAND_CASES + OTHER_CASES + NEW_FEATURE_CASES + DOWNLOAD_CASES + LABELLING_CASES + PRICE_CASES + REFUSE_CASES + BATCH_LEDGER_CASES + RUBRIC_CASES
 WORKERS = int(os.environ.get("JUDGEWISE_CORPUS_WORKERS", "4"))
 
 

@@ -81,6 +81,8 @@ def test_outputs_say_where_measured_coverage_falls_short_of_the_level():
     assert coverage_line(measured_coverage("bt", "bca", 805, 0.95)) is None  # covers at 400 prompts and above
     for method in ("bt", "winrate"):  # the default interval, with its record floor, covers from 50 prompts
         assert measured_coverage(method, "bca", 50, 0.95)["measured"] >= 0.93
+        assert coverage_line(measured_coverage(method, "bca", 50, 0.95)) is None
+        assert "not measured on fewer" in coverage_line(measured_coverage(method, "bca", 8, 0.95))
     assert "at 50 prompts (fewer here: lower still)" in coverage_line(measured_coverage("elo", "bca", 20, 0.95))
     assert measured_coverage("bt", "bca", 60, 0.9) is None and measured_coverage("bt", "bca", 60, 0.95, "battle") is None
     ranking = rank(_anchor_games(np.random.default_rng(0), 60), "winrate", anchor="anchor", bootstrap=50)

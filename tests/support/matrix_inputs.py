@@ -135,6 +135,16 @@ def mtbench_single(folder: Path) -> Path:
     return _jsonl(folder / "model_judgment" / "gpt-4_single.jsonl", rows)
 
 
+def rubric_grades(folder: Path) -> Path:
+    """The grades table a rubric run writes (``output: grades.jsonl``): 1-5 grades of every turn, one failed grade
+    (a rating off the rubric's scale)."""
+    rows = [{"prompt_id": str(81 + p), "model": m, "judge": "judge|rubric-helpfulness@1.1", "turn": t,
+             "score": float(min(5, max(1, round(3 + 1.5 * STRENGTH[m] + (p + t) % 2)))), "error": None}
+            for p in range(N_PROMPTS) for m in MODELS for t in (1, 2)]
+    rows[-1] = {**rows[-1], "score": None, "error": "no well-formed verdict after 2 call(s); rating 7 is outside 1-5"}
+    return _jsonl(folder / "grades.jsonl", rows)
+
+
 def _mtbench_answers(folder: Path) -> None:
     for m in MODELS:
         _jsonl(folder / "model_answer" / f"{m}.jsonl", [
@@ -254,6 +264,7 @@ def builders(shared: Path) -> dict[str, tuple[str, Callable[[Path], Path]]]:
         "games-v2.0": ("arenahard-games", games_v20),
         "mtbench-pair": ("mtbench-judgments", mtbench_pair),
         "mtbench-single": ("mtbench-judgments", mtbench_single),
+        "rubric-grades": ("jsonl", rubric_grades),
         "mtbench-folder": ("mtbench", mtbench_folder),
         "mtbench-answers": ("mtbench-answers", mtbench_answers),
         "arenahard-answers": ("arenahard-answers", arenahard_answers(shared)),
@@ -263,3 +274,49 @@ def builders(shared: Path) -> dict[str, tuple[str, Callable[[Path], Path]]]:
         "peereval": ("peereval", peereval),
         "store-sqlite": ("store-sqlite", evaluated_store),
     }
+
+
+# --- panels of judges (issue 33): inputs holding three judges' verdicts on the same comparisons ---------------------
+
+PANEL_JUDGES = ("judge-x", "judge-y", "judge-z")
+
+
+def panel_judgments(seed: int = 11) -> pd.DataFrame:
+    """:func:`judgments` made by each of PANEL_JUDGES, each flipping its own seeded 30% of the verdicts."""
+    rng, base, frames = np.random.default_rng(seed), judgments(), []
+    for judge in PANEL_JUDGES:
+        frame = base.assign(judge=judge)
+        flip = rng.random(len(frame)) < 0.3
+        frame.loc[flip, "outcome"] = 1.0 - frame.loc[flip, "outcome"]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def panel_canonical(container: str) -> Callable[[Path], Path]:
+    def build(folder: Path) -> Path:
+        frame, path = panel_judgments(), folder / f"panel.{container}"
+        {"jsonl": lambda: frame.to_json(path, orient="records", lines=True), "csv": lambda: frame.to_csv(path, index=False),
+         "parquet": lambda: frame.to_parquet(path)}[container]()
+        return path
+    return build
+
+
+def panel_store(folder: Path) -> Path:
+    """A SQLite store written by ``judgewise judge`` with a panel of three simulated judges (judge-x, -y, -z)."""
+    from judgewise.pipeline.run import run_config
+
+    responses().to_json(folder / "responses.jsonl", orient="records", lines=True)
+    ratings = {m: 1000 + 200 * STRENGTH[m] for m in MODELS}
+    members = [{"backend": "simulated", "name": judge, "ratings": ratings, "seed": k + 1, "p_judge": 0.7}
+               for k, judge in enumerate(PANEL_JUDGES)]
+    cfg = {"responses": "responses.jsonl", "store": "store.sqlite", "judge": {"panel": members}}
+    (folder / "run.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    run_config(folder / "run.yaml")
+    return folder / "store.sqlite"
+
+
+def panel_builders() -> dict[str, Callable[[Path], Path]]:
+    """The panel matrix's inputs: input name → builder (``dataframe`` is the parquet file, read back by the API)."""
+    return {"canonical-jsonl": panel_canonical("jsonl"), "canonical-csv": panel_canonical("csv"),
+            "canonical-parquet": panel_canonical("parquet"), "dataframe": panel_canonical("parquet"),
+            "store-sqlite": panel_store}

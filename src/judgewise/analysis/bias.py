@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.io.schema import require_columns, usable_mask
-from judgewise.judges.runner import swap_agreement
+from judgewise.judges.run_result import swap_agreement
 from judgewise.ratings.features import style_counts
 from judgewise.ratings.record_interval import wilson_interval
 

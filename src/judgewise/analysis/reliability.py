@@ -295,6 +295,28 @@ def cohen_kappa(x, y, weights: str | None = None) -> float:
     return float(1.0 - _ratio((w * observed).sum(), (w * expected).sum()))
 
 
+def fleiss_kappa(counts) -> float:
+    """Fleiss' κ of an items × categories table of counts: ``counts[i, c]`` raters put item i in category c.
+
+    Fleiss (1971), "Measuring nominal scale agreement among many raters": with n raters per item,
+    P̄ = mean_i (Σ_c n_ic² − n) / (n(n − 1)), P̄_e = Σ_c p_c², p_c the share of all ratings in c;
+    κ = (P̄ − P̄_e) / (1 − P̄_e), NaN when P̄_e = 1 (every rating in one category). Every item must have the same
+    number n ≥ 2 of ratings (as ``statsmodels.stats.inter_rater.fleiss_kappa``).
+    """
+    counts = np.asarray(counts, dtype=float)
+    if counts.ndim != 2 or counts.shape[0] == 0:
+        raise InputError(f"Fleiss' κ needs a non-empty items × categories table of counts, got shape {counts.shape}")
+    per_item = counts.sum(axis=1)
+    n = per_item[0]
+    if n < 2 or not np.all(per_item == n):
+        raise InputError("Fleiss' κ needs the same number (≥ 2) of ratings on every item, got "
+                         f"{sorted(set(per_item.astype(int).tolist()))[:5]}")
+    p_item = ((counts ** 2).sum(axis=1) - n) / (n * (n - 1))
+    p_cat = counts.sum(axis=0) / counts.sum()
+    expected = float((p_cat ** 2).sum())
+    return float(1.0 - _ratio(1.0 - p_item.mean(), 1.0 - expected))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Registry: name → two-rater metric with a batched form for studies
 # ---------------------------------------------------------------------------------------------------------------

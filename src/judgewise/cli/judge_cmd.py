@@ -21,7 +21,7 @@ from judgewise.cli.store_cmd import register as register_store
 from judgewise.commands.display import say
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.progress import run_with_progress
-from judgewise.commands.text import json_text, summary_lines, worker_lines
+from judgewise.commands.text import json_text, panel_run_lines, summary_lines, worker_lines
 
 JUDGMENTS_OUTPUT = Annotated[str, typer.Option("--output", "-o", help="Write the judgments (.parquet or .jsonl).")]
 
@@ -54,6 +54,8 @@ def run_judge(config: Path, overrides: RunOverrides, *, dry_run: bool, progress:
         return
     if as_json:
         print(json_text(outcome.summary, indent=None))
+    elif isinstance(outcome, runs.PanelOutcome):
+        _print_lines(panel_run_lines(outcome))
     else:
         _print_lines(summary_lines(outcome, outcome.summary.get("output")))
     outcome.check()

@@ -8,7 +8,7 @@ folder, which brings the objective label as rater ``human``).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +25,10 @@ from judgewise.io.readers import read_scores
 from judgewise.io.tables import ReadReport
 from judgewise.io.validate import Validator, show
 from judgewise.ratings.bootstrap import rng_from_seed
+from judgewise.ratings.pointwise import grades_as_scores
 from judgewise.store.labels import labels_as_scores
 from judgewise.store.opening import is_store_url, open_store_readonly, store_label
+from judgewise.store.reading import read_grades
 from judgewise.store.sqlite import SQLITE_HEADER, file_head
 
 log = logging.getLogger(__name__)
@@ -51,7 +53,8 @@ def read_score_tables(scores: Path, human: Path | None = None) -> tuple[pd.DataF
     InputError
         A bad file, or a HUMAN table holding several raters.
     """
-    table = read_scores(scores)
+    grades = read_grades(scores)  # a judge's pointwise grades (a store, grades.jsonl): one rater per judge
+    table = read_scores(scores) if grades is None else replace(grades, frame=grades_as_scores(grades.frame))
     log.debug("read %d score rows from %s [%s]", table.report.rows_used, scores, table.report.format)
     if human is None:
         return table.frame, None

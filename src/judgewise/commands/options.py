@@ -56,13 +56,19 @@ class RankOptions:
         length-controlled win rate (:mod:`judgewise.ratings.lc_winrate`).
     l2 : float, optional
         The method's ridge (BT: default None = the MLE, a weak prior only on separated data; 0 = refuse those).
+    panel, panel_rule, panel_split, panel_reference : optional
+        Rank a panel's derived verdicts (:func:`judgewise.analysis.panel.panel_verdicts`): its judges
+        (comma-separated labels or names), the rule (``majority``, ``mean``, ``weighted``), what a split vote becomes
+        (``tie`` or ``drop``), and for ``weighted`` the judge of the same input whose labels weigh the members
+        (:func:`judgewise.analysis.panel.reliability_weights`; it is not a member).
     """
 
     format: str | None = None
-    method: str = option("bt", "--method", help="winrate (against the anchor) | winshare (share of all games won, "
-                         "ties half, any design: the CLB paper's WinRate) | bt | elo | trueskill | lc_winrate "
-                         "(AlpacaEval 2's length-controlled win rate; needs texts); mean_score for pointwise grades "
-                         "(chosen by itself when the input holds only grades)")
+    method: str | None = option(None, "--method", help="winrate (against the anchor) | winshare (share of all games "
+                                "won, ties half, any design: the CLB paper's WinRate) | bt (default for judgments) | "
+                                "elo | trueskill | lc_winrate (AlpacaEval 2's length-controlled win rate; needs "
+                                "texts); mean_score for pointwise grades (their default); a pairwise method on grades "
+                                "ranks the pairs they imply (the higher grade wins, equal grades tie)")
     anchor: str | None = option(None, "--anchor", help="Anchor model (win rate) / model pinned (BT).")
     style_control: bool = option(False, "--style-control", help="Style-controlled BT (needs texts).")
     style_definition: str | None = option(None, "--style-definition", help="arena-hard (Arena-Hard/FastChat features "
@@ -97,6 +103,16 @@ class RankOptions:
     lc_weights: Path | None = option(None, "--lc-weights", help="lc_winrate: AlpacaEval's GLM weights "
                                      "(baseline_<anchor>.csv or its folder); needs --lc-difficulty.")
     l2: float | None = None
+    panel: str | None = option(None, "--panel", help="Rank a panel of judges of the input (comma-separated, e.g. "
+                               "gpt-4,claude,llama): one derived verdict per comparison from the members' verdicts; "
+                               "members' agreement (Fleiss' kappa) and comparisons not every member judged are "
+                               "reported.")
+    panel_rule: str = option("majority", "--panel-rule", help="majority (of labels) | mean (of outcomes, soft "
+                             "preferences included) | weighted (a vote weighted by each member's agreement with "
+                             "--panel-reference).")
+    panel_split: str = option("tie", "--panel-split", help="A split vote (no single most common label): tie | drop.")
+    panel_reference: str | None = option(None, "--panel-reference", help="--panel-rule weighted: the judge of the "
+                                         "input (e.g. human labels) each member's reliability is measured against.")
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
 from judgewise.commands.grouping import group_values
 from judgewise.commands.options import RankOptions
-from judgewise.errors import ConfigError, InputError
+from judgewise.errors import ConfigError, InputError, RatingError
 from judgewise.io.arenahard_config import read_config
 from judgewise.io.provenance import note_dropped, pooled_line
 from judgewise.io.schema import detect_anchor
@@ -19,7 +19,7 @@ from judgewise.ratings.agreement import agreement
 from judgewise.ratings.bootstrap import check_interval
 from judgewise.ratings.features import style_definition as style_spec
 from judgewise.ratings.grouped import rank_groups
-from judgewise.ratings.pointwise import mean_scores
+from judgewise.ratings.pointwise import grade_pairs, mean_scores
 from judgewise.store.reading import read_grades_inputs, read_rated
 
 BOOTSTRAP_UNITS = ("prompt", "battle")
@@ -123,20 +123,28 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
         raise ConfigError("--soft rates pairwise judgments by their soft preferences; pointwise grades are ranked "
                           "by their mean score")
     if grades is not None or method == MEAN_SCORE:
-        return rank_grades(path, grades, options)
+        return rank_grades(path, grades, replace(options, method=method or MEAN_SCORE))
+    options = replace(options, method=method or "bt")
     frame, table = read_ranked(path, options)
     ranked = rank_rows(frame, table, rating_fit(path, table, options), options.by, inputs=as_paths(path),
                        prompts=options.prompts)
     note_unused(ranked.ranking, table.report)
     if options.pool_judges:
         ranked.ranking.info["pooled_judges"] = pooled_line(frame)
+    if "panel" in table.extras:
+        ranked.ranking.info["panel"] = table.extras["panel"]
     return ranked
 
 
 def read_ranked(path: Path | Sequence[Path], options: RankOptions):
     """The read step of :func:`rank_path`: the pairwise judgments of ``path`` (a frame and its Table), with
-    Arena-Hard's baseline and judge config applied."""
+    Arena-Hard's baseline and judge config applied; with ``options.panel``, the panel's derived verdicts
+    (:func:`judgewise.commands.panels.read_panel`)."""
     extra = {"baseline": options.baseline, "config": read_arena_hard_config(options.arena_hard_config)}
+    if options.panel is not None:
+        from judgewise.commands.panels import read_panel  # its κ loads scipy: only with --panel, not at `rank`'s start
+
+        return read_panel(path, options, extra)
     return read_rated(path, format=options.format, skip_invalid=options.skip_invalid, judge=options.judge,
                       pool_judges=options.pool_judges, options=extra)
 
@@ -232,11 +240,10 @@ def rank_grades(path: Path, grades: Table | None, options: RankOptions) -> Ranke
         raise InputError("--method mean_score ranks pointwise grades, and this input holds none (a store of "
                          "judge.mode: single, or MT-bench model_judgment/*_single.jsonl)",
                          file=", ".join(map(str, as_paths(path))))
-    if method not in (MEAN_SCORE, "bt"):  # bt: rank's default, not a choice
-        raise ConfigError(f"{', '.join(map(str, as_paths(path)))} holds pointwise grades, ranked by --method "
-                          f"mean_score (not {method})")
     if bootstrap and options.bootstrap_unit != "prompt":
         raise ConfigError("pointwise grades are bootstrapped over prompts: use --bootstrap-unit prompt")
+    if method != MEAN_SCORE:
+        return rank_grade_pairs(path, grades, options)
 
     def fit(rows):
         return mean_scores(rows, bootstrap=bootstrap, seed=options.seed, ci_level=options.ci_level,
@@ -244,6 +251,21 @@ def rank_grades(path: Path, grades: Table | None, options: RankOptions) -> Ranke
 
     ranked = rank_rows(grades.frame, grades, fit, by, inputs=as_paths(path), prompts=options.prompts)
     note_dropped(grades.report, ranked.ranking.info["judge_rows_dropped"], options.judge)
+    return ranked
+
+
+def rank_grade_pairs(path, grades: Table, options: RankOptions) -> RankedFile:
+    """Rank pointwise grades with a pairwise method: the outcomes of every two models graded on the same prompt
+    and turn, from their score difference (:func:`judgewise.ratings.pointwise.grade_pairs`: ties when equal)."""
+    pairs, counts = grade_pairs(grades.frame)
+    if not len(pairs):
+        raise RatingError(f"no two models are graded on the same prompt in {', '.join(map(str, as_paths(path)))} "
+                          f"({counts['grades']} scored grades): nothing to compare; rank them by --method mean_score")
+    table = Table("judgments", pairs, grades.report)
+    ranked = rank_rows(pairs, table, rating_fit(path, table, options), options.by, inputs=as_paths(path),
+                       prompts=options.prompts)
+    ranked.ranking.info["grade_pairs"] = counts
+    note_dropped(grades.report, ranked.ranking.info.get("judge_rows_dropped", 0), options.judge)
     return ranked
 
 

@@ -13,7 +13,7 @@ from judgewise.pipeline.config import load_with_overrides
 from judgewise.pipeline.evaluation import evaluate
 from judgewise.pipeline.generate import generate
 from judgewise.pipeline.generate_config import load_generate_with_overrides
-from judgewise.pipeline.run import RoundsPlan, run_config
+from judgewise.pipeline.run import PanelOutcome, RoundsPlan, run_config
 from judgewise.pipeline.workers import as_worker, run_workers
 
 
@@ -37,7 +37,9 @@ def judge_on_executor(cfg, *, dry_run: bool, executor: str, workers: int, addres
 
 
 def dry_run_dict(outcome) -> dict:
-    """What ``judgewise judge --dry-run --json`` prints."""
+    """What ``judgewise judge --dry-run --json`` prints (a panel: each member's, under ``members``)."""
+    if isinstance(outcome, PanelOutcome):
+        return {"members": [dry_run_dict(member) for member in outcome.members]}
     extra = {} if isinstance(outcome.plan, RoundsPlan) else {"skipped_comparisons": len(outcome.skipped)}
     return {"dry_run": outcome.plan.as_dict(), **extra}
 

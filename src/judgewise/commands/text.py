@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from judgewise.errors import ConfigError
 
 if TYPE_CHECKING:  # the CLI imports this module for every command: no pandas at import
-    from judgewise.judges.runner import RunResult
+    from judgewise.judges.run_result import RunResult
     from judgewise.pipeline.run import JudgeOutcome
 
 
@@ -236,9 +236,58 @@ def ranking_info_lines(ranking) -> list[str]:
                      f"pass --l2 0 to refuse instead")
     if ranking.info.get("pooled_judges"):
         lines.append(ranking.info["pooled_judges"])
+    if ranking.info.get("panel"):
+        lines += panel_lines(ranking.info["panel"])
     if ranking.info.get("lc_path"):
         lines.append(lc_line(ranking.info))
+    if ranking.info.get("grade_pairs"):
+        lines.append(grade_pairs_line(ranking.info["grade_pairs"]))
     return lines + soft_lines(ranking)
+
+
+def grade_pairs_line(counts: dict) -> str:
+    """What a pairwise method ranked when it was given pointwise grades (``ratings.pointwise.grade_pairs``)."""
+    return (f"outcomes from grades: {counts['pairs']:,} pairs of models graded on the same prompt and turn from "
+            f"{counts['grades']:,} scored grades (the higher grade wins; {counts['ties']:,} equal grades tie); "
+            "n counts a model's pairs")
+
+
+def panel_run_lines(outcome) -> list[str]:
+    """``judge`` on a panel config: each member's summary (its own judge and stored calls), then the panel's."""
+    lines = []
+    for member, label in zip(outcome.members, outcome.panel.members):
+        lines += [f"member {label}:", *("  " + line for line in summary_lines(member, None))]
+    lines += panel_lines(outcome.panel.as_dict())
+    if outcome.output:
+        lines.append(f"members' judgments written to {outcome.output} (rank them as a panel: judgewise rank "
+                     f"{outcome.output} --panel {','.join(outcome.panel.members)})")
+    return lines
+
+
+def panel_lines(panel: dict) -> list[str]:
+    """What a panel's ranking rests on (``Panel.as_dict()``): members and rule, comparisons judged by every member
+    or by some only, split votes, the members' agreement (Fleiss' κ), weights and each member's cost."""
+    rule = {"majority": "majority of labels", "mean": "mean outcome", "weighted": "weighted vote"}[panel["rule"]]
+    members = ", ".join(f"{m} ({panel['member_rows'][m]:,} verdicts)" for m in panel["members"])
+    lines = [f"panel ({rule}) of {len(panel['members'])} judges: {members}; {panel['n_comparisons']:,} comparisons, "
+             f"{panel['n_complete']:,} judged by every member"]
+    if panel["n_incomplete"]:
+        missing = ", ".join(f"{m} {n:,}" for m, n in panel["missing_by_member"].items() if n)
+        lines.append(f"  {panel['n_incomplete']:,} judged by some members only, decided by those (not judged by: "
+                     f"{missing})")
+    if panel["rule"] != "mean" and panel["n_split"]:
+        fate = "ties" if panel["split"] == "tie" else "left out (--panel-split drop)"
+        lines.append(f"  {panel['n_split']:,} split votes (no single most common label): {fate}")
+    kappa = "—" if panel["kappa"] is None else f"{panel['kappa']:.3f}"
+    lines.append(f"  members' agreement: Fleiss' κ {kappa} over the {panel['n_complete']:,} comparisons every "
+                 "member judged")
+    if panel.get("weights"):
+        accuracy = panel.get("accuracy") or {}
+        lines.append(f"  weights (log-odds of agreement with {panel.get('reference')}): " + ", ".join(
+            f"{m} {w:.2f} ({accuracy.get(m, float('nan')):.1%})" for m, w in panel["weights"].items()))
+    if panel.get("member_cost"):
+        lines.append("  cost per member: " + ", ".join(f"{m} ${c:,.4f}" for m, c in panel["member_cost"].items()))
+    return lines
 
 
 def soft_lines(ranking) -> list[str]:

@@ -6,7 +6,9 @@ file, or a labeller name typed on the labelling page, would run on the reader's 
 Injection" page recommends, such a text cell is written with a single quote in front (``'=HYPERLINK(...)``), which
 a spreadsheet shows as the text it is. Numbers are not text: a number column is written as it is, and a text cell
 that is a plain decimal number (``-0.5``, ``+3``, ``-1e-3``) stays a number. A cell that already begins with
-quotes before such a character gets one more, so removing one leading quote always gives the value back.
+quotes before such a character gets one more, so removing one leading quote always gives the value back: every
+CSV reader of judgewise does so (:func:`restore_cell`), so a file judgewise wrote reads back as the values it held
+(a response starting ``- item`` or ``=``, a model named ``-x``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,23 @@ def neutralise_cell(value):
     return value
 
 
+_QUOTED = re.compile(r"'" + _RISKY.pattern)  # a cell :func:`neutralise_cell` quoted: one quote, then a risky text
+
+
+def restore_cell(value):
+    """The inverse of :func:`neutralise_cell`, for reading a CSV back: a text that is one ``'`` before a text the
+    writer would have quoted loses that quote (``'=x`` → ``=x``, ``''-1`` → ``'-1``); anything else, including
+    ``'-1`` (the writer never quotes a number), is returned as it is."""
+    if isinstance(value, str) and _QUOTED.match(value) and not _NUMBER.fullmatch(value[1:]):
+        return value[1:]
+    return value
+
+
+def restore_texts(series: pd.Series) -> pd.Series:
+    """:func:`restore_cell` over a text column read from a CSV; the column itself when no cell needs it."""
+    return _map_matching(series, _QUOTED, restore_cell)
+
+
 def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` with every text cell and column name passed through :func:`neutralise_cell`; number,
     boolean and date columns are kept as they are (their cells are no text)."""
@@ -50,17 +69,22 @@ def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _neutralise_texts(series: pd.Series) -> pd.Series:
-    """:func:`neutralise_cell` over a text column, vectorised: only the cells that start with a formula character
-    are looked at one by one."""
+    """:func:`neutralise_cell` over a text column."""
+    return _map_matching(series, _RISKY, neutralise_cell)
+
+
+def _map_matching(series: pd.Series, pattern: re.Pattern, cell) -> pd.Series:
+    """``cell`` applied to the text cells of ``series`` that start with ``pattern`` (vectorised: only those are
+    looked at one by one); the column itself when none does or it holds no text."""
     try:
-        risky = series.str.match(_RISKY.pattern, na=False)
+        matching = series.str.match(pattern.pattern, na=False)
     except AttributeError:  # no text in the column at all (only numbers or missing values)
         return series
-    mask = risky.fillna(False).to_numpy(dtype=bool)
+    mask = matching.fillna(False).to_numpy(dtype=bool)
     if not mask.any():
         return series
     values = series.to_numpy(dtype=object, copy=True)
-    values[mask] = [neutralise_cell(v) for v in values[mask]]
+    values[mask] = [cell(v) for v in values[mask]]
     return pd.Series(values, index=series.index, name=series.name, dtype=object)
 
 

@@ -174,7 +174,7 @@ def describe_judges(groups: list[JudgeGroup]) -> str:
     return shown + (f" and {len(groups) - MAX_LISTED} more" if len(groups) > MAX_LISTED else "")
 
 
-def _pick(groups: list[JudgeGroup], judge: str) -> int:
+def pick_judge(groups: list[JudgeGroup], judge: str) -> int:
     """Index of the group ``judge`` names: its exact label, or a judge name that covers exactly one identity."""
     exact = [i for i, g in enumerate(groups) if g.label == judge]
     if exact:
@@ -200,7 +200,7 @@ def select_judge(frame: pd.DataFrame, judge: str | None = None, pool: bool = Fal
     if judge is not None:
         if not groups:
             return frame, 0
-        keep = codes == _pick(groups, judge)
+        keep = codes == pick_judge(groups, judge)
         return (frame, 0) if keep.all() else (frame[keep].reset_index(drop=True), int((~keep).sum()))
     if len(groups) > 1 and not pool:
         raise ConfigError(f"the judgments come from {len(groups)} different judges, and one ranking would pool them: "

@@ -300,6 +300,7 @@ class JudgeSection(_Section):
     base_urls: Annotated[list[Url], Field(min_length=1), AfterValidator(_distinct)] = None
     api_key_env: Annotated[str, AfterValidator(_env_name)] = None
     template: PathText = None
+    rubric: PathText = None  # a shipped rubric's name or a rubric YAML file (judges.rubric_files): the template
     params: Annotated[Any, AfterValidator(_params)] = None
     logprobs: bool = None
     top_logprobs: Annotated[int, Field(ge=0, le=20, description="an integer in [0, 20]")] = None
@@ -395,21 +396,41 @@ class RunSchema(_Section):
     target: TargetSection = None  # judgewise evaluate only
 
 
+class PanelSection(_Section):
+    """``judge: {panel: [<judge>, <judge>, ...], rule: majority, split: tie}``: a panel of judges, each member a
+    judge section of its own (``judgewise.analysis.panel``)."""
+
+    panel: Annotated[list[JudgeSection], Field(min_length=2, description="a list of at least 2 judge sections")]
+    rule: Literal["majority", "mean"] = None
+    split: Literal["tie", "drop"] = None
+
+
+class PanelRunSchema(RunSchema):
+    """A run config whose ``judge:`` is a panel."""
+
+    judge: PanelSection
+
+
+def is_panel(judge) -> bool:
+    """Whether a ``judge:`` section (raw or validated) is a panel of judges."""
+    return isinstance(judge, dict) and "panel" in judge
+
+
 # -- backends ------------------------------------------------------------------------------------------
 BATCH_KEYS = ("batch", "batch_poll_s", "batch_retry", "batch_max_rounds", "batch_download_s",
               "batch_max_output_mb")  # how calls are sent, not the judge's identity
 ENDPOINT_KEYS = ("model", "api_key_env", "params", "prices", "logprobs", "top_logprobs", "spread", "max_answer_mb")
 _ESTIMATES = {"expected_latency_s", "expected_tokens_out"}
 BACKEND_KEYS: dict[str, set[str]] = {
-    "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "logprobs",
-               "top_logprobs", "prices", "spread", "max_answer_mb", "use_grammar", "max_tokens", "mode", *_ESTIMATES,
+    "openai": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "rubric", "params",
+               "logprobs", "top_logprobs", "prices", "spread", "max_answer_mb", "use_grammar", "max_tokens", "mode", *_ESTIMATES,
                *BATCH_KEYS},
-    "anthropic": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "prices",
-                  "spread", "max_answer_mb", "max_tokens", "mode", "prompt_cache", *_ESTIMATES, *BATCH_KEYS},
-    "gemini": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "params", "prices",
-               "spread", "max_answer_mb", "max_tokens", "mode", *_ESTIMATES},
-    "local": {"backend", "name", "template", "use_grammar", "max_tokens", "model_path", "n_threads", "mode",
-              *_ESTIMATES},
+    "anthropic": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "rubric", "params",
+                  "prices", "spread", "max_answer_mb", "max_tokens", "mode", "prompt_cache", *_ESTIMATES, *BATCH_KEYS},
+    "gemini": {"backend", "name", "model", "base_url", "base_urls", "api_key_env", "template", "rubric", "params",
+               "prices", "spread", "max_answer_mb", "max_tokens", "mode", *_ESTIMATES},
+    "local": {"backend", "name", "template", "rubric", "use_grammar", "max_tokens", "model_path", "n_threads",
+              "mode", *_ESTIMATES},
     "simulated": {"backend", "name", "ratings", "p_judge", "seed", "tie_rate", "position_bias", "length_bias"},
     "replay": {"backend", "name", "judgments", "recorded_judge"},
 }  # a backend added to JUDGE_BUILDERS by a user takes any key of the judge section
@@ -456,7 +477,7 @@ FRIENDLY = {"int_type": "an integer", "int_from_float": "an integer", "float_typ
             "dict_type": "a mapping (key: value)", "model_type": "a mapping (key: value)", "list_type": "a list",
             "finite_number": "a finite number", "is_instance_of": "a value of another type",
             "callable_type": "a Python function (set it from Python, not YAML)"}
-CUSTOM = ("repeated", "params", "env_name", "url", "path")
+CUSTOM = ("repeated", "params", "env_name", "url", "path", "rubric")  # their message says what is expected
 
 
 def _kind(value) -> str:
@@ -626,13 +647,34 @@ def validate_run_config(data, source: str, backends) -> dict:
     the mapping of the keys given (nothing filled in), or raises one ConfigError line."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of settings at the top level, found {_kind(data)}")
+    schema = PanelRunSchema if is_panel(data.get("judge")) else RunSchema
     try:
-        checked = RunSchema.model_validate(data)
+        checked = schema.model_validate(data)
     except ValidationError as exc:
-        raise first_problem(exc, source) from None
+        raise first_problem(exc, source, schema) from None
     clean = checked.model_dump(exclude_unset=True)
     clean["responses"], clean["prompts"] = data["responses"], data.get("prompts")  # tables stay as given
     if "references" in data:
         clean["references"] = data["references"]
-    check_backend(clean["judge"], backends, source)
+    if is_panel(clean["judge"]):
+        check_panel_members(clean["judge"]["panel"], backends, source)
+        judges = clean["judge"]["panel"]
+    else:
+        check_backend(clean["judge"], backends, source)
+        judges = [clean["judge"]]
+    if any(isinstance(j, dict) and "template" in j and "rubric" in j for j in judges):
+        raise ConfigError(f"{source}: judge: give template or rubric, not both (a rubric renders its own template)")
     return clean
+
+
+def check_panel_members(members: list[dict], backends, source: str) -> None:
+    """Each member of a panel checked as a judge of its own (``judge.panel[i]`` named in the message), and no
+    member given twice (the same judge twice would be one judge: its stored calls are shared)."""
+    for i, member in enumerate(members):
+        try:
+            check_backend(member, backends, source)
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace(f"{source}: judge", f"{source}: judge.panel[{i}]", 1)) from None
+        if member in members[:i]:
+            raise ConfigError(f"{source}: judge.panel[{i}] repeats judge.panel[{members.index(member)}]: a panel's "
+                              "members must be different judges")

@@ -102,8 +102,10 @@ class LLMJudge:
                 raise  # nothing paid yet: the runner records the failure
             return exchange.result(None, error=f"re-ask for a verdict failed: {exc}")  # keeps the paid first call
         if verdict is None:
+            refused = getattr(self.template.parser, "refused", None)  # a rating off the scale says which
+            why = refused(exchange.texts[-1]) if refused else ""
             return exchange.result(None, error=f"{NO_VERDICT_ERROR} ({self.template.parser.expected}) "
-                                               f"after {len(exchange.texts)} call(s)")
+                                               f"after {len(exchange.texts)} call(s)" + (f"; {why}" if why else ""))
         return exchange.result(verdict)
 
     async def _call(self, messages: list[dict]) -> Completion:

@@ -227,6 +227,13 @@ class RatingParser:
         label = f"{score:g}"
         return Verdict(outcome=(score - self.low) / (self.high - self.low), label=label, score=score)
 
+    def refused(self, text: str | None) -> str:
+        """Why ``text`` has no verdict when it holds ratings off the scale (``"rating 7 is outside 1-5"``), else
+        "" — a grade outside a rubric's scale is a failed grade, and its error says so."""
+        outside = [m.group(1) for m in self.pattern.finditer(text or "")
+                   if not self.low <= float(m.group(1)) <= self.high]
+        return f"rating {outside[-1]} is outside {self.low:g}-{self.high:g}" if outside else ""
+
     def soft(self, top_logprobs: list[dict[str, float]] | None) -> float | None:
         """Expected rescaled rating from logprobs at the rating position (single-token ratings only)."""
         return soft_from_logprobs(top_logprobs, self.token_values)

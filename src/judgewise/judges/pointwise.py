@@ -19,10 +19,12 @@ from judgewise.errors import ConfigError
 from judgewise.judges import eventloop
 from judgewise.judges.base import JudgeResult
 from judgewise.judges.estimate import Estimate, costed_estimate, plan_label
+from judgewise.judges.game_keys import canonical_json, judge_name, template_name
 from judgewise.judges.llm_judge import NO_VERDICT_ERROR
 from judgewise.judges.prompt_cache import cached_tokens_in_order, text_segments
-from judgewise.judges.runner import (RunResult, RunSettings, arun_keyed, canonical_json, closing_backend, judge_name,
-                                     template_name)
+from judgewise.judges.run_result import RunResult, RunSettings
+from judgewise.judges.run_store import opened_store
+from judgewise.judges.runner import arun_keyed, closing_backend
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.store.judgments import POINTWISE, GameRecord, export_grades
 from judgewise.store.opening import Location
@@ -78,11 +80,13 @@ def _turn_list(value, fallback) -> list | None:
 
 
 def grade_items(responses: pd.DataFrame, questions: dict[str, list[str]], references: dict[str, list[str]],
-                models: list[str], prompt_ids: list[str], *, first_turn_only: bool = False) -> BuiltGrades:
+                models: list[str], prompt_ids: list[str], *, first_turn_only: bool = False,
+                needs_reference: bool = False) -> BuiltGrades:
     """One item per (prompt, model, turn): ``questions`` maps prompt_id → user turns, ``references`` prompt_id →
     reference turns; a response's ``turns`` column (or its ``text``) gives its answers. A turn with no answer (or no
-    question) is not graded and is listed in ``skipped``. ``first_turn_only`` grades only each conversation's first
-    turn."""
+    question) is not graded and is listed in ``skipped``; so is, with ``needs_reference`` (a rubric that grades
+    against a reference), a turn with no reference answer. ``first_turn_only`` grades only each conversation's
+    first turn."""
     wanted_models, wanted_prompts = set(models), set(prompt_ids)
     has_turns = "turns" in responses.columns
     built = BuiltGrades([])
@@ -102,6 +106,10 @@ def grade_items(responses: pd.DataFrame, questions: dict[str, list[str]], refere
                                  f"turns {n + 1}..{len(asked)} not graded")
         turns = tuple(Turn(asked[t], answers[t], refs[t] if t < len(refs) else None) for t in range(n))
         for t in range(min(n, 1) if first_turn_only else n):
+            if needs_reference and turns[t].reference is None:
+                built.skipped.append(f"prompt {p!r}, {m!r}, turn {t + 1}: no reference answer (the rubric grades "
+                                     "against one)")
+                continue
             built.items.append(GradeItem(p, m, turns[:t + 1]))
     return built
 
@@ -226,8 +234,9 @@ async def arun_grading(items: list[GradeItem], judge: PointwiseJudge, store: Jud
                        settings: RunSettings | None = None, *, progress=None, **options) -> RunResult:
     """Async form of :func:`run_grading`."""
     keyed = keyed_items(judge, items)  # (a grade has no answer order: ``orders`` is not read)
-    return await arun_keyed(keyed, judge, store, RunSettings.of(settings, **options), n_items=len(items),
-                            n_planned=len(items), record=grade_record, export=export_grades, progress=progress)
+    with opened_store(store) as opened:
+        return await arun_keyed(keyed, judge, opened, RunSettings.of(settings, **options), n_items=len(items),
+                                n_planned=len(items), record=grade_record, export=export_grades, progress=progress)
 
 
 def run_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStoreLike | Location,

@@ -17,6 +17,7 @@ from judgewise.judges.local_backend import embedded_judge
 from judgewise.judges.openai_backend import OpenAIBackend
 from judgewise.judges.prices import resolve_prices
 from judgewise.judges.replay import ReplayJudge
+from judgewise.judges.rubric_files import rubric_template
 from judgewise.judges.simulated import SimulatedJudge
 
 
@@ -89,8 +90,18 @@ JUDGE_BUILDERS: Registry[Callable[[dict], Judge]] = Registry("judge backend", {
     "simulated": _simulated_judge, "replay": _replay_judge})
 
 
+def with_rubric_template(cfg: dict) -> dict:
+    """``cfg`` with ``template`` the one its ``rubric`` renders: absolute grades (``mode`` single, the default for a
+    rubric) or pairwise verdicts (``mode: pairwise``); ``cfg`` as it is without a rubric."""
+    if not cfg.get("rubric"):
+        return cfg
+    kind = "pairwise" if cfg.get("mode") == "pairwise" else "pointwise"
+    return {**{k: v for k, v in cfg.items() if k != "rubric"}, "template": rubric_template(cfg["rubric"], kind)}
+
+
 def build_judge(cfg: dict) -> Judge:
     """A judge from the ``judge:`` section; backend defaults to openai when a URL is given, else local."""
+    cfg = with_rubric_template(cfg)
     kind = backend_of(cfg)
     if kind not in JUDGE_BUILDERS:
         raise ConfigError(f'judge.backend: unknown backend "{kind}"; known: {sorted(JUDGE_BUILDERS)}')

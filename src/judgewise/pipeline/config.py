@@ -15,6 +15,7 @@ Sections (only ``responses`` and ``judge`` are required)::
       base_url: https://api.openai.com/v1   # or base_urls: [...] for several endpoints
       api_key_env: OPENAI_API_KEY       # the NAME of the environment variable holding the key
       template: arena_hard_5way         # registered name or a .j2 file
+      # rubric: helpfulness             # or a shipped rubric / a rubric .yaml instead of template (judges.rubric_files)
       mode: pairwise                    # or single: grade each answer alone (default: the template's kind)
       params: {temperature: 0}
       prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}   # batch_discount: 0.5 (taken off a batch call)
@@ -22,6 +23,8 @@ Sections (only ``responses`` and ``judge`` are required)::
                                         # batch_poll_s: 30, batch_retry: live | batch, batch_max_rounds: 3
       # backend: local (the embedded Gemma 3 270M) takes template, use_grammar, max_tokens, model_path, n_threads
       # backend: simulated takes ratings: {model: elo}, p_judge, tie_rate, position_bias, length_bias, seed
+      # or a panel of judges, each member a judge section (judgewise judge; pipeline.run.run_panel):
+      # panel: [{backend: openai, model: gpt-4o-mini}, {backend: openai, model: ...}], rule: majority, split: tie
     design: {name: all_pairs}           # or {name: anchor, anchor: gpt-4o}, {name: adaptive, budget: 500}, ...
     orders: both                        # or one (a seeded coin per prompt and pair)
     seed: 0
@@ -49,10 +52,11 @@ import pandas as pd
 
 from judgewise.designs import DESIGNS, design_options, make_design
 from judgewise.errors import ConfigError
-from judgewise.judges.config_schema import (check_option, did_you_mean, option_type_problem, read_config_file,
-                                            show_value, validate_run_config)
+from judgewise.judges.config_schema import (check_option, did_you_mean, is_panel, option_type_problem,
+                                            read_config_file, show_value, validate_run_config)
 from judgewise.judges.batch import batch_settings
 from judgewise.judges.limits import Budget, RateLimits
+from judgewise.judges.rubric_files import get_rubric, is_rubric_path
 from judgewise.judges.scheduler import RetryPolicy
 from judgewise.store.judgments import DEFAULT_STORE
 from judgewise.store.opening import is_store_url, store_location
@@ -121,12 +125,10 @@ def load_config(source: str | Path | dict) -> RunConfig:
         check_design(data["design"], name, sized_by_target=bool(data.get("target")))
     design = data.get("design", {"name": "all_pairs"})
     judge = dict(data["judge"])
-    for key in ("model_path", "judgments"):
-        if isinstance(judge.get(key), str):
-            judge[key] = str(_resolve(judge[key], base))
-    if isinstance(judge.get("template"), str) and judge["template"].endswith(".j2"):
-        judge["template"] = str(_resolve(judge["template"], base))
-    judge = with_prices_file_resolved(judge, base)
+    if is_panel(judge):
+        judge["panel"] = [_judge_paths_resolved(member, base) for member in judge["panel"]]
+    else:
+        judge = _judge_paths_resolved(judge, base)
     return RunConfig(
         responses=_resolve(data["responses"], base), prompts=_resolve(data.get("prompts"), base),
         references=_resolve(data.get("references"), base), turns=data.get("turns"),
@@ -137,6 +139,22 @@ def load_config(source: str | Path | dict) -> RunConfig:
         limits=dict(data.get("limits", {})), budget=dict(data.get("budget", {})),
         retry_failed=data.get("retry_failed", False), output=_resolve(data.get("output"), base), source=name,
         target=dict(data.get("target") or {}), design_given="design" in data)
+
+
+def _judge_paths_resolved(judge: dict, base: Path) -> dict:
+    """A ``judge:`` section with its file paths (model, recorded judgments, a ``.j2`` template, a rubric file, a
+    price table) resolved against the config's folder."""
+    judge = dict(judge)
+    for key in ("model_path", "judgments"):
+        if isinstance(judge.get(key), str):
+            judge[key] = str(_resolve(judge[key], base))
+    if isinstance(judge.get("template"), str) and judge["template"].endswith(".j2"):
+        judge["template"] = str(_resolve(judge["template"], base))
+    if isinstance(judge.get("rubric"), str):
+        if is_rubric_path(judge["rubric"]):
+            judge["rubric"] = str(_resolve(judge["rubric"], base))
+        get_rubric(judge["rubric"])  # a bad rubric file is refused now, before anything is read or paid
+    return with_prices_file_resolved(judge, base)
 
 
 def load_with_overrides(source: str | Path | dict, *, store: str | None = None, output: str | None = None,

@@ -16,9 +16,11 @@ from judgewise.errors import ConfigError
 from judgewise.io import read_responses
 from judgewise.io.prompts import read_prompt_table
 from judgewise.judges.base import Comparison, Judge
+from judgewise.judges.config_schema import is_panel
 from judgewise.judges.pairs import Pool, build_comparisons, prompt_texts, prompt_turns
 from judgewise.judges.pointwise import DEFAULT_TEMPLATE, PointwiseJudge, grade_items
 from judgewise.judges.prices import check_cost_cap_priced
+from judgewise.judges.rubric_files import rubric_of
 from judgewise.judges.templates import get_template
 from judgewise.pipeline.backends import build_judge
 from judgewise.pipeline.config import RunConfig, load_config
@@ -106,6 +108,8 @@ def judge_mode(cfg: RunConfig) -> str:
     """``judge.mode`` when given, else "single" for a pointwise template and "pairwise" otherwise."""
     if cfg.judge.get("mode"):
         return cfg.judge["mode"]
+    if cfg.judge.get("rubric"):
+        return "single"  # a rubric grades each answer on its scale unless mode: pairwise
     template = cfg.judge.get("template")
     if template is None or cfg.judge.get("backend") in ("simulated", "replay"):
         return "pairwise"
@@ -126,6 +130,18 @@ def _reference_turns(cfg: RunConfig) -> dict[str, list[str]]:
     return {str(p): [str(x) for x in t] for p, t in zip(frame["prompt_id"], turns)}
 
 
+def needs_reference(judge, cfg: RunConfig) -> bool:
+    """Whether the judge's template comes from a rubric that grades against a reference answer; such a rubric
+    without ``references:`` in the config is refused (nothing could be graded)."""
+    rubric = rubric_of(judge.template) if getattr(judge, "template", None) is not None else None
+    if not rubric or rubric["reference"] != "required":
+        return False
+    if cfg.references is None:
+        raise ConfigError(f"{cfg.source}: judge.rubric {rubric['name']!r} grades against a reference answer: give "
+                          "references: (reference answers per prompt, e.g. MT-bench's reference_answer/gpt-4.jsonl)")
+    return True
+
+
 def _grading_job(cfg: RunConfig, pool: Pool) -> Job:
     """A pointwise grading job: every turn of every (prompt, model) conversation, references filled in."""
     if cfg.design_given and cfg.design.get("name") != "all_pairs":
@@ -134,7 +150,7 @@ def _grading_job(cfg: RunConfig, pool: Pool) -> Job:
     judge = PointwiseJudge(build_judge({"template": DEFAULT_TEMPLATE, **cfg.judge}))
     questions = {**{p: [t] for p, t in pool.texts.items()}, **pool.turns}
     built = grade_items(pool.responses, questions, _reference_turns(cfg), pool.models, pool.prompt_ids,
-                        first_turn_only=cfg.turns == "first")
+                        first_turn_only=cfg.turns == "first", needs_reference=needs_reference(judge, cfg))
     if not built.items:
         why = f" (first: {built.skipped[0]})" if built.skipped else ""
         raise ConfigError(f"{cfg.source}: nothing to grade: {len(pool.models)} models on {len(pool.prompt_ids)} "
@@ -169,6 +185,10 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
     ``allow_rounds`` and yields no comparisons up front. ``pool``: the config's :func:`load_pool`, when the caller
     has read it already (the responses are then not read again)."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if is_panel(cfg.judge):
+        raise ConfigError(f"{cfg.source}: judge.panel: a panel of judges is run by `judgewise judge` (each member "
+                          "as its own judge; `judgewise rank --panel` ranks their verdicts); this command takes one "
+                          "judge")
     pool = load_pool(cfg) if pool is None else pool
     if judge_mode(cfg) == "single":
         return _grading_job(cfg, pool)
@@ -188,7 +208,17 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
                else "the design chose none")
         raise ConfigError(f"{cfg.source}: nothing to judge: design {name} on {len(pool.models)} models and "
                           f"{len(pool.prompt_ids)} prompts gives 0 comparisons; {why}")
-    return Job(cfg, built.comparisons, build_judge(cfg.judge), built.skipped, pool.models, len(pool.prompt_ids), pool)
+    judge = build_judge(cfg.judge)
+    comparisons, skipped = built.comparisons, built.skipped
+    if needs_reference(judge, cfg):
+        comparisons = [c for c in comparisons if c.reference is not None]
+        missing = len(built.comparisons) - len(comparisons)
+        if not comparisons:
+            raise ConfigError(f"{cfg.source}: nothing to judge: none of the {missing} comparisons has a reference "
+                              "answer, and the rubric grades against one")
+        if missing:
+            skipped = [*skipped, f"{missing} comparisons without a reference answer (the rubric grades against one)"]
+    return Job(cfg, comparisons, judge, skipped, pool.models, len(pool.prompt_ids), pool)
 
 
 def judge_prices(judge) -> dict:

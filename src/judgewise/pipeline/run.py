@@ -8,22 +8,28 @@ summary, judgments). The caller shows the plan (``on_plan``) and progress (``wit
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
+from judgewise.analysis.panel import Panel, panel_verdicts
+from judgewise.designs import is_single_shot
 from judgewise.errors import ConfigError, JudgeError
+from judgewise.io.provenance import label_judges
 from judgewise.io.schema import failed_mask
 from judgewise.judges.base import games_per_comparison
+from judgewise.judges.config_schema import is_panel
 from judgewise.judges.estimate import Estimate, estimate_run, estimate_upper_bound, plan_label
 from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.pairs import build_comparisons
 from judgewise.judges.prices import unpriced_fields
 from judgewise.judges.pointwise import grading_counts, plan_grading, run_grading
-from judgewise.judges.runner import RunResult, run_judging
+from judgewise.judges.game_keys import judge_name
+from judgewise.judges.run_result import RunResult
+from judgewise.judges.runner import run_judging
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store, open_store_for_planning, store_label
 from judgewise.store.protocol import JudgmentStoreLike
@@ -102,15 +108,83 @@ def first_failure(judgments: pd.DataFrame | None) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+@dataclass
+class MemberPlan:
+    """A panel member's plan, shown with the member's name."""
+
+    member: str
+    plan: Estimate | RoundsPlan
+
+    def line(self, dry_run: bool = True) -> str:
+        return f"member {self.member}: {self.plan.line(dry_run)}"
+
+    def as_dict(self) -> dict:
+        return {"member": self.member, **self.plan.as_dict()}
+
+
+@dataclass
+class PanelOutcome:
+    """A panel's run: each member's :class:`JudgeOutcome` (its own judge, its own stored calls) and, unless a dry
+    run, the panel's derived verdicts (:class:`judgewise.analysis.panel.Panel`; never stored as calls)."""
+
+    members: list[JudgeOutcome]
+    panel: Panel | None = None
+    output: str | None = None
+
+    @property
+    def dry_run(self) -> bool:
+        return self.panel is None
+
+    @property
+    def summary(self) -> dict | None:
+        """What ``judge --json`` prints for a panel: each member's summary and the panel's."""
+        if self.panel is None:
+            return None
+        return {"members": [m.summary for m in self.members], "panel": self.panel.as_dict(), "output": self.output}
+
+    def check(self) -> None:
+        """Each member's :meth:`JudgeOutcome.check`."""
+        for member in self.members:
+            member.check()
+
+
+def run_panel(cfg: RunConfig, *, dry_run: bool = False, on_plan=None, with_progress=None) -> PanelOutcome:
+    """Run each member of ``cfg``'s panel as its own judge through :func:`run_job` (its own identity, so its own
+    stored calls: a rerun or a resumed run pays nothing twice; budget and batch apply per member), then derive the
+    panel's verdicts (:func:`judgewise.analysis.panel.panel_verdicts`). ``output`` gets every member's judgments
+    (``judgewise rank --panel`` ranks them); the panel's verdicts are derived, not stored."""
+    spec = cfg.judge
+    if not is_single_shot(cfg.design.get("name", "all_pairs")):
+        raise ConfigError(f"{cfg.source}: judge.panel: every member must judge the same comparisons, so a panel "
+                          f"takes a single-shot design (all_pairs, anchor, sampled, ...), not {cfg.design['name']}")
+    outcomes = []
+    for member in spec["panel"]:
+        job = build_job(replace(cfg, judge=member, output=None))
+        shown = (lambda plan, name=judge_name(job.judge.identity): on_plan(MemberPlan(name, plan))) if on_plan else None
+        outcomes.append(run_job(job, dry_run=dry_run, on_plan=shown, with_progress=with_progress))
+    if dry_run:
+        return PanelOutcome(outcomes)
+    judgments = label_judges(pd.concat([o.judgments for o in outcomes], ignore_index=True))
+    sizes = np.cumsum([0] + [len(o.judgments) for o in outcomes])
+    members = [str(judgments["judge"].iloc[start]) for start in sizes[:-1]]
+    panel = panel_verdicts(judgments, members, spec.get("rule", "majority"), split=spec.get("split", "tie"))
+    if cfg.output:
+        write_export(judgments, cfg.output)
+    return PanelOutcome(outcomes, panel, cfg.output)
+
+
 def _no_progress(total: int, run):
     return run(None)
 
 
 def run_config(config: RunConfig | dict | str | Path, *, dry_run: bool = False,
                on_plan: Callable[[Estimate | RoundsPlan], None] | None = None,
-               with_progress: ProgressRunner | None = None) -> JudgeOutcome:
-    """Build the job a run config describes and run it (:func:`run_job`)."""
+               with_progress: ProgressRunner | None = None) -> JudgeOutcome | PanelOutcome:
+    """Build the job a run config describes and run it (:func:`run_job`); a panel of judges runs each member
+    (:func:`run_panel`)."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if is_panel(cfg.judge):
+        return run_panel(cfg, dry_run=dry_run, on_plan=on_plan, with_progress=with_progress)
     if cfg.design.get("name") == AUTO_DESIGN:
         raise ConfigError(f"{cfg.source}: design: auto is chosen by `judgewise evaluate`; `judgewise judge` needs a "
                           "design name, e.g. all_pairs, adaptive, tournament")

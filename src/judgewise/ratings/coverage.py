@@ -42,11 +42,14 @@ def measured_coverage(method: str, interval: str, n_prompts: int, level: float, 
 
 def coverage_line(coverage: dict | None) -> str | None:
     """"nominal 95%, measured 87% at 50 prompts (source)" when the measured coverage falls short of the nominal
-    level by more than :data:`SHORTFALL` (with the CI-aware ranks' coverage when they fall short too); None
-    otherwise."""
+    level by more than :data:`SHORTFALL` (with the CI-aware ranks' coverage when they fall short too), or "…, not
+    measured on fewer" when the ranking has fewer prompts than any measured subset; None otherwise."""
     short = coverage["nominal"] - SHORTFALL if coverage else None
-    if not coverage or coverage["measured"] >= short:
+    if not coverage or (coverage["measured"] >= short and not coverage["fewer"]):
         return None
+    if coverage["measured"] >= short:  # covers where measured, but this ranking has fewer prompts than that
+        return (f"nominal {coverage['nominal'] * 100:g}%, measured {coverage['measured'] * 100:.0f}% at "
+                f"{coverage['prompts']} prompts, not measured on fewer ({coverage['source']})")
     at = f"at {coverage['prompts']} prompts" + (" (fewer here: lower still)" if coverage["fewer"] else "")
     ranks = f", ranks {coverage['rank'] * 100:.0f}%" if coverage["rank"] < short else ""
     return (f"nominal {coverage['nominal'] * 100:g}%, measured {coverage['measured'] * 100:.0f}%{ranks} {at} "

@@ -4,7 +4,8 @@ MT-bench's leaderboard (FastChat ``show_result.py``, single mode) is the mean of
 (question, turn), failed grades (score −1) left out; the per-turn means are shown beside it. :func:`mean_scores`
 computes the same from a grades table and adds what MT-bench does not give: percentile intervals from resampling
 whole prompts (both turns of a question travel together), all replicates in one sparse product over per-prompt
-sums (``ratings.bootstrap.multinomial`` counts, as for every other method).
+sums (``ratings.bootstrap.multinomial`` counts, as for every other method). :func:`grade_pairs` turns the same grades
+into pairwise outcomes (the higher grade wins, equal grades tie), for any pairwise rating method.
 """
 
 from __future__ import annotations
@@ -100,3 +101,47 @@ def mean_scores(grades: pd.DataFrame, *, bootstrap: int = 0, seed: int | np.rand
     return Ranking(method=METHOD, models=models, scores=scores, ci_low=np.asarray(low, float),
                    ci_high=np.asarray(high, float), rank=ci_aware_rank(scores, low, high), n=n.astype(int),
                    ci_level=ci_level, extra=extra, info=info)
+
+
+def grade_pairs(grades: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Pairwise outcomes from grades: for every two models graded on the same prompt (and turn) by the same judge,
+    model_a wins (outcome 1) when its score is higher, loses (0) when lower and ties (0.5) when equal — a rubric's
+    absolute grades read as a comparison design of all pairs. Failed and unscored grades take part in no pair.
+
+    Returns the judgments table (``prompt_id, model_a, model_b, judge, outcome``, ``turn`` when graded by turn;
+    model_a before model_b alphabetically) and counts: ``grades`` used, ``failed_grades_skipped``, ``pairs``,
+    ``ties``.
+    """
+    require_columns(grades, GRADES_REQUIRED, what="the grades table")
+    frame, n_failed, reasons, _ = _usable(grades)
+    keys = ["prompt_id", "judge", *(["turn"] if "turn" in frame.columns else [])]
+    side = frame[[*keys, "model", "score"]].assign(model=frame["model"].astype(str),
+                                                    prompt_id=frame["prompt_id"].astype(str))
+    pairs = side.merge(side, on=keys, suffixes=("_a", "_b"))
+    pairs = pairs[pairs["model_a"] < pairs["model_b"]]
+    outcome = 0.5 + 0.5 * np.sign(pairs["score_a"].to_numpy(float) - pairs["score_b"].to_numpy(float))
+    out = pairs[["prompt_id", "model_a", "model_b", "judge", *keys[2:]]].assign(outcome=outcome)
+    out = out.sort_values(["prompt_id", *keys[2:], "model_a", "model_b"], kind="stable").reset_index(drop=True)
+    counts = {"grades": len(frame), "failed_grades_skipped": n_failed, "failed_grade_reasons": reasons,
+              "pairs": len(out), "ties": int((out["outcome"] == 0.5).sum())}
+    return out, counts
+
+
+def grade_item_ids(grades: pd.DataFrame) -> pd.Series:
+    """The item a grade rates, as a scores table names it: ``prompt_id/model``, and ``/turn k`` when graded by
+    turn (``q81/gpt-4/turn 2``): the id a human's scores of the same answers use."""
+    ids = grades["prompt_id"].astype(str) + "/" + grades["model"].astype(str)
+    if "turn" not in grades.columns:
+        return ids
+    turn = pd.to_numeric(grades["turn"], errors="coerce")
+    return ids.where(turn.isna(), ids + "/turn " + turn.astype("Int64").astype(str))
+
+
+def grades_as_scores(grades: pd.DataFrame) -> pd.DataFrame:
+    """A grades table as a scores table (``item_id, rater, score``) for the reliability commands: one row per
+    scored grade, the item :func:`grade_item_ids`, the rater the grade's ``judge`` (judge model and template, so
+    two rubrics are two raters); failed and unscored grades left out."""
+    require_columns(grades, GRADES_REQUIRED, what="the grades table")
+    frame = _usable(grades)[0]
+    return pd.DataFrame({"item_id": grade_item_ids(frame), "rater": frame["judge"].astype(str),
+                         "score": frame["score"].astype(float)})
