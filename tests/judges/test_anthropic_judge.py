@@ -111,3 +111,27 @@ def test_a_message_reads_its_text_blocks_and_all_three_prompt_counts():
     prices = resolve_prices("claude-sonnet-4-20250514")  # a dated id: an alias in the shipped table
     assert prices.cost(2010, 5, cache_write_in=2000) == pytest.approx((10 * 3 + 2000 * 3.75 + 5 * 15) / 1e6)
     assert prices.cost(2010, 5, cached_in=2000) == pytest.approx((10 * 3 + 2000 * 0.30 + 5 * 15) / 1e6)
+
+
+def test_through_a_proxy_from_the_environment_a_call_goes_by_httpx_with_the_same_headers(monkeypatch):
+    with AnthropicServer(api_key=KEY) as proxy:
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        backend = AnthropicBackend("claude-sonnet-4-0", base_urls="http://anthropic.invalid", api_key=KEY)
+        assert backend._endpoints == [None]  # the lean client is not used: httpx speaks to the proxy
+        completion = complete_once(backend)
+        assert proxy.paths_seen == ["http://anthropic.invalid/v1/messages"]
+        assert proxy.headers_seen[0]["x-api-key"] == KEY and proxy.headers_seen[0]["anthropic-version"]
+    assert "[[" in completion.text and completion.tokens_in > 0 and completion.cost > 0
+
+
+def test_through_a_proxy_an_error_status_is_classified_as_on_the_lean_client(monkeypatch):
+    with AnthropicServer(api_key="another") as proxy:
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        backend = AnthropicBackend("claude-sonnet-4-0", base_urls="http://anthropic.invalid", api_key=KEY)
+        with pytest.raises(FatalCallError, match="401.*invalid x-api-key") as info:
+            complete_once(backend)
+    assert KEY not in str(info.value)

@@ -1,5 +1,6 @@
 """What the fake native-provider servers share: a threaded JSON server on 127.0.0.1 routing by method and path,
-counting the calls it bills by their messages (:func:`tests.support.fault_server.request_key`)."""
+counting the calls it bills by their messages (:func:`tests.support.fault_server.request_key`). Set as a plain-HTTP
+proxy (``HTTP_PROXY``) it answers the absolute URLs a proxy is asked for as if they were its own paths."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class ProviderServer:
         self.billed: Counter[str] = Counter()
         self.live = 0
         self.headers_seen: list[dict[str, str]] = []
+        self.paths_seen: list[str] = []  # request targets as sent (absolute when the server is used as a proxy)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
@@ -64,7 +66,10 @@ def _handler(server: ProviderServer):
             headers = {k.lower(): v for k, v in self.headers.items()}
             with server.lock:
                 server.headers_seen.append(headers)
-            status, payload, extra = server.route(method, self.path, headers, body)
+            path = re.sub(r"^https?://[^/]+", "", self.path)  # as a plain-HTTP proxy is asked: an absolute URL
+            with server.lock:
+                server.paths_seen.append(self.path)
+            status, payload, extra = server.route(method, path, headers, body)
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             self.send_response(status)
             for k, v in {"Content-Type": "application/json", **extra}.items():

@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 
 from judgewise.judges.base import AnswerRefusedError, MalformedResponseError
-from judgewise.judges.openai_backend import OpenAIBackend, _body_json, _transport_error
-from judgewise.redaction import scrub
+from judgewise.judges.openai_backend import OpenAIBackend, _body_json, _error_text, _transport_error
 
 DEFAULT_MAX_TOKENS = 4096  # a judge's answer when the template sets no max_tokens (Anthropic requires one)
 
@@ -67,8 +66,8 @@ class NativeBackend(OpenAIBackend):
         except httpx.HTTPError as exc:
             raise _transport_error(exc, maybe_charged=False) from None
         if not 200 <= response.status_code < 300:
-            message = _native_error_text(response.status_code, response.content)
-            raise self._status_error(response.status_code, message, None, response.headers)
+            message, code = _error_text(response.status_code, response.content, response.headers)
+            raise self._status_error(response.status_code, message, code, response.headers)
         if len(response.content) > self.max_answer_bytes:
             raise AnswerRefusedError(f"answer refused: {len(response.content):,} bytes, more than the "
                                      f"{self.max_answer_bytes:,}-byte cap (max_answer_mb in the judge config raises "
@@ -80,15 +79,6 @@ class NativeBackend(OpenAIBackend):
         for c in clients:
             await c.aclose()
         await super().aclose()
-
-
-def _native_error_text(status: int, body: bytes) -> str:
-    """``Error code: <status> - <the body's error.message>`` (both providers nest it under ``error``)."""
-    try:
-        error = json.loads(body).get("error")
-        return f"Error code: {status} - {scrub(str(error['message']))}"
-    except (ValueError, AttributeError, KeyError, TypeError):
-        return f"Error code: {status} - {' '.join(body[:200].decode('utf-8', 'replace').split())}"
 
 
 def malformed(api: str, reason: str, body: bytes) -> MalformedResponseError:
