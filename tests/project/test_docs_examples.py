@@ -5,6 +5,7 @@ import pytest
 
 from tools.docs_examples import PAGES, REPO, align, blocks_of, describe, line_matches, masked, run_page, steps_of
 
+XDIST_SPREAD = True  # each page runs in a sandbox of its own: the pages run on both workers (tests/conftest.py)
 PAGES_WITH_SLOW = [p for p in PAGES if any(b.slow for b in blocks_of(p))]
 # Pages whose examples take 20–60 s each (pytest --durations on the quiet 2-core machine, this stop): run with
 # SLOW=1, as CI runs the suite, so that `make test` stays near 15 minutes; the other pages run in every `make test`.
