@@ -18,6 +18,15 @@ def shared() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def alpacaeval_full(shared):
+    """All 28 models of ../shared's AlpacaEval results as read by ``judgewise.read_judgments`` (judgments, responses,
+    anchor), read once per session (per xdist worker): several modules check against it and none changes it."""
+    from judgewise.io import read_judgments
+
+    return read_judgments(shared / "data" / "alpacaeval")
+
+
 @pytest.fixture
 def cli():
     """Fixture form of :func:`tests.support.run_cli`."""
