@@ -1,5 +1,5 @@
-"""Shared fixtures (the ../shared data folder, skipped with a visible reason when absent; the CLI runner) and how
-pytest-xdist spreads the tests over its workers."""
+"""Shared fixtures: the ../shared data folder (skipped with a visible reason when absent), AlpacaEval read once, the CLI
+runner."""
 
 from __future__ import annotations
 
@@ -32,14 +32,3 @@ def cli():
     """Fixture form of :func:`tests.support.run_cli`."""
     return run_cli
 
-
-def pytest_collection_modifyitems(config, items) -> None:
-    """Under pytest-xdist with ``--dist loadgroup`` (``make test``) a module's tests run on one worker, so a module
-    fixture (the command × input matrix's cells, the bad-input corpus) is built once, not once per worker; a module
-    that sets ``XDIST_SPREAD = True`` (its tests share nothing costly) has its tests spread one by one."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        module = getattr(item, "module", None)
-        if module is not None and not getattr(module, "XDIST_SPREAD", False):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

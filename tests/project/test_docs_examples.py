@@ -5,7 +5,6 @@ import pytest
 
 from tools.docs_examples import PAGES, REPO, align, blocks_of, describe, line_matches, masked, run_page, steps_of
 
-XDIST_SPREAD = True  # each page runs in a sandbox of its own: the pages run on both workers (tests/conftest.py)
 PAGES_WITH_SLOW = [p for p in PAGES if any(b.slow for b in blocks_of(p))]
 # Pages whose examples take 15–50 s each on a busy 2-core machine (README and evaluate run evaluate on the shipped
 # replay config, which tests/project/test_demo.py checks in every run; papers, designs and diagnostics run many
