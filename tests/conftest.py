@@ -31,4 +31,3 @@ def alpacaeval_full(shared):
 def cli():
     """Fixture form of :func:`tests.support.run_cli`."""
     return run_cli
-
