@@ -26,7 +26,8 @@ Run: ``.venv/bin/python benchmarks/interval_coverage.py [--subsets 50] [--bootst
 [--methods winrate bt elo] [--intervals bca percentile] [--arena-hard] [--write]``
 (``--write``: the AlpacaEval figures into ``src/judgewise/ratings/coverage.json``, which ``rank``, ``evaluate``,
 the report and the explorer quote where an interval falls short of its level). Last line: ``ci_coverage_min=<x>`` (the smallest score or rank
-coverage over methods, sizes and data sets, of the first interval asked: the default, BCa).
+coverage over methods, sizes and data sets, of the first interval asked: the default, BCa; online Elo, whose output
+says its interval is a spread and not a confidence interval, is printed on the line before).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import pandas as pd
 from judgewise.io import read_judgments
 from judgewise.io.alpacaeval import read_alpacaeval
 from judgewise.ratings import rank
+from judgewise.ratings.coverage import SPREAD_NOT_CONFIDENCE
 from judgewise.ratings.result import competition_rank
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,9 +121,10 @@ def coverage_table(rows: pd.DataFrame | None = None, *, methods=METHODS, sizes=S
 
 
 def coverage_min(table: pd.DataFrame, interval: str = "bca") -> float:
-    """The smallest score or rank coverage of ``interval``'s rows of a :func:`coverage_table`: the benchmark's
-    ``ci_coverage_min``."""
-    rows = table[table["interval"] == interval]
+    """The smallest score or rank coverage of ``interval``'s rows of a :func:`coverage_table` among the methods
+    whose intervals claim to be confidence intervals: the benchmark's ``ci_coverage_min``. Online Elo's interval
+    says what it is instead (``ratings.coverage.SPREAD_NOT_CONFIDENCE``) and is reported on its own."""
+    rows = table[(table["interval"] == interval) & ~table["method"].isin(list(SPREAD_NOT_CONFIDENCE))]
     return float(np.nanmin(rows[["score_coverage", "rank_coverage"]].to_numpy()))
 
 
@@ -165,6 +168,10 @@ def main(argv=None) -> pd.DataFrame:
         print(f"{rec['data']} {rec['method']} {rec['interval']} {rec['prompts']} prompts: score {rec['score_coverage']:.3f} "
               f"(se {rec['score_se']:.3f}) rank {rec['rank_coverage']:.3f}")
     low = coverage_min(table, args.intervals[0])  # the default interval (bca) unless told otherwise
+    spread = table[(table["interval"] == args.intervals[0]) & table["method"].isin(list(SPREAD_NOT_CONFIDENCE))]
+    if len(spread):
+        print(f"not confidence intervals (the output says so): online Elo covers "
+              f"{spread['score_coverage'].min():.3f}–{spread['score_coverage'].max():.3f}")
     print(f"ci_coverage_min={low:.3f}")
     return table
 

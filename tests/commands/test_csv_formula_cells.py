@@ -109,3 +109,23 @@ def test_store_export_of_labels_quotes_names_typed_on_the_page(tmp_path):
     exact = tmp_path / "labels.parquet"
     assert run_cli("store", "export", store, "--table", "human_labels", "-o", exact).returncode == 0
     assert pd.read_parquet(exact)["labeller"].tolist() == NAMES  # Parquet keeps them as typed
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_csv_judgewise_wrote_reads_back_as_the_values_it_held(tmp_path, monkeypatch, chunked):
+    """The spreadsheet guard is undone on reading (io.csv_export.restore_cell), whole-file and in chunks: a model
+    named ``-x`` or ``=y`` comes back as such, a literal ``'-1`` (never written by the guard) stays."""
+    from judgewise.io import chunks, read_judgments
+    from judgewise.io.csv_export import write_csv
+
+    if chunked:
+        monkeypatch.setattr(chunks, "CHUNK_BYTES", 4 << 10)
+        monkeypatch.setattr(chunks, "CHUNK_ROWS", 200)
+    names = ["-x", "=y", "'-1", "@z", "plain", "''=w"]
+    n = 3000
+    frame = pd.DataFrame({"prompt_id": [f"p{i}" for i in range(n)], "model_a": [names[i % 6] for i in range(n)],
+                          "model_b": "base", "judge": "j", "outcome": [float(i % 3) / 2 for i in range(n)]})
+    path = write_csv(frame, tmp_path / "j.csv")
+    assert "'-x" in path.read_text()
+    back = read_judgments(path).frame
+    assert sorted(back["model_a"].unique()) == sorted(names) and len(back) == n

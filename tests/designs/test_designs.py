@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgewise.designs import DESIGNS, make_design
+from judgewise.designs import DESIGNS, is_single_shot, make_design
 from judgewise.designs.tournament import bracket
 from judgewise.errors import ConfigError
 from judgewise.judges.simulated import response_quality, verdict_fn
@@ -183,7 +183,9 @@ def test_design_run_becomes_canonical_judgments():
 
 def test_one_registry_holds_every_design_and_lists_single_shot_comparisons():
     from judgewise.designs import design_triples, is_single_shot
-    assert {"all_pairs", "anchor", "quadratic", "sampled"} == {n for n in DESIGNS if is_single_shot(n)}
+    single = {n for n in DESIGNS if is_single_shot(n)}
+    assert {"all_pairs", "anchor", "quadratic", "sampled"} <= single  # the built-ins' kinds, as catalog.py says
+    assert not {"tournament", "adaptive", "insert-binary", "insert-anchor"} & single
     models, prompts = names(4), names(3, "x")
     expected = make_design("quadratic").pairs(models, prompts, np.random.default_rng(0)).records()
     assert design_triples("quadratic", models, prompts, seed=0) == expected
@@ -191,6 +193,77 @@ def test_one_registry_holds_every_design_and_lists_single_shot_comparisons():
     assert len(design_triples("sampled", models, prompts, seed=1, budget=5)) == 5
     with pytest.raises(ConfigError, match="multi-round"):
         design_triples("tournament", models, prompts)
+
+
+# --- every registered design, by its kind -------------------------------------------------------------------------
+# The tests below are generated from DESIGNS: a design registered in designs/catalog.py (docs/extending.md) is
+# exercised without editing them. Its kind is what it declares: ``pairs`` (single-shot) or ``steps`` (multi-round).
+
+def built_in_options(name: str, models: list[str]) -> dict:
+    """The options a run config gives the built-in designs that need some; any other design is built with none
+    (a design's options have defaults, docs/extending.md)."""
+    board = models[:-1]
+    return {"anchor": {"anchor": models[0]}, "sampled": {"budget": 10},
+            "adaptive": {"budget": 24, "fit": fit_bt_arrays, "batch_size": 6},
+            "insert-binary": {"leaderboard": board, "new_model": models[-1]},
+            "insert-anchor": {"ratings": {m: 1400.0 - 60 * i for i, m in enumerate(board)},
+                              "new_model": models[-1], "anchor": board[1]}}.get(name, {})
+
+
+def decisive(n_models: int, n_prompts: int, seed: int):
+    """A simulated judge that always picks a side (a tie repeats insert-binary's probe past its declared cost)."""
+    return sim(np.linspace(1300, 1000, n_models), n_prompts, 0.9, seed, remainder="coin")
+
+
+def example_run(name: str, seed: int = 0, n_models: int = 5, n_prompts: int = 6):
+    """(design, models, prompts, run) of design ``name`` on a decisive simulated judge, seeded."""
+    models, prompts = names(n_models), names(n_prompts, "x")
+    design = make_design(name, **built_in_options(name, models))
+    return design, models, prompts, design.run(models, prompts, decisive(n_models, n_prompts, seed),
+                                               np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("name", DESIGNS.names())
+def test_every_design_runs_to_canonical_judgments_within_its_declared_cost(name):
+    design, models, prompts, run = example_run(name)
+    assert 0 < run.n_calls <= design.n_calls(len(models), len(prompts))
+    assert np.all(run.pairs.a != run.pairs.b) and set(run.pairs.models) <= set(models)
+    assert run.pairs.prompt.max() < len(prompts) and max(run.pairs.a.max(), run.pairs.b.max()) < len(models)
+    frame = run.to_judgments("sim")
+    assert list(frame.columns) == ["prompt_id", "model_a", "model_b", "judge", "outcome"]
+    assert len(frame) == run.n_calls and frame.outcome.between(0, 1).all()
+    again = example_run(name)[3]
+    assert again.pairs.records() == run.pairs.records() and np.array_equal(again.outcome, run.outcome)
+
+
+@pytest.mark.parametrize("name", [n for n in DESIGNS.names() if is_single_shot(n)])
+def test_a_single_shot_design_lists_up_front_what_it_runs_at_its_exact_cost(name):
+    from judgewise.designs import design_triples
+    design, models, prompts, run = example_run(name, seed=3)
+    listed = design.pairs(models, prompts, np.random.default_rng(3))
+    assert len(listed) == design.n_calls(len(models), len(prompts)) == run.n_calls
+    assert listed.records() == run.pairs.records()  # run judges exactly the listed comparisons
+    assert design_triples(name, models, prompts, seed=3, **built_in_options(name, models)) == listed.records()
+
+
+@pytest.mark.parametrize("name", [n for n in DESIGNS.names() if not is_single_shot(n)])
+def test_a_multi_round_design_runs_as_its_rounds_and_lists_nothing_up_front(name):
+    from judgewise.designs import design_triples
+    from judgewise.designs.base import drive
+    design, models, prompts, run = example_run(name, seed=4)
+    driven = drive(design.steps(models, prompts, np.random.default_rng(4)), decisive(len(models), len(prompts), 4))
+    assert driven.pairs.records() == run.pairs.records() and np.array_equal(driven.outcome, run.outcome)
+    with pytest.raises(ConfigError, match="multi-round"):
+        design_triples(name, models, prompts, **built_in_options(name, models))
+
+
+@pytest.mark.parametrize("name", DESIGNS.names())
+def test_every_design_runs_in_the_simulator(name):
+    from judgewise.analysis.simulation import TrialSpec, run_trial
+    models = names(5)
+    spec = TrialSpec(np.linspace(1400, 1000, 5), 8, 0.9, name, built_in_options(name, models))
+    row = run_trial(spec, np.random.default_rng(5))
+    assert row["calls"] > 0 and len(row["scores"]) == 5 and -1 <= row["kendall"] <= 1
 
 
 def test_the_anchor_design_takes_one_anchor_or_several_with_the_anchor_as_model_b():

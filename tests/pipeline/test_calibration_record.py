@@ -24,3 +24,11 @@ def test_runs_outside_what_was_measured_are_warned_about():
     assert "outside the measured pools" in nearest_cell(40, 0.9, DEFAULT_MARGIN_ELO)["warning"]
     assert "outside the measured targets" in nearest_cell(12, 0.8, DEFAULT_MARGIN_ELO)["warning"]
     assert "no calibration was measured" in nearest_cell(12, 0.9, 5.0)["warning"]
+
+
+def test_a_separated_target_quotes_its_own_cells_and_warns_beyond_seven_models():
+    seven = nearest_cell(7, 0.9, DEFAULT_MARGIN_ELO, kind="separated")
+    assert seven["warning"] is None and "7 models, separated target 0.9" in seven["measured"]
+    assert seven["cell"]["target_kind"] == "separated"
+    assert "outside the measured pools (7–7 models)" in nearest_cell(12, 0.9, DEFAULT_MARGIN_ELO,
+                                                                      kind="separated")["warning"]

@@ -13,7 +13,8 @@ DataFrame, and the SQLite / PostgreSQL judging stores); the columns are ``JUDGME
 * ``-`` — the cell does not apply (``NOT_APPLICABLE`` says why); nothing is run.
 
 A format registered, or a command added to the CLI, without its cells fails ``test_every_cell_is_declared`` naming
-the missing cells, so the matrix grows with the registries.
+the missing cells, so the matrix grows with the registries. Every registered rating method gets its own cells without
+an edit here (``test_every_rating_method_...``: ``rank``, ``api`` and ``report`` with ``--method M`` on one input).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import pandas as pd
 import pytest
 import typer
 
+from judgewise.ratings import RATING_METHODS
 from tests.support import forkrun, matrix_inputs
 from tests.support import SHARED, run_cli
 from tests.support.pg_server import pg_server  # noqa: F401 (fixture)
@@ -206,25 +208,33 @@ def recorded_ridge(path, method: str) -> list[str]:
     return ["--l2", repr(recorded["l2"])] if recorded.get("method") == method and "l2" in recorded else []
 
 
-def run_rank(path, folder: Path) -> Cell:
-    res = run_cli("rank", path, "--json")
+def method_args(method: str | None) -> list[str]:
+    """``["--method", method]``, or nothing for the command's default."""
+    return ["--method", method] if method else []
+
+
+def run_rank(path, folder: Path, method: str | None = None) -> Cell:
+    res = run_cli("rank", path, "--json", *method_args(method))
     ranking = [(r["model"], r["score"]) for r in json.loads(res.stdout)] if res.returncode == 0 else None
     return from_process(res, ranking, method=None)
 
 
-def run_api(path, folder: Path, name: str) -> Cell:
-    """The Python API: ``judgewise.rank(judgewise.read_judgments(source).frame, "bt", ...)`` with what the table
-    says about rating it (Arena-Hard games: strong verdicts weigh 3 and the baseline is pinned, as ``rank`` does)."""
+def run_api(path, folder: Path, name: str, method: str = "bt") -> Cell:
+    """The Python API: ``judgewise.rank(judgewise.read_judgments(source).frame, method, ...)`` with what the table
+    says about rating it (Arena-Hard games: strong verdicts weigh 3 and the baseline is pinned, as ``rank`` does;
+    the answers' texts, when it carries them)."""
     import judgewise
 
     src = pd.read_parquet(path) if name == "dataframe" else path
     try:
         table = judgewise.read_judgments(src)
         pinned = table.extras.get("anchor") if table.extras.get("pin_anchor") else None
-        result = judgewise.rank(table.frame, "bt", weighting=table.extras.get("weighting"), anchor=pinned)
+        texts = table.extras["responses"].frame if table.extras.get("responses") is not None else None
+        result = judgewise.rank(table.frame, method, weighting=table.extras.get("weighting"), anchor=pinned,
+                                responses=texts)
     except judgewise.JudgewiseError as exc:
         return Cell(exc.exit_code, stderr=f"error: {exc}")
-    return Cell(0, ranking=[(r["model"], r["score"]) for r in result.to_records()])
+    return Cell(0, ranking=[(r["model"], r["score"]) for r in result.to_records()], method=method)
 
 
 class _Tables(HTMLParser):
@@ -274,9 +284,9 @@ def shown_method(page: str) -> str:
     return found.group(1) if found else "bt"
 
 
-def run_report(path, folder: Path) -> Cell:
+def run_report(path, folder: Path, method: str | None = None) -> Cell:
     out = folder / "report.html"
-    res = run_cli("report", path, "-o", out, "--bootstrap", "0")
+    res = run_cli("report", path, "-o", out, "--bootstrap", "0", *method_args(method))
     if res.returncode:
         return from_process(res)
     page = out.read_text(encoding="utf-8")
@@ -452,3 +462,60 @@ def test_cell(name, command, inputs, request, tmp_path):
     if isinstance(outcome, Exception):
         raise outcome
     check(outcome, CELLS[(name, command)], path, name, command)
+
+
+# --- every registered rating method --------------------------------------------------------------------------------
+# Generated from RATING_METHODS: a method registered in ratings/ranking.py (docs/extending.md) gets its cells without
+# an edit here. Each method runs on METHOD_INPUT, which every built-in method rates (an anchor in every row, the
+# answers' texts): `rank --method M` prints a ranking, and the Python API and the report with M show that ranking.
+
+METHOD_INPUT = "alpacaeval-folder"
+METHOD_COMMANDS = {"rank": run_rank, "api": lambda path, folder, method: run_api(path, folder, METHOD_INPUT, method),
+                   "report": run_report}
+
+
+@pytest.fixture(scope="module")
+def method_outcomes(inputs, tmp_path_factory):
+    """``outcome(method, command)``: the Cell (or the test's own exception), the method's commands run together
+    WORKERS at a time the first time one of them is asked for."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base, done = tmp_path_factory.mktemp("methods"), {}
+
+    def run(method: str, command: str):
+        folder = base / f"{method}-{command}"
+        folder.mkdir()
+        try:
+            cell = METHOD_COMMANDS[command](inputs[METHOD_INPUT], folder, method)
+            if cell.code == 0 and cell.method is not None:
+                reference(inputs[METHOD_INPUT], cell.method)
+            return cell
+        except Exception as exc:  # noqa: BLE001 — reported by the cell's own test
+            return exc
+
+    def outcome(method: str, command: str):
+        if method not in done:
+            with ThreadPoolExecutor(WORKERS) as pool:
+                done[method] = dict(zip(METHOD_COMMANDS, pool.map(lambda c: run(method, c), METHOD_COMMANDS)))
+        return done[method][command]
+    return outcome
+
+
+METHOD_GAPS = {  # known failures, strict: the cell's test fails once it passes, to be taken off this list
+    ("lc_winrate", "report"): "the report does not pass the input's answer texts to rank(): its leaderboard section "
+                              "says the length-controlled win rate needs the responses table",
+}
+
+
+@pytest.mark.parametrize("method,command", [
+    pytest.param(m, c, id=f"{c}-{m}", marks=[pytest.mark.xfail(strict=True, reason=METHOD_GAPS[m, c])]
+                 if (m, c) in METHOD_GAPS else []) for m in RATING_METHODS.names() for c in METHOD_COMMANDS])
+def test_every_rating_method_ranks_from_the_command_line_the_api_and_the_report_alike(method, command, inputs,
+                                                                                      method_outcomes):
+    """`R` for every registered method on METHOD_INPUT: `rank` prints a ranking of every model, the others show it."""
+    outcome = method_outcomes(method, command)
+    if isinstance(outcome, Exception):
+        raise outcome
+    check(outcome, "R", inputs[METHOD_INPUT], METHOD_INPUT, command)
+    if command == "rank":
+        assert len(outcome.ranking) == 4 and all(isinstance(score, float) for _, score in outcome.ranking), outcome

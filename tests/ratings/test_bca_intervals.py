@@ -10,7 +10,7 @@ from scipy.special import ndtr, ndtri
 from judgewise.errors import ConfigError
 from judgewise.ratings import rank
 from judgewise.ratings.bootstrap import acceleration, bca_interval, percentile_interval
-from judgewise.ratings.coverage import coverage_line, measured_coverage
+from judgewise.ratings.coverage import coverage_line, interval_line, measured_coverage
 
 
 def test_acceleration_of_the_mean_is_the_samples_skewness_over_six():
@@ -74,12 +74,23 @@ def test_an_unknown_interval_is_a_config_error_naming_the_option():
 
 
 def test_outputs_say_where_measured_coverage_falls_short_of_the_level():
-    bt50 = measured_coverage("bt", "bca", 60, 0.95)
+    bt50 = measured_coverage("bt", "percentile", 60, 0.95)  # FastChat's interval: 80% at 50 prompts
     assert bt50["prompts"] == 50 and not bt50["fewer"]
     line = coverage_line(bt50)
     assert line.startswith("nominal 95%, measured ") and "at 50 prompts" in line
     assert coverage_line(measured_coverage("bt", "bca", 805, 0.95)) is None  # covers at 400 prompts and above
+    for method in ("bt", "winrate"):  # the default interval, with its record floor, covers from 50 prompts
+        assert measured_coverage(method, "bca", 50, 0.95)["measured"] >= 0.93
+        assert coverage_line(measured_coverage(method, "bca", 50, 0.95)) is None
+        assert "not measured on fewer" in coverage_line(measured_coverage(method, "bca", 8, 0.95))
     assert "at 50 prompts (fewer here: lower still)" in coverage_line(measured_coverage("elo", "bca", 20, 0.95))
     assert measured_coverage("bt", "bca", 60, 0.9) is None and measured_coverage("bt", "bca", 60, 0.95, "battle") is None
     ranking = rank(_anchor_games(np.random.default_rng(0), 60), "winrate", anchor="anchor", bootstrap=50)
     assert ranking.info["bootstrap"]["coverage"]["prompts"] == 50
+
+
+def test_online_elo_says_its_interval_is_a_spread_not_a_confidence_interval():
+    games = _anchor_games(np.random.default_rng(0), 60).assign(outcome=lambda f: (f["outcome"] > 0.2) * 1.0)
+    line = interval_line(rank(games, "elo", bootstrap=20, seed=0))
+    assert "not a confidence interval" in line and "--method bt" in line
+    assert "not a confidence interval" not in interval_line(rank(games, "bt", bootstrap=20, seed=0))

@@ -8,12 +8,14 @@ import pytest
 from scipy.special import expit
 
 from judgewise.errors import ConfigError
-from judgewise.ratings import ci_aware_rank, rank
+from judgewise.ratings import RATING_METHODS, ci_aware_rank, rank
 from judgewise.ratings.aggregate import battle_categories, pair_counts
 from judgewise.ratings.bootstrap import multinomial
 from judgewise.ratings.poisson import MAX_TABLE_MEANS, poisson_draws
 from judgewise.ratings.bradley_terry import fit_lbfgs, newton_batch
 from judgewise.ratings.encode import encode
+
+from tests.support.rating_data import anchored_battles
 
 
 def battles(rng, n=2000, k=5, prompts=None, prompt_effect=0.0) -> pd.DataFrame:
@@ -114,14 +116,15 @@ def test_cluster_bootstrap_is_wider_than_battle_bootstrap_when_prompts_matter():
     assert width(by_prompt) > 1.3 * width(by_battle)
 
 
-@pytest.mark.parametrize("method", ["winrate", "elo", "trueskill"])
+@pytest.mark.parametrize("method", RATING_METHODS.names())  # every registered method (docs/extending.md)
 def test_every_method_bootstraps(method):
-    rng = np.random.default_rng(4)
-    data = battles(rng, n=300, k=3)
-    data = data[(data.model_a == "m0") ^ (data.model_b == "m0")] if method == "winrate" else data
-    ranking = rank(data, method, bootstrap=15, seed=1, **({"anchor": "m0"} if method == "winrate" else {}))
+    data, responses = anchored_battles(np.random.default_rng(4))
+    ranking = rank(data, method, bootstrap=15, seed=1, responses=responses)
     finite = np.isfinite(ranking.ci_low) & np.isfinite(ranking.ci_high)
     assert finite.all() and np.all(ranking.ci_low <= ranking.ci_high)
+    assert ranking.info["bootstrap"]["rounds"] == 15 and ranking.info["bootstrap"]["failed_replicates"] == 0
+    again = rank(data, method, bootstrap=15, seed=1, responses=responses)
+    np.testing.assert_array_equal(again.ci_low, ranking.ci_low)  # seeded
 
 
 def test_unknown_bootstrap_unit_is_a_config_error():

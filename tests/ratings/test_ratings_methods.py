@@ -11,6 +11,8 @@ from judgewise.errors import ConfigError, InputError, RatingError
 from judgewise.ratings import RATING_METHODS, MethodResult, rank
 from judgewise.ratings.bradley_terry import ELO_SCALE
 
+from tests.support.rating_data import anchored_battles
+
 
 def table(rows, prompts=None) -> pd.DataFrame:
     """Judgments from (model_a, model_b, outcome) tuples."""
@@ -153,6 +155,23 @@ def test_rating_methods_registry_is_user_extendable():
         assert by_model(ranking) == {"a": 1.75, "b": 1.25}
     finally:
         del RATING_METHODS["mean_outcome"]
+
+
+@pytest.mark.parametrize("method", RATING_METHODS.names())  # every registered method (docs/extending.md)
+def test_every_method_gives_a_ranking_of_every_model_best_first_with_what_made_it(method):
+    data, responses = anchored_battles(np.random.default_rng(8))
+    ranking = rank(data, method, responses=responses)
+    k = len(ranking.models)
+    assert ranking.method == method == ranking.info["method"] and sorted(ranking.models) == ["m0", "m1", "m2"]
+    for values in (ranking.scores, ranking.ci_low, ranking.ci_high, ranking.rank, ranking.n,
+                   *ranking.extra.values()):
+        assert np.shape(values) == (k,)
+    assert np.isfinite(ranking.scores).all() and np.isnan(ranking.ci_low).all()  # no bootstrap, no interval
+    assert ranking.info["rows"] == len(data) and ranking.settings()["method"] == method
+    records = ranking.to_records()
+    assert [r["model"] for r in records] == [ranking.models[i] for i in ranking.order()]
+    assert [r["score"] for r in records] == sorted((r["score"] for r in records), reverse=True)
+    assert all(r["rank"] == 1 + sum(s["score"] > r["score"] for s in records) for r in records)
 
 
 def test_online_elo_conserves_total_rating_and_depends_on_order():

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from judgewise.io.schema import require_columns, usable_mask
-from judgewise.judges.runner import swap_agreement
+from judgewise.judges.run_result import swap_agreement
 from judgewise.ratings.features import style_counts
+from judgewise.ratings.record_interval import wilson_interval
 
 
 @dataclass
@@ -30,20 +30,6 @@ class Proportion:
 
     def as_dict(self) -> dict:
         return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in self.__dict__.items()}
-
-
-def wilson_interval(successes, n, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for a binomial proportion (vectorised; NaN where ``n`` is 0)."""
-    k, n = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
-    z = stats.norm.ppf(0.5 + level / 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = k / n
-        denom = 1 + z**2 / n
-        centre = (p + z**2 / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
-    low = np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))
-    high = np.where(k >= n, 1.0, np.clip(centre + half, 0.0, 1.0))
-    return low, high
 
 
 def proportion(values, level: float = 0.95) -> Proportion:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from judgewise.errors import ConfigError
 
 if TYPE_CHECKING:  # the CLI imports this module for every command: no pandas at import
-    from judgewise.judges.runner import RunResult
+    from judgewise.judges.run_result import RunResult
     from judgewise.pipeline.run import JudgeOutcome
 
 

@@ -192,6 +192,7 @@ class CsvChunk:
         cr = raw.count(b"\r", 0, n) - raw.count(b"\r\n", 0, n) if raw.find(b"\r", 0, n) >= 0 else 0
         self.rows = self.newlines + cr + (0 if not n or raw.endswith((b"\n", b"\r"), 0, n) else 1)  # lone CR: a row
         self.quoted = raw.find(b'"', 0, n) >= 0
+        self.apostrophe = raw.find(b"'", 0, n) >= 0  # a cell may carry a spreadsheet-guard quote (csv_export)
         self._table = _UNPARSED
         self.progress: tuple[int, int] | None = None  # as JsonlChunk's
 
@@ -215,13 +216,23 @@ class CsvChunk:
                                                     quoted_strings_can_be_null=False))
         except pa.ArrowException:
             return None
-        return table if table.num_rows == self.rows else None
+        if table.num_rows != self.rows or (self.apostrophe and _quoted_cells(table)):
+            return None  # a cell a CSV writer quoted for spreadsheets: the row reader restores it (csv_export)
+        return table
 
     def frame(self, v: Validator) -> tuple[pd.DataFrame, np.ndarray]:
         """The rows as the whole-file CSV reader makes them (:func:`judgewise.io.containers.csv_rows`), numbered
         as in the file, counted as read."""
         text = decode_utf8(bytes(self.data), v, first_line=self.first_line)
         return csv_rows(self.header_text + text, self.header, v, self.first_row)
+
+
+def _quoted_cells(table) -> bool:
+    """Whether a cell of the Arrow ``table`` starts with a quote before a formula character
+    (:func:`judgewise.io.csv_export.restore_cell` would change it)."""
+    import pyarrow.compute as pc
+
+    return any(pc.any(pc.match_substring_regex(col, r"^'+[=+\-@\t\r]")).as_py() for col in table.columns)
 
 
 def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tuple[list[str], Iterator[CsvChunk]] | None:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.io.csv_export import restore_texts
 from judgewise.io.streams import note_read
 from judgewise.io.tables import ReadReport
 from judgewise.io.validate import Validator, mark_absent
@@ -292,6 +293,8 @@ def csv_rows(text: str, header: list[str], v: Validator, first_row: int = 1) -> 
     rows = frame.index.to_numpy(dtype=np.int64)[~blank] + 1
     frame = frame[~blank].reset_index(drop=True)
     v.report.rows_read += len(frame)
+    for col in frame.columns:
+        frame[col] = restore_texts(frame[col])  # the quote a CSV judgewise wrote put before a formula start
     for col in frame.columns.difference(FREE_TEXT_COLUMNS):
         frame[col] = frame[col].mask(frame[col] == "", None)
     return frame, rows

@@ -6,7 +6,9 @@ file, or a labeller name typed on the labelling page, would run on the reader's 
 Injection" page recommends, such a text cell is written with a single quote in front (``'=HYPERLINK(...)``), which
 a spreadsheet shows as the text it is. Numbers are not text: a number column is written as it is, and a text cell
 that is a plain decimal number (``-0.5``, ``+3``, ``-1e-3``) stays a number. A cell that already begins with
-quotes before such a character gets one more, so removing one leading quote always gives the value back.
+quotes before such a character gets one more, so removing one leading quote always gives the value back: every
+CSV reader of judgewise does so (:func:`restore_cell`), so a file judgewise wrote reads back as the values it held
+(a response starting ``- item`` or ``=``, a model named ``-x``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,33 @@ def neutralise_cell(value):
     if isinstance(value, str) and _RISKY.match(value) and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
+
+
+_QUOTED = re.compile(r"'" + _RISKY.pattern)  # a cell :func:`neutralise_cell` quoted: one quote, then a risky text
+
+
+def restore_cell(value):
+    """The inverse of :func:`neutralise_cell`, for reading a CSV back: a text that is one ``'`` before a text the
+    writer would have quoted loses that quote (``'=x`` → ``=x``, ``''-1`` → ``'-1``); anything else, including
+    ``'-1`` (the writer never quotes a number), is returned as it is."""
+    if isinstance(value, str) and _QUOTED.match(value) and not _NUMBER.fullmatch(value[1:]):
+        return value[1:]
+    return value
+
+
+def restore_texts(series: pd.Series) -> pd.Series:
+    """:func:`restore_cell` over a text column read from a CSV (vectorised: only cells starting with a quote before
+    a formula character are looked at one by one); the column itself when none does."""
+    try:
+        quoted = series.str.match(_QUOTED.pattern, na=False)
+    except AttributeError:
+        return series
+    mask = quoted.fillna(False).to_numpy(dtype=bool)
+    if not mask.any():
+        return series
+    values = series.to_numpy(dtype=object, copy=True)
+    values[mask] = [restore_cell(v) for v in values[mask]]
+    return pd.Series(values, index=series.index, name=series.name, dtype=object)
 
 
 def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:

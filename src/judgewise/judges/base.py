@@ -160,7 +160,7 @@ class Game:
 
 
 def games_per_comparison(orders: str) -> int:
-    """Judge calls one comparison costs in ``orders`` (:data:`judgewise.judges.runner.ORDERS`): 2 for "both"
+    """Judge calls one comparison costs in ``orders`` (:data:`judgewise.judges.game_keys.ORDERS`): 2 for "both"
     (each shown first once), 1 for "one"."""
     return 2 if orders == "both" else 1
 

@@ -15,7 +15,8 @@ import pandas as pd
 
 from judgewise.judges.base import Judge
 from judgewise.judges.pairs import Answers, build_comparisons
-from judgewise.judges.runner import RunResult, run_judging
+from judgewise.judges.run_result import RunResult
+from judgewise.judges.runner import run_judging
 from judgewise.store.protocol import JudgmentStoreLike
 
 

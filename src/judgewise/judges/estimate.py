@@ -21,7 +21,7 @@ from judgewise.judges.base import Comparison, Game, Judge
 from judgewise.judges.limits import RateLimits
 from judgewise.judges.prices import Prices, price_note
 from judgewise.judges.prompt_cache import cached_tokens_in_order, text_segments
-from judgewise.judges.runner import canonical_json, keyed_games, plan_games
+from judgewise.judges.game_keys import canonical_json, keyed_games, plan_games
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.store.protocol import JudgmentStoreLike
 

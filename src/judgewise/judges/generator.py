@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from judgewise.judges.base import Backend, JudgeResult
 from judgewise.store.generations import AnswerRecord, GenerationStore
 from judgewise.judges.llm_judge import PromptTooLongError
-from judgewise.judges.runner import RunResult, RunSettings, arun_keyed, canonical_json
+from judgewise.judges.game_keys import canonical_json
+from judgewise.judges.run_result import RunResult, RunSettings
+from judgewise.judges.runner import arun_keyed
 
 EMPTY_ANSWER = "the model returned an empty answer"
 

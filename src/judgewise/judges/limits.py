@@ -76,11 +76,12 @@ class Budget:
     def __post_init__(self) -> None:
         check_values("budget", {"max_calls": self.max_calls, "max_cost": self.max_cost})  # >= 0, or None
 
-    def check(self, *, calls: int, cost: float, in_flight: int, est_cost_per_game: float) -> None:
-        """Raise :class:`BudgetExceeded` when starting one more game could pass a cap."""
+    def reached(self, *, calls: int, cost: float, in_flight: int, est_cost_per_game: float) -> BudgetExceeded | None:
+        """The cap that starting one more game could pass (a :class:`BudgetExceeded` saying which), or None."""
         if self.max_calls is not None and calls + in_flight + 1 > self.max_calls:
-            raise BudgetExceeded(f"call budget reached: {calls} calls made (+{in_flight} in flight), "
-                                 f"max_calls = {self.max_calls}")
+            return BudgetExceeded(f"call budget reached: {calls} calls made (+{in_flight} in flight), "
+                                  f"max_calls = {self.max_calls}")
         if self.max_cost is not None and cost + (in_flight + 1) * est_cost_per_game > self.max_cost:
-            raise BudgetExceeded(f"cost budget reached: ${cost:.4f} spent (+{in_flight} games in flight at "
-                                 f"~${est_cost_per_game:.4f} each), max_cost = ${self.max_cost:.4f}")
+            return BudgetExceeded(f"cost budget reached: ${cost:.4f} spent (+{in_flight} games in flight at "
+                                  f"~${est_cost_per_game:.4f} each), max_cost = ${self.max_cost:.4f}")
+        return None

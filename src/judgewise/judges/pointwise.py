@@ -19,10 +19,12 @@ from judgewise.errors import ConfigError
 from judgewise.judges import eventloop
 from judgewise.judges.base import JudgeResult
 from judgewise.judges.estimate import Estimate, costed_estimate, plan_label
+from judgewise.judges.game_keys import canonical_json, judge_name, template_name
 from judgewise.judges.llm_judge import NO_VERDICT_ERROR
 from judgewise.judges.prompt_cache import cached_tokens_in_order, text_segments
-from judgewise.judges.runner import (RunResult, RunSettings, arun_keyed, canonical_json, closing_backend, judge_name,
-                                     template_name)
+from judgewise.judges.run_result import RunResult, RunSettings
+from judgewise.judges.run_store import opened_store
+from judgewise.judges.runner import arun_keyed, closing_backend
 from judgewise.judges.scheduler import estimate_tokens
 from judgewise.store.judgments import POINTWISE, GameRecord, export_grades
 from judgewise.store.opening import Location
@@ -226,8 +228,9 @@ async def arun_grading(items: list[GradeItem], judge: PointwiseJudge, store: Jud
                        settings: RunSettings | None = None, *, progress=None, **options) -> RunResult:
     """Async form of :func:`run_grading`."""
     keyed = keyed_items(judge, items)  # (a grade has no answer order: ``orders`` is not read)
-    return await arun_keyed(keyed, judge, store, RunSettings.of(settings, **options), n_items=len(items),
-                            n_planned=len(items), record=grade_record, export=export_grades, progress=progress)
+    with opened_store(store) as opened:
+        return await arun_keyed(keyed, judge, opened, RunSettings.of(settings, **options), n_items=len(items),
+                                n_planned=len(items), record=grade_record, export=export_grades, progress=progress)
 
 
 def run_grading(items: list[GradeItem], judge: PointwiseJudge, store: JudgmentStoreLike | Location,

@@ -33,7 +33,7 @@ from judgewise.designs import design_options
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.base import games_per_comparison
-from judgewise.judges.runner import judge_name
+from judgewise.judges.game_keys import judge_name
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store
 from judgewise.store.protocol import JudgmentStoreLike

@@ -35,7 +35,7 @@ from judgewise.judges.base import games_per_comparison
 from judgewise.judges.pairs import Pool, comparisons_per_pair
 from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.prices import unpriced_fields
-from judgewise.judges.runner import RunResult
+from judgewise.judges.run_result import RunResult
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import open_store
 from judgewise.store.protocol import JudgmentStoreLike
@@ -347,10 +347,12 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
 def calibration_record(target: Target, n_models: int) -> dict | None:
     """What ``benchmarks/calibration.py`` measured for runs like this one (pool size, target) on replayed real
     verdicts: the nearest measured cell (:func:`judgewise.pipeline.calibration.nearest_cell`), and a warning when
-    the run is outside what was measured. None without a τ target."""
-    if target.kendall_tau is None:
-        return None
-    return nearest_cell(n_models, target.kendall_tau, target.margin)
+    the run is outside what was measured, for a τ or a separated target."""
+    if target.kendall_tau is not None:
+        return nearest_cell(n_models, target.kendall_tau, target.margin)
+    if target.separated is not None:
+        return nearest_cell(n_models, target.separated, target.margin, kind="separated")
+    return None
 
 
 def _billed(judgments: pd.DataFrame, job: Job, cost: float) -> dict:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from judgewise.errors import ConfigError
 from judgewise.io.schema import usable_mask
-from judgewise.judges.runner import canonical_json
+from judgewise.judges.game_keys import canonical_json
 from judgewise.ratings import Ranking, rank
 from judgewise.store.opening import is_store_url
 from judgewise.store.reading import read_store_table

@@ -23,7 +23,8 @@ from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.pairs import build_comparisons
 from judgewise.judges.prices import unpriced_fields
 from judgewise.judges.pointwise import grading_counts, plan_grading, run_grading
-from judgewise.judges.runner import RunResult, run_judging
+from judgewise.judges.run_result import RunResult
+from judgewise.judges.runner import run_judging
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store, open_store_for_planning, store_label
 from judgewise.store.protocol import JudgmentStoreLike

@@ -38,6 +38,7 @@ from judgewise.ratings.features import style_definition as style_spec
 from judgewise.ratings.graph import components, describe_components, is_connected, require_connected
 from judgewise.ratings.logistic import expit
 from judgewise.ratings.method import MethodResult, StatsForm
+from judgewise.ratings.record_interval import bt_record_bounds
 
 log = logging.getLogger(__name__)
 
@@ -392,7 +393,10 @@ def bradley_terry(data, *, l2: float | None = None, scale: str = "elo", anchor_r
     else:
         theta = fit_mle(pc, l2)
         result = MethodResult(to_scale(theta), {"theta": theta - theta.mean()},
-                              stats=_bt_stats_form(data, pc, theta, l2, to_scale))
+                              stats=_bt_stats_form(data, pc, theta, l2, to_scale),
+                              record_bounds=lambda level, unit="prompt": bt_record_bounds(
+                                  enc.a, enc.b, enc.outcome, enc.prompt if unit == "prompt" else np.arange(enc.n_rows),
+                                  enc.weight, theta, to_scale, level))
     result.extra["elo"] = elo_scale(result.extra["theta"], anchor, anchor_rating)
     if anchor is not None:
         result.extra["winrate_vs_anchor"] = winrate_vs(result.extra["theta"], anchor)

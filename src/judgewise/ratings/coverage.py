@@ -42,11 +42,14 @@ def measured_coverage(method: str, interval: str, n_prompts: int, level: float, 
 
 def coverage_line(coverage: dict | None) -> str | None:
     """"nominal 95%, measured 87% at 50 prompts (source)" when the measured coverage falls short of the nominal
-    level by more than :data:`SHORTFALL` (with the CI-aware ranks' coverage when they fall short too); None
-    otherwise."""
+    level by more than :data:`SHORTFALL` (with the CI-aware ranks' coverage when they fall short too), or "…, not
+    measured on fewer" when the ranking has fewer prompts than any measured subset; None otherwise."""
     short = coverage["nominal"] - SHORTFALL if coverage else None
-    if not coverage or coverage["measured"] >= short:
+    if not coverage or (coverage["measured"] >= short and not coverage["fewer"]):
         return None
+    if coverage["measured"] >= short:  # covers where measured, but this ranking has fewer prompts than that
+        return (f"nominal {coverage['nominal'] * 100:g}%, measured {coverage['measured'] * 100:.0f}% at "
+                f"{coverage['prompts']} prompts, not measured on fewer ({coverage['source']})")
     at = f"at {coverage['prompts']} prompts" + (" (fewer here: lower still)" if coverage["fewer"] else "")
     ranks = f", ranks {coverage['rank'] * 100:.0f}%" if coverage["rank"] < short else ""
     return (f"nominal {coverage['nominal'] * 100:g}%, measured {coverage['measured'] * 100:.0f}%{ranks} {at} "
@@ -57,13 +60,26 @@ RANK_WITH_INTERVALS = "rank = 1 + models whose lower bound exceeds this upper bo
 RANK_WITHOUT_INTERVALS = "rank = 1 + models with a higher score (tied scores share a rank)"
 
 
+#: Methods whose bootstrap interval is not a confidence interval for a fixed rating, and what it is instead.
+#: Online Elo's rating depends on how many games it has seen and in what order (k=4 moves it little in 50 games):
+#: its interval is the spread of this sequence's rating, and covered the all-prompts rating 15% of the time at
+#: 50 prompts, 78% at 400 (docs/ratings.md).
+SPREAD_NOT_CONFIDENCE = {
+    "elo": "the spread of this game sequence's online rating, not a confidence interval for the rating more "
+           "prompts would give (use --method bt for that)",
+}
+
+
 def interval_line(ranking) -> str:
-    """How a ranking's intervals were made (or that there are none) and what its ranks count
-    (:func:`judgewise.ratings.result.ci_aware_rank`)."""
+    """How a ranking's intervals were made (or that there are none), what they are (a confidence interval, with
+    its measured coverage where that falls short, or :data:`SPREAD_NOT_CONFIDENCE`'s description) and what its
+    ranks count (:func:`judgewise.ratings.result.ci_aware_rank`)."""
     boot = ranking.info.get("bootstrap")
     if not boot:
         return f"no intervals (pass --bootstrap 1000 for bootstrap CIs and CI-aware ranks); {RANK_WITHOUT_INTERVALS}"
     kind = {"bca": "BCa", "percentile": "percentile"}.get(boot.get("interval"), boot.get("interval"))
-    shortfall = coverage_line(boot.get("coverage"))
+    note = coverage_line(boot.get("coverage"))
+    if ranking.method in SPREAD_NOT_CONFIDENCE:
+        note = SPREAD_NOT_CONFIDENCE[ranking.method] + (f"; {note}" if note else "")
     return (f"{ranking.ci_level * 100:g}% intervals: {kind} bootstrap, {boot['rounds']} rounds over "
-            f"{boot['unit']}s (seed {boot['seed']}){' — ' + shortfall if shortfall else ''}; {RANK_WITH_INTERVALS}")
+            f"{boot['unit']}s (seed {boot['seed']}){' — ' + note if note else ''}; {RANK_WITH_INTERVALS}")

@@ -56,6 +56,10 @@ class MethodResult:
     refit: Callable[[np.ndarray], np.ndarray] | None = None
     #: (unit multiplicities: replicates × units, each row's unit) → (replicates × models); see bootstrap.py
     refit_batch: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    #: (level, bootstrap unit) → (low, high, coupling): score bounds from each model's own record, its games
+    #: clustered as the bootstrap resamples them, and how one model's score moves the others' (None: it does not);
+    #: the BCa interval is widened to contain them (ratings/record_interval.py)
+    record_bounds: Callable[[float, str], tuple[np.ndarray, np.ndarray, np.ndarray | None]] | None = None
 
 
 @dataclass

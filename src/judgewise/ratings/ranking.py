@@ -22,6 +22,7 @@ from judgewise.ratings.encode import ARENA_HARD_STRONG_WEIGHT, encode
 from judgewise.ratings.graph import require_connected
 from judgewise.ratings.lc_winrate import lc_winrate
 from judgewise.ratings.method import MethodResult, RatingData
+from judgewise.ratings.record_interval import widen
 from judgewise.ratings.result import Ranking, ci_aware_rank
 from judgewise.ratings.threads import single_blas_thread
 from judgewise.ratings.true_skill import trueskill_rating
@@ -151,4 +152,7 @@ def _intervals(data: RatingData, result: MethodResult, rounds: int, resampling: 
              "acceleration": None if interval != "bca" else "jackknife" if boot.accelerated else "0",
              "failed_replicates": int(np.isnan(boot.replicates).any(axis=1).sum()),
              "nonconverged_replicates": int(sum(result.stats.failures)) if result.stats else None}
-    return boot.ci_low, boot.ci_high, boot.median, facts
+    low, high = boot.ci_low, boot.ci_high
+    if interval == "bca" and result.record_bounds is not None:  # percentile stays the peers' interval, as is
+        low, high, facts["widened_to_record"] = widen(low, high, *result.record_bounds(ci_level, unit))
+    return low, high, boot.median, facts

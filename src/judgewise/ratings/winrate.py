@@ -28,6 +28,7 @@ from judgewise.errors import ConfigError, RatingError
 from judgewise.io import schema
 from judgewise.ratings.encode import EncodedJudgments
 from judgewise.ratings.method import MethodResult, RatingData, StatsForm
+from judgewise.ratings.record_interval import record_rate_bounds
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,21 @@ def winrate(data: RatingData, *, anchor_score: str = "self") -> MethodResult:
     scores = table.pop("win_rate")
     info = {"anchor": enc.models[anchor], "anchor_score": anchor_score, "rows_used": int(len(model)),
             "rows_not_used": unused, "scale": "percent"}
-    return MethodResult(scores, table, info, n=n, stats=_stats_form(data, anchor, anchor_score))
+    return MethodResult(scores, table, info, n=n, stats=_stats_form(data, anchor, anchor_score),
+                        record_bounds=_record_bounds(enc, rows, model, outcome, anchor))
+
+
+def _record_bounds(enc: EncodedJudgments, rows: np.ndarray, model: np.ndarray, outcome: np.ndarray, anchor: int):
+    """(level, unit) → each model's win-rate bounds (percent) from its record against the anchor, games
+    clustered by prompt or each its own (``unit`` "battle") (:func:`judgewise.ratings.record_interval.
+    record_rate_bounds`); the anchor's own score has none."""
+    def bounds(level: float, unit: str = "prompt") -> tuple[np.ndarray, np.ndarray, None]:
+        cluster = enc.prompt[rows] if unit == "prompt" else rows
+        low, high = record_rate_bounds(model, cluster, outcome, enc.weight[rows], enc.n_models, level)
+        low[anchor] = high[anchor] = np.nan
+        return 100.0 * low, 100.0 * high, None  # each model's rate is its own: no coupling
+
+    return bounds
 
 
 def _share_matrix(data: RatingData):
