@@ -7,7 +7,11 @@ BASE_STAMP := $(VENV)/.judgewise-base
 LOCAL_STAMP := $(VENV)/.judgewise-local
 # Portable build of llama-cpp-python for the embedded judge (no -march=native, no llava).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
-# `make test` skips tests marked slow; `make test SLOW=1` (used by CI) runs everything.
+# `make test` skips tests marked slow; `make test SLOW=1` (used by CI) runs everything. The tests run on two
+# pytest-xdist workers, each module's tests on one of them (--dist loadfile: a module fixture such as the command x
+# input matrix's cells is built once, not once per worker; loadgroup does not group under pytest 9.2, xdist #1386);
+# `make test PYTEST_WORKERS=` runs them in one process. PYTEST_ARGS adds pytest options (e.g. PYTEST_ARGS="-k rank").
+PYTEST_WORKERS ?= -n 2 --dist loadfile
 ifeq ($(SLOW),1)
 PYTEST_MARK :=
 else
@@ -52,7 +56,7 @@ demo: $(DEMO_STAMP)
 # mypy checks the store package first: each store satisfies its Protocol (src/judgewise/store/protocol.py).
 test: $(BASE_STAMP)
 	$(PY) -m mypy src/judgewise/store
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest $(PYTEST_MARK) $(PYTEST_ARGS)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest $(PYTEST_MARK) $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # The docs site (mkdocs + material + mkdocstrings), built strictly: any warning fails.
 docs: $(BASE_STAMP)

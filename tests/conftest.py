@@ -1,4 +1,5 @@
-"""Shared fixtures: the ../shared data folder (skipped with a visible reason when absent) and the CLI runner."""
+"""Shared fixtures: the ../shared data folder (skipped with a visible reason when absent), AlpacaEval read once, the CLI
+runner."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ def shared() -> Path:
     if not (SHARED / "data").is_dir():
         pytest.skip(f"../shared not found at {SHARED} (set JUDGEWISE_SHARED): real-data test skipped")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def alpacaeval_full(shared):
+    """All 28 models of ../shared's AlpacaEval results as read by ``judgewise.read_judgments`` (judgments, responses,
+    anchor), read once per session (per xdist worker): several modules check against it and none changes it."""
+    from judgewise.io import read_judgments
+
+    return read_judgments(shared / "data" / "alpacaeval")
 
 
 @pytest.fixture

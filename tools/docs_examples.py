@@ -269,8 +269,9 @@ def _docs_child(args: list[str], cwd: str, env: dict, out: str) -> None:
 
     server_columns = os.environ.get("COLUMNS", "")
     if server_columns.isdigit() and server_columns != env.get("COLUMNS"):
-        for obj in gc.get_objects():
-            if isinstance(obj, Console) and obj._width == int(server_columns):
+        for obj in gc.get_objects():  # type(), not isinstance(): isinstance reads __class__, and openai's lazy module
+            # proxies answer that by importing what they stand for (2-3 s of imports in every command)
+            if issubclass(type(obj), Console) and obj._width == int(server_columns):
                 obj._width = int(env["COLUMNS"])
     from tests.support import forkrun
 

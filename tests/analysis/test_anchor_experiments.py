@@ -78,10 +78,8 @@ def test_experiments_return_tables_and_more_anchors_help():
     assert scores.idxmax() in {"m0", "m1", "m2"}
 
 
-def test_alpacaeval_anchor_wastes_most_comparisons(shared):
-    from judgewise.io import read_any
-
-    frame = read_any(shared / "data" / "alpacaeval").frame
+def test_alpacaeval_anchor_wastes_most_comparisons(alpacaeval_full):
+    frame = alpacaeval_full.frame
     report = report_from_judgments(frame, "gpt4_1106_preview")
     v, prompts, models = verdict_matrix(frame, "gpt4_1106_preview")
     assert report.n_models == 28 and report.n_prompts == 805 == len(prompts)

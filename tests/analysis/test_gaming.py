@@ -36,10 +36,8 @@ def _responses(texts_by_model: dict[str, list[str]]) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def alpacaeval_report(shared):
-    from judgewise.io import read_any
-
-    table = read_any(shared / "data" / "alpacaeval" / "results")
+def alpacaeval_report(alpacaeval_full):
+    table = alpacaeval_full
     responses = table.extras["responses"].frame
     return detect_gaming(responses, win_rates=win_rates_from(table.frame)), table
 

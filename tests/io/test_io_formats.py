@@ -15,11 +15,6 @@ from tests.support import REPO
 SLICE = REPO / "examples" / "alpacaeval"
 
 
-@pytest.fixture(scope="module")
-def alpacaeval_full(shared):
-    return read_judgments(shared / "data" / "alpacaeval")
-
-
 def test_alpacaeval_rows_map_preference_to_the_models_outcome(shared, alpacaeval_full):
     frame = alpacaeval_full.frame
     annotations = json.loads((shared / "data/alpacaeval/results/NullModel/weighted_alpaca_eval_gpt4_turbo/"

@@ -18,8 +18,16 @@ from tests.support.evaluating import evaluate_config as _config, evaluate_yaml a
 from tests.support.evaluating import realised_tau as _realised_tau
 
 
-def test_evaluate_stops_by_itself_on_the_kendall_tau_target_and_ranks_close_to_the_truth(tmp_path):
-    result = judgewise.evaluate(_config(tmp_path), bootstrap=100)
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """The default simulated evaluate (8 models, 100 prompts, a Kendall τ 0.9 target) run once to its stop: its
+    folder (``_config(folder)`` is its config again) and its result."""
+    folder = tmp_path_factory.mktemp("finished")
+    return folder, judgewise.evaluate(_config(folder), bootstrap=50)
+
+
+def test_evaluate_stops_by_itself_on_the_kendall_tau_target_and_ranks_close_to_the_truth(finished):
+    result = finished[1]
     assert result.stopped == "target" and result.design == "adaptive"
     assert result.expected_tau >= 0.9
     assert result.calls < 8 * 7 // 2 * 100  # far fewer than all pairs on all prompts
@@ -28,9 +36,9 @@ def test_evaluate_stops_by_itself_on_the_kendall_tau_target_and_ranks_close_to_t
     assert any("plan" in reason for reason in result.reasons)  # design: auto says why
 
 
-def test_a_rerun_of_a_finished_evaluate_makes_zero_calls_and_gives_the_same_ranking(tmp_path):
-    first = judgewise.evaluate(_config(tmp_path), bootstrap=50)
-    again = judgewise.evaluate(_config(tmp_path), bootstrap=50)
+def test_a_rerun_of_a_finished_evaluate_makes_zero_calls_and_gives_the_same_ranking(finished):
+    folder, first = finished
+    again = judgewise.evaluate(_config(folder), bootstrap=50)
     assert first.paid_calls == first.calls > 0
     assert again.paid_calls == 0 and again.calls == first.calls and again.stopped == first.stopped
     assert again.ranking.models == first.ranking.models

@@ -11,7 +11,6 @@ import pytest
 from scipy.special import expit, logit
 
 from judgewise.errors import ConfigError, InputError
-from judgewise.io.alpacaeval import read_alpacaeval
 from judgewise.ratings import rank
 
 from tests.support import run_cli
@@ -21,9 +20,8 @@ PAIR = ("alpaca-7b", "alpaca-7b_verbose")  # the same model, once prompted to be
 
 
 @pytest.fixture(scope="module")
-def alpaca(shared):
-    root = shared / "data" / "alpacaeval"
-    table = read_alpacaeval(root)
+def alpaca(shared, alpacaeval_full):
+    root, table = shared / "data" / "alpacaeval", alpacaeval_full
     raw = {p.parts[-3]: pd.DataFrame(json.loads(p.read_text()))
            for p in sorted((root / "results").glob("*/weighted_alpaca_eval_gpt4_turbo/annotations.json"))}
     order = [r["instruction"] for r in json.loads((root / "results" / ANCHOR / "model_outputs.json").read_text())]
