@@ -89,8 +89,10 @@ def test_a_sigkilled_workers_games_go_to_the_others_and_nothing_is_paid_twice(pg
         summary = _finish(survivor)
         _check_once_each(pg_url, srv, 240)
     assert victim.returncode == -signal.SIGKILL and held > 0
-    # games the victim stored before the survivor started count as cached by it
-    assert summary["judged"] + summary["by_others"] + summary["cached"] == 240 and summary["by_others"] > 0
+    # the victim's stored games count as cached by the survivor (stored before it listed the job) or as done by
+    # others (stored while it ran): which, depends on how fast each process started, not on the engine
+    assert summary["judged"] + summary["by_others"] + summary["cached"] == 240
+    assert summary["by_others"] + summary["cached"] > 0 and summary["judged"] < 240
     assert srv.events["abandoned"] > 0  # the victim's calls in flight were never answered
 
 
