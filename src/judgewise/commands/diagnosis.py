@@ -10,8 +10,8 @@ from judgewise.analysis.accuracy import ground_truth_accuracy, refuse_repeated_a
 from judgewise.analysis.alignment import accuracy_alignment, check_methods
 from judgewise.analysis.diagnostics import diagnose, with_truth
 from judgewise.analysis.echo_intervention import run_echo_intervention
-from judgewise.analysis.panel import note_outside, panel_of_options
 from judgewise.commands.options import AccuracyOptions, DiagnoseOptions, EchoOptions
+from judgewise.commands.panels import panel_frame
 from judgewise.commands.text import parse_families, split_list
 from judgewise.errors import ConfigError, InputError
 from judgewise.io import read_responses
@@ -83,15 +83,6 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
         result.warnings.append(f"judge gaming, echo and self-preference pool the verdicts of the {n_judges} judges "
                                "(the other figures are per judge); --judge NAME diagnoses one judge alone")
     return result, table
-
-
-def panel_frame(frame: pd.DataFrame, table: Table, options) -> pd.DataFrame:
-    """The panel's derived verdicts of ``frame`` (its summary kept in ``table.extras["panel"]``, the rows of other
-    judges counted as skipped in ``table.report``)."""
-    result = panel_of_options(frame, options)
-    note_outside(table.report, result, len(frame))
-    table.extras["panel"] = result.as_dict()
-    return result.judgments
 
 
 def direct_grades(path: Path) -> pd.DataFrame:

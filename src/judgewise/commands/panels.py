@@ -1,5 +1,6 @@
-"""``rank --panel`` and ``diagnose --panel``: read a panel's members from any judgments input and derive the panel's
-verdicts (:func:`judgewise.analysis.panel.panel_of_options`), the rows of other judges counted as skipped."""
+"""``rank --panel``: read a panel's members from any judgments input and derive the panel's verdicts
+(:func:`judgewise.analysis.panel.panel_of_options`, as ``diagnose`` and ``report`` do), the rows of other judges
+counted as skipped."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Sequence
 from judgewise.analysis.panel import note_outside, panel_of_options
 from judgewise.analysis.panel_text import check_panel_options
 from judgewise.commands.options import RankOptions
+from judgewise.io.tables import Table
 from judgewise.store.reading import read_rated
 
 
@@ -19,8 +21,14 @@ def read_panel(path: Path | Sequence[Path], options: RankOptions, reader_options
     check_panel_options(options)  # before reading anything
     frame, table = read_rated(path, format=options.format, skip_invalid=options.skip_invalid, pool_judges=True,
                               options=reader_options)
+    return panel_frame(frame, table, options), table
+
+
+def panel_frame(frame, table: Table, options):
+    """The panel's derived verdicts of ``frame`` read as ``table`` (``rank`` and ``diagnose``): its summary kept in
+    ``table.extras["panel"]``, the rows of other judges counted as skipped in ``table.report``."""
     panel = panel_of_options(frame, options)
     note_outside(table.report, panel, len(frame))
     table.extras["panel"] = panel.as_dict()
-    return panel.judgments, table
+    return panel.judgments
 
