@@ -468,12 +468,12 @@ def test_cell(name, command, inputs, request, tmp_path):
 # --- panels of judges (issue 33): rank --panel and the API on every input kind holding several judges --------------
 
 PANEL_EXPECTED = """
-input              rank-panel  api-panel  rank      report    store-stats
-canonical-jsonl    R           R          E:judges  E:judges  E:not-store
-canonical-csv      R           R          E:judges  E:judges  E:not-store
-canonical-parquet  R           R          E:judges  E:judges  E:not-store
-dataframe          -           R          -         -         -
-store-sqlite       R           R          E:judges  E:judges  ok
+input              rank-panel  api-panel  diagnose-panel  report-panel  rank      report    store-stats
+canonical-jsonl    R           R          D               H             E:judges  E:judges  E:not-store
+canonical-csv      R           R          D               H             E:judges  E:judges  E:not-store
+canonical-parquet  R           R          D               H             E:judges  E:judges  E:not-store
+dataframe          -           R          -               -             -         -         -
+store-sqlite       R           R          D               H             E:judges  E:judges  ok
 """
 PANEL_ERRORS = {**ERRORS, "judges": "the judgments come from 3 different judges"}
 PANEL_CELLS = {(row[0], command): code for row in [line.split() for line in PANEL_EXPECTED.strip().splitlines()[1:]]
@@ -503,7 +503,8 @@ def panel_reference(path) -> list[tuple[str, float]]:
 @pytest.mark.parametrize("name,command", [(i, c) for (i, c), code in PANEL_CELLS.items() if code != "-"])
 def test_panel_cell(name, command, panel_inputs, tmp_path):
     """A panel cell does what PANEL_EXPECTED declares: R = the panel's ranking, equal to :func:`panel_reference`;
-    E:key = one ``error:`` line naming what to do (a table of several judges ranked without --panel)."""
+    D = the bias figures of one judge, the panel, and its lines; H = one HTML report whose leaderboard is the
+    panel's, with its lines; E:key = one ``error:`` line naming what to do (several judges ranked without --panel)."""
     path, code = panel_inputs[name], PANEL_CELLS[(name, command)]
     members = ",".join(matrix_inputs.PANEL_JUDGES)
     if command == "api-panel":
@@ -517,9 +518,14 @@ def test_panel_cell(name, command, panel_inputs, tmp_path):
         assert dict(zip(ranking.models, ranking.scores)) == pytest.approx({r["model"]: r["score"] for r in cli})
         return
     args = {"rank-panel": ["rank", path, "--panel", members, "--json"], "rank": ["rank", path, "--json"],
+            "diagnose-panel": ["diagnose", path, "--panel", members, "--json"],
+            "report-panel": ["report", path, "--panel", members, "--bootstrap", "0", "-o", tmp_path / "r.html"],
             "report": ["report", path, "-o", tmp_path / "r.html"], "store-stats": ["store", "stats", path]}[command]
     res = run_cli(*args)
-    if code == "R":
+    if code in ("D", "H"):
+        assert res.returncode == 0, res.stderr
+        check_panel_output(code, res, path, tmp_path)
+    elif code == "R":
         assert res.returncode == 0, res.stderr
         got = [(r["model"], r["score"]) for r in json.loads(res.stdout)]
         assert [m for m, _ in got] == [m for m, _ in panel_reference(path)]
@@ -532,6 +538,23 @@ def test_panel_cell(name, command, panel_inputs, tmp_path):
         errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
         assert res.returncode != 0 and len(errors) == 1 and PANEL_ERRORS[code[2:]] in errors[0], res.stderr
         assert "Traceback" not in res.stderr
+
+
+def check_panel_output(code: str, res, path: Path, folder: Path) -> None:
+    """D: ``diagnose --panel --json`` names one judge, the panel, and its members; H: the report's one HTML file
+    names the panel, shows its lines, and ranks the models in :func:`panel_reference`'s order."""
+    name = f"panel(majority: {', '.join(matrix_inputs.PANEL_JUDGES)})"
+    if code == "D":
+        out = json.loads(res.stdout)
+        assert [j["judge"] for j in out["judges"]] == [name]
+        assert out["panel"]["members"] == list(matrix_inputs.PANEL_JUDGES) and out["panel"]["kappa"] is not None
+        return
+    assert [p.name for p in folder.iterdir()] == ["r.html"]
+    html = (folder / "r.html").read_text(encoding="utf-8")
+    assert name in html and "panel (majority of labels) of 3 judges" in html and "Fleiss" in html
+    board = html[html.index('id="leaderboard"'):]
+    shown = sorted(matrix_inputs.MODELS, key=lambda m: board.index(f"<td>{m}</td>"))
+    assert shown == [m for m, _ in panel_reference(path)]
 
 
 # --- every registered rating method --------------------------------------------------------------------------------

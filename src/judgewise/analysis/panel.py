@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from judgewise.analysis.panel_text import check_panel_options, panel_members
 from judgewise.analysis.reliability import fleiss_kappa
 from judgewise.errors import ConfigError
 from judgewise.io.provenance import judge_groups, pick_judge
 from judgewise.io.schema import JUDGMENTS_REQUIRED, require_columns, usable_mask
+from judgewise.io.tables import ReadReport
 
 PANEL_RULES = ("majority", "mean", "weighted")
 SPLIT_RULES = ("tie", "drop")
@@ -65,6 +67,9 @@ class Panel:
         Fleiss' κ between the members over the ``n_complete`` comparisons (NaN with none, or one member).
     member_cost : dict or None
         Per member, the dollars its judgments cost (a store's ``cost`` column; None without one).
+    reference, accuracy : str or None, dict or None
+        ``weighted`` with weights measured (:func:`panel_of_options`): the reference judge, and each member's
+        agreement with it.
     """
 
     judgments: pd.DataFrame
@@ -81,6 +86,8 @@ class Panel:
     member_rows: dict = field(default_factory=dict)
     kappa: float = float("nan")
     member_cost: dict | None = None
+    reference: str | None = None
+    accuracy: dict | None = None
 
     @property
     def name(self) -> str:
@@ -92,6 +99,30 @@ class Panel:
         out = {k: v for k, v in self.__dict__.items() if k != "judgments"}
         out["kappa"] = None if not np.isfinite(self.kappa) else round(float(self.kappa), 6)
         return {"name": self.name, **out}
+
+
+def panel_of_options(judgments: pd.DataFrame, options) -> Panel:
+    """The panel a command's options name (``panel``, ``panel_rule``, ``panel_split``, ``panel_reference``:
+    :mod:`judgewise.analysis.panel_text`), derived from ``judgments`` by :func:`panel_verdicts`; under
+    ``weighted`` each member weighed by its agreement with the reference (:func:`reliability_weights`). One
+    derivation for ``rank``, ``diagnose`` and ``report``."""
+    check_panel_options(options)
+    members = panel_members(options.panel)
+    weights = accuracy = None
+    if options.panel_rule == "weighted":
+        weights, accuracy = reliability_weights(judgments, members, options.panel_reference)
+    panel = panel_verdicts(judgments, members, options.panel_rule, split=options.panel_split, weights=weights)
+    panel.reference, panel.accuracy = options.panel_reference, accuracy
+    return panel
+
+
+def note_outside(report: ReadReport, panel: Panel, rows: int) -> None:
+    """Count the rows of judges outside ``panel`` (of the ``rows`` read) as skipped in ``report``, reason first."""
+    outside = rows - sum(panel.member_rows.values())
+    if outside:
+        report.rows_used = max(report.rows_used - outside, 0)
+        report.rows_skipped += outside
+        report.skipped_reasons.insert(0, f"{outside:,} rows of judges outside the panel (--panel)")
 
 
 def panel_name(members, rule: str) -> str:

@@ -38,10 +38,11 @@ def diagnose_command(
 
     result, table = diagnose_with_options(judgments, options, skip_invalid=skip_invalid)
     if as_json:
-        out = {**result.as_dict(), "read": table.report.as_dict()}
-        typer.echo(json_text(out))
+        panel = {"panel": table.extras["panel"]} if "panel" in table.extras else {}
+        typer.echo(json_text({**result.as_dict(), **panel, "read": table.report.as_dict()}))
     else:
-        show(piped_width(160, at_least=True), diagnosis_blocks(result, table.report, options.ci_level))
+        show(piped_width(160, at_least=True), diagnosis_blocks(result, table.report, options.ci_level,
+                                                                table.extras.get("panel")))
 
 
 ACCURACY_FLAGS = {"bootstrap": Bootstrap, "seed": Seed, "ci_level": CiLevel, "format": InputFormat,

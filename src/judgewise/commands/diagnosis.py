@@ -11,6 +11,7 @@ from judgewise.analysis.alignment import accuracy_alignment, check_methods
 from judgewise.analysis.diagnostics import diagnose, with_truth
 from judgewise.analysis.echo_intervention import run_echo_intervention
 from judgewise.commands.options import AccuracyOptions, DiagnoseOptions, EchoOptions
+from judgewise.commands.panels import panel_frame
 from judgewise.commands.text import parse_families, split_list
 from judgewise.errors import ConfigError, InputError
 from judgewise.io import read_responses
@@ -24,7 +25,7 @@ from judgewise.store.reading import is_store, read_grades, read_judgments_or_sto
 
 def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str | None = None,
                   style_control: bool = True, ci_level: float = 0.95, seed: int = 0, skip_invalid: bool = False,
-                  bootstrap: int = 0, families: dict | None = None, judge: str | None = None):
+                  bootstrap: int = 0, families: dict | None = None, judge: str | None = None, panel=None):
     """Read judgments (any format or a store) and diagnose their judge(s) with
     :func:`judgewise.analysis.diagnostics.diagnose`.
 
@@ -41,6 +42,10 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
         As :func:`~judgewise.analysis.diagnostics.diagnose`.
     judge : str, optional
         Keep one judge (the others' rows counted as skipped); default: figures per judge identity.
+    panel : DiagnoseOptions, optional
+        Options naming a panel (``panel``, ``panel_rule``, ``panel_split``, ``panel_reference``): diagnose the
+        panel's derived verdicts (:func:`judgewise.analysis.panel.panel_of_options`, as ``rank --panel``) as one
+        judge; ``table.extras["panel"]`` is its summary, the rows of other judges counted as skipped.
 
     Returns
     -------
@@ -64,7 +69,9 @@ def diagnose_path(path: Path, responses_path: Path | None = None, *, format: str
         responses = read_responses(responses_path, skip_invalid=skip_invalid)
         require_matching_responses(table.frame, responses.frame, file=str(responses_path))
     frame, truth = with_truth(table.frame)
-    if judge is not None:
+    if panel is not None and panel.panel is not None:
+        frame, truth = panel_frame(frame, table, panel), None
+    elif judge is not None:
         frame, dropped = select_judge(frame, judge)
         note_dropped(table.report, dropped, judge)
     frame = label_judges(frame)
@@ -104,7 +111,7 @@ def diagnose_with_options(path: Path, o: DiagnoseOptions, *, skip_invalid: bool 
     """:func:`diagnose_path` with ``judgewise diagnose``'s settings."""
     return diagnose_path(path, o.responses, format=o.format, style_control=o.style_control, ci_level=o.ci_level,
                          seed=o.seed, skip_invalid=skip_invalid, bootstrap=o.bootstrap,
-                         families=parse_families(o.family), judge=o.judge)
+                         families=parse_families(o.family), judge=o.judge, panel=o)
 
 
 def accuracy_of_files(judgments: Path, correctness: Path, direct: Path | None = None, *,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from judgewise.analysis.panel_text import panel_option
 from judgewise.errors import ConfigError
 from judgewise.flags import option
 
@@ -103,16 +104,10 @@ class RankOptions:
     lc_weights: Path | None = option(None, "--lc-weights", help="lc_winrate: AlpacaEval's GLM weights "
                                      "(baseline_<anchor>.csv or its folder); needs --lc-difficulty.")
     l2: float | None = None
-    panel: str | None = option(None, "--panel", help="Rank a panel of judges of the input (comma-separated, e.g. "
-                               "gpt-4,claude,llama): one derived verdict per comparison from the members' verdicts; "
-                               "members' agreement (Fleiss' kappa) and comparisons not every member judged are "
-                               "reported.")
-    panel_rule: str = option("majority", "--panel-rule", help="majority (of labels) | mean (of outcomes, soft "
-                             "preferences included) | weighted (a vote weighted by each member's agreement with "
-                             "--panel-reference).")
-    panel_split: str = option("tie", "--panel-split", help="A split vote (no single most common label): tie | drop.")
-    panel_reference: str | None = option(None, "--panel-reference", help="--panel-rule weighted: the judge of the "
-                                         "input (e.g. human labels) each member's reliability is measured against.")
+    panel: str | None = panel_option("panel")
+    panel_rule: str = panel_option("panel_rule")
+    panel_split: str = panel_option("panel_split")
+    panel_reference: str | None = panel_option("panel_reference")
 
 
 @dataclass(frozen=True)
@@ -339,7 +334,8 @@ class ReliabilityOptions:
 class DiagnoseOptions:
     """``judgewise diagnose``: the responses' texts (when the judgments do not bring them), how to read the
     judgments, style control, the intervals, and the model families of self-preference (``NAME=FAMILY``, parsed by
-    ``commands.text.parse_families``); see ``commands.diagnosis.diagnose_path``."""
+    ``commands.text.parse_families``), and a panel whose derived verdicts are diagnosed instead of each judge's
+    (``panel`` … as :class:`RankOptions`); see ``commands.diagnosis.diagnose_path``."""
 
     responses: Path | None = None
     format: str | None = None
@@ -351,6 +347,10 @@ class DiagnoseOptions:
     judge: str | None = None
     ci_level: float = 0.95
     seed: int = 0
+    panel: str | None = panel_option("panel")
+    panel_rule: str = panel_option("panel_rule")
+    panel_split: str = panel_option("panel_split")
+    panel_reference: str | None = panel_option("panel_reference")
 
 
 @dataclass(frozen=True)

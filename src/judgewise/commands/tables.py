@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from judgewise.analysis.panel_text import panel_lines
 from judgewise.commands.options import SelectOptions
 from judgewise.commands.text import add_model_lines, pair_counts_line, ranking_info_lines, study_lines
 from judgewise.commands.text import trust_lines
@@ -173,9 +174,9 @@ def evaluation_blocks(result) -> list:
             *trust_lines(result)]
 
 
-def diagnosis_blocks(result, report, level: float) -> list:
+def diagnosis_blocks(result, report, level: float, panel: dict | None = None) -> list:
     """``diagnose``: the figures as one table (judge, figure, estimate, interval, n), then style control, echo,
-    judge gaming, warnings and the read report."""
+    judge gaming, warnings, the panel whose verdicts were diagnosed (``--panel``) and the read report."""
     rows = []
     for jb in result.judges:
         for i, (name, p) in enumerate(jb.figures().items()):
@@ -195,7 +196,8 @@ def diagnosis_blocks(result, report, level: float) -> list:
         flagged = result.gaming.flagged_models
         blocks.append(f"judge gaming: {len(flagged)} of {len(result.gaming.features)} models flagged"
                       + (f" ({', '.join(flagged)})" if flagged else ""))
-    return [*blocks, *(Note(w, "warning:", "yellow") for w in result.warnings), report_line(report)]
+    return [*blocks, *(Note(w, "warning:", "yellow") for w in result.warnings),
+            *(panel_lines(panel) if panel else []), report_line(report)]
 
 
 def _ci(row: dict, name: str) -> str:

@@ -13,6 +13,7 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
+from judgewise.analysis.panel_text import panel_lines
 from judgewise.errors import ConfigError
 
 if TYPE_CHECKING:  # the CLI imports this module for every command: no pandas at import
@@ -261,32 +262,6 @@ def panel_run_lines(outcome) -> list[str]:
     if outcome.output:
         lines.append(f"members' judgments written to {outcome.output} (rank them as a panel: judgewise rank "
                      f"{outcome.output} --panel {','.join(outcome.panel.members)})")
-    return lines
-
-
-def panel_lines(panel: dict) -> list[str]:
-    """What a panel's ranking rests on (``Panel.as_dict()``): members and rule, comparisons judged by every member
-    or by some only, split votes, the members' agreement (Fleiss' κ), weights and each member's cost."""
-    rule = {"majority": "majority of labels", "mean": "mean outcome", "weighted": "weighted vote"}[panel["rule"]]
-    members = ", ".join(f"{m} ({panel['member_rows'][m]:,} verdicts)" for m in panel["members"])
-    lines = [f"panel ({rule}) of {len(panel['members'])} judges: {members}; {panel['n_comparisons']:,} comparisons, "
-             f"{panel['n_complete']:,} judged by every member"]
-    if panel["n_incomplete"]:
-        missing = ", ".join(f"{m} {n:,}" for m, n in panel["missing_by_member"].items() if n)
-        lines.append(f"  {panel['n_incomplete']:,} judged by some members only, decided by those (not judged by: "
-                     f"{missing})")
-    if panel["rule"] != "mean" and panel["n_split"]:
-        fate = "ties" if panel["split"] == "tie" else "left out (--panel-split drop)"
-        lines.append(f"  {panel['n_split']:,} split votes (no single most common label): {fate}")
-    kappa = "—" if panel["kappa"] is None else f"{panel['kappa']:.3f}"
-    lines.append(f"  members' agreement: Fleiss' κ {kappa} over the {panel['n_complete']:,} comparisons every "
-                 "member judged")
-    if panel.get("weights"):
-        accuracy = panel.get("accuracy") or {}
-        lines.append(f"  weights (log-odds of agreement with {panel.get('reference')}): " + ", ".join(
-            f"{m} {w:.2f} ({accuracy.get(m, float('nan')):.1%})" for m, w in panel["weights"].items()))
-    if panel.get("member_cost"):
-        lines.append("  cost per member: " + ", ".join(f"{m} ${c:,.4f}" for m, c in panel["member_cost"].items()))
     return lines
 
 

@@ -42,6 +42,7 @@ class RunData:
     rating_hints: dict = field(default_factory=dict)  # what the input says about rating it (RATING_HINTS)
     human_labels: pd.DataFrame | None = None  # a store's human_labels rows (``judgewise label``), None for files
     files_read: list[Path] = field(default_factory=list)  # the files the readers read (a folder's: not all of it)
+    panel: dict | None = None  # a panel's summary (Panel.as_dict) when `judgments` are its derived verdicts (--panel)
 
 
 RATING_HINTS = ("weighting", "anchor", "pin_anchor")

@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judgewise.analysis.panel_text import panel_option
 from judgewise.errors import ConfigError
 from judgewise.flags import option
 
@@ -29,6 +30,10 @@ class ReportOptions:
     extra_facts: dict = field(default_factory=dict)
     judge: str | None = None  # keep only this judge's rows (io.provenance.select_judge)
     pool_judges: bool = False  # pool several judges on purpose (otherwise a mixed run is refused)
+    panel: str | None = panel_option("panel")  # a panel's derived verdicts (analysis.panel.panel_of_options)
+    panel_rule: str = panel_option("panel_rule")
+    panel_split: str = panel_option("panel_split")
+    panel_reference: str | None = panel_option("panel_reference")
     l2: float | None = None  # BT ridge (None: the MLE, a weak prior only on separated data; ratings.bradley_terry)
 
     def __post_init__(self) -> None:

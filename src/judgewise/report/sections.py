@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from judgewise.analysis.panel_text import panel_lines
 from judgewise.errors import JudgewiseError
 from judgewise.ratings.coverage import interval_line
 from judgewise.report import analysis_sections, charts
@@ -68,6 +69,9 @@ def summary_section(ctx: ReportContext, s: Section) -> None:
     ]
     if "first" in df.columns and df["first"].notna().any():
         s.facts.append(("Answer orders", _orders_fact(df)))
+    if run.panel:  # the judgments are a panel's derived verdicts (--panel): what they rest on, as `rank` prints it
+        s.paragraphs += ["This report shows the verdicts of a panel of judges, derived from its members' verdicts "
+                         "(--panel):", *(line.strip() for line in panel_lines(run.panel))]
     for rep in run.read_reports:
         s.facts.append((f"Rows of {rep.source}", f"read {fmt_num(rep.rows_read)}, used {fmt_num(rep.rows_used)}, "
                                                  f"skipped {fmt_num(rep.rows_skipped)}"))

@@ -6,6 +6,7 @@ import logging
 import os
 from pathlib import Path
 
+from judgewise.analysis.panel import note_outside, panel_of_options
 from judgewise.errors import ConfigError, InputError, ReportError
 from judgewise.io.atomic import write_text_atomic
 from judgewise.io.provenance import note_dropped, select_judge
@@ -34,14 +35,26 @@ def build_report(sources, *, options=None, input_format: str | None = None, resp
 
 
 def choose_judge(run, options) -> None:
-    """One judge (``options.judge``, the rest counted as skipped), several only with ``options.pool_judges``; a
-    run mixing judges otherwise stops with a ConfigError listing them (io.provenance)."""
+    """One judge (``options.judge``, the rest counted as skipped), several only with ``options.pool_judges``, or a
+    panel's derived verdicts (``options.panel``: :func:`judgewise.analysis.panel.panel_of_options`, as ``rank
+    --panel``); a run mixing judges otherwise stops with a ConfigError listing them (io.provenance)."""
+    if options.panel is not None:
+        panel = panel_of_options(run.judgments, options)
+        note_outside(_selection_report(run), panel, len(run.judgments))
+        run.judgments, run.panel = panel.judgments, panel.as_dict()
+        return
     run.judgments, dropped = select_judge(run.judgments, options.judge, options.pool_judges)
     if dropped:
-        if len(run.read_reports) != 1:
-            run.read_reports.append(ReadReport("judge selection", "--judge", rows_read=len(run.judgments) + dropped,
-                                               rows_used=len(run.judgments) + dropped))
-        note_dropped(run.read_reports[-1], dropped, options.judge)
+        note_dropped(_selection_report(run, len(run.judgments) + dropped), dropped, options.judge)
+
+
+def _selection_report(run, rows: int | None = None) -> ReadReport:
+    """The read report that counts the rows a judge selection or a panel leaves out: the run's one read report,
+    or a new "judge selection" one over ``rows`` (default: the run's judgments) when it read several sources."""
+    if len(run.read_reports) != 1:
+        rows = len(run.judgments) if rows is None else rows
+        run.read_reports.append(ReadReport("judge selection", "--judge/--panel", rows_read=rows, rows_used=rows))
+    return run.read_reports[-1]
 
 
 def write_report(sources, output, options: ReportOptions | None = None, *, format: str = "html",
