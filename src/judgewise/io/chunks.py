@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.io.containers import check_utf8, csv_header, csv_rows, decode_utf8, jsonl_bytes_records, unique_columns
+from judgewise.io.csv_export import QUOTED_LEAD
 from judgewise.io.streams import note_read
 from judgewise.io.validate import Validator
 
@@ -232,7 +233,7 @@ def _quoted_cells(table) -> bool:
     (:func:`judgewise.io.csv_export.restore_cell` would change it)."""
     import pyarrow.compute as pc
 
-    return any(pc.any(pc.match_substring_regex(col, r"^'+[=+\-@\t\r]")).as_py() for col in table.columns)
+    return any(pc.any(pc.match_substring_regex(col, "^" + QUOTED_LEAD.pattern)).as_py() for col in table.columns)
 
 
 def csv_chunks(path: Path, v: Validator, chunk_bytes: int | None = None) -> tuple[list[str], Iterator[CsvChunk]] | None:

@@ -36,21 +36,21 @@ def neutralise_cell(value):
     return value
 
 
-_QUOTED = re.compile(r"'" + _RISKY.pattern)  # a cell :func:`neutralise_cell` quoted: one quote, then a risky text
+QUOTED_LEAD = re.compile(r"'" + _RISKY.pattern)  # a cell :func:`neutralise_cell` quoted: one quote, then a risky text
 
 
 def restore_cell(value):
     """The inverse of :func:`neutralise_cell`, for reading a CSV back: a text that is one ``'`` before a text the
     writer would have quoted loses that quote (``'=x`` → ``=x``, ``''-1`` → ``'-1``); anything else, including
     ``'-1`` (the writer never quotes a number), is returned as it is."""
-    if isinstance(value, str) and _QUOTED.match(value) and not _NUMBER.fullmatch(value[1:]):
+    if isinstance(value, str) and QUOTED_LEAD.match(value) and not _NUMBER.fullmatch(value[1:]):
         return value[1:]
     return value
 
 
 def restore_texts(series: pd.Series) -> pd.Series:
     """:func:`restore_cell` over a text column read from a CSV; the column itself when no cell needs it."""
-    return _map_matching(series, _QUOTED, restore_cell)
+    return _map_matching(series, QUOTED_LEAD, restore_cell)
 
 
 def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
