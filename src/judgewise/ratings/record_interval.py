@@ -51,11 +51,17 @@ def record_rate_bounds(model: np.ndarray, prompt: np.ndarray, score: np.ndarray,
     """(low, high) of each model id's score rate at ``level`` from its record (module docstring): row k is a game
     of ``model[k]`` on ``prompt[k]`` in which it scored ``score[k]`` ∈ [0, 1], counted ``weight[k]`` times. NaN
     for a model with no game or a record that is not rare (:data:`RARE_COUNT`): no floor there."""
-    from scipy import stats
-
     games = np.bincount(model, weights=weight, minlength=n_models)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.bincount(model, weights=weight * score, minlength=n_models) / games
+    rare = games * np.minimum(rate, 1 - rate) < RARE_COUNT  # few wins or few losses: where a bootstrap is blind
+    none = np.full(n_models, np.nan)
+    if not rare.any():  # the usual case on large data: no clustering work at all
+        return none, none.copy()
+    keep = rare[model]  # the rare models' games only: the others get no floor
+    model, prompt, score, weight = model[keep], np.asarray(prompt)[keep], score[keep], weight[keep]
+    from scipy import stats  # on use: only a rare record needs Student's t
+
     cells, cell = np.unique(np.stack([model, prompt]), axis=1, return_inverse=True)
     residual = np.bincount(cell.ravel(), weights=weight * (score - np.nan_to_num(rate[model])))
     clusters = np.bincount(cells[0], minlength=n_models).astype(float)
@@ -67,8 +73,7 @@ def record_rate_bounds(model: np.ndarray, prompt: np.ndarray, score: np.ndarray,
     n_eff = np.where(informative, np.minimum(n_eff, games), games)
     quantile = stats.t.ppf(0.5 + level / 2, np.maximum(clusters - 1, 1))
     low, high = wilson_interval(rate * n_eff, n_eff, level, quantile)
-    rare = games * np.minimum(rate, 1 - rate) < RARE_COUNT  # few wins or few losses: where a bootstrap is blind
-    return np.where(rare, low, np.nan), np.where(rare, high, np.nan)
+    return np.where(rare, low, none), np.where(rare, high, none)
 
 
 def widen(low: np.ndarray, high: np.ndarray, floor_low: np.ndarray, floor_high: np.ndarray,
@@ -131,6 +136,9 @@ def bt_record_bounds(a, b, outcome, cluster, weight, theta: np.ndarray, to_scale
     rows, model, opponent, score = both_sides(np.asarray(a), np.asarray(b), np.asarray(outcome, dtype=float))
     w = np.asarray(weight, dtype=float)[rows]
     rate_low, rate_high = record_rate_bounds(model, np.asarray(cluster)[rows], score, w, len(theta), level)
+    if not (np.isfinite(rate_low).any() or np.isfinite(rate_high).any()):  # no rare record: nothing to floor
+        nothing = np.full(len(theta), np.nan)
+        return nothing, nothing.copy(), None
     out = []
     for rates in (rate_low, rate_high):
         moved = bt_ratings_at_rates(theta, model, opponent, w, rates)
