@@ -1,5 +1,5 @@
 """Shared fixtures: the ../shared data folder (skipped with a visible reason when absent), AlpacaEval read once, the CLI
-runner."""
+runner; tests that start a PostgreSQL server belong to the slow set (`make test SLOW=1`, CI)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,16 @@ from pathlib import Path
 import pytest
 
 from tests.support import SHARED, run_cli
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """A test marked ``postgres`` starts a PostgreSQL server of its own (initdb, pg_ctl: seconds each): it is an
+    end-to-end proof, so it is also marked ``slow`` and runs in `make test SLOW=1` (CI), not in the quick set.
+    ``tryfirst``: the marks are added before ``-m "not slow"`` deselects."""
+    for item in items:
+        if item.get_closest_marker("postgres") is not None:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

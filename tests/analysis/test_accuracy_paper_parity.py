@@ -32,6 +32,7 @@ def _table(rows):
     return {(r["source"], r["subset"]): r for r in rows}
 
 
+@pytest.mark.slow
 def test_accuracy_defaults_equal_the_papers_formulas_on_every_subset(data, tmp_path):
     judgments, corr = data
     expected = _expected(judgments, corr)
@@ -48,6 +49,7 @@ def test_accuracy_defaults_equal_the_papers_formulas_on_every_subset(data, tmp_p
         len(p) for s, p in oracle_subsets(judgments, corr).items() if s != "all")
 
 
+@pytest.mark.slow
 def test_accuracy_options_reach_chatbot_arenas_elo_and_the_unparsed_as_incorrect_rule(data):
     judgments, corr = data
     expected = _expected(judgments, corr, unparsed="incorrect", elo_k=4.0)

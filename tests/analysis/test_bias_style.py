@@ -41,6 +41,7 @@ def simulate(self_pref: float, length_pref: float, n_prompts: int = 400, seed: i
     return pd.DataFrame(rows), responses
 
 
+@pytest.mark.slow
 def test_self_preference_coefficient_recovers_the_simulated_bonus_and_is_zero_without_one():
     for bonus in (0.0, 0.8):
         judgments, responses = simulate(self_pref=bonus, length_pref=0.0, seed=int(bonus * 10))
@@ -49,6 +50,7 @@ def test_self_preference_coefficient_recovers_the_simulated_bonus_and_is_zero_wi
         assert coef == pytest.approx(bonus, abs=0.2)
 
 
+@pytest.mark.slow
 def test_length_coefficient_is_positive_for_a_length_loving_judge_and_near_zero_otherwise():
     coefs = {}
     for pref in (0.0, 0.6):

@@ -42,6 +42,7 @@ def alpacaeval_report(alpacaeval_full):
     return detect_gaming(responses, win_rates=win_rates_from(table.frame)), table
 
 
+@pytest.mark.slow
 def test_alpacaeval_nullmodel_is_flagged_and_at_most_one_other_model(alpacaeval_report):
     report, table = alpacaeval_report
     assert "NullModel" in report.flagged_models

@@ -43,6 +43,7 @@ def test_app_d_win_rates_of_every_method_against_every_other_match_a_direct_coun
     assert vs_random.error_macro == pytest.approx(win_rates(res.trials, "metric-match", n_boot=10)["overall"]["macro"])
 
 
+@pytest.mark.slow
 def test_study_cli_takes_the_cost_model_and_prints_classification_and_app_d(tmp_path):
     pool = rank_aligned_population(seed=4, n=80, n_judges=4)
     rows = [{"item_id": i, "rater": r, "score": float(s)} for r, v in zip(pool.judges, pool.scores)

@@ -34,6 +34,7 @@ def judge_config(tmp_path, prompts: int = 30) -> str:
     return "run.yaml"
 
 
+@pytest.mark.slow
 def test_judging_with_stderr_a_pipe_prints_progress_lines_up_to_every_game(tmp_path):
     games = 30 * 3 * 2
     res = run_process("judge", "--config", judge_config(tmp_path), "--json", cwd=tmp_path,

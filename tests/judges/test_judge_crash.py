@@ -9,6 +9,8 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from tests.support import run_cli
 from tests.support.fault_server import FaultServer
 from tests.support.judging import sigkill_mid_run, wait_for, write_config
@@ -41,6 +43,7 @@ def test_sigkilled_run_restarts_and_pays_each_judgment_exactly_once(tmp_path):
     assert srv.events["abandoned"] > 0  # the calls in flight at the kill were never answered nor counted
 
 
+@pytest.mark.slow
 def test_answers_received_before_a_sigkill_are_not_paid_again_by_the_restart(tmp_path):
     """Every first call answers garbage (so the judge re-asks) and every re-ask hangs; the process is killed
     while all re-asks hang. The restart takes the first answers from the store's journal: none is re-sent."""

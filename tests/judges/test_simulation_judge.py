@@ -95,6 +95,7 @@ def _both_orders(judge, n_prompts, ratings, texts=("", "")):
 RATINGS = {"m0": 1000.0, "m1": 1100.0, "m2": 1250.0, "m3": 1300.0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("b", [0.0, 0.3, -0.2])
 def test_position_bias_is_recovered_from_many_games_as_p_first_wins(b):
     judge = SimulatedJudge(RATINGS, p_judge=0.8, seed=7, position_bias=b)
@@ -105,6 +106,7 @@ def test_position_bias_is_recovered_from_many_games_as_p_first_wins(b):
     assert decisive == pytest.approx(b, abs=2 * half_width)
 
 
+@pytest.mark.slow
 def test_tie_rate_is_recovered_and_bias_takes_its_share():
     plain = _both_orders(SimulatedJudge(RATINGS, p_judge=0.6, seed=8, tie_rate=0.15), 600, RATINGS)
     assert (plain == 0.5).mean() == pytest.approx(0.15, abs=0.015)
@@ -113,6 +115,7 @@ def test_tie_rate_is_recovered_and_bias_takes_its_share():
     assert (biased == 0.5).mean() == pytest.approx(0.6 * 0.15, abs=0.015)  # (1 − |b|)·τ
 
 
+@pytest.mark.slow
 def test_length_bias_favours_the_longer_shown_text_in_either_position():
     judge = SimulatedJudge({"x": 1000.0, "y": 1000.0}, p_judge=0.8, seed=9, length_bias=0.4)
     long_first = _both_orders(judge, 3000, judge.ratings, texts=("long answer", "short"))

@@ -4,11 +4,14 @@ final ranking as an uninterrupted rerun — and a rerun of the finished evaluate
 from __future__ import annotations
 
 
+import pytest
+
 from tests.support import cli_json
 from tests.support.fault_server import FaultServer
 from tests.support.judging import sigkill_mid_run, write_config
 
 
+@pytest.mark.slow
 def test_a_sigkilled_evaluate_resumes_without_paying_any_call_twice(tmp_path):
     models = ["m1", "m2", "m3", "m4"]
     with FaultServer(latency_s=0.02, seed=5) as srv:

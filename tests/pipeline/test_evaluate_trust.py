@@ -14,6 +14,7 @@ from tests.support.evaluating import (evaluate_config as _config, evaluate_yaml 
                                       realised_tau as _realised_tau, simulated_responses as _responses)
 
 
+@pytest.mark.slow
 def test_power_at_observed_ties_names_the_closest_adjacent_pair_and_the_observed_tie_share(tmp_path):
     result = judgewise.evaluate(_config(tmp_path, n_models=6, n_prompts=60), bootstrap=0)
     power = result.trust["power_at_observed_ties"]

@@ -9,6 +9,8 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from tests.support import run_cli
 from tests.support.generation import server, stored_answers, write_gen_config, write_questions
 from tests.support.judging import wait_for
@@ -19,6 +21,7 @@ def _start(config, cwd):
                              "--json"], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_sigkilled_generation_resumes_and_pays_each_answer_exactly_once(tmp_path):
     write_questions(tmp_path, 15)
     with server(latency_s=0.02, rates={"429": 0.05, "500": 0.05}, seed=2) as srv:
@@ -61,6 +64,7 @@ def test_sigkilled_generation_resumes_and_pays_each_answer_exactly_once(tmp_path
         assert db.execute("SELECT COUNT(*), SUM(n_calls) FROM generations WHERE status = 'ok'").fetchone() == (60, 60)
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_a_store_never_pay_for_the_same_answer(tmp_path):
     write_questions(tmp_path, 12)
     with server(latency_s=0.01) as srv:

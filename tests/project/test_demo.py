@@ -41,6 +41,7 @@ def test_the_pairwise_verdicts_file_is_what_its_script_makes_from_the_slice():
     assert len(one_order) == len(other) and one_order["outcome"].to_list() == other["outcome"].to_list()
 
 
+@pytest.mark.slow
 def test_evaluate_replay_config_stops_at_its_target_with_fewer_calls_than_all_pairs(tmp_path):
     cfg = load_config(EXAMPLES / REPLAY_CONFIG)
     result = evaluate_json("examples/evaluate-replay.yaml", tmp_path / "replay.sqlite")
@@ -52,6 +53,7 @@ def test_evaluate_replay_config_stops_at_its_target_with_fewer_calls_than_all_pa
     assert sorted(r["model"] for r in result["ranking"]) == sorted(cfg.models)
 
 
+@pytest.mark.slow
 def test_evaluate_simulated_config_stops_at_its_target_and_puts_the_truest_best_model_on_top(tmp_path):
     cfg = load_config(EXAMPLES / "evaluate-simulated.yaml")
     result = evaluate_json("examples/evaluate-simulated.yaml", tmp_path / "sim.sqlite")

@@ -13,6 +13,7 @@ pytest.importorskip("mkdocs", reason="the docs extra is not installed (pip insta
 pytest.importorskip("mkdocstrings", reason="the docs extra is not installed (pip install -e '.[docs]')")
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path):
     site = tmp_path / "site"
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "NO_COLOR": "1", "NO_MKDOCS_2_WARNING": "1"}

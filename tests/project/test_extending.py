@@ -62,6 +62,7 @@ def test_the_page_shows_each_toy_module_and_the_diff_that_registers_it():
     assert [name for name in EXPECTED if f"{name}[" not in text] == [], "the page names each generated test"
 
 
+@pytest.mark.slow
 def test_the_toy_method_and_design_pass_the_tests_generated_from_the_registries(copy, shared):
     selected = " or ".join([TOY_METHOD, TOY_DESIGN, *(i.split("::")[1] for i in ALSO)])
     done = pytest_in(copy, "-rA", "-k", selected, *dict.fromkeys([*GENERATED, *(i.split("::")[0] for i in ALSO)]))
@@ -76,6 +77,7 @@ def test_the_toy_method_and_design_pass_the_tests_generated_from_the_registries(
     assert not not_passed, f"{not_passed}\n{done.stdout[-3000:]}"
 
 
+@pytest.mark.slow
 def test_the_pages_commands_after_each_change_print_what_the_page_shows(copy):
     outcomes = run_extended(PAGE, copy / "src")
     assert len(outcomes) >= 4

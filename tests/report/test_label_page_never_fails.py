@@ -153,6 +153,7 @@ ACTION = st.tuples(st.integers(0, 3), st.integers(0, 3), st.sampled_from(["label
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n_labellers=st.integers(2, 4), hostile=st.sampled_from([None, *HOSTILE_NAMES]),
        actions=st.lists(ACTION, min_size=1, max_size=30), pointwise=st.booleans())
+@pytest.mark.slow
 def test_random_labels_from_two_to_four_labellers_keep_the_page_and_the_store_right(n_labellers, hostile, actions,
                                                                                       pointwise):
     keys = (1, 2, 3, 4, 5) if pointwise else (1, 2, 3)  # on the scale: what the page stores

@@ -35,6 +35,7 @@ def results(tmp_path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_an_unrelated_file_in_the_input_folder_is_not_part_of_the_fingerprint(results):
     before = _inputs(results)
     (results / "notes.bin").write_bytes(b"\0" * (3 << 20))  # beside the annotator folders: no reader reads it
@@ -45,6 +46,7 @@ def test_an_unrelated_file_in_the_input_folder_is_not_part_of_the_fingerprint(re
     assert after[0][1] == f"{sum(f.stat().st_size for f in read):,} bytes"
 
 
+@pytest.mark.slow
 def test_a_change_in_a_file_the_report_read_changes_the_fingerprint(results):
     before = _inputs(results)
     annotations = next((results / MODELS[1]).glob("*/annotations.json"))
