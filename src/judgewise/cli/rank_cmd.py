@@ -7,6 +7,8 @@ of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``com
 ``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``commands.grouping`` finds the column),
 printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "missing", "overall"}``
 (``missing``: the rows without a value, apart from any text value).
+``--human LABELS [--alpha A]`` adds prediction-powered rank-sets (``commands.human_ranking``) after the leaderboard;
+``--json`` then prints ``{"ranking": ..., "human_anchored": ...}``.
 Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-judges`` pools them (io.provenance).
 """
 
@@ -17,15 +19,16 @@ from pathlib import Path
 import typer
 
 from judgewise.cli.console import err, out, piped_width
-from judgewise.cli.options import (Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges, Seed,
-                                   SkipInvalid, options_command)
+from judgewise.cli.options import (Alpha, Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges,
+                                   Seed, SkipInvalid, options_command)
 from judgewise.commands.display import say, show
 from judgewise.commands.options import RankOptions
 from judgewise.commands.tables import agreement_lines, grouped_blocks, input_lines, ranking_blocks
 from judgewise.commands.text import json_text, ranking_info_lines
 
 RANK_FLAGS = {"format": InputFormat, "bootstrap": Bootstrap, "seed": Seed, "ci_level": CiLevel,
-              "skip_invalid": SkipInvalid, "judge": Judge, "pool_judges": PoolJudges, "l2": L2}  # shared flags
+              "skip_invalid": SkipInvalid, "judge": Judge, "pool_judges": PoolJudges, "l2": L2,
+              "alpha": Alpha}  # shared flags
 
 
 @options_command(RankOptions, RANK_FLAGS)
@@ -41,6 +44,7 @@ def rank_command(
 ) -> None:
     """Rank models from pairwise judgments (format detected; --format to force)."""
     from judgewise.commands import ranking, ranking_files  # the commands layer loads pandas (and with it pyarrow)
+    from judgewise.commands.human_ranking import human_anchored_blocks
 
     ranking_files.check_ranking_output(output)
     ranked = ranking.rank_path(path, options)
@@ -52,7 +56,8 @@ def rank_command(
             say(err(), line)
     else:
         groups = grouped_blocks(ranked.grouped) if ranked.grouped is not None else []
-        show(piped_width(120), [*groups, *ranking_blocks(ranked.ranking, ranked.table)])
+        human = human_anchored_blocks(ranked.human, ranked.ranking) if ranked.human is not None else []
+        show(piped_width(120), [*groups, *ranking_blocks(ranked.ranking, ranked.table), *human])
 
 
 def agree_command(
