@@ -1,4 +1,4 @@
-"""Benchmark (issue 35): do prediction-powered rank-sets cover the human ranking, and are they narrower than humans alone?
+"""Benchmark (issue 35): do prediction-powered rank-sets cover the human ranking, narrower than humans alone?
 
 ``judgewise rank --human`` combines n human pairwise labels with a judge's verdicts on N more comparisons into
 rank-sets (:mod:`judgewise.analysis.human_anchored`, Chatzi et al. 2024). For each setting this prints
@@ -15,12 +15,21 @@ comparison, as on real prompts). Humans: BT on that quality (``judges.simulated.
 ties). The judge says what the human said on 60% of comparisons (70% for the control judge) and otherwise draws
 from the same simulator with p_judge 0.9, position bias 0.2, length bias 0.3 (models 7 and 8 write longer answers)
 and +500 Elo for "its own family" (models 5 and 6): agreeing with humans on ~78% of verdicts, its ranking puts
-model 5 above model 4, confidently (its own rank-sets miss the human ranking). The control judge has no bias. N = 40,000 comparisons spread evenly over pairs, n of them labelled. The human ranking
-is the order of the ratings (θ_m is monotone in the rating: the jitter is symmetric).
+model 5 above model 4, confidently (its own rank-sets miss the human ranking). The control judge has no bias.
+N = 40,000 comparisons spread evenly over pairs, n of them labelled. The human ranking is the order of the
+ratings (θ_m is monotone in the rating: the jitter is symmetric).
 
 Chatbot Arena (``../shared/data/chatbot-arena-ppr``: 26,919 battles of 20 models with the human vote and the
 verdicts of GPT-4 and GPT-3.5 on each): the human ranking is the ranking by the win shares of all human votes;
 each run labels a random subset of n battles with their human votes and gives the judge's verdicts on the rest.
+
+Measured (200 seeds, 200 subsets; 2 min 20 s on one core): every prediction-powered, human-only and unbiased-judge
+rank-set covered the human ranking in every run (coverage 1.000 at α 0.05 and 0.1: the paper's χ²_k projection is
+conservative); the biased judge's own rank-sets covered it in 3.0% (α 0.05) / 0.5% (α 0.1) of runs. Mean size
+against human-only sets from the same labels: 0.84–0.89 (biased judge, n 500–2,000; λ ≈ 0.56–0.58), 0.72–0.78
+(control). Arena with GPT-4 (λ ≈ 0.34–0.40): 0.949–0.975 of the human-only size for n 5,000 … 500 (e.g. 18.4 vs
+18.8 ranks of 20 at n 500, 10.9 vs 11.5 at n 5,000); GPT-4 alone covers too (its sets of ~5 ranks hold the
+all-human ranking), and GPT-3.5 agrees too little with the voters to help (λ ≈ 0.07, size ratio ≈ 1.00).
 
 Run: ``.venv/bin/python benchmarks/human_anchored.py [--seeds 200] [--subsets 200] [--quick]``. Last line:
 ``ppr_coverage_min=… ppr_size_vs_human=… arena_coverage=… arena_size_vs_human=…`` (coverage: the smallest over

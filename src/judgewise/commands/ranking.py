@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Sequence
 
 from judgewise.commands.grouping import group_values
-from judgewise.commands.human_ranking import anchor_to_humans, check_alpha
+from judgewise.commands.human_ranking import anchor_to_humans, check_alpha, human_anchored_blocks
 from judgewise.commands.options import RankOptions
+from judgewise.commands.tables import grouped_blocks, ranking_blocks
 from judgewise.errors import ConfigError, InputError, RatingError
 from judgewise.io.arenahard_config import read_config
 from judgewise.io.provenance import note_dropped, pooled_line
@@ -57,6 +58,13 @@ class RankedFile:
     def to_frame(self):
         """One row per model (per group and model with ``--by``, a ``group`` column first)."""
         return self.grouped.to_frame() if self.grouped is not None else self.ranking.to_frame()
+
+
+def rank_blocks(ranked: RankedFile) -> list:
+    """What ``rank`` prints: each ``--by`` group's leaderboard, the overall one, and the ``--human`` rank-sets."""
+    groups = grouped_blocks(ranked.grouped) if ranked.grouped is not None else []
+    human = human_anchored_blocks(ranked.human, ranked.ranking) if ranked.human is not None else []
+    return [*groups, *ranking_blocks(ranked.ranking, ranked.table), *human]
 
 
 def check_rank_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:
