@@ -10,7 +10,7 @@ from scipy import stats
 from judgewise.analysis.human_anchored import (covers, human_anchored, ppr_estimate, rank_sets, true_ranks,
                                                win_share_estimate)
 from judgewise.analysis.human_pairs import match_labels, store_label_frame
-from judgewise.errors import InputError
+from judgewise.errors import ConfigError, InputError
 from judgewise.judges.simulated import sample_verdicts
 from judgewise.ratings.winrate import share_won
 
@@ -122,7 +122,7 @@ def test_a_biased_judges_rank_sets_miss_the_human_ranking_and_the_anchored_ones_
 
 def test_alpha_outside_the_unit_interval_is_refused():
     z = np.zeros(0, int)
-    with pytest.raises(ValueError, match="alpha="):
+    with pytest.raises(ConfigError, match="--alpha"):
         human_anchored((z, z, z * 1.0, z * 1.0), (z, z, z * 1.0), ["a", "b"], alpha=1.0)
 
 

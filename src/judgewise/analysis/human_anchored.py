@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
+from judgewise.errors import ConfigError
 from judgewise.ratings.winrate import share_won
 
 
@@ -95,6 +95,8 @@ def rank_sets(theta: np.ndarray, cov: np.ndarray, alpha: float) -> tuple[np.ndar
     Works on the last two axes, so a stack of (θ̂, Σ̂) gives a stack of rank-sets. A NaN entry (a model without
     data) is surely above or below no one: its rank-set is [1, k] and it narrows no other.
     """
+    from scipy import stats  # on use: a plain ``rank`` (which imports this module) loads no scipy
+
     theta, cov = np.asarray(theta, float), np.asarray(cov, float)
     k = theta.shape[-1]
     var = np.diagonal(cov, axis1=-2, axis2=-1)
@@ -184,13 +186,19 @@ class HumanAnchored:
                 "labels": self.labels, "models": per_model}
 
 
+def check_alpha(alpha: float) -> None:
+    """ConfigError unless ``alpha`` (``--alpha``) is in (0, 1)."""
+    if not 0 < alpha < 1:
+        raise ConfigError(f"--alpha must be in (0, 1) (the rank-sets miss the human ranking with probability at "
+                          f"most alpha), got {alpha}")
+
+
 def human_anchored(labelled: tuple, unlabelled: tuple, models: list, alpha: float = 0.05,
                    lam: float | None = None) -> HumanAnchored:
     """Rank-sets of ``models`` from n labelled comparisons ``(a, b, human y, judge y)`` and N judge-only ones
     ``(a, b, judge y)``: the prediction-powered ones (:func:`ppr_estimate`, :func:`rank_sets`) beside the
     human-only ones (the n labels alone) and the judge-only ones (all n + N judge verdicts)."""
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha= must be in (0, 1), got {alpha}")
+    check_alpha(alpha)
     k = len(models)
     a, b, human, judge = (np.asarray(x) for x in labelled)
     theta, cov, lam = ppr_estimate((a, b, human, judge), unlabelled, k, lam)

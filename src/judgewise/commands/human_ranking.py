@@ -12,19 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgewise.analysis.human_anchored import HumanAnchored, human_anchored
+from judgewise.analysis.human_anchored import HumanAnchored, check_alpha, human_anchored
 from judgewise.analysis.human_pairs import match_labels, store_label_frame
 from judgewise.commands.human_validation import human_scores_of_store, is_label_store
 from judgewise.commands.tables import TextTable, clip, fmt_num
-from judgewise.errors import ConfigError
 from judgewise.store.reading import read_rated
-
-
-def check_alpha(alpha: float) -> None:
-    """ConfigError unless ``alpha`` (``--alpha``) is in (0, 1)."""
-    if not 0 < alpha < 1:
-        raise ConfigError(f"--alpha must be in (0, 1) (the rank-sets miss the human ranking with probability at "
-                          f"most alpha), got {alpha}")
 
 
 def read_human_labels(labels: Path, judgments: pd.DataFrame, skip_invalid: bool = False) -> pd.DataFrame:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from judgewise.analysis.human_anchored import check_alpha
 from judgewise.commands.grouping import group_values
-from judgewise.commands.human_ranking import anchor_to_humans, check_alpha, human_anchored_blocks
 from judgewise.commands.options import RankOptions
 from judgewise.commands.tables import grouped_blocks, ranking_blocks
 from judgewise.errors import ConfigError, InputError, RatingError
@@ -63,7 +63,11 @@ class RankedFile:
 def rank_blocks(ranked: RankedFile) -> list:
     """What ``rank`` prints: each ``--by`` group's leaderboard, the overall one, and the ``--human`` rank-sets."""
     groups = grouped_blocks(ranked.grouped) if ranked.grouped is not None else []
-    human = human_anchored_blocks(ranked.human, ranked.ranking) if ranked.human is not None else []
+    human = []
+    if ranked.human is not None:
+        from judgewise.commands.human_ranking import human_anchored_blocks  # scipy: only with --human
+
+        human = human_anchored_blocks(ranked.human, ranked.ranking)
     return [*groups, *ranking_blocks(ranked.ranking, ranked.table), *human]
 
 
@@ -150,6 +154,8 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
     if "panel" in table.extras:
         ranked.ranking.info["panel"] = table.extras["panel"]
     if options.human is not None:
+        from judgewise.commands.human_ranking import anchor_to_humans  # scipy: only with --human
+
         ranked.human = anchor_to_humans(frame, options.human, options.alpha, options.skip_invalid)
     return ranked
 
