@@ -107,6 +107,11 @@ def rank_sets(theta: np.ndarray, cov: np.ndarray, alpha: float) -> tuple[np.ndar
     return 1 + above.sum(axis=-2), k - above.sum(axis=-1)
 
 
+def rank_set_text(lo, hi) -> str:
+    """A rank-set as a table shows it: ``[lo, hi]``, or the one rank when lo = hi."""
+    return f"{int(lo)}" if lo == hi else f"[{int(lo)}, {int(hi)}]"
+
+
 def true_ranks(theta: np.ndarray) -> np.ndarray:
     """The ranks (1 = best) of ``theta`` along its last axis, ties broken by position."""
     order = np.argsort(-np.asarray(theta, float), axis=-1, kind="stable")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgewise.analysis.human_anchored import HumanAnchored, check_alpha, human_anchored
+from judgewise.analysis.human_anchored import HumanAnchored, check_alpha, human_anchored, rank_set_text as span
 from judgewise.analysis.human_pairs import match_labels, store_label_frame
 from judgewise.commands.human_validation import human_scores_of_store, is_label_store
 from judgewise.commands.tables import TextTable, clip, fmt_num
@@ -81,8 +81,3 @@ def human_anchored_blocks(result: HumanAnchored, ranking) -> list:
                      span(result.judge_only["lo"][i], result.judge_only["hi"][i]), fmt_num(result.theta[i], 3)])
     title = f"judgewise rank --human · prediction-powered rank-sets (alpha {result.alpha:g})"
     return [TextTable(title, columns, rows, wrap_title=True), *human_anchored_lines(result)]
-
-
-def span(lo, hi) -> str:
-    """A rank-set as text: ``[lo, hi]``, or the one rank when lo = hi."""
-    return f"{int(lo)}" if lo == hi else f"[{int(lo)}, {int(hi)}]"
