@@ -7,6 +7,7 @@ of its suffix (``.json`` = what ``--json`` prints, ``.csv``, ``.parquet``: ``com
 ``--by COLUMN`` adds one leaderboard per group (same method and intervals; ``commands.grouping`` finds the column),
 printed before the overall one; ``--json`` then prints ``{"by", "groups", "skipped_groups", "missing", "overall"}``
 (``missing``: the rows without a value, apart from any text value).
+``--human LABELS`` adds rank-sets (``commands.human_ranking``); ``--json`` then prints ``{ranking, human_anchored}``.
 Input mixing judges is refused unless ``--judge NAME`` keeps one or ``--pool-judges`` pools them (io.provenance).
 """
 
@@ -17,15 +18,15 @@ from pathlib import Path
 import typer
 
 from judgewise.cli.console import err, out, piped_width
-from judgewise.cli.options import (Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges, Seed,
-                                   SkipInvalid, options_command)
+from judgewise.cli.options import (Alpha, Bootstrap, CiLevel, InputFormat, Json, Judge, L2, Output, PoolJudges,
+                                   Seed, SkipInvalid, options_command)
 from judgewise.commands.display import say, show
 from judgewise.commands.options import RankOptions
-from judgewise.commands.tables import agreement_lines, grouped_blocks, input_lines, ranking_blocks
+from judgewise.commands.tables import agreement_lines, input_lines
 from judgewise.commands.text import json_text, ranking_info_lines
 
-RANK_FLAGS = {"format": InputFormat, "bootstrap": Bootstrap, "seed": Seed, "ci_level": CiLevel,
-              "skip_invalid": SkipInvalid, "judge": Judge, "pool_judges": PoolJudges, "l2": L2}  # shared flags
+RANK_FLAGS = {"format": InputFormat, "bootstrap": Bootstrap, "seed": Seed, "ci_level": CiLevel, "l2": L2,
+              "skip_invalid": SkipInvalid, "judge": Judge, "pool_judges": PoolJudges, "alpha": Alpha}  # shared
 
 
 @options_command(RankOptions, RANK_FLAGS)
@@ -51,8 +52,7 @@ def rank_command(
         for line in [*ranking_info_lines(ranked.ranking)[1:], *input_lines(ranked.table)]:
             say(err(), line)
     else:
-        groups = grouped_blocks(ranked.grouped) if ranked.grouped is not None else []
-        show(piped_width(120), [*groups, *ranking_blocks(ranked.ranking, ranked.table)])
+        show(piped_width(120), ranking.rank_blocks(ranked))
 
 
 def agree_command(

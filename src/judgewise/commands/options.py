@@ -62,6 +62,9 @@ class RankOptions:
         (comma-separated labels or names), the rule (``majority``, ``mean``, ``weighted``), what a split vote becomes
         (``tie`` or ``drop``), and for ``weighted`` the judge of the same input whose labels weigh the members
         (:func:`judgewise.analysis.panel.reliability_weights`; it is not a member).
+    human : Path, optional
+        Human pairwise labels; with them ``RankedFile.human`` holds the prediction-powered rank-sets
+        (:mod:`judgewise.commands.human_ranking`) at level 1 − ``alpha``.
     """
 
     format: str | None = None
@@ -108,6 +111,11 @@ class RankOptions:
     panel_rule: str = panel_option("panel_rule")
     panel_split: str = panel_option("panel_split")
     panel_reference: str | None = panel_option("panel_reference")
+    human: Path | None = option(None, "--human", help="Human pairwise labels (a store's human_labels, or a file of "
+                                "human verdicts in any judgments format, e.g. Chatbot Arena battles): adds "
+                                "prediction-powered rank-sets that cover the human ranking with probability "
+                                ">= 1 - alpha (Chatzi et al. 2024).")
+    alpha: float = 0.05
 
 
 @dataclass(frozen=True)

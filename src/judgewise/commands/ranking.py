@@ -6,8 +6,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from judgewise.analysis.human_anchored import check_alpha
 from judgewise.commands.grouping import group_values
 from judgewise.commands.options import RankOptions
+from judgewise.commands.tables import grouped_blocks, ranking_blocks
 from judgewise.errors import ConfigError, InputError, RatingError
 from judgewise.io.arenahard_config import read_config
 from judgewise.io.provenance import note_dropped, pooled_line
@@ -40,6 +42,7 @@ class RankedFile:
     ranking: object
     table: Table
     grouped: object = None  # judgewise.ratings.grouped.GroupedRanking with --by (``ranking`` is its overall)
+    human: object = None  # judgewise.analysis.human_anchored.HumanAnchored with --human (the overall's rank-sets)
 
     @property
     def report(self) -> ReadReport:
@@ -47,12 +50,25 @@ class RankedFile:
         return self.table.report
 
     def to_json(self):
-        """What ``rank --json`` prints: the records list, or with ``--by`` the dict of groups and overall."""
-        return self.grouped.to_dict() if self.grouped is not None else self.ranking.to_records()
+        """What ``rank --json`` prints: the records list, or with ``--by`` the dict of groups and overall; with
+        ``--human`` ``{"ranking": that, "human_anchored": the rank-sets}``."""
+        board = self.grouped.to_dict() if self.grouped is not None else self.ranking.to_records()
+        return board if self.human is None else {"ranking": board, "human_anchored": self.human.as_dict()}
 
     def to_frame(self):
         """One row per model (per group and model with ``--by``, a ``group`` column first)."""
         return self.grouped.to_frame() if self.grouped is not None else self.ranking.to_frame()
+
+
+def rank_blocks(ranked: RankedFile) -> list:
+    """What ``rank`` prints: each ``--by`` group's leaderboard, the overall one, and the ``--human`` rank-sets."""
+    groups = grouped_blocks(ranked.grouped) if ranked.grouped is not None else []
+    human = []
+    if ranked.human is not None:
+        from judgewise.commands.human_ranking import human_anchored_blocks  # scipy: only with --human
+
+        human = human_anchored_blocks(ranked.human, ranked.ranking)
+    return [*groups, *ranking_blocks(ranked.ranking, ranked.table), *human]
 
 
 def check_rank_options(bootstrap: int, bootstrap_unit: str, ci_level: float) -> None:
@@ -117,11 +133,15 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
     check_interval(options.interval)  # before reading anything
     check_style_options(options.style_control, options.style_definition)
     lc_options(method, options.lc_difficulty, options.lc_weights)
+    if options.human is not None:
+        check_alpha(options.alpha)
     grades = read_grades_inputs(path, format=options.format, skip_invalid=options.skip_invalid,
                                 only_grades=method != MEAN_SCORE)
     if (grades is not None or method == MEAN_SCORE) and soft:
         raise ConfigError("--soft rates pairwise judgments by their soft preferences; pointwise grades are ranked "
                           "by their mean score")
+    if (grades is not None or method == MEAN_SCORE) and options.human is not None:
+        raise ConfigError("--human anchors pairwise judgments to human pairwise labels; pointwise grades have none")
     if grades is not None or method == MEAN_SCORE:
         return rank_grades(path, grades, replace(options, method=method or MEAN_SCORE))
     options = replace(options, method=method or "bt")
@@ -133,6 +153,10 @@ def rank_path(path: Path | Sequence[Path], options: RankOptions = RankOptions())
         ranked.ranking.info["pooled_judges"] = pooled_line(frame)
     if "panel" in table.extras:
         ranked.ranking.info["panel"] = table.extras["panel"]
+    if options.human is not None:
+        from judgewise.commands.human_ranking import anchor_to_humans  # scipy: only with --human
+
+        ranked.human = anchor_to_humans(frame, options.human, options.alpha, options.skip_invalid)
     return ranked
 
 

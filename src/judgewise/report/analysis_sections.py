@@ -19,10 +19,12 @@ from judgewise.analysis import anchor_selection
 from judgewise.analysis.anchor_experiments import anchor_quality
 from judgewise.analysis.bias import proportion
 from judgewise.analysis.diagnostics import diagnose, with_truth
+from judgewise.analysis.human_anchored import human_anchored, rank_set_text as span
+from judgewise.analysis.human_pairs import match_labels, store_label_frame
 from judgewise.analysis.labelling import judge_scores_per_item, labeller_agreement, reliability_so_far
 from judgewise.analysis.power import sign_test_sample_size
 from judgewise.errors import InputError
-from judgewise.store.labels import current_labels
+from judgewise.store.labels import current_labels, labels_as_scores
 from judgewise.report import charts
 from judgewise.report.context import ReportContext
 from judgewise.report.inputs import read_gold
@@ -272,6 +274,39 @@ def human_labels_section(ctx: ReportContext, s: Section) -> None:
                                [[str(k), fmt_num(v)] for k, v in labels["labeller"].value_counts().items()]))
 
 
+HUMAN_ALPHA = 0.05  # the report's rank-sets hold the human ranking with probability ≥ 95%
+
+
+def human_anchored_section(ctx: ReportContext, s: Section) -> None:
+    """Prediction-powered rank-sets (``rank --human`` with the store's labels): the judge's verdicts corrected by
+    the human labels on the prompts both saw (:func:`judgewise.analysis.human_anchored.human_anchored`). Left out
+    of reports of runs without labels."""
+    rows = ctx.run.human_labels
+    if rows is None or rows.empty:
+        raise Omitted("no human labels in this run's store")
+    human = store_label_frame(labels_as_scores(rows), ctx.valid)
+    matched = match_labels(ctx.valid, human, source="the store's human labels")
+    result = human_anchored(matched.labelled, matched.unlabelled, matched.models, HUMAN_ALPHA)
+    s.source = "judgewise.analysis.human_anchored (prediction-powered ranking, Chatzi et al. 2024)"
+    s.facts = [("Human labels used", f"{fmt_num(matched.labels['matched'])} of {fmt_num(matched.labels['given'])} "
+                                     f"labelled items ({fmt_num(matched.labels['unmatched'])} on no judged pair)"),
+               ("Comparisons judged only", fmt_num(result.n_judge)),
+               ("Rectifier (largest correction of a win probability)", fmt_num(result.rectifier_size, 3)),
+               ("Judge weight λ (PPI++)", fmt_num(result.lam, 2))]
+    s.paragraphs.append(f"Each model's rank-set holds the rank humans would give it; all hold together with "
+                        f"probability ≥ {1 - HUMAN_ALPHA:g}.")
+    index = {m: i for i, m in enumerate(result.models)}
+    table = []
+    for model in (m for m in ctx.order if m in index):
+        i = index[model]
+        table.append([model, span(result.lo[i], result.hi[i]),
+                      span(result.human_only["lo"][i], result.human_only["hi"][i]),
+                      span(result.judge_only["lo"][i], result.judge_only["hi"][i]),
+                      fmt_num(result.theta[i], 3)])
+    s.tables.append(TableBlock("Rank-sets (leaderboard order)", ["model", "rank-set", "humans only", "judge only",
+                                                                 "P(preferred)"], table))
+
+
 VERSIONED = ("judgewise", "numpy", "scipy", "pandas", "pyarrow", "trueskill", "jinja2", "openai", "llama_cpp_python")
 
 
@@ -326,5 +361,6 @@ ANALYSIS_SECTIONS = (
     ("diagnostics", "Judge diagnostics", diagnostics_section),
     ("study", "Reliability study", study_section),
     ("human_labels", "Human labels", human_labels_section),
+    ("human_anchored", "Human-anchored rank-sets", human_anchored_section),
     ("reproduce", "Reproduce", reproduce_section),
 )
