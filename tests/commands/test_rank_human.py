@@ -105,3 +105,20 @@ def test_bad_human_input_stops_with_one_error_line(arena, tmp_path, case):
     lines = [line for line in res.stderr.strip().splitlines() if line.strip()]
     assert lines[0].startswith("error:") and expected in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_the_shipped_arena_slice_is_what_its_script_makes_from_the_papers_data(shared):
+    import importlib.util
+
+    from tests.support import REPO
+
+    spec = importlib.util.spec_from_file_location("make_human_anchored", REPO / "examples" / "make_human_anchored.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    judge, human = script.slice_rows(shared / "data" / "chatbot-arena-ppr")
+    folder = REPO / "examples" / "chatbot-arena"
+    assert (folder / "gpt-4.jsonl").read_text(encoding="utf-8") == script.jsonl_text(judge)
+    assert (folder / "human-votes.jsonl").read_text(encoding="utf-8") == script.jsonl_text(human)
+    battles = {(j["question_id"], j["model_a"], j["model_b"]) for j in judge}
+    assert len(judge) == 3000 and len(human) == 600
+    assert all((h["question_id"], h["model_a"], h["model_b"]) in battles for h in human)  # votes on judged battles

@@ -612,3 +612,86 @@ def test_every_rating_method_ranks_from_the_command_line_the_api_and_the_report_
     check(outcome, "R", inputs[METHOD_INPUT], METHOD_INPUT, command)
     if command == "rank":
         assert len(outcome.ranking) == 4 and all(isinstance(score, float) for _, score in outcome.ranking), outcome
+
+
+# --- human-anchored rankings (issue 35): rank --human on every input kind -------------------------------------------
+# LABELS is a file of human votes (Chatbot Arena battles) on some of the input's own comparisons, a third of them
+# against the judge: R = the rank-sets the library computes from the same input and labels; E:key = one error line.
+
+HUMAN_EXPECTED = """
+input              rank-human
+canonical-jsonl    R
+canonical-json     R
+canonical-csv      R
+canonical-parquet  R
+dataframe          -
+battles-jsonl      R
+battles-json       R
+battles-parquet    R
+alpacaeval-folder  R
+games-v0.1         R
+games-v2.0         R
+mtbench-pair       R
+mtbench-single     E:hum
+rubric-grades      E:hum
+mtbench-folder     R
+mtbench-answers    E:rsp
+arenahard-answers  E:rsp
+judgebench         R
+autoarena-csv      R
+autoarena-parquet  R
+peereval           R
+store-sqlite       R
+store-postgresql   -
+"""
+HUMAN_ERRORS = {**ERRORS, "hum": "--human anchors pairwise judgments to human pairwise labels"}
+HUMAN_CELLS = {line.split()[0]: line.split()[1] for line in HUMAN_EXPECTED.strip().splitlines()[1:]}
+HUMAN_NOT_APPLICABLE = {"dataframe": NOT_APPLICABLE["dataframe"],
+                        "store-postgresql": "a PostgreSQL store reads as the SQLite one (the main matrix's cells)"}
+
+
+def human_votes(path, folder: Path) -> Path:
+    """A battles file of human votes on up to 60 of ``path``'s comparisons (a dummy vote when it holds none)."""
+    from judgewise.errors import JudgewiseError
+    from judgewise.store.reading import read_rated
+
+    try:
+        frame = read_rated(path)[0].drop_duplicates(["prompt_id", "model_a", "model_b"]).head(60)
+    except JudgewiseError:  # grades or answers: the command's own error is the cell's
+        frame = pd.DataFrame({"prompt_id": ["q"], "model_a": ["a"], "model_b": ["b"], "outcome": [1.0]})
+    names = {1.0: "model_a", 0.0: "model_b", 0.5: "tie"}
+    with open(folder / "human.jsonl", "w", encoding="utf-8") as fh:
+        for i, r in enumerate(frame.itertuples()):
+            outcome = 1.0 - r.outcome if i % 3 == 0 else r.outcome  # a third against the judge
+            fh.write(json.dumps({"question_id": str(r.prompt_id), "model_a": r.model_a, "model_b": r.model_b,
+                                 "winner": names.get(round(float(outcome) * 2) / 2, "tie")}) + "\n")
+    return folder / "human.jsonl"
+
+
+@pytest.mark.parametrize("name", [n for n, code in HUMAN_CELLS.items() if code != "-"])
+def test_human_cell(name, inputs, tmp_path):
+    """A human-anchored cell does what HUMAN_EXPECTED declares (R: the library's rank-sets of the same input)."""
+    from judgewise.analysis.human_anchored import human_anchored
+    from judgewise.analysis.human_pairs import match_labels
+    from judgewise.store.reading import read_rated
+
+    path, code = inputs[name], HUMAN_CELLS[name]
+    labels = human_votes(path, tmp_path)
+    res = run_cli("rank", path, "--human", labels, "--bootstrap", "0", "--json")
+    if code.startswith("E:"):
+        errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+        assert res.returncode != 0 and len(errors) == 1 and HUMAN_ERRORS[code[2:]] in errors[0], res.stderr
+        assert "Traceback" not in res.stderr
+        return
+    assert res.returncode == 0, res.stderr
+    got = json.loads(res.stdout)["human_anchored"]
+    matched = match_labels(read_rated(path)[0], read_rated(labels)[0])
+    want = human_anchored(matched.labelled, matched.unlabelled, matched.models, 0.05)
+    assert got["n_human"] == want.n_human > 0 and got["labels"]["unmatched"] == 0
+    assert [m["model"] for m in got["models"]] == want.models
+    assert [m["rank_set"] for m in got["models"]] == [[int(lo), int(hi)] for lo, hi in zip(want.lo, want.hi)]
+
+
+def test_every_input_has_a_human_cell_and_every_dash_a_reason():
+    assert set(HUMAN_CELLS) == set(matrix_inputs.builders(SHARED)) | {"dataframe", "store-postgresql"}
+    assert {n for n, code in HUMAN_CELLS.items() if code == "-"} == set(HUMAN_NOT_APPLICABLE)

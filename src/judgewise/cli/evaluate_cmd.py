@@ -6,7 +6,8 @@ intervals and CI-aware ranks, the trust block. ``--json`` prints ``{"ranking", "
 "trust"}``; ``--report`` writes the HTML report of the games judged. ``--add-model NEW`` (``--insertion
 binary|anchor``, ``--anchor``) places NEW into the leaderboard a previous evaluate stored
 (:mod:`judgewise.pipeline.add_model`): the placement's lines before the new ranking, and ``"placement"`` beside the
-other keys in ``--json``.
+other keys in ``--json``. ``--human LABELS`` adds prediction-powered rank-sets of the games judged
+(``commands.human_ranking``; ``"human_anchored"`` in ``--json``).
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ from pathlib import Path
 import typer
 
 from judgewise.cli.console import err, out, quiet_http_logs
-from judgewise.cli.options import OVERRIDE_FLAGS, Config, Json, ShowProgress, options_command
+from judgewise.cli.options import OVERRIDE_FLAGS, Alpha, Config, Json, ShowProgress, options_command
 from judgewise.commands.display import say, show
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.progress import run_evaluation
-from judgewise.commands.tables import evaluation_blocks
 from judgewise.commands.text import json_text
 
 
@@ -37,30 +37,29 @@ def evaluate_command(
                                   "or anchor (App. A.6.2)."),
     anchor: str = typer.Option(None, "--anchor", help="With --insertion anchor: the leaderboard model to judge "
                                "against (default: the top model)."),
+    human: Path = typer.Option(None, "--human", help="Human pairwise labels (a store's human_labels, or a file of "
+                               "human verdicts): adds prediction-powered rank-sets (Chatzi et al. 2024)."),
+    alpha: Alpha = 0.05,
     *,
     options: RunOverrides,
 ) -> None:
     """Judge in rounds until the ranking reaches target: (or the budget), then rank it with a trust block; or, with
     --add-model NEW, place NEW into the stored leaderboard."""
-    from judgewise.commands.runs import evaluation_of  # the commands layer loads pandas (and with it pyarrow)
+    from judgewise.commands.runs import evaluation_of, evaluation_output, finish_evaluation  # loads pandas
 
     quiet_http_logs()
-    cfg, run = evaluation_of(config, options, add=add_model, insertion=insertion, anchor=anchor)
+    cfg, run = evaluation_of(config, options, add=add_model, insertion=insertion, anchor=anchor, human=human,
+                             alpha=alpha)
     if add_model is None and (insertion or anchor):
         raise typer.BadParameter("--insertion / --anchor choose how --add-model places a model; give --add-model")
     result = run_evaluation(err(), cfg, run, progress=progress, bootstrap=bootstrap, as_json=as_json)
-    if report is not None:
-        from judgewise.report import ReportOptions, write_report  # the report layer loads jinja2 and matplotlib
-
-        settings = result.ranking.settings()  # the report ranks as the run did: one answer per run
-        written = write_report(result.judgments, report, ReportOptions(
-            method=settings["method"], bootstrap=settings["bootstrap"], seed=settings.get("seed", cfg.seed),
-            l2=settings.get("l2"), title="judgewise evaluate"))
+    written = finish_evaluation(result, cfg, human=human, alpha=alpha, report=report)
+    if written is not None:
         say(err(), f"report: {written}")
     if as_json:
         print(json_text(result.as_dict()))
         return
-    show(out(), evaluation_blocks(result))
+    show(out(), evaluation_output(result))
 
 
 def register(app: typer.Typer) -> None:

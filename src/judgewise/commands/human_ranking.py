@@ -16,6 +16,7 @@ from judgewise.analysis.human_anchored import HumanAnchored, check_alpha, human_
 from judgewise.analysis.human_pairs import match_labels, store_label_frame
 from judgewise.commands.human_validation import human_scores_of_store, is_label_store
 from judgewise.commands.tables import TextTable, clip, fmt_num
+from judgewise.errors import InputError
 from judgewise.store.reading import read_rated
 
 
@@ -27,6 +28,14 @@ def read_human_labels(labels: Path, judgments: pd.DataFrame, skip_invalid: bool 
         return store_label_frame(human_scores_of_store(labels), judgments)
     frame, _ = read_rated(labels, skip_invalid=skip_invalid, pool_judges=True)
     return frame
+
+
+def check_human_labels(labels: Path | None, alpha: float) -> None:
+    """Before any judging (``evaluate --human``): ConfigError for ``alpha`` outside (0, 1), InputError for a
+    LABELS path that does not exist."""
+    check_alpha(alpha)
+    if labels is not None and not Path(labels).exists():
+        raise InputError("no such file or folder (the human labels of --human)", file=str(labels))
 
 
 def anchor_to_humans(judgments: pd.DataFrame, labels: Path, alpha: float = 0.05,
@@ -79,5 +88,5 @@ def human_anchored_blocks(result: HumanAnchored, ranking) -> list:
         rows.append([str(rec["rank"]), clip(rec["model"]), span(result.lo[i], result.hi[i]),
                      span(result.human_only["lo"][i], result.human_only["hi"][i]),
                      span(result.judge_only["lo"][i], result.judge_only["hi"][i]), fmt_num(result.theta[i], 3)])
-    title = f"judgewise rank --human · prediction-powered rank-sets (alpha {result.alpha:g})"
+    title = f"human-anchored ranking · prediction-powered rank-sets (alpha {result.alpha:g})"
     return [TextTable(title, columns, rows, wrap_title=True), *human_anchored_lines(result)]

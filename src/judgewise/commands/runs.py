@@ -7,6 +7,7 @@ from functools import partial
 from pathlib import Path
 
 from judgewise.commands.options import RunOverrides
+from judgewise.commands.tables import evaluation_blocks
 from judgewise.errors import ConfigError
 from judgewise.pipeline.add_model import add_model
 from judgewise.pipeline.config import load_with_overrides
@@ -45,9 +46,13 @@ def dry_run_dict(outcome) -> dict:
 
 
 def evaluation_of(config: Path, overrides: RunOverrides, *, add: str | None, insertion: str | None,
-                  anchor: str | None):
+                  anchor: str | None, human: Path | None = None, alpha: float = 0.05):
     """The config of ``judgewise evaluate`` and what runs it: :func:`judgewise.evaluate`, or the placement of the
-    model ``add`` into the stored leaderboard."""
+    model ``add`` into the stored leaderboard. ``human``/``alpha`` (``--human``) are checked before any judging."""
+    if human is not None:
+        from judgewise.commands.human_ranking import check_human_labels  # scipy: only with --human
+
+        check_human_labels(human, alpha)
     cfg = load_with_overrides(config, **overrides.given())
     return cfg, evaluate if add is None else partial(add_model, new_model=add, insertion=insertion, anchor=anchor)
 
@@ -56,3 +61,32 @@ def generate_of(config: Path, overrides: RunOverrides, *, format: str | None, dr
     """``judgewise generate``: load the generate config with the overrides and generate its answers."""
     cfg = load_generate_with_overrides(config, format=format, **overrides.given())
     return generate(cfg, dry_run=dry_run, on_plan=on_plan, with_progress=with_progress)
+
+
+def finish_evaluation(result, cfg, *, human: Path | None, alpha: float, report: Path | None) -> Path | None:
+    """What ``evaluate`` adds after its rounds: with ``human``, the prediction-powered rank-sets of the games
+    judged against those human labels (``result.human``, :func:`judgewise.commands.human_ranking
+    .anchor_to_humans`); with ``report``, the HTML report of the games judged, ranked as the run ranked (returns
+    its path)."""
+    if human is not None:
+        from judgewise.commands.human_ranking import anchor_to_humans  # scipy: only with --human
+
+        result.human = anchor_to_humans(result.judgments, human, alpha)
+    if report is None:
+        return None
+    from judgewise.report import ReportOptions, write_report  # the report layer loads jinja2 and matplotlib
+
+    settings = result.ranking.settings()  # the report ranks as the run did: one answer per run
+    return write_report(result.judgments, report, ReportOptions(
+        method=settings["method"], bootstrap=settings["bootstrap"], seed=settings.get("seed", cfg.seed),
+        l2=settings.get("l2"), title="judgewise evaluate"))
+
+
+def evaluation_output(result) -> list:
+    """What ``evaluate`` prints (:func:`judgewise.commands.tables.evaluation_blocks`) and, with ``--human``, the
+    rank-sets table under the trust block."""
+    if result.human is None:
+        return evaluation_blocks(result)
+    from judgewise.commands.human_ranking import human_anchored_blocks  # scipy: only with --human
+
+    return [*evaluation_blocks(result), *human_anchored_blocks(result.human, result.ranking)]

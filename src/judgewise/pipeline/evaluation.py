@@ -73,14 +73,18 @@ class EvaluateResult:
     judgments: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
     summary: dict = field(default_factory=dict)
     placement: dict | None = None  # add_model(): where the new model was placed (pipeline.add_model.placement_of)
+    human: object = None  # evaluate --human: analysis.human_anchored.HumanAnchored, rank-sets from human labels
 
     def as_dict(self) -> dict:
         """The ``--json`` form: ranking (model, score, ci_low, ci_high, rank, n), calls, stopped, design, trust;
-        and ``placement`` when a model was added (:func:`judgewise.pipeline.add_model.add_model`)."""
+        ``placement`` when a model was added (:func:`judgewise.pipeline.add_model.add_model`) and
+        ``human_anchored`` with ``--human`` (:meth:`judgewise.analysis.human_anchored.HumanAnchored.as_dict`)."""
         records = [{k: rec[k] for k in JSON_FIELDS} for rec in self.ranking.to_records()]
         out = {"ranking": records, "calls": int(self.calls), "stopped": self.stopped, "design": self.design,
                "trust": self.trust}
-        return out if self.placement is None else {**out, "placement": self.placement}
+        if self.placement is not None:
+            out["placement"] = self.placement
+        return out if self.human is None else {**out, "human_anchored": self.human.as_dict()}
 
 
 def choose_design(n_models: int, n_prompts: int, max_calls: int | None, orders: str = "both",
