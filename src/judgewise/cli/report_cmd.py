@@ -10,12 +10,10 @@ from typing import Annotated
 
 import typer
 
-from judgewise.analysis.panel_text import PANEL_FLAGS
+from judgewise.analysis.panel_text import PanelFlags
 from judgewise.cli.options import Bootstrap, Judge, L2, Output, PoolJudges, Responses, Seed, options_command
 from judgewise.report.options import ReportOptions
 
-PANEL = {name: Annotated[str, typer.Option(flag, help=text)] for name, (_, flag, text) in PANEL_FLAGS.items()}
-"""``serve``'s panel flags, as ``report`` declares them (analysis.panel_text.PANEL_FLAGS)."""
 STUDY = Annotated[Path, typer.Option("--study", help="Saved `judgewise study --json` output to plot.")]
 REPORT_FLAGS = {"study": STUDY, "bootstrap": Bootstrap, "seed": Seed, "judge": Judge, "pool_judges": PoolJudges,
                 "l2": L2}
@@ -46,6 +44,7 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"report written: {path} ({path.stat().st_size / 1024:.0f} KB)")
 
     @app.command("serve")
+    @options_command(PanelFlags)
     def serve_cmd(
         sources: list[Path] = typer.Argument(..., help="A judging store or judgments file(s)/dir."),
         port: int = typer.Option(8765, "--port", help="Port (0 = any free port)."),
@@ -55,19 +54,12 @@ def register(app: typer.Typer) -> None:
         seed: Seed = None,
         judge: Judge = None,
         pool_judges: PoolJudges = False,
-        panel: PANEL["panel"] = None,
-        panel_rule: PANEL["panel_rule"] = PANEL_FLAGS["panel_rule"][0],
-        panel_split: PANEL["panel_split"] = PANEL_FLAGS["panel_split"][0],
-        panel_reference: PANEL["panel_reference"] = None,
+        *,
+        options: PanelFlags,
     ) -> None:
         """Serve a local read-only explorer of a run (leaderboard, prompts, matches, diagnostics)."""
         from judgewise.report.explorer import serve
 
-        def ready(url: str) -> None:
-            typer.echo(f"judgewise explorer (read-only) at {url}  — Ctrl+C to stop", err=False)
-            sys.stdout.flush()
-
         serve([str(s) for s in sources], host=host, port=port, responses=responses, bootstrap=bootstrap,
-              seed=seed, ready=ready, judge=judge, pool_judges=pool_judges,
-              panel={"panel": panel, "panel_rule": panel_rule, "panel_split": panel_split,
-                     "panel_reference": panel_reference})
+              seed=seed, judge=judge, pool_judges=pool_judges, panel=options, ready=lambda url: (typer.echo(
+                  f"judgewise explorer (read-only) at {url}  — Ctrl+C to stop"), sys.stdout.flush()))

@@ -11,6 +11,7 @@ with :func:`write_refusal` (Origin and a per-session token).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hmac
 import ipaddress
@@ -23,7 +24,7 @@ from functools import cached_property
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from judgewise.analysis.panel_text import check_panel_options, panel_lines
+from judgewise.analysis.panel_text import PanelFlags, check_panel_options, panel_lines
 from judgewise.errors import ConfigError
 from judgewise.ratings.coverage import interval_line
 from judgewise.report import charts
@@ -280,14 +281,14 @@ def is_loopback(host: str) -> bool:
 
 def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int | None = None,
           seed: int | None = None, ready: Callable[[str], None] | None = None, judge: str | None = None,
-          pool_judges: bool = False, panel: dict | None = None) -> None:
+          pool_judges: bool = False, panel: PanelFlags | None = None) -> None:
     """Load the run once and serve it until interrupted; ``ready(url)`` is called once listening.
     ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them);
-    ``panel`` (``{"panel": "a,b,c", "panel_rule": ..., "panel_split": ..., "panel_reference": ...}``, the
-    :class:`ReportOptions` panel fields) serves a panel's derived verdicts, as ``report --panel`` does.
+    ``panel`` (:class:`~judgewise.analysis.panel_text.PanelFlags`: ``PanelFlags(panel="a,b,c")``) serves a
+    panel's derived verdicts, as ``report --panel`` does.
     ``bootstrap``/``seed`` None: what the run recorded in its store (evaluate), else the report's defaults."""
     options = ReportOptions(bootstrap=bootstrap, seed=seed, judge=judge, pool_judges=pool_judges,
-                            **(panel or {}))  # checked first
+                            **dataclasses.asdict(panel or PanelFlags()))  # checked first
     if options.panel is not None:
         check_panel_options(options)  # before the port is bound or the run read
     with make_explorer_server(None, host, port) as server:  # bind first: a busy port fails before loading
