@@ -7,7 +7,9 @@ Every round (:mod:`judgewise.pipeline.target_rounds`) judges a batch through the
 (``l2`` = :data:`~judgewise.pipeline.targets.DEFAULT_L2`, reported) and checks the target; ``budget:`` always
 bounds it. The result says what stopped it: ``target``, ``budget`` or ``exhausted`` (the design had nothing left
 to ask). The final ranking is :func:`judgewise.ratings.rank` (BT, same ridge, prompt-cluster bootstrap) on the
-games judged, with a trust block (:func:`trust_block`).
+games judged, with a trust block (:func:`trust_block`). A panel of judges (``judge: {panel: [...]}``) judges
+every round with each member and ranks the panel's derived verdicts (:mod:`judgewise.pipeline.panel_rounds`); its
+trust block has a ``panel`` part (Fleiss' κ between members, each member's calls and cost).
 """
 
 from __future__ import annotations

@@ -22,11 +22,10 @@ import pandas as pd
 from judgewise.analysis.panel import Panel, panel_verdicts
 from judgewise.errors import BudgetExceeded, ConfigError
 from judgewise.io.provenance import label_judges
-from judgewise.io.schema import usable_mask
 from judgewise.judges.engine_verdicts import EngineVerdicts
 from judgewise.judges.game_keys import judge_name
 from judgewise.judges.limits import Budget
-from judgewise.judges.run_result import RunResult
+from judgewise.judges.run_result import RunResult, average_orders
 from judgewise.pipeline.config import RunConfig
 from judgewise.pipeline.job import Job, build_job
 
@@ -136,20 +135,16 @@ class PanelVerdicts:
         return panel_verdicts(frame, present, self.rule, split=self.split).judgments
 
     def _outcomes(self, prompt, a, b, verdicts: pd.DataFrame) -> np.ndarray:
-        """model_a's outcome per asked comparison: the mean of the usable verdicts on its pair and prompt, either
-        way round (the panel writes model_a < model_b), averaged over the orders judged."""
+        """model_a's outcome per asked comparison: its verdicts averaged over the orders judged
+        (:func:`~judgewise.judges.run_result.average_orders`, as one judge's), read the other way round where the
+        verdicts name the pair so (the panel writes model_a < model_b); NaN where none is usable."""
         pool = self.pool
         triples = [(pool.prompt_ids[p], pool.models[i], pool.models[j]) for p, i, j in zip(prompt, a, b)]
         if not len(verdicts):
             return np.full(len(triples), np.nan)
-        ok = verdicts[usable_mask(verdicts)]
-        x, y = ok["model_a"].astype(str).to_numpy(), ok["model_b"].astype(str).to_numpy()
-        outcome = pd.to_numeric(ok["outcome"]).to_numpy(float)
-        keys = pd.DataFrame({"prompt_id": ok["prompt_id"].astype(str).to_numpy(), "low": np.minimum(x, y),
-                             "high": np.maximum(x, y), "outcome": np.where(x < y, outcome, 1.0 - outcome)})
-        mean = keys.groupby(["prompt_id", "low", "high"])["outcome"].mean().to_dict()
-        out = [mean.get((p, min(x, y), max(x, y)), np.nan) for p, x, y in triples]
-        return np.array([o if x < y else 1.0 - o for o, (_, x, y) in zip(out, triples)], dtype=float)
+        averaged = average_orders(verdicts.assign(prompt_id=verdicts["prompt_id"].astype(str)))
+        mean = dict(zip(zip(averaged["prompt_id"], averaged["model_a"], averaged["model_b"]), averaged["outcome"]))
+        return np.array([mean.get((p, x, y), 1.0 - mean.get((p, y, x), np.nan)) for p, x, y in triples], dtype=float)
 
     def member_judgments(self) -> tuple[pd.DataFrame, list[str]]:
         """Every member's games of the evaluation (each once), judges labelled as ``rank --panel`` names them,

@@ -9,7 +9,8 @@ a stop reason or none: ``"target"`` when the target is reached, ``"budget"`` whe
 own cost, as ``judge`` may). The same fit goes back to the design with the outcomes, so a round fits BT once. The
 budget counts every game of the evaluation, already stored or paid now, so a rerun replays exactly the same rounds
 from the store and stops at the same place, paying nothing twice. A single-shot design is fed in prompt chunks
-(:func:`chunk_steps`).
+(:func:`chunk_steps`). A panel of judges answers a round as one judge does (:class:`RoundVerdicts`): every member
+judges it, and the fit reads the panel's derived verdicts (:mod:`judgewise.pipeline.panel_rounds`).
 """
 
 from __future__ import annotations
