@@ -47,7 +47,7 @@ from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, des
                                        pilots_anchor)
 from judgewise.pipeline.calibration import nearest_cell
 from judgewise.pipeline.job import Job, build_job, job_prices, judge_mode, judge_prices, load_pool
-from judgewise.pipeline.panel_rounds import panel_block, panel_engine, panel_job
+from judgewise.pipeline.panel_rounds import panel_block, panel_engine, panel_job, panel_reason
 from judgewise.designs.base import Round
 from judgewise.pipeline.target_rounds import EvaluateProgress, TargetRounds, chunk_steps, drive_rounds
 from judgewise.pipeline.targets import DEFAULT_L2, Target, check_target, parse_target
@@ -148,6 +148,8 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     target = parse_target(cfg.target, cfg.source)
     pool = load_pool(cfg)  # the responses, read once
     cfg, reasons = _resolved_config(cfg, pool, target.is_set)
+    if is_panel(cfg.judge):
+        reasons = reasons + [panel_reason(cfg)]
     name, options = design_spec(cfg.design)
     seed = int(options.pop("seed", cfg.seed))
     pilot_size = int(cfg.design.get("pilot_prompts", PILOT_PROMPTS)) if pilots_anchor(cfg.design) else 0

@@ -32,6 +32,14 @@ from judgewise.pipeline.job import Job, build_job
 MEMBER = "panel_member"  # within a round's table: the index of the member that judged each game
 
 
+def panel_reason(cfg: RunConfig) -> str:
+    """What a panel does to the design's rounds and the budget, as a line of the design's reasons."""
+    spec = cfg.judge
+    return (f"a panel of {len(spec['panel'])} judges: every member judges each comparison (the calls and budget "
+            f"above are each member's), the panel's verdicts ({spec.get('rule') or 'majority'} rule) are what the "
+            "design and the target read")
+
+
 def panel_job(cfg: RunConfig, pool) -> Job:
     """The job of a panel config: each member's job (:func:`judgewise.pipeline.job.build_job` with the member as
     the judge, on the responses read once) in ``members``; the panel job's own judge is the first member's."""
