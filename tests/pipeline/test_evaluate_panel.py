@@ -193,3 +193,19 @@ def _sigkill_in_second_member(two: FaultServer, folder, args: list) -> None:
             proc.kill()
             proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
+
+
+def test_a_members_failed_calls_leave_its_comparisons_to_the_others_and_are_counted(tmp_path):
+    """One member's endpoint answers some calls with garbage (one attempt each): those games are stored as failed,
+    the comparisons they leave are decided by the other member and counted as judged by some members only."""
+    with FaultServer(seed=1) as one, FaultServer(rates={"garbage": 0.3}, seed=4) as two:
+        cfg = _http_panel(tmp_path, one, two, n_prompts=10, design={"name": "all_pairs"})
+        data = yaml.safe_load(cfg.read_text())
+        data["limits"]["max_attempts"] = 1
+        cfg.write_text(yaml.safe_dump(data), encoding="utf-8")
+        out = cli_json("evaluate", "-c", str(cfg), "--json", "--bootstrap", "0", cwd=tmp_path, timeout=300,
+                       env={"OPENAI_API_KEY": "x"})
+    panel = out["trust"]["panel"]
+    assert out["trust"]["failed"] > 0 and panel["n_incomplete"] == panel["missing_by_member"]["judge-two"] > 0
+    assert panel["member_rows"]["judge-two"] == panel["member_calls"]["judge-two"] - out["trust"]["failed"]
+    assert panel["n_comparisons"] == panel["member_calls"]["judge-one"] == 6 * 10 * 2  # every comparison decided
