@@ -127,9 +127,10 @@ def test_configs_that_make_no_panel_are_refused_before_any_call(tmp_path, change
     assert not (tmp_path / "s.sqlite").exists()
 
 
-def test_a_panel_needs_a_single_shot_design_and_evaluate_takes_one_judge(tmp_path):
+def test_a_panel_needs_a_single_shot_design_and_evaluate_add_model_takes_one_judge(tmp_path):
     with pytest.raises(ConfigError, match="single-shot design"):
         run_config(_simulated_panel(tmp_path, design={"name": "tournament"}))
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(_simulated_panel(tmp_path)), encoding="utf-8")
-    res = run_cli("evaluate", "-c", "run.yaml", cwd=tmp_path)
-    assert res.returncode == 2 and "a panel of judges is run by `judgewise judge`" in res.stderr
+    res = run_cli("evaluate", "-c", "run.yaml", "--add-model", "m3", cwd=tmp_path)
+    assert res.returncode == 2 and "--add-model places a model into one judge's stored leaderboard" in res.stderr
+    assert not (tmp_path / "s.sqlite").exists()

@@ -296,8 +296,9 @@ def run_report(path, folder: Path, method: str | None = None) -> Cell:
     return from_process(res, leaderboard(page), shown_method(page))
 
 
-def run_serve(path, folder: Path) -> Cell:
-    started = forkrun.start(["serve", path, "--port", "0", "--bootstrap", "0"], cwd=folder)
+def run_serve(path, folder: Path, *extra) -> Cell:
+    """``serve`` on ``path`` (``extra``: more flags): its leaderboard page read back (``Cell.page``)."""
+    started = forkrun.start(["serve", path, "--port", "0", "--bootstrap", "0", *extra], cwd=folder)
     try:
         deadline = time.monotonic() + 300
         while not (url := re.search(r"http://127\.0\.0\.1:\d+/", started.stdout)):
@@ -310,7 +311,9 @@ def run_serve(path, folder: Path) -> Cell:
             page = resp.read().decode("utf-8")
         with urllib.request.urlopen(url.group(0) + "prompts", timeout=60) as resp:
             assert resp.status == 200
-        return Cell(0, started.stdout, started.stderr, leaderboard(page), shown_method(page))
+        cell = Cell(0, started.stdout, started.stderr, leaderboard(page), shown_method(page))
+        cell.page = page
+        return cell
     finally:
         started.stop()
 
@@ -468,13 +471,20 @@ def test_cell(name, command, inputs, request, tmp_path):
 # --- panels of judges (issue 33): rank --panel and the API on every input kind holding several judges --------------
 
 PANEL_EXPECTED = """
-input              rank-panel  api-panel  diagnose-panel  report-panel  rank      report    store-stats
-canonical-jsonl    R           R          D               H             E:judges  E:judges  E:not-store
-canonical-csv      R           R          D               H             E:judges  E:judges  E:not-store
-canonical-parquet  R           R          D               H             E:judges  E:judges  E:not-store
-dataframe          -           R          -               -             -         -         -
-store-sqlite       R           R          D               H             E:judges  E:judges  ok
+input              rank-panel  api-panel  diagnose-panel  report-panel  serve-panel  evaluate-panel  rank      report    store-stats
+canonical-jsonl    R           R          D               H             S            -               E:judges  E:judges  E:not-store
+canonical-csv      R           R          D               H             S            -               E:judges  E:judges  E:not-store
+canonical-parquet  R           R          D               H             S            -               E:judges  E:judges  E:not-store
+dataframe          -           R          -               -             -            -               -         -         -
+store-sqlite       R           R          D               H             S            V               E:judges  E:judges  ok
 """
+PANEL_NOT_APPLICABLE = {
+    "dataframe": "a DataFrame exists only in Python: the CLI commands read files, folders and stores",
+    "evaluate-panel": "evaluate runs a panel config: of the inputs, only the store is what such a config made",
+}
+PANEL_CODES = ("R", "D", "H", "S", "V", "ok", "-")
+"""R = the panel's ranking (JSON); D = diagnose's figures of the panel; H = the report's HTML; S = the explorer's
+leaderboard; V = ``evaluate`` of the panel config that wrote the store (what it lacks judged; a rerun is free)."""
 PANEL_ERRORS = {**ERRORS, "judges": "the judgments come from 3 different judges"}
 PANEL_CELLS = {(row[0], command): code for row in [line.split() for line in PANEL_EXPECTED.strip().splitlines()[1:]]
                for command, code in zip(PANEL_EXPECTED.split("\n")[1].split()[1:], row[1:])}
@@ -517,6 +527,9 @@ def test_panel_cell(name, command, panel_inputs, tmp_path):
         assert len(cli) == len(matrix_inputs.MODELS)
         assert dict(zip(ranking.models, ranking.scores)) == pytest.approx({r["model"]: r["score"] for r in cli})
         return
+    if code in ("S", "V"):
+        check_panel_run(code, path, members, tmp_path)
+        return
     args = {"rank-panel": ["rank", path, "--panel", members, "--json"], "rank": ["rank", path, "--json"],
             "diagnose-panel": ["diagnose", path, "--panel", members, "--json"],
             "report-panel": ["report", path, "--panel", members, "--bootstrap", "0", "-o", tmp_path / "r.html"],
@@ -538,6 +551,36 @@ def test_panel_cell(name, command, panel_inputs, tmp_path):
         errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
         assert res.returncode != 0 and len(errors) == 1 and PANEL_ERRORS[code[2:]] in errors[0], res.stderr
         assert "Traceback" not in res.stderr
+
+
+def test_every_panel_cell_is_declared():
+    """Each panel cell has a known code, and a "-" row or column says why it does not apply."""
+    assert set(PANEL_CELLS.values()) <= set(PANEL_CODES) | {f"E:{k}" for k in PANEL_ERRORS}
+    for (name, command), code in PANEL_CELLS.items():
+        if code == "-":
+            assert name in PANEL_NOT_APPLICABLE or command in PANEL_NOT_APPLICABLE, f"{name} × {command}: why not?"
+
+
+def check_panel_run(code: str, path: Path, members: str, folder: Path) -> None:
+    """S: ``serve --panel``'s explorer ranks the models as :func:`panel_reference` (to the digits it shows) and
+    shows the panel's lines; V: ``evaluate`` of the panel config beside the store ranks every model, its trust block
+    names the members, their κ and calls (the same for each), and a rerun pays no call and ranks the same."""
+    if code == "S":
+        cell = run_serve(path, folder, "--panel", members)
+        assert cell.code == 0, cell
+        same_ranking(cell, panel_reference(path))
+        assert "panel (majority of labels) of 3 judges" in cell.page and "Fleiss" in cell.page
+        return
+    work = folder / "evaluate"
+    shutil.copytree(Path(path).parent, work)
+    runs = [run_cli("evaluate", "-c", work / "run.yaml", "--bootstrap", "0", "--json", cwd=work) for _ in range(2)]
+    assert all(res.returncode == 0 for res in runs), runs[0].stderr + runs[1].stderr
+    first, again = (json.loads(res.stdout) for res in runs)
+    panel = first["trust"]["panel"]
+    assert panel["members"] == list(matrix_inputs.PANEL_JUDGES) and panel["kappa"] is not None
+    assert first["calls"] == sum(panel["member_calls"].values()) > 0 and len(set(panel["member_calls"].values())) == 1
+    assert {r["model"] for r in first["ranking"]} == set(pd.read_json(work / "responses.jsonl", lines=True)["model"])
+    assert again["trust"]["paid_calls_this_run"] == 0 and again["ranking"] == first["ranking"]
 
 
 def check_panel_output(code: str, res, path: Path, folder: Path) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import judgewise
 from judgewise.report.options import ReportOptions
 from judgewise.report.explorer_data import ExplorerData
 from judgewise.report.inputs import add_responses, load_run
@@ -176,3 +177,30 @@ def test_serve_refuses_a_run_mixing_judges_unless_one_is_chosen(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_serve_panel_shows_the_panels_derived_verdicts_and_refuses_a_judge_beside_it(tmp_path):
+    jpath, _ = make_run(tmp_path, n_prompts=6, xss=False)
+    frame = pd.read_json(jpath, lines=True)
+    flipped = frame.assign(judge="contrarian", outcome=1.0 - frame["outcome"])
+    three = tmp_path / "three.jsonl"
+    pd.concat([frame, frame.assign(judge="copy"), flipped]).to_json(three, orient="records", lines=True)
+    res = run_cli("serve", three, "--panel", "sim-judge,copy,contrarian", "--judge", "copy", "--port", "0",
+                  timeout=120)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and "excludes --judge" in lines[0]
+    proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", "serve", str(three), "--panel",
+                             "sim-judge,copy,contrarian", "--port", "0", "--bootstrap", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline()).group(0)
+        status, html = get(url)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert status == 200 and "leaderboard failed" not in html
+    assert "panel (majority of labels) of 3 judges" in html and "Fleiss" in html
+    board = html[html.index('id="leaderboard"'):]  # two of three agree with sim-judge: its order is the panel's
+    alone = judgewise.rank(frame, "bt")
+    shown = sorted(alone.models, key=lambda m: board.index(f"<td>{m}</td>"))
+    assert shown == [m for _, m in sorted(zip(-np.asarray(alone.scores), alone.models))]

@@ -9,6 +9,8 @@ beside ``judge`` (and ``pool_judges``); the panel itself is derived by
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from judgewise.errors import ConfigError
 from judgewise.flags import option
 
@@ -30,6 +32,17 @@ def panel_option(name: str):
     :func:`judgewise.flags.option` declares it: ``panel: str | None = panel_option("panel")``."""
     default, flag, help_text = PANEL_FLAGS[name]
     return option(default, flag, help=help_text)
+
+
+@dataclass(frozen=True)
+class PanelFlags:
+    """The panel fields alone, for a command whose other settings are its own parameters (``serve``: the
+    explorer's panel, as ``report --panel``)."""
+
+    panel: str | None = panel_option("panel")
+    panel_rule: str = panel_option("panel_rule")
+    panel_split: str = panel_option("panel_split")
+    panel_reference: str | None = panel_option("panel_reference")
 
 
 def panel_members(text: str) -> list[str]:

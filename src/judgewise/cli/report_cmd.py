@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from judgewise.analysis.panel_text import PanelFlags
 from judgewise.cli.options import Bootstrap, Judge, L2, Output, PoolJudges, Responses, Seed, options_command
 from judgewise.report.options import ReportOptions
 
@@ -43,6 +44,7 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"report written: {path} ({path.stat().st_size / 1024:.0f} KB)")
 
     @app.command("serve")
+    @options_command(PanelFlags)
     def serve_cmd(
         sources: list[Path] = typer.Argument(..., help="A judging store or judgments file(s)/dir."),
         port: int = typer.Option(8765, "--port", help="Port (0 = any free port)."),
@@ -52,13 +54,12 @@ def register(app: typer.Typer) -> None:
         seed: Seed = None,
         judge: Judge = None,
         pool_judges: PoolJudges = False,
+        *,
+        options: PanelFlags,
     ) -> None:
         """Serve a local read-only explorer of a run (leaderboard, prompts, matches, diagnostics)."""
         from judgewise.report.explorer import serve
 
-        def ready(url: str) -> None:
-            typer.echo(f"judgewise explorer (read-only) at {url}  — Ctrl+C to stop", err=False)
-            sys.stdout.flush()
-
         serve([str(s) for s in sources], host=host, port=port, responses=responses, bootstrap=bootstrap,
-              seed=seed, ready=ready, judge=judge, pool_judges=pool_judges)
+              seed=seed, judge=judge, pool_judges=pool_judges, panel=options, ready=lambda url: (typer.echo(
+                  f"judgewise explorer (read-only) at {url}  — Ctrl+C to stop"), sys.stdout.flush()))

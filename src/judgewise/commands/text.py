@@ -194,6 +194,8 @@ def trust_lines(result) -> list[str]:
              f"calls: {t['calls']:,} of {_all_pairs(t)}; paid by this run: {t['paid_calls_this_run']:,}; failed: "
              f"{t['failed']:,}; cost ${t['cost']:.4f}{_billed(t)}{t.get('price_note', '')}; {t['rounds']} rounds"]
     lines += _record_lines(t)
+    if t.get("panel"):
+        lines += panel_evaluation_lines(t["panel"])
     for key, what in (("swap_consistency", "swap consistency (both orders name the same winner)"),
                       ("position_bias_first_shown_wins", "position bias: P(first shown wins)")):
         p = t.get(key)
@@ -218,6 +220,13 @@ def trust_lines(result) -> list[str]:
                      f"(sign test, Anchor §4.3); its {pw['games_judged_for_pair']:,} games give power "
                      f"{pw['power_as_run']:.0%}")
     return lines
+
+
+def panel_evaluation_lines(panel: dict) -> list[str]:
+    """``evaluate`` with a panel: what its verdicts rest on (:func:`panel_lines`) and each member's calls."""
+    calls = ", ".join(f"{m} {panel['member_calls'][m]:,} ({panel['member_paid_calls'][m]:,} paid by this run)"
+                      for m in panel["members"])
+    return panel_lines(panel) + [f"  calls per member: {calls}"]
 
 
 def ranking_info_lines(ranking) -> list[str]:

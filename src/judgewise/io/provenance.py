@@ -28,7 +28,7 @@ from judgewise.io.tables import ReadReport
 MAX_LISTED = 10
 HOW_TO_CHOOSE = ("choose one with --judge NAME (Python: judge=NAME), pool them on purpose with --pool-judges "
                  "(Python: pool_judges=True), or let them vote as a panel with --panel A,B,C (rank, diagnose, "
-                 "report)")
+                 "report, serve)")
 
 
 @dataclass(frozen=True)

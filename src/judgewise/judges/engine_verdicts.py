@@ -53,6 +53,11 @@ class EngineVerdicts:
         """Every game judged for the design, one row per game, in the order asked."""
         return self.totals().judgments
 
+    def ranked_games(self, judgments: pd.DataFrame) -> pd.DataFrame:
+        """The games of a round's ``judgments`` a ranking rests on: one judge's are its judgments themselves (a
+        panel of judges derives its own verdicts from its members': ``judgewise.pipeline.panel_rounds``)."""
+        return judgments
+
     def totals(self) -> RunResult:
         """The rounds' runs as one (:meth:`RunResult.combine`): counters summed, every game judged once."""
         return RunResult.combine(self.results)

@@ -33,6 +33,7 @@ from judgewise.designs import design_options
 from judgewise.errors import ConfigError, JudgeError
 from judgewise.io.schema import usable_mask
 from judgewise.judges.base import games_per_comparison
+from judgewise.judges.config_schema import is_panel
 from judgewise.judges.game_keys import judge_name
 from judgewise.store.judgments import write_export
 from judgewise.store.opening import is_store_url, open_store
@@ -67,6 +68,10 @@ def add_model(config: RunConfig | dict | str | Path, new_model: str, *, insertio
     leaderboard of the config's models, or NEW is already ranked there; JudgeError when every game of NEW failed."""
     design_name = INSERTIONS.get(insertion or "binary")
     cfg = config if isinstance(config, RunConfig) else load_config(config)
+    if is_panel(cfg.judge):
+        raise ConfigError(f"{cfg.source}: judge.panel: --add-model places a model into one judge's stored "
+                          "leaderboard; evaluate the panel again with the new model in models: (its members' stored "
+                          "calls are not paid again), or give one judge")
     check_pairwise(cfg, l2)
     if anchor is not None and "anchor" not in (design_options(design_name) or {"anchor": None}):
         raise ConfigError(f"anchor {anchor!r}: only anchor insertion (`insertion='anchor'`, App. A.6.2) takes an "

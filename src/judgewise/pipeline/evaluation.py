@@ -7,7 +7,9 @@ Every round (:mod:`judgewise.pipeline.target_rounds`) judges a batch through the
 (``l2`` = :data:`~judgewise.pipeline.targets.DEFAULT_L2`, reported) and checks the target; ``budget:`` always
 bounds it. The result says what stopped it: ``target``, ``budget`` or ``exhausted`` (the design had nothing left
 to ask). The final ranking is :func:`judgewise.ratings.rank` (BT, same ridge, prompt-cluster bootstrap) on the
-games judged, with a trust block (:func:`trust_block`).
+games judged, with a trust block (:func:`trust_block`). A panel of judges (``judge: {panel: [...]}``) judges
+every round with each member and ranks the panel's derived verdicts (:mod:`judgewise.pipeline.panel_rounds`); its
+trust block has a ``panel`` part (Fleiss' κ between members, each member's calls and cost).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from judgewise.analysis.planning import PILOT_PROMPTS, PlanInputs, plan
 from judgewise.analysis.power import sign_test_power_exact, sign_test_sample_size
 from judgewise.designs import is_single_shot
 from judgewise.errors import ConfigError
+from judgewise.judges.config_schema import is_panel
 from judgewise.io.schema import usable_mask
 from judgewise.designs.base import Pairs
 from judgewise.judges.base import games_per_comparison
@@ -43,7 +46,8 @@ from judgewise.store.run_settings import note_ranking_settings
 from judgewise.pipeline.config import (AUTO_DESIGN, RunConfig, build_design, design_spec, load_config,
                                        pilots_anchor)
 from judgewise.pipeline.calibration import nearest_cell
-from judgewise.pipeline.job import Job, build_job, judge_mode, judge_prices, load_pool
+from judgewise.pipeline.job import Job, build_job, job_prices, judge_mode, judge_prices, load_pool
+from judgewise.pipeline.panel_rounds import panel_block, panel_engine, panel_job, panel_reason
 from judgewise.designs.base import Round
 from judgewise.pipeline.target_rounds import EvaluateProgress, TargetRounds, chunk_steps, drive_rounds
 from judgewise.pipeline.targets import DEFAULT_L2, Target, check_target, parse_target
@@ -148,30 +152,31 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
     target = parse_target(cfg.target, cfg.source)
     pool = load_pool(cfg)  # the responses, read once
     cfg, reasons = _resolved_config(cfg, pool, target.is_set)
+    if is_panel(cfg.judge):
+        reasons = reasons + [panel_reason(cfg)]
     name, options = design_spec(cfg.design)
     seed = int(options.pop("seed", cfg.seed))
     pilot_size = int(cfg.design.get("pilot_prompts", PILOT_PROMPTS)) if pilots_anchor(cfg.design) else 0
-    if pilot_size:  # the anchor is still to be chosen: build the judge without it
-        job = dataclasses.replace(build_job(dataclasses.replace(cfg, design={"name": "adaptive"}),
-                                            allow_rounds=True, pool=pool), config=cfg)
-    else:
-        job = build_job(cfg, allow_rounds=True, pool=pool)
+    job = _evaluation_job(cfg, pool, pilot_size)
     with open_store(cfg.store, **cfg.store_options()) as store:
         rounds, stopped, detail, pilot = _run_rounds(job, store, target, l2, progress, seed, pilot_size)
     if pilot is not None:
         cfg = dataclasses.replace(cfg, design=_piloted(cfg.design, pilot["anchor"]))
         options = _piloted(options, pilot["anchor"])
         reasons = reasons + [pilot["reason"]]
-    judgments = rounds.engine.judgments()
-    if not len(judgments):
+    if not rounds.state.games:
         raise ConfigError(f"{cfg.source}: evaluate judged no game (stopped: {stopped}); raise budget.max_calls")
+    panel, judged = rounds.engine.panel() if job.members else (None, rounds.engine.judgments())
+    judgments = judged if panel is None else panel.judgments
     if cfg.output:
-        write_export(judgments, cfg.output)
+        write_export(judged, cfg.output)  # a panel: its members' judgments (`rank --panel` ranks them)
     ranking = rank(judgments, "bt", bootstrap=bootstrap, seed=seed, l2=l2)
     with open_store(cfg.store, **cfg.store_options()) as store:  # a report of the store ranks as this run did
         note_ranking_settings(store, ranking.settings())
     summary = rounds_summary(rounds, name)
     trust = trust_block(judgments, job, rounds, stopped, detail, target, l2, name, cfg.design)
+    if panel is not None:
+        trust.update(panel=panel_block(rounds.engine, panel), **_billed(judged, job, rounds))
     if pilot is not None:
         trust["anchor_pilot"] = pilot
     public_options = {k: v for k, v in options.items() if k not in ("fit", "pilot_prompts")}
@@ -179,11 +184,23 @@ def evaluate(config: RunConfig | dict | str | Path, *, progress: Callable[[Evalu
                           target, rounds.state.expected_tau, l2, trust, judgments, summary)
 
 
+def _evaluation_job(cfg: RunConfig, pool: Pool, pilot_size: int) -> Job:
+    """The run's job on ``pool`` (a panel's: each member's, :func:`~judgewise.pipeline.panel_rounds.panel_job`);
+    with an anchor still to be chosen by the pilot, its judge is built without the anchor."""
+    built = dataclasses.replace(cfg, design={"name": "adaptive"}) if pilot_size else cfg
+    job = panel_job(built, pool) if is_panel(cfg.judge) else build_job(built, allow_rounds=True, pool=pool)
+    return dataclasses.replace(job, config=cfg)
+
+
 def check_pairwise(cfg: RunConfig, l2: float) -> None:
-    """What evaluate (and add_model) refuse before reading anything: pointwise grading, a ridge that is not > 0."""
-    if judge_mode(cfg) == "single":
-        raise ConfigError(f"{cfg.source}: judge.mode single grades every answer alone; evaluate stops pairwise "
-                          "judging at a ranking quality — grade with `judgewise judge` and rank the store")
+    """What evaluate (and add_model) refuse before reading anything: pointwise grading (by the judge or any
+    member of a panel), a ridge that is not > 0."""
+    judges = cfg.judge["panel"] if is_panel(cfg.judge) else [cfg.judge]
+    for i, judge in enumerate(judges):
+        if judge_mode(dataclasses.replace(cfg, judge=judge)) == "single":
+            where = f"judge.panel[{i}]" if is_panel(cfg.judge) else "judge"
+            raise ConfigError(f"{cfg.source}: {where}.mode single grades every answer alone; evaluate stops "
+                              "pairwise judging at a ranking quality — grade with `judgewise judge` and rank the store")
     if not l2 > 0:
         raise ConfigError(f"l2 must be > 0 (the ridge that keeps BT finite on separated data), got {l2}")
 
@@ -195,10 +212,14 @@ def target_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float,
     pool = Pool(job.pool.responses, job.pool.texts, list(models), job.pool.prompt_ids, job.pool.turns,
                 job.pool.references, job.pool.every_turn)
     max_calls, max_cost = cfg.budget.get("max_calls"), cfg.budget.get("max_cost")
-    options = {k: v for k, v in cfg.run_options().items() if k != "budget"}
-    return TargetRounds(EngineVerdicts(pool, job.judge, store, options), target, l2,
-                        max_games=float("inf") if max_calls is None else max_calls, max_cost=max_cost,
-                        total=int(min(possible, max_calls or possible)), progress=progress)
+    judges = len(job.members or [job])  # budget.max_calls holds for each member of a panel
+    if job.members:  # its members' own cost caps (pipeline.panel_rounds)
+        engine, max_cost = panel_engine(job, pool, store), None
+    else:
+        engine = EngineVerdicts(pool, job.judge, store, {k: v for k, v in cfg.run_options().items() if k != "budget"})
+    return TargetRounds(engine, target, l2, max_games=float("inf") if max_calls is None else max_calls * judges,
+                        max_cost=max_cost, total=int(min(possible, max_calls or possible)) * judges,
+                        progress=progress, judges=judges)
 
 
 def _run_rounds(job: Job, store: JudgmentStoreLike, target: Target, l2: float, progress, seed: int,
@@ -319,9 +340,10 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
                 l2: float, design: str, design_options: dict) -> dict:
     """How far to trust the ranking: what stopped the run, calls used against all pairs (in the run's ``orders``,
     and in both orders), the judge's swap consistency and position bias (where both orders / the shown order
-    exist), the anchor's informativeness for an anchor design."""
+    exist), the anchor's informativeness for an anchor design. A panel's calls are every member's, and its
+    verdicts (swap consistency, position bias, gaming, power) the panel's derived ones."""
     n = len(rounds.index)
-    pairs = comparisons_per_pair(job.pool) * n * (n - 1) // 2  # every turn with turns: all
+    pairs = comparisons_per_pair(job.pool) * n * (n - 1) // 2 * rounds.judges  # every turn; each member of a panel
     all_pairs_calls, in_orders = 2 * pairs, games_per_comparison(job.config.orders) * pairs
     ok = judgments[usable_mask(judgments)]  # io.schema's one rule
     swap = swap_consistency(ok).as_dict() if len(ok) else None
@@ -339,7 +361,7 @@ def trust_block(judgments: pd.DataFrame, job: Job, rounds: TargetRounds, stopped
            "failed": rounds.state.failed, "cost": round(rounds.state.cost, 6), "rounds": rounds.rounds,
            "bt_l2": l2, "swap_consistency": swap if swap and swap["n"] else None,
            "position_bias_first_shown_wins": position if position and position["n"] else None}
-    out.update(_billed(judgments, job, rounds.state.cost), **unpriced_fields(judge_prices(job.judge)))
+    out.update(_billed(judgments, job, rounds), **unpriced_fields(job_prices(job)))
     if design == "anchor":
         out["anchor_informativeness"] = _anchor_informativeness(ok, design_options)
     if len(ok):
@@ -359,13 +381,17 @@ def calibration_record(target: Target, n_models: int) -> dict | None:
     return None
 
 
-def _billed(judgments: pd.DataFrame, job: Job, cost: float) -> dict:
+def _billed(judgments: pd.DataFrame, job: Job, rounds: TargetRounds) -> dict:
     """What the games cost as billed (the usage the API returned: prompt tokens, those read from its prompt cache)
-    and what the same calls would cost through a batch API (the prices' batch discount)."""
+    and what the same calls would cost through a batch API (each judge's prices' batch discount; a panel's
+    ``judgments``: its members')."""
     sums = {k: int(judgments[k].fillna(0).sum()) if k in judgments.columns else 0
             for k in ("tokens_in", "tokens_cached")}
-    prices = next(iter(judge_prices(job.judge).values()), None)
-    batch = cost * (1.0 - prices.batch_discount) if prices is not None else cost
+    paid = (zip(job.members, rounds.engine.spent) if job.members else [(job, rounds.state.cost)])
+    batch = 0.0
+    for member, cost in paid:
+        prices = next(iter(judge_prices(member.judge).values()), None)
+        batch += cost * (1.0 - prices.batch_discount) if prices is not None else cost
     return {"billed_tokens_in": sums["tokens_in"], "billed_tokens_cached": sums["tokens_cached"],
             "cost_if_batch": round(batch, 6)}
 

@@ -45,6 +45,7 @@ class Job:
     n_prompts: int
     pool: Pool | None = None
     grades: list | None = None  # judge.mode single: the GradeItems to grade (judges.pointwise); comparisons empty
+    members: list[Job] | None = None  # a panel of judges (evaluate): each member's job (pipeline.panel_rounds)
 
     def __post_init__(self):
         check_cost_cap_priced(self.config.budget.get("max_cost"), judge_prices(self.judge), self.config.source)
@@ -186,9 +187,9 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
     has read it already (the responses are then not read again)."""
     cfg = config if isinstance(config, RunConfig) else load_config(config)
     if is_panel(cfg.judge):
-        raise ConfigError(f"{cfg.source}: judge.panel: a panel of judges is run by `judgewise judge` (each member "
-                          "as its own judge; `judgewise rank --panel` ranks their verdicts); this command takes one "
-                          "judge")
+        raise ConfigError(f"{cfg.source}: judge.panel: a panel of judges is run by `judgewise judge` and "
+                          "`judgewise evaluate` (each member as its own judge; `judgewise rank --panel` ranks their "
+                          "verdicts); this command takes one judge")
     pool = load_pool(cfg) if pool is None else pool
     if judge_mode(cfg) == "single":
         return _grading_job(cfg, pool)
@@ -219,6 +220,11 @@ def build_job(config: RunConfig | dict | str | Path, *, allow_rounds: bool = Fal
         if missing:
             skipped = [*skipped, f"{missing} comparisons without a reference answer (the rubric grades against one)"]
     return Job(cfg, comparisons, judge, skipped, pool.models, len(pool.prompt_ids), pool)
+
+
+def job_prices(job: Job) -> dict:
+    """``{model: prices}`` of every judge the job pays: its judge's, or each member's of a panel."""
+    return {k: v for member in (job.members or [job]) for k, v in judge_prices(member.judge).items()}
 
 
 def judge_prices(judge) -> dict:

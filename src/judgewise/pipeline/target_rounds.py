@@ -9,13 +9,14 @@ a stop reason or none: ``"target"`` when the target is reached, ``"budget"`` whe
 own cost, as ``judge`` may). The same fit goes back to the design with the outcomes, so a round fits BT once. The
 budget counts every game of the evaluation, already stored or paid now, so a rerun replays exactly the same rounds
 from the store and stops at the same place, paying nothing twice. A single-shot design is fed in prompt chunks
-(:func:`chunk_steps`).
+(:func:`chunk_steps`). A panel of judges answers a round as one judge does (:class:`RoundVerdicts`): every member
+judges it, and the fit reads the panel's derived verdicts (:mod:`judgewise.pipeline.panel_rounds`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ from judgewise.designs.base import Answer, DesignRun, Pairs, Round, Steps, next_
 from judgewise.errors import BudgetExceeded
 from judgewise.io.schema import failed_mask, usable_mask
 from judgewise.judges.limits import Budget
-from judgewise.judges.engine_verdicts import EngineVerdicts
+from judgewise.judges.run_result import RunResult
 from judgewise.pipeline.targets import Target, TargetCheck, check_target
 from judgewise.ratings.bradley_terry import bt_cluster_covariance, fit_bt_arrays
 
@@ -59,11 +60,29 @@ def calls_to_target(games: list[int], expected_tau: list[float], target: float) 
     return max((c / (1 - target)) ** 2 - g[-1], 0.0)
 
 
+class RoundVerdicts(Protocol):
+    """What judges a round for :class:`TargetRounds`: one judge
+    (:class:`judgewise.judges.engine_verdicts.EngineVerdicts`) or a panel of judges
+    (:class:`judgewise.pipeline.panel_rounds.PanelVerdicts`, each member judging every game)."""
+
+    pool: object
+    run_options: dict  # a round's budget, cost estimate and progress callback are set here before it is judged
+    results: list[RunResult]  # one per round: every call's judgments (all members' for a panel) and counters
+    skipped: list[str]
+
+    def __call__(self, prompt: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
+
+    def judgments(self) -> pd.DataFrame: ...
+
+    def ranked_games(self, judgments: pd.DataFrame) -> pd.DataFrame: ...
+
+
 @dataclass
 class TargetRounds:
-    """Judges an evaluate run's rounds and reads each against the target (module docstring)."""
+    """Judges an evaluate run's rounds and reads each against the target (module docstring). ``judges``: the
+    calls each game takes (a panel's members each judge it), so ``max_games`` and ``total`` count calls."""
 
-    engine: EngineVerdicts
+    engine: RoundVerdicts
     target: Target
     l2: float
     max_games: float = float("inf")
@@ -77,12 +96,13 @@ class TargetRounds:
     current: tuple | None = None  # the fit (θ, Σ) of every game so far
     check: TargetCheck | None = None  # the last round's reading of the target
     fits: int = 0  # BT fits made (one per round)
+    judges: int = 1
 
     def __post_init__(self) -> None:
         self.state.total = self.total
         self.index = {m: k for k, m in enumerate(self.engine.pool.models)}
         self.prompt_codes: dict[str, int] = {}
-        self.per_comparison = 2 if self.engine.run_options.get("orders", "both") == "both" else 1
+        self.per_comparison = (2 if self.engine.run_options.get("orders", "both") == "both" else 1) * self.judges
 
     def has_room(self, comparisons: int) -> bool:
         """Whether ``comparisons`` more fit in the budget (the games cap, and the cost cap not yet reached)."""
@@ -137,7 +157,7 @@ class TargetRounds:
             return
         s.failed += int(failed_mask(judgments).sum())
         s.cost += float(judgments["cost"].fillna(0).sum()) if "cost" in judgments.columns else 0.0
-        self.fit_also(judgments)
+        self.fit_also(self.engine.ranked_games(judgments))
 
     def fit_also(self, judgments: pd.DataFrame) -> None:
         """Add games to the BT fit (the usable ones, between models of the pool). ``_absorb`` adds each round's;

@@ -11,6 +11,7 @@ with :func:`write_refusal` (Origin and a per-session token).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hmac
 import ipaddress
@@ -23,6 +24,7 @@ from functools import cached_property
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from judgewise.analysis.panel_text import PanelFlags, check_panel_options, panel_lines
 from judgewise.errors import ConfigError
 from judgewise.ratings.coverage import interval_line
 from judgewise.report import charts
@@ -111,8 +113,9 @@ class Explorer:
         d = self.data
         facts = {"prompts": len(d.prompt_ids), "judgments": len(d.matches), "models": len(d.models),
                  "design": d.ctx.design, "anchor": d.ctx.anchor}
+        panel = [line.strip() for line in panel_lines(d.run.panel)] if d.run.panel else []  # serve --panel
         return "explorer_leaderboard.html.j2", {**self._leaderboard, "facts": facts, "models": d.models,
-                                                "fmt": fmt_num}
+                                                "fmt": fmt_num, "panel": panel}
 
     def prompts(self, q: dict) -> tuple[str, dict]:
         query = q.get("q", "")
@@ -278,11 +281,16 @@ def is_loopback(host: str) -> bool:
 
 def serve(sources, *, host: str = "127.0.0.1", port: int = 8765, responses=None, bootstrap: int | None = None,
           seed: int | None = None, ready: Callable[[str], None] | None = None, judge: str | None = None,
-          pool_judges: bool = False) -> None:
+          pool_judges: bool = False, panel: PanelFlags | None = None) -> None:
     """Load the run once and serve it until interrupted; ``ready(url)`` is called once listening.
-    ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them).
+    ``judge``/``pool_judges`` choose among several judges as for the report (a mixed run needs one of them);
+    ``panel`` (:class:`~judgewise.analysis.panel_text.PanelFlags`: ``PanelFlags(panel="a,b,c")``) serves a
+    panel's derived verdicts, as ``report --panel`` does.
     ``bootstrap``/``seed`` None: what the run recorded in its store (evaluate), else the report's defaults."""
-    options = ReportOptions(bootstrap=bootstrap, seed=seed, judge=judge, pool_judges=pool_judges)  # checked first
+    options = ReportOptions(bootstrap=bootstrap, seed=seed, judge=judge, pool_judges=pool_judges,
+                            **dataclasses.asdict(panel or PanelFlags()))  # checked first
+    if options.panel is not None:
+        check_panel_options(options)  # before the port is bound or the run read
     with make_explorer_server(None, host, port) as server:  # bind first: a busy port fails before loading
         if not is_loopback(host):
             log.warning("the explorer listens on %s, not on loopback: anyone who can reach this machine on the "
