@@ -50,6 +50,11 @@ def test_a_cost_cap_reached_inside_a_round_stops_there_with_what_finished_counte
         config = write_config(tmp_path, srv.url, n_prompts=20, models=["m1", "m2", "m3", "m4"], design="auto",
                               target={"kendall_tau": 0.99}, budget={"max_cost": 3.0},
                               judge={"prices": {"input_per_mtok": 500.0, "output_per_mtok": 500.0}})
-        out = cli_json("evaluate", "-c", str(config), "--json", "--bootstrap", "0", cwd=tmp_path, timeout=300)
+        args = ["evaluate", "-c", str(config), "--json", "--bootstrap", "0"]
+        out = cli_json(*args, cwd=tmp_path, timeout=300)
+        again = cli_json(*args, cwd=tmp_path, timeout=300)
     assert out["stopped"] == "budget" and 8 < out["calls"] < 16  # the second round was cut by the cap
     assert out["trust"]["cost"] <= 3.0 + 0.5  # a started game always finishes and is stored
+    # the rerun counts the cut round's stored games against the cap: it stops at the same place, paying nothing
+    assert again["stopped"] == "budget" and again["calls"] == out["calls"]
+    assert again["trust"]["paid_calls_this_run"] == 0 and again["trust"]["cost"] == pytest.approx(out["trust"]["cost"])

@@ -88,6 +88,7 @@ class LiveRun:
     stored_keys: list = field(default_factory=list)  # keys of the rows this run stored
     rows: RowsAhead | None = None  # reads back the rows stored before the last wave, during it
     crashed: BaseException | None = None  # the error of a commit that lost rows handed over: the run raises it
+    stored_cost: float = 0.0  # cost of the games stored before the run, when the budget counts them
 
     async def claim_next(self, queue: deque, claimed: deque, size: int) -> None:
         """Claim the next ``size`` games of ``queue`` (one transaction: the store's ``claim_many``; one by one with
@@ -113,7 +114,8 @@ class LiveRun:
         the loop and the game counted then (:meth:`_settled`), while this worker goes on to its next game: its next
         call goes out in this turn, not two turns later (at 256 calls in flight, ~8% of them were waiting there).
         On any other store the row is committed before this returns."""
-        reached = self.budget.reached(calls=self.state.calls, cost=self.state.cost, in_flight=self.in_flight,
+        reached = self.budget.reached(calls=self.state.calls, cost=self.state.cost + self.stored_cost,
+                                      in_flight=self.in_flight,
                                       est_cost_per_game=self._cost_per_game())
         if reached is not None:
             self.store.release(key)

@@ -67,11 +67,15 @@ class Budget:
 
     Checked before each *game* starts, counting games already in flight at their estimated cost, so a
     started game always finishes and is stored (its re-ask may pass the cap by one call). Paid work is
-    never thrown away to honour a cap.
+    never thrown away to honour a cap. ``stored_cost_counts``: the cap covers the games asked for, those stored
+    by an earlier run included at their stored cost — an evaluate round's share of a run-wide cap, so that a
+    rerun of a run the cap stopped stops at the same place, paying nothing (``judge`` leaves it off: its cap is
+    on what the run pays).
     """
 
     max_calls: int | None = None
     max_cost: float | None = None
+    stored_cost_counts: bool = False  # the games of the call stored earlier count at their stored cost (evaluate)
 
     def __post_init__(self) -> None:
         check_values("budget", {"max_calls": self.max_calls, "max_cost": self.max_cost})  # >= 0, or None

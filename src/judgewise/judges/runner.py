@@ -167,6 +167,10 @@ def _start(keyed: dict, judge: Judge, store: ResultStore, settings: RunSettings,
     run = LiveRun(judge, store, identity, settings.budget or Budget(), retry_failed, progress,
                   settings.est_cost_per_game, record or game_recorder(identity),
                   state=Progress(total=len(todo), cached=len(keyed) - len(todo)), rows=rows_ahead(store, keyed, todo))
+    if run.budget.stored_cost_counts and run.budget.max_cost is not None and len(todo) < len(keyed):
+        judging = {k for k, _ in todo}
+        stored = store.frame([k for k in keyed if k not in judging])
+        run.stored_cost = float(stored["cost"].fillna(0).sum()) if "cost" in stored.columns else 0.0
     return run, todo
 
 

@@ -110,7 +110,8 @@ class PanelVerdicts:
     def _member_options(self, i: int, done: int) -> dict:
         """Member ``i``'s run options for this round: the round's, with its own cost cap and cost per game, and
         progress counted after the ``done`` games earlier members judged in the round."""
-        budget = Budget(max_cost=self.max_cost - self.spent[i]) if self.max_cost is not None else Budget()
+        budget = Budget(max_cost=self.max_cost - self.spent[i], stored_cost_counts=True) \
+            if self.max_cost is not None else Budget()
         progress = self.run_options.get("progress")
         shifted = None if progress is None else (
             lambda p: progress(SimpleNamespace(done=done + p.done, cached=p.cached)))

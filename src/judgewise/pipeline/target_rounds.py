@@ -135,7 +135,8 @@ class TargetRounds:
     def _judge(self, prompt, a, b) -> tuple[np.ndarray, bool]:
         """(outcomes, whether the cost cap ended the batch: what finished is stored and counted)."""
         base = self.state.games
-        budget = Budget(max_cost=max(self.max_cost - self.state.cost, 0.0)) if self.max_cost is not None else Budget()
+        budget = Budget(max_cost=max(self.max_cost - self.state.cost, 0.0), stored_cost_counts=True) \
+            if self.max_cost is not None else Budget()
         per_game = self.state.cost / self.state.games if self.state.games else 0.0  # the cap's estimate in flight
         self.engine.run_options.update(budget=budget, est_cost_per_game=per_game,
                                        progress=lambda p: self._show(base + p.done + p.cached))
