@@ -7,7 +7,9 @@ BASE_STAMP := $(VENV)/.judgewise-base
 LOCAL_STAMP := $(VENV)/.judgewise-local
 # Portable build of llama-cpp-python for the embedded judge (no -march=native, no llava).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
-# `make test` skips tests marked slow; `make test SLOW=1` (used by CI) runs everything. The tests run on two
+# `make test` skips tests marked slow; `make test SLOW=1` (used by CI) runs everything. The slow set holds end-to-end
+# proofs: PostgreSQL servers (the quick set runs the same on SQLite), SIGKILL/crash repeats (one stays quick), the
+# embedded judge, repo copies, the docs site build, paper-parity sweeps, statistical recovery tests. The tests run on two
 # pytest-xdist workers, each module's tests on one of them (--dist loadfile: a module fixture such as the command x
 # input matrix's cells is built once, not once per worker; loadgroup does not group under pytest 9.2, xdist #1386);
 # `make test PYTEST_WORKERS=` runs them in one process. PYTEST_ARGS adds pytest options (e.g. PYTEST_ARGS="-k rank").
