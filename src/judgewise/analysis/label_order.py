@@ -134,7 +134,7 @@ def next_informative(metric: ReliabilityMetric, target: np.ndarray, labels: np.n
         return LabelOrder(None, todo, np.empty(0), "informative")
     if len(done) < MIN_LABELLED:
         return LabelOrder(int(todo[0]), todo, np.full(len(todo), np.inf), "selection")
-    width = expected_widths(metric, target[done], labels[done], target[todo])
+    width = np.round(expected_widths(metric, target[done], labels[done], target[todo]), 9)  # ties: not float noise
     rank = np.zeros(len(todo))  # among equal widths (all inf: no interval yet), the best-matched, then the first
     if others is not None and np.ndim(others) == 2 and len(others):
         gap = matching_gap(metric, target, np.asarray(others, float), done, todo)
