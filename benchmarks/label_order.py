@@ -11,7 +11,9 @@ Besides the labels it counts whether the interval at the stop contains the metri
 estimate labelling every item would give) and on the whole pool of 350: a narrower interval reached by labelling
 unrepresentative items would show there.
 
-Run: ``.venv/bin/python benchmarks/label_order.py [--seeds 0,...,9] [--width 0.45] [--budget 100] [--metric icc]``.
+Run: ``.venv/bin/python benchmarks/label_order.py [--seeds 0,...,9] [--width 0.45] [--budget 100] [--metric icc]
+[--orders selection,informative,unmatched]`` (``unmatched``: the informative order without its matching step, the
+criterion that was tried first).
 Last line: ``labels_to_width_selection=<mean> labels_to_width_informative=<mean> ratio=<informative/selection>
 covered_selection=<share> covered_informative=<share>``.
 """
@@ -63,11 +65,13 @@ def run(pool, judge: str, seed: int, args) -> list[dict]:
     truth = dict(zip(ids, pool.human[idx]))
     whole = {"selection": metric(target[idx], pool.human[idx]), "pool": metric(target, pool.human)}
     out = []
-    for order in ("selection", "informative"):
+    for order in args.orders.split(","):
+        matched = order != "unmatched"  # the informative order without its matching step (no other judges)
         task = LabelTask(store="", items=tuple(LabelItem(i, "", (("A", ""), ("B", ""))) for i in ids),
-                         target=judge, metric=args.metric, seed=seed, stop_width=args.width, order=order,
+                         target=judge, metric=args.metric, seed=seed, stop_width=args.width,
+                         order="selection" if order == "selection" else "informative",
                          target_scores=dict(zip(ids, target[idx].tolist())),
-                         other_scores=dict(zip(ids, map(tuple, others[:, idx].T.tolist()))))
+                         other_scores=dict(zip(ids, map(tuple, others[:, idx].T.tolist()))) if matched else {})
         start = time.perf_counter()
         labels, interval, enough = simulate(task, truth)
         covered = {k: bool(interval and interval[0] <= v <= interval[1]) for k, v in whole.items()}
@@ -84,6 +88,8 @@ def main() -> None:
     parser.add_argument("--width", type=float, default=0.45)
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument("--metric", default="icc")
+    parser.add_argument("--orders", default="selection,informative",
+                        help="comma-separated: selection, informative, unmatched (informative without matching)")
     args = parser.parse_args()
     pool = pool_from_scores(read_judgebench_scores(args.data).frame, target="o1-mini")
     print(f"pool: {len(pool.item_ids)} pairs, {len(pool.judges)} judges; budget {args.budget}, {args.metric} "
@@ -99,8 +105,9 @@ def main() -> None:
                                    covers_pool=("covers_pool", "mean"), seconds=("seconds", "mean"))
     print(mean.round(3).to_string())
     wins = df.pivot_table(index=["judge", "seed"], columns="order", values="labels")
-    print(f"runs: {len(wins)}; informative needed fewer labels in {int((wins.informative < wins.selection).sum())}, "
-          f"more in {int((wins.informative > wins.selection).sum())}")
+    for order in wins.columns.drop("selection"):
+        print(f"runs: {len(wins)}; {order} needed fewer labels than selection in "
+              f"{int((wins[order] < wins.selection).sum())}, more in {int((wins[order] > wins.selection).sum())}")
     sel, inf = mean.loc["selection"], mean.loc["informative"]
     print(f"labels_to_width_selection={sel.labels:.1f} labels_to_width_informative={inf.labels:.1f} "
           f"ratio={inf.labels / sel.labels:.2f} covered_selection={sel.covers_selection:.2f} "
