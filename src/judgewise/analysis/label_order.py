@@ -20,8 +20,9 @@ The criterion (:func:`next_informative`), and why:
    its value on the whole selection are ranked by (1). Without other judges, (1) alone.
 
 Below ``MIN_LABELLED`` labelled items the metric has no interval to narrow: the first unlabelled item in selection
-order comes next. Ties go to the earlier item in selection order. No randomness: the order depends only on the
-scores and the labels.
+order comes next. Ties go to the better-matched, then the earlier item in selection order. No randomness: the order
+depends only on the scores and the labels. Cost: the expected width is computed once per distinct judge score among
+the matched candidates (V·m leave-one-out metrics each, one vectorised call per chunk).
 """
 
 from __future__ import annotations
@@ -135,13 +136,15 @@ def next_informative(metric: ReliabilityMetric, target: np.ndarray, labels: np.n
         return LabelOrder(None, todo, np.empty(0), "informative")
     if len(done) < MIN_LABELLED:
         return LabelOrder(int(todo[0]), todo, np.full(len(todo), np.inf), "selection")
-    width = np.round(expected_widths(metric, target[done], labels[done], target[todo]), 9)  # ties: not float noise
-    rank = np.zeros(len(todo))  # among equal widths (all inf: no interval yet), the best-matched, then the first
+    keep, rank = np.ones(len(todo), bool), np.zeros(len(todo))  # rank: among equal widths, the best-matched
     if others is not None and np.ndim(others) == 2 and len(others):
         gap = matching_gap(metric, target, np.asarray(others, float), done, todo)
         if np.isfinite(gap).any():
             keep = np.isfinite(gap) & (gap <= np.nanquantile(gap, match_share))
-            width, rank = np.where(keep, width, np.inf), np.where(keep, gap, np.inf)
+            rank = np.where(keep, gap, np.inf)
+    width = np.full(len(todo), np.inf)
+    scores, where = np.unique(target[todo][keep], return_inverse=True)  # the width depends on the score alone
+    width[keep] = np.round(expected_widths(metric, target[done], labels[done], scores), 9)[where]  # not float noise
     best = np.lexsort((np.arange(len(todo)), rank, width))[0]
     return LabelOrder(int(todo[best]), todo, width, "informative")
 
