@@ -1,6 +1,8 @@
 """``judgewise label`` in a real headless Chromium: two labellers label with the keyboard only, the server is killed
 (SIGKILL) and started again midway, every label is in the store; JudgeBench's objective labels entered through the
-page give ``reliability --items``'s figure. Screenshots go to test-output/ (the docs' one is made from it)."""
+page give ``reliability --items``'s figure; with ``--order informative`` the page shows the criterion's item each
+time and says "enough" with the label the library says it. Screenshots go to test-output/ (the docs' one is made
+from it)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import sys
 
 import pytest
 
+from judgewise.analysis.labelling import label_summary, next_item
 from judgewise.commands.human_validation import read_selection
+from judgewise.commands.labels import label_task
 from judgewise.io.readers import read_scores
 from judgewise.store.labels import current_labels, labels_as_scores
 from judgewise.store.opening import open_store_readonly
@@ -135,3 +139,39 @@ def test_judgebench_labels_entered_through_the_page_give_the_reliability_of_the_
     today = cli_json(*common)
     assert from_page == today and from_page["n_items"] == 30
     (OUT / "label-judgebench.json").write_text(json.dumps(today))
+
+
+@pytest.mark.slow
+def test_the_informative_order_shows_the_criterions_item_each_time_and_stores_every_label(browser, tmp_path):
+    store = tmp_path / "labels.sqlite"
+    args = dict(target="o1-mini", budget=20, order="informative", stop_width=0.6)
+    task = label_task(JUDGEBENCH, str(store), **args)  # the session the server builds from the same flags
+    truth = read_scores(JUDGEBENCH).frame
+    truth = dict(zip(truth.loc[truth["rater"] == "human", "item_id"], truth.loc[truth["rater"] == "human", "score"]))
+    proc, url = start(JUDGEBENCH, "--store", store, "--target", "o1-mini", "--budget", "20", "--order", "informative",
+                      "--stop-width", "0.6")
+    shown, enough_at = [], None
+    try:
+        w = open_as(browser, url, "oracle")
+        for k in range(len(task.items)):
+            item = w.page.get_attribute("#responses", "data-item")
+            with open_store_readonly(store) as st:
+                rows = st.labels()
+            assert item == next_item(task, rows, "oracle"), f"label {k + 1}: the page shows {item}"
+            shown.append(item)
+            a_better = truth[item] == 1.0
+            press(w, "1" if a_better == (w.page.get_attribute("#responses", "data-shown") == "AB") else "2")
+            if enough_at is None and "enough labels" in w.page.inner_text("#status"):
+                enough_at = k + 1
+        w.assert_nothing_ran()
+    finally:
+        kill(proc)
+    selection_order = [i.item_id for i in task.items]
+    assert shown[0] == selection_order[0] and sorted(shown) == sorted(selection_order)
+    assert shown != selection_order  # the criterion, not the selection, chose the order
+    with open_store_readonly(store) as st:
+        rows = st.labels()
+    now = current_labels(rows)
+    assert dict(zip(now["item_id"], now["value"])) == {i: truth[i] for i in shown}  # every label kept, as typed
+    said = [k for k in range(1, len(rows) + 1) if label_summary(task, rows.iloc[:k])["enough"]]
+    assert said and enough_at == said[0]  # the page said "enough" with the label that made the interval 0.6 wide

@@ -8,10 +8,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from judgewise.analysis.label_order import next_informative
 from judgewise.analysis.reliability import cohen_kappa, get_metric, krippendorff_alpha
 from judgewise.errors import InputError
 from judgewise.ratings.bootstrap import rng_from_seed
 from judgewise.store.labels import current_labels
+
+ENOUGH_MIN_LABELLED = 10
+"""Labelled items below which the page never says "enough": on 3 binary labels the bootstrap interval can be
+[0, 0] (every resample constant), and the informative order would stop there (benchmarks/label_order.py)."""
 
 PAIRWISE_VALUES = {1: 1.0, 2: 0.0, 3: 0.5}
 """Key pressed on a pairwise item (1 = the response shown first is better, 2 = the second, 3 = tie) → the label
@@ -44,6 +49,8 @@ class LabelTask:
     target_scores: dict = field(default_factory=dict)  # item id -> the target's score
     seed: int = 0
     stop_width: float | None = None  # say "enough" once the interval is at most this wide
+    order: str = "selection"  # or "informative": the next item is :func:`next_item`'s
+    other_scores: dict = field(default_factory=dict)  # item id -> the other judges' scores (the matching step)
 
     def item(self, item_id: str) -> LabelItem | None:
         return next((i for i in self.items if i.item_id == item_id), None)
@@ -93,14 +100,34 @@ def labeller_agreement(rows: pd.DataFrame) -> dict | None:
 def label_summary(task: LabelTask, rows: pd.DataFrame, *, bootstrap: int = 200) -> dict:
     """What the labels say so far: labelled items, the target's reliability against them
     (:func:`reliability_so_far`), agreement between labellers, and ``enough`` (the interval is at most
-    ``task.stop_width`` wide)."""
+    ``task.stop_width`` wide, on at least :data:`ENOUGH_MIN_LABELLED` labelled items)."""
     labels = current_labels(rows)
     out = {**reliability_so_far(task.target_scores, rows, task.metric, seed=task.seed, bootstrap=bootstrap),
            "items": len(task.items), "labels": int(len(labels)), "metric": task.metric,
            "agreement": labeller_agreement(rows), "stop_width": task.stop_width}
-    out["enough"] = bool(task.stop_width and out["interval"] and out["interval"][1] - out["interval"][0]
-                         <= task.stop_width)
+    out["enough"] = bool(task.stop_width and out["interval"] and out["labelled"] >= ENOUGH_MIN_LABELLED
+                         and out["interval"][1] - out["interval"][0] <= task.stop_width)
     return out
+
+
+def next_item(task: LabelTask, rows: pd.DataFrame, labeller: str) -> str | None:
+    """The item ``labeller`` sees next under ``task.order == "informative"``: of the items nobody labelled yet,
+    :func:`~judgewise.analysis.label_order.next_informative`'s pick on the judge's scores, the mean labels so far
+    and the other judges' scores; once every item carries someone's label, the first one ``labeller`` has not
+    labelled (selection order); None when they labelled all, or under selection order (the page moves on itself)."""
+    if task.order != "informative":
+        return None
+    labels = current_labels(rows)
+    ids = [item.item_id for item in task.items]
+    mean = labels.groupby("item_id")["value"].mean() if len(labels) else pd.Series(dtype=float)
+    mine = set(labels.loc[labels["labeller"] == labeller, "item_id"]) if len(labels) else set()
+    y = mean.reindex(ids).to_numpy(float)
+    x = np.array([task.target_scores[i] for i in ids], float)
+    others = np.array([task.other_scores[i] for i in ids], float).T if task.other_scores else None
+    pick = next_informative(get_metric(task.metric), x, y, others).position
+    if pick is not None and ids[pick] not in mine:
+        return ids[pick]
+    return next((i for i in ids if i not in mine), None)
 
 
 def reliability_so_far(judge: dict, rows: pd.DataFrame, metric: str = "icc", *, seed: int = 0,

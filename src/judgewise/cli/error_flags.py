@@ -24,7 +24,7 @@ PARAMETER_FLAGS = {
     "scale": "--scale", "table": "--table", "tokens_in": "--tokens-in", "tokens_out": "--tokens-out",
     "shared_tokens": "--shared-tokens", "alpha": "--alpha", "power": "--power",
     "anchor_informativeness": "--informativeness", "tie_rate": "--tie-rate",
-    "stop_width": "--stop-width",
+    "stop_width": "--stop-width", "order": "--order",
 }
 
 # `name`, `name=value`, `name="value"` or `name='value'` (a value in quotes keeps everything up to the quote)

@@ -123,7 +123,7 @@ def label_cmd(
     o = options
     task = label_task(scores, o.store, target=o.target, items=o.items, responses=o.responses, budget=o.budget,
                       method=o.method, metric=o.metric, seed=o.seed, scale=parse_scale(o.scale),
-                      human_rater=o.human_rater, stop_width=o.stop_width)
+                      human_rater=o.human_rater, stop_width=o.stop_width, order=o.order)
     serve_labels(task, host=o.host, port=o.port, ready=lambda url: (typer.echo(
         f"judgewise label: {len(task.items)} items of {task.target} at {url}  — Ctrl+C to stop"), sys.stdout.flush()))
 

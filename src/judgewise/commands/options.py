@@ -304,8 +304,8 @@ class SelectOptions:
 @dataclass(frozen=True, kw_only=True)
 class LabelOptions:
     """``judgewise label``: the store the labels go to, the judge under test, the items (named, or those ``select``
-    picks), the scale of one-response items, where the page is served and when it says the interval is narrow
-    enough (the arguments of ``commands.labels.label_task`` and ``report.labelling.serve_labels``)."""
+    picks), the scale of one-response items, where the page is served, the order items come in and when it says
+    the interval is narrow enough (the arguments of ``commands.labels.label_task`` and ``report.labelling.serve_labels``)."""
 
     store: str = option(..., "--store", help="Store file or postgresql:// URL the labels go to.")
     target: str = option(..., "--target", help="The judge under test (exact name or unique substring).")
@@ -320,6 +320,8 @@ class LabelOptions:
     port: int = option(8766, "--port", help="Port (0 = any free port).")
     host: str = option("127.0.0.1", "--host", help="Interface to bind (default: this machine only).")
     stop_width: float | None = option(None, "--stop-width", help="Say 'enough' once the interval is this narrow.")
+    order: str = option("selection", "--order", help="selection (the items' order) or informative (next the item "
+                        "expected to narrow the reliability interval most).")
 
 
 @dataclass(frozen=True, kw_only=True)

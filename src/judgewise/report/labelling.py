@@ -3,7 +3,8 @@
 One WSGI app on the explorer's server (:func:`judgewise.report.explorer.make_explorer_server`: 127.0.0.1 by default,
 the same ``Host`` check against DNS rebinding). Routes: ``GET /`` the page (its own script only, by CSP hash),
 ``GET /state?labeller=NAME`` the items in that labeller's shown order with their labels so far and what the labels
-say (:func:`judgewise.analysis.labelling.label_summary`), ``POST /label`` and ``POST /undo`` (JSON). A write must pass
+say (:func:`judgewise.analysis.labelling.label_summary`) and, under ``--order informative``, ``next``: the item to
+show next (:func:`judgewise.analysis.labelling.next_item`; null otherwise), ``POST /label`` and ``POST /undo`` (JSON). A write must pass
 :func:`~judgewise.report.explorer.write_refusal` (Host, Origin, the per-session token of this server start) and
 carry a value on the scale; it is committed to the store before the answer goes back, so the page shows the next
 item only once the label is kept. Every text (instructions, responses, names) reaches the page as JSON and is put
@@ -19,7 +20,7 @@ import unicodedata
 from urllib.parse import parse_qs
 from collections.abc import Callable
 
-from judgewise.analysis.labelling import PAIRWISE_VALUES, LabelItem, LabelTask, label_summary
+from judgewise.analysis.labelling import PAIRWISE_VALUES, LabelItem, LabelTask, label_summary, next_item
 from judgewise.errors import InputError
 from judgewise.report.explorer import (SECURITY_HEADERS, host_allowed, is_loopback, make_explorer_server,
                                       serve_until_interrupted, write_refusal)
@@ -95,7 +96,7 @@ class LabelApp:
         mine = labels[labels["labeller"] == labeller].set_index("item_id")["value"].to_dict() if len(labels) else {}
         items = [self._item_view(labeller, item, mine.get(item.item_id)) for item in self.task.items]
         return {"labeller": labeller, "target": self.task.target, "scale": list(self.task.scale), "items": items,
-                "summary": label_summary(self.task, rows)}
+                "summary": label_summary(self.task, rows), "next": next_item(self.task, rows, labeller)}
 
     def _item_view(self, labeller: str, item: LabelItem, value) -> dict:
         shown = self.task.shown_order(labeller, item)
@@ -123,7 +124,7 @@ class LabelApp:
         with open_store(self.task.store) as store:
             store.add_label(label)
             rows = store.labels()
-        return {"ok": True, "summary": label_summary(self.task, rows)}
+        return {"ok": True, "summary": label_summary(self.task, rows), "next": next_item(self.task, rows, labeller)}
 
 
 def _check_name(name) -> None:

@@ -27,6 +27,7 @@ LABELLING_CASES = [
     _label("label_stop_width_infinite", "--stop-width", "inf", names=("--stop-width",)),
     _label("label_stop_width_overflowing", "--stop-width", "1e999", names=("--stop-width",)),
     _label("label_stop_width_nan", "--stop-width", "nan", names=("--stop-width",)),
+    _label("label_order_unknown", "--order", "random", names=("--order", "selection", "informative")),
 ]
 
 # --- HTTP: what a browser or a script can POST to /label and /undo (all under the 64 KiB body cap) -------------

@@ -69,7 +69,8 @@
     try {
       const data = await call("/label", { labeller: state.labeller, item: item.id, value: key });
       item.key = key;  // kept in the store: only now the next item shows
-      const next = state.items.findIndex((i, k) => k > at && i.key === null);
+      const next = data.next ? state.items.findIndex((i) => i.id === data.next)  // --order informative
+        : state.items.findIndex((i, k) => k > at && i.key === null);
       at = next >= 0 ? next : Math.min(at + 1, state.items.length - 1);
       status(`saved ${item.id}`, false);
       render();
@@ -110,7 +111,8 @@
     if (!res.ok) { status(data.error || `HTTP ${res.status}`, true); return; }
     state = data;
     try { localStorage.setItem("judgewise-labeller", name); } catch (e) { /* private mode */ }
-    const first = state.items.findIndex((i) => i.key === null);  // resume where this labeller stopped
+    const first = state.next ? state.items.findIndex((i) => i.id === state.next)  // --order informative
+      : state.items.findIndex((i) => i.key === null);  // resume where this labeller stopped
     at = first >= 0 ? first : 0;
     $("main").hidden = false;
     showSummary(state.summary);
