@@ -1,7 +1,8 @@
 """``judgewise label`` in a real headless Chromium: two labellers label with the keyboard only, the server is killed
 (SIGKILL) and started again midway, every label is in the store; JudgeBench's objective labels entered through the
 page give ``reliability --items``'s figure; with ``--order informative`` the page shows the criterion's item each
-time and says "enough" with the label the library says it. Screenshots go to test-output/ (the docs' one is made
+time and says "enough" with the label the library says it; labels typed on the page anchor `rank --human`. Screenshots
+go to test-output/ (the docs' one is made
 from it)."""
 
 from __future__ import annotations
@@ -175,3 +176,44 @@ def test_the_informative_order_shows_the_criterions_item_each_time_and_stores_ev
     assert dict(zip(now["item_id"], now["value"])) == {i: truth[i] for i in shown}  # every label kept, as typed
     said = [k for k in range(1, len(rows) + 1) if label_summary(task, rows.iloc[:k])["enough"]]
     assert said and enough_at == said[0]  # the page said "enough" with the label that made the interval 0.6 wide
+
+
+def test_labels_typed_on_the_page_anchor_rank_human_to_them(browser, tmp_path):
+    """Issue 35 end to end: a judge that always prefers the first-named model, humans typing on the page that the
+    other one is better; ``rank --human STORE`` uses every typed label and corrects the judge by what they typed."""
+    models, n_items, typed = ["m0", "m1", "m2", "m3"], 24, 12
+    pairs = [(a, b) for k, a in enumerate(models) for b in models[k + 1:]]
+    items = [(f"p{k:02d}", *pairs[k % len(pairs)]) for k in range(n_items)]
+    with open(tmp_path / "judgments.jsonl", "w") as fh:
+        for pid, a, b in items:
+            fh.write(json.dumps({"question_id": pid, "model_a": a, "model_b": b, "winner": "model_a"}) + "\n")
+    with open(tmp_path / "responses.jsonl", "w") as fh:
+        for pid, a, b in items:
+            for m in (a, b):
+                fh.write(json.dumps({"prompt_id": pid, "model": m, "text": f"{m} on {pid}",
+                                     "instruction": f"question {pid}"}) + "\n")
+    scores = tmp_path / "scores.csv"
+    scores.write_text("item_id,rater,score\n" + "".join(f"{pid},{r},{s}\n" for pid, *_ in items
+                                                         for r, s in (("judge-x", 1.0), ("judge-y", 0.6))))
+    (tmp_path / "items.txt").write_text("".join(pid + "\n" for pid, *_ in items))
+    store = tmp_path / "labels.sqlite"
+    proc, url = start(scores, "--store", store, "--target", "judge-x", "--items", tmp_path / "items.txt",
+                      "--responses", tmp_path / "responses.jsonl")
+    try:
+        w = open_as(browser, url, "ann")
+        for _ in range(typed):  # response B (the second-named model) is better: key 2 when shown A first
+            press(w, "2" if w.page.get_attribute("#responses", "data-shown") == "AB" else "1")
+        w.assert_nothing_ran()
+    finally:
+        kill(proc)
+    out = cli_json("rank", tmp_path / "judgments.jsonl", "--human", store, "--json")["human_anchored"]
+    assert out["n_human"] == typed and out["labels"] == {"given": typed, "matched": typed, "unmatched": 0,
+                                                         "unmatched_examples": []}
+    labelled = items[:typed]  # selection order: the items file's
+    for m in out["models"]:  # humans: the second-named wins; the judge: the first-named
+        games = [(a, b) for _, a, b in labelled if m["model"] in (a, b)]
+        human = sum(b == m["model"] for a, b in games) / len(games)
+        judge = sum(a == m["model"] for a, b in games) / len(games)
+        assert m["rectifier"] == pytest.approx(human - judge), m
+    text = run_cli("rank", tmp_path / "judgments.jsonl", "--human", store)
+    assert text.returncode == 0 and f"human labels used: {typed} (of {typed} given; 0 unmatched)" in text.stdout
