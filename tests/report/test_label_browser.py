@@ -1,9 +1,8 @@
 """``judgewise label`` in a real headless Chromium: two labellers label with the keyboard only, the server is killed
 (SIGKILL) and started again midway, every label is in the store; JudgeBench's objective labels entered through the
 page give ``reliability --items``'s figure; with ``--order informative`` the page shows the criterion's item each
-time and says "enough" with the label the library says it; labels typed on the page anchor `rank --human`. Screenshots
-go to test-output/ (the docs' one is made
-from it)."""
+time and says "enough" with the label the library says it; labels typed on the page anchor ``rank --human``.
+Screenshots go to test-output/ (the docs' one is made from it)."""
 
 from __future__ import annotations
 
