@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 from judgewise.cli.console import err, out, quiet_http_logs
-from judgewise.cli.options import OVERRIDE_FLAGS, Alpha, Config, Json, ShowProgress, options_command
+from judgewise.cli.options import OVERRIDE_FLAGS, Alpha, Config, HumanLabels, Json, ShowProgress, options_command
 from judgewise.commands.display import say, show
 from judgewise.commands.options import RunOverrides
 from judgewise.commands.progress import run_evaluation
@@ -37,8 +37,7 @@ def evaluate_command(
                                   "or anchor (App. A.6.2)."),
     anchor: str = typer.Option(None, "--anchor", help="With --insertion anchor: the leaderboard model to judge "
                                "against (default: the top model)."),
-    human: Path = typer.Option(None, "--human", help="Human pairwise labels (a store's human_labels, or a file of "
-                               "human verdicts): adds prediction-powered rank-sets (Chatzi et al. 2024)."),
+    human: HumanLabels = None,
     alpha: Alpha = 0.05,
     *,
     options: RunOverrides,

@@ -101,6 +101,8 @@ OVERRIDE_FLAGS = {"store": Store, "max_calls": MaxCalls, "max_cost": MaxCost, "c
 ``--output`` and ``--retry-failed``)."""
 
 Human = Annotated[Path, typer.Option("--human", help="Human scores table (default: rater 'human' in SCORES).")]
+HumanLabels = Annotated[Path, typer.Option("--human", help="Human pairwise labels (a store's human_labels, or a file "
+                                           "of human verdicts): adds prediction-powered rank-sets (Chatzi et al.).")]
 HumanRater = Annotated[str, typer.Option("--human-rater", help="Rater name of the human in SCORES.")]
 Candidates = Annotated[int, typer.Option("--candidates", help="Candidate subsets C for the matching methods "
                                                               "(Paper: 20).")]
