@@ -1,5 +1,5 @@
 """Shared fixtures: the ../shared data folder (skipped with a visible reason when absent), AlpacaEval read once, the CLI
-runner; tests that start a PostgreSQL server belong to the slow set (`make test SLOW=1`, CI)."""
+runner; tests that start a PostgreSQL server or Chromium belong to the slow set (`make test SLOW=1`, CI)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from tests.support import SHARED, run_cli
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """A test marked ``postgres`` starts a PostgreSQL server of its own (initdb, pg_ctl: seconds each): it is an
-    end-to-end proof, so it is also marked ``slow`` and runs in `make test SLOW=1` (CI), not in the quick set.
-    ``tryfirst``: the marks are added before ``-m "not slow"`` deselects."""
+    """A test marked ``postgres`` starts a PostgreSQL server of its own (initdb, pg_ctl: seconds each), one marked
+    ``browser`` a headless Chromium: they are end-to-end proofs, so they are also marked ``slow`` and run in
+    `make test SLOW=1` (CI), not in the quick set. ``tryfirst``: the marks are added before ``-m "not slow"``
+    deselects."""
     for item in items:
-        if item.get_closest_marker("postgres") is not None:
+        if item.get_closest_marker("postgres") is not None or item.get_closest_marker("browser") is not None:
             item.add_marker(pytest.mark.slow)
 
 

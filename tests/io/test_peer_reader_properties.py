@@ -118,6 +118,7 @@ def _check(result, expected: list, skip_invalid: bool, line_of=lambda i: i + 1) 
         assert f'row {row} field "{field}"' in reasons, reasons
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(peer_files(), st.booleans())
 def test_generated_peereval_rows_are_read_refused_or_counted_as_they_must(data, skip_invalid):
@@ -199,6 +200,7 @@ def _csv(rows: list[dict]) -> str:
         return fh.read()
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(arena_files(), st.booleans())
 def test_generated_autoarena_rows_are_read_or_refused_as_they_must(data, skip_invalid):

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -113,6 +114,7 @@ def test_mutated_canonical_files_give_a_clean_error_or_a_correct_table(data, con
     assert_correct(read(f"j.{container}", data.draw(mutated(base))))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(records=st.lists(st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=len(FIELDS)), min_size=1,
                         max_size=4), container=st.sampled_from(["jsonl", "json", "csv"]),

@@ -63,6 +63,7 @@ def test_a_panel_evaluate_judges_every_game_with_each_member_and_ranks_the_deriv
                                                                            result.ranking.scores)))
 
 
+@pytest.mark.slow
 def test_a_rerun_of_a_panel_evaluate_pays_nothing_and_stops_at_the_same_place(tmp_path):
     cfg = _panel_config(tmp_path)
     first = judgewise.evaluate(cfg, bootstrap=0)
@@ -151,6 +152,7 @@ def _http_panel(folder, one, two, *, n_prompts: int, prices=None, **extra):
     return path
 
 
+@pytest.mark.slow
 def test_a_sigkilled_panel_evaluate_resumes_paying_nothing_twice(tmp_path):
     """The process is SIGKILLed while the second member judges a round (calls in flight); the rerun finishes the
     run, no call answered before is asked again, and a third run makes no call."""

@@ -53,6 +53,7 @@ def _anchor_games(rng, prompts: int) -> pd.DataFrame:
                          "judge": "j", "outcome": rng.beta(0.3, 3.0, prompts)})
 
 
+@pytest.mark.slow
 def test_bca_covers_a_skewed_win_rate_at_its_level_where_the_percentile_interval_does_not():
     """Promises are measured: 300 samples of 100 prompts from a known mean; the share of 95% intervals that contain
     it (seeded: 95.0% BCa, 93.7% percentile). The percentile interval of a skewed mean falls short; BCa (Efron

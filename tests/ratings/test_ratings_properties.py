@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.special import expit
@@ -114,6 +115,7 @@ def population_elo(strengths: np.ndarray, tie: float = 0.05) -> np.ndarray:
     return scores_by_model(rank(table, "bt")).loc[[f"m{i}" for i in range(k)]].to_numpy()
 
 
+@pytest.mark.slow
 def test_bt_bootstrap_interval_covers_simulated_truth_95_percent():
     """≥ 200 simulated datasets × 6 models: the 95% percentile interval holds the true Elo 95% ± 3 points."""
     rng = np.random.default_rng(2024)
