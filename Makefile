@@ -33,8 +33,14 @@ $(DEMO_STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[report]'
 	touch $@
 
-$(BASE_STAMP): $(DEMO_STAMP)
+# The tests' install includes the demo's (one pip run on a fresh clone, not two); it marks the demo's as done only when
+# that has never run (a newer demo stamp would rebuild the embedded runtime, which depends on it).
+$(BASE_STAMP): pyproject.toml
+	@echo "Installing judgewise and its test extras into $(VENV) (once)..."
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -U pip setuptools wheel
 	$(PY) -m pip install -q -e '.[test,report,postgres,docs]'
+	test -f $(DEMO_STAMP) || touch $(DEMO_STAMP)
 	touch $@
 
 $(LOCAL_STAMP): $(DEMO_STAMP)

@@ -47,10 +47,26 @@ def test_one_byte_chunks_count_as_sent_and_a_valid_answer_in_them_is_read_whole(
     assert isinstance(refused, AnswerRefusedError) and "4,194,304-byte cap" in str(refused)
 
 
+_LOOPS: list = []  # the event loops a test made for its futures, closed after it (an unclosed loop warns at GC)
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    loop = asyncio.new_event_loop()
+    _LOOPS.append(loop)
+    return loop
+
+
+@pytest.fixture(autouse=True)
+def _close_loops():
+    yield
+    while _LOOPS:
+        _LOOPS.pop().close()
+
+
 def _chunked(conn: _Connection, *pieces: bytes) -> asyncio.Future:
     """Feed a chunked answer to ``conn`` in ``pieces`` (as the network splits it); the call's future."""
     conn.transport = type("Transport", (), {"write": lambda self, data: None, "abort": lambda self: None})()
-    waiter = conn.send(b"", asyncio.new_event_loop())
+    waiter = conn.send(b"", _new_loop())
     conn.data_received(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
     for piece in pieces:
         conn.data_received(piece)
@@ -104,7 +120,7 @@ def test_the_cap_is_configurable_and_an_answer_under_it_is_read_whole():
 def test_inflating_stops_at_the_cap_and_keeps_a_truncated_body_ancompletion_error():
     conn = _Connection(max_answer_bytes=1 << 20)
     conn.headers, conn.status = {"content-encoding": "gzip"}, 200
-    conn.waiter = asyncio.new_event_loop().create_future()
+    conn.waiter = _new_loop().create_future()
     conn._finish(bomb("gzip_bomb", 64 << 20))
     assert "decodes to more than 1,048,576 bytes" in str(conn.waiter.exception())
     conn.waiter = conn.waiter.get_loop().create_future()
