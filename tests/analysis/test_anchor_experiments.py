@@ -78,6 +78,7 @@ def test_experiments_return_tables_and_more_anchors_help():
     assert scores.idxmax() in {"m0", "m1", "m2"}
 
 
+@pytest.mark.slow
 def test_alpacaeval_anchor_wastes_most_comparisons(alpacaeval_full):
     frame = alpacaeval_full.frame
     report = report_from_judgments(frame, "gpt4_1106_preview")

@@ -7,11 +7,11 @@ from tools.docs_examples import PAGES, REPO, align, blocks_of, describe, line_ma
 
 PAGES_WITH_SLOW = [p for p in PAGES if any(b.slow for b in blocks_of(p))]
 # Pages whose examples take 15–50 s each at load 1–2 on the 2-core machine (README and evaluate run evaluate on the
-# shipped replay config; judging runs judge, a panel's evaluate and batch examples; papers, designs and diagnostics
-# run many simulations or diagnose all of AlpacaEval): run with SLOW=1, as CI runs the suite, to keep `make test`
+# shipped replay config; judging runs judge, a panel's evaluate and batch examples; ratings bootstraps every method
+# on AlpacaEval; papers, designs and diagnostics run many simulations or diagnose all of AlpacaEval): run with SLOW=1, as CI runs the suite, to keep `make test`
 # short; the other pages (2–18 s each there) run in every one.
 HEAVY_PAGES = {"README.md", "docs/papers.md", "docs/evaluate.md", "docs/designs.md", "docs/diagnostics.md",
-               "docs/judging.md"}
+               "docs/judging.md", "docs/ratings.md"}
 
 
 def _ids(pages):
