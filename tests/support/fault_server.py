@@ -173,9 +173,9 @@ class FaultServer:
                 writer.write(piece)
                 await writer.drain()
             return False
-        writer.write(_http_answer(*self.answer_for(fault, body, messages, auth, key)))
-        if fault in COMPLETIONS:
+        if fault in COMPLETIONS:  # counted before it is written: a client holding its answer finds it counted
             self.note("ok", key)
+        writer.write(_http_answer(*self.answer_for(fault, body, messages, auth, key)))
         return True
 
     def freeze(self) -> None:
@@ -273,6 +273,16 @@ class FaultServer:
             if key is not None:
                 self.successes[key] += 1
                 self.success_times.append((time.time(), key))
+
+    def unnote_ok(self, key: str) -> None:
+        """Take back the ``ok`` :meth:`note` counted for an answer that could not be sent."""
+        with self._lock:
+            self.events["ok"] -= 1
+            self.successes[key] -= 1
+            if not self.successes[key]:
+                del self.successes[key]
+            at = max(i for i, (_, k) in enumerate(self.success_times) if k == key)
+            del self.success_times[at]
 
 
 class _Server(ThreadingHTTPServer):
@@ -379,8 +389,9 @@ def _make_handler(server: FaultServer):
                 return self._send_raw(*answer)
             if _peer_closed(self.connection):
                 return server.note("abandoned")
-            if self._send_raw(*answer):
-                server.note("ok", key)
+            server.note("ok", key)  # counted before it is sent: a client holding its answer finds it counted
+            if not self._send_raw(*answer):
+                server.unnote_ok(key)  # it never got there
 
         def _send_raw(self, status: int, content_type: str, data: bytes, headers: dict | None = None) -> bool:
             try:
