@@ -4,10 +4,7 @@ panel part; a rerun pays nothing, and a SIGKILLed panel evaluate resumes paying 
 
 from __future__ import annotations
 
-import signal
 import sqlite3
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -25,7 +22,7 @@ from judgewise.store.opening import open_store
 from tests.support import cli_json
 from tests.support.evaluating import simulated_responses
 from tests.support.fault_server import FaultServer
-from tests.support.judging import MODEL, wait_for, write_responses
+from tests.support.judging import MODEL, sigkill_mid_run, write_responses
 
 RATINGS = {f"m{i}": 1000.0 + 80 * i for i in range(5)}
 
@@ -159,7 +156,8 @@ def test_a_sigkilled_panel_evaluate_resumes_paying_nothing_twice(tmp_path):
     with FaultServer(latency_s=0.0, seed=1) as one, FaultServer(latency_s=0.02, seed=2) as two:
         cfg = _http_panel(tmp_path, one, two, n_prompts=30, target={"kendall_tau": 0.99}, budget={"max_calls": 120})
         args = ["evaluate", "-c", str(cfg), "--json", "--bootstrap", "50"]
-        _sigkill_in_second_member(two, tmp_path, args)
+        sigkill_mid_run(two, args, tmp_path, tmp_path / "store.sqlite", after_successes=20, timeout_s=120,
+                        judge="judge-two")  # killed while the second member judges a round
         before = {"judge-one": one.total_successes(), "judge-two": two.total_successes()}
         two.thaw()
         resumed = cli_json(*args, cwd=tmp_path, timeout=300)
@@ -174,28 +172,6 @@ def test_a_sigkilled_panel_evaluate_resumes_paying_nothing_twice(tmp_path):
     assert again["ranking"] == resumed["ranking"]
 
 
-def _paid_by(store, judge: str) -> int:
-    with sqlite3.connect(store, timeout=30) as db:
-        return db.execute("SELECT COALESCE(SUM(n_calls), 0) FROM games WHERE judge = ?", (judge,)).fetchone()[0]
-
-
-def _sigkill_in_second_member(two: FaultServer, folder, args: list) -> None:
-    """``evaluate`` in a real process, SIGKILLed once the second member's endpoint has answered 20 calls and
-    every answer it sent is stored (it then holds new requests: the process dies with calls in flight)."""
-    proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", *args], cwd=folder,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: two.total_successes() >= 20, 120, "20 answers of the second member")
-        two.freeze()
-        wait_for(two.quiet, 30, "the answers already on their way written")
-        wait_for(lambda: _paid_by(folder / "store.sqlite", "judge-two") == two.total_successes(), 30, "answers stored")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
 
 
 def test_a_members_failed_calls_leave_its_comparisons_to_the_others_and_are_counted(tmp_path):

@@ -4,10 +4,7 @@ never paid twice), the panel's verdicts are derived after; configs that cannot m
 from __future__ import annotations
 
 import json
-import signal
 import sqlite3
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -19,7 +16,7 @@ from judgewise.pipeline.config import load_config
 from judgewise.pipeline.run import PanelOutcome, run_config
 from tests.support import run_cli
 from tests.support.fault_server import FaultServer
-from tests.support.judging import MODEL, wait_for, write_responses
+from tests.support.judging import MODEL, sigkill_mid_run, write_responses
 
 RATINGS = {"m0": 1000, "m1": 1100, "m2": 1200, "m3": 1300}
 
@@ -62,7 +59,8 @@ def test_a_panel_run_killed_mid_way_resumes_paying_nothing_twice(tmp_path):
                "judge": {"panel": members}, "limits": {"concurrency": 4, "timeout_s": 5, "base_delay_s": 0.01,
                                                        "max_delay_s": 0.2}}
         (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
-        _sigkill_in_second_member(two, tmp_path)
+        sigkill_mid_run(two, ["judge", "-c", "run.yaml", "--no-progress"], tmp_path, tmp_path / "store.sqlite",
+                        after_successes=30, timeout_s=60, judge="judge-two")
         with sqlite3.connect(tmp_path / "store.sqlite") as db:
             by_judge = dict(db.execute("SELECT judge, COUNT(*) FROM games GROUP BY judge").fetchall())
         assert by_judge.get("judge-one") == 120 and 0 < by_judge.get("judge-two", 0) < 120  # killed in member 2
@@ -78,28 +76,6 @@ def test_a_panel_run_killed_mid_way_resumes_paying_nothing_twice(tmp_path):
                                                                                         "judge-two": 120}
 
 
-def _paid_by(store, judge: str) -> int:
-    with sqlite3.connect(store, timeout=30) as db:
-        return db.execute("SELECT COALESCE(SUM(n_calls), 0) FROM games WHERE judge = ?", (judge,)).fetchone()[0]
-
-
-def _sigkill_in_second_member(two: FaultServer, folder) -> None:
-    """``judge`` in a real process, SIGKILLed once the second member's endpoint has answered 30 calls and every
-    answer it sent is stored (the endpoint then holds new requests: the process dies with calls in flight)."""
-    proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", "judge", "-c", "run.yaml", "--no-progress"],
-                            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: two.total_successes() >= 30, 60, "30 answers of the second member")
-        two.freeze()
-        wait_for(two.quiet, 30, "the answers already on their way written")
-        wait_for(lambda: _paid_by(folder / "store.sqlite", "judge-two") == two.total_successes(), 30, "answers stored")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
 
 
 def test_a_bad_member_is_named_by_its_place_in_the_panel(tmp_path):

@@ -120,25 +120,27 @@ def kill_judge_when(folder, cfg, event) -> None:
         started.stop()
 
 
-def stored_calls(path) -> int:
-    """Calls the store at ``path`` says were paid (sum of n_calls over games)."""
+def stored_calls(path, judge: str | None = None) -> int:
+    """Calls the store at ``path`` says were paid (sum of n_calls over games; ``judge``: over that judge's)."""
+    where, args = (" WHERE judge = ?", (judge,)) if judge is not None else ("", ())
     with sqlite3.connect(path, timeout=30) as db:
-        return db.execute("SELECT COALESCE(SUM(n_calls), 0) FROM games").fetchone()[0]
+        return db.execute(f"SELECT COALESCE(SUM(n_calls), 0) FROM games{where}", args).fetchone()[0]
 
 
 def sigkill_mid_run(server, cli_args: list, cwd, store, *, after_successes: int, timeout_s: float,
-                    with_held_request: bool = False) -> None:
+                    with_held_request: bool = False, judge: str | None = None) -> None:
     """Run the CLI in a real process; once the server has answered ``after_successes`` calls, hold new requests,
     wait until the answers already let through are written (``server.quiet``: the server's count stops moving), then
-    until every answer is in ``store`` (and, with ``with_held_request``, until a request is being held), then SIGKILL
-    the process: it dies with calls in flight. The server stays frozen; the caller thaws it."""
+    until every answer is in ``store`` (``judge``: the answers of that judge, the server's, as a panel's member;
+    and, with ``with_held_request``, until a request is being held), then SIGKILL the process: it dies with calls in
+    flight. The server stays frozen; the caller thaws it."""
     proc = subprocess.Popen([sys.executable, "-m", "judgewise.cli.app", *map(str, cli_args)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: server.total_successes() >= after_successes, timeout_s, f"{after_successes} successful calls")
         server.freeze()
         wait_for(server.quiet, 30, "the answers already on their way written")  # then the server's count is final
-        wait_for(lambda: stored_calls(store) == server.total_successes(), 30, "answers stored")
+        wait_for(lambda: stored_calls(store, judge) == server.total_successes(), 30, "answers stored")
         if with_held_request:
             wait_for(lambda: server.held > 0, 10, "a held request")
         proc.send_signal(signal.SIGKILL)
