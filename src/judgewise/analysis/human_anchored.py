@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from judgewise.analysis.human_pairs import match_labels
 from judgewise.errors import ConfigError
 from judgewise.ratings.winrate import share_won
 
@@ -217,3 +218,14 @@ def human_anchored(labelled: tuple, unlabelled: tuple, models: list, alpha: floa
     return HumanAnchored(list(models), theta, cov, lo, hi, {"theta": h_theta, "lo": h_lo, "hi": h_hi},
                          {"theta": j_theta, "lo": j_lo, "hi": j_hi}, int(len(a)), int(len(unlabelled[0])), lam,
                          rectifier, float(np.mean(np.abs(human - judge))) if len(a) else float("nan"), alpha)
+
+
+def human_anchored_labels(judgments, human, alpha: float = 0.05, source: str = "labels") -> HumanAnchored:
+    """:func:`human_anchored` of a judgments table and a table of human pairwise verdicts (both ``prompt_id,
+    model_a, model_b, outcome``), each label matched to the judge's verdict on its comparison
+    (:func:`judgewise.analysis.human_pairs.match_labels`, which names ``source`` when none matches); ``labels`` says
+    how many were given, matched and unmatched."""
+    matched = match_labels(judgments, human, source=source)
+    result = human_anchored(matched.labelled, matched.unlabelled, matched.models, alpha)
+    result.labels = matched.labels
+    return result

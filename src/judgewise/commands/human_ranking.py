@@ -2,8 +2,8 @@
 
 LABELS is a judgewise store whose ``human_labels`` table holds pairwise labels (``judgewise label``) or a file of
 human pairwise verdicts in any judgments format (e.g. Chatbot Arena battles). The statistics are
-:func:`judgewise.analysis.human_anchored.human_anchored`; the matching of labels to the judge's comparisons
-:func:`judgewise.analysis.human_pairs.match_labels`.
+:func:`judgewise.analysis.human_anchored.human_anchored_labels` (the labels matched to the judge's
+comparisons, then the rank-sets).
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgewise.analysis.human_anchored import HumanAnchored, check_alpha, human_anchored, rank_set_text as span
-from judgewise.analysis.human_pairs import match_labels, store_label_frame
+from judgewise.analysis.human_anchored import (HumanAnchored, check_alpha, human_anchored_labels,
+                                              rank_set_text as span)
+from judgewise.analysis.human_pairs import store_label_frame
 from judgewise.commands.human_validation import human_scores_of_store, is_label_store
 from judgewise.commands.tables import TextTable, clip, fmt_num
 from judgewise.errors import InputError
@@ -49,12 +50,8 @@ def anchor_to_humans(judgments: pd.DataFrame, labels: Path, alpha: float = 0.05,
     InputError
         LABELS missing, empty or unreadable, or holding no label on a comparison the judgments hold.
     """
-    check_alpha(alpha)
-    human = read_human_labels(labels, judgments, skip_invalid)
-    matched = match_labels(judgments, human, source=str(labels))
-    result = human_anchored(matched.labelled, matched.unlabelled, matched.models, alpha)
-    result.labels = matched.labels
-    return result
+    check_alpha(alpha)  # before reading LABELS
+    return human_anchored_labels(judgments, read_human_labels(labels, judgments, skip_invalid), alpha, str(labels))
 
 
 def human_anchored_lines(result: HumanAnchored) -> list[str]:

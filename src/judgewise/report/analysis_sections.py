@@ -19,8 +19,8 @@ from judgewise.analysis import anchor_selection
 from judgewise.analysis.anchor_experiments import anchor_quality
 from judgewise.analysis.bias import proportion
 from judgewise.analysis.diagnostics import diagnose, with_truth
-from judgewise.analysis.human_anchored import human_anchored, rank_set_text as span
-from judgewise.analysis.human_pairs import match_labels, store_label_frame
+from judgewise.analysis.human_anchored import human_anchored_labels, rank_set_text as span
+from judgewise.analysis.human_pairs import store_label_frame
 from judgewise.analysis.labelling import judge_scores_per_item, labeller_agreement, reliability_so_far
 from judgewise.analysis.power import sign_test_sample_size
 from judgewise.errors import InputError
@@ -279,17 +279,17 @@ HUMAN_ALPHA = 0.05  # the report's rank-sets hold the human ranking with probabi
 
 def human_anchored_section(ctx: ReportContext, s: Section) -> None:
     """Prediction-powered rank-sets (``rank --human`` with the store's labels): the judge's verdicts corrected by
-    the human labels on the prompts both saw (:func:`judgewise.analysis.human_anchored.human_anchored`). Left out
+    the human labels on the prompts both saw (:func:`judgewise.analysis.human_anchored.human_anchored_labels`). Left out
     of reports of runs without labels."""
     rows = ctx.run.human_labels
     if rows is None or rows.empty:
         raise Omitted("no human labels in this run's store")
     human = store_label_frame(labels_as_scores(rows), ctx.valid)
-    matched = match_labels(ctx.valid, human, source="the store's human labels")
-    result = human_anchored(matched.labelled, matched.unlabelled, matched.models, HUMAN_ALPHA)
+    result = human_anchored_labels(ctx.valid, human, HUMAN_ALPHA, "the store's human labels")
+    counts = result.labels
     s.source = "judgewise.analysis.human_anchored (prediction-powered ranking, Chatzi et al. 2024)"
-    s.facts = [("Human labels used", f"{fmt_num(matched.labels['matched'])} of {fmt_num(matched.labels['given'])} "
-                                     f"labelled items ({fmt_num(matched.labels['unmatched'])} on no judged pair)"),
+    s.facts = [("Human labels used", f"{fmt_num(counts['matched'])} of {fmt_num(counts['given'])} "
+                                     f"labelled items ({fmt_num(counts['unmatched'])} on no judged pair)"),
                ("Comparisons judged only", fmt_num(result.n_judge)),
                ("Rectifier (largest correction of a win probability)", fmt_num(result.rectifier_size, 3)),
                ("Judge weight λ (PPI++)", fmt_num(result.lam, 2))]
