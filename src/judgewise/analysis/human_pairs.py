@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from judgewise.errors import InputError
+from judgewise.io.schema import name_ordered, two_model_prompts
 
 SEP = "\x1f"
 
@@ -22,9 +23,7 @@ SEP = "\x1f"
 def oriented(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame``'s verdicts per comparison: ``key``, ``first``/``second`` model (by name) and ``y`` = the first
     model's result, averaged over the rows of one comparison (first-seen order kept)."""
-    first, second = ordered_pair(frame)
-    outcome = frame["outcome"].to_numpy(float)
-    y = np.where(frame["model_a"].astype(str).to_numpy() == first, outcome, 1.0 - outcome)
+    first, second, y = name_ordered(frame)
     out = pd.DataFrame({"key": oriented_keys(frame), "first": first, "second": second, "y": y})
     return out.groupby("key", sort=False).agg(first=("first", "first"), second=("second", "first"),
                                               y=("y", "mean")).reset_index()
@@ -35,11 +34,7 @@ def store_label_frame(labels: pd.DataFrame, judgments: pd.DataFrame) -> pd.DataF
     .labels_as_scores`) as pairwise verdicts ``prompt_id, model_a, model_b, outcome`` on the prompts where
     ``judgments`` compare exactly two models (model_a = the first by name, the labels' response A). Items on other
     prompts get empty models and count as unmatched."""
-    models = pd.concat([judgments[["prompt_id", "model_a"]].set_axis(["prompt_id", "m"], axis=1),
-                        judgments[["prompt_id", "model_b"]].set_axis(["prompt_id", "m"], axis=1)])
-    models = models.assign(prompt_id=models["prompt_id"].astype(str), m=models["m"].astype(str))
-    pairs = models.groupby("prompt_id")["m"].agg(lambda s: sorted(set(s)))
-    pairs = pairs[pairs.map(len) == 2]
+    pairs = two_model_prompts(judgments)
     ids = labels["item_id"].astype(str)
     first = ids.map(lambda i: pairs[i][0] if i in pairs.index else "")
     second = ids.map(lambda i: pairs[i][1] if i in pairs.index else "")
@@ -86,12 +81,5 @@ def oriented_keys(frame: pd.DataFrame) -> np.ndarray:
     """Each row's comparison key (prompt, first model, second model by name), as :func:`oriented` makes it."""
     if not len(frame):
         return np.array([], dtype=str)
-    first, second = ordered_pair(frame)
+    first, second, _ = name_ordered(frame)
     return frame["prompt_id"].astype(str).to_numpy().astype(object) + SEP + first + SEP + second
-
-
-def ordered_pair(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's two models, first and second by name (object arrays)."""
-    a = frame["model_a"].astype(str).to_numpy().astype(object)
-    b = frame["model_b"].astype(str).to_numpy().astype(object)
-    return np.where(a <= b, a, b), np.where(a <= b, b, a)

@@ -11,6 +11,7 @@ import pandas as pd
 from judgewise.analysis.label_order import next_informative
 from judgewise.analysis.reliability import cohen_kappa, get_metric, krippendorff_alpha
 from judgewise.errors import InputError
+from judgewise.io.schema import name_ordered, two_model_prompts
 from judgewise.ratings.bootstrap import rng_from_seed
 from judgewise.store.labels import current_labels
 
@@ -153,17 +154,12 @@ def reliability_so_far(judge: dict, rows: pd.DataFrame, metric: str = "icc", *, 
 
 
 def judge_scores_per_item(games: pd.DataFrame) -> dict:
-    """A judge's "first response is better" score per prompt of a judgments table, for the prompts with exactly two
-    models (as ``judgewise label`` shows them: responses in model-name order): the mean outcome of the
-    first-named model over the prompt's usable games, both orders."""
-    pairs = games.assign(lo=np.minimum(games["model_a"].astype(str), games["model_b"].astype(str)))
-    pairs["first_score"] = np.where(pairs["model_a"].astype(str) == pairs["lo"], pairs["outcome"],
-                                    1.0 - pairs["outcome"])
-    models = pd.concat([games[["prompt_id", "model_a"]].set_axis(["prompt_id", "m"], axis=1),
-                        games[["prompt_id", "model_b"]].set_axis(["prompt_id", "m"], axis=1)])
-    two = models.groupby("prompt_id")["m"].nunique()
-    keep = pairs[pairs["prompt_id"].isin(two.index[two == 2])]
-    return keep.groupby(keep["prompt_id"].astype(str))["first_score"].mean().to_dict()
+    """A judge's "first response is better" score per item, a prompt on which the judgments compare exactly two
+    models (:func:`judgewise.io.schema.two_model_prompts`; responses in model-name order, as ``judgewise label``
+    shows them): the mean outcome of the first-named model over the prompt's games, both orders."""
+    first_score = pd.Series(name_ordered(games)[2], index=games["prompt_id"].astype(str).to_numpy())
+    keep = first_score[first_score.index.isin(two_model_prompts(games).index)]
+    return keep.groupby(level=0, sort=True).mean().to_dict()
 
 
 def _finite(value: float) -> float | None:

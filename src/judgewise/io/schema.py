@@ -199,6 +199,25 @@ def anchor_candidates(model_a, model_b, min_share: float = 1.0) -> list:
     return [_plain(m) for m in counts.index[counts.to_numpy() >= min_share * len(a)]]
 
 
+def name_ordered(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row of a pairwise table read from its models in name order: (the first model by name, the second —
+    object arrays — and the first's outcome). The one reading of "the comparison, whichever way it was asked"."""
+    a = frame["model_a"].astype(str).to_numpy(object)
+    b = frame["model_b"].astype(str).to_numpy(object)
+    swap = a > b
+    outcome = frame["outcome"].to_numpy(float)
+    return np.where(swap, b, a), np.where(swap, a, b), np.where(swap, 1.0 - outcome, outcome)
+
+
+def two_model_prompts(frame: pd.DataFrame) -> pd.Series:
+    """The prompts (as text) on which a pairwise table compares exactly two models, each with its two models in name
+    order (``[first, second]``): the items ``judgewise label`` shows, responses A and B."""
+    models = pd.concat([frame["model_a"], frame["model_b"]]).astype(str)
+    prompts = pd.concat([frame["prompt_id"], frame["prompt_id"]]).astype(str)
+    pairs = models.groupby(prompts.to_numpy()).agg(lambda s: sorted(set(s)))
+    return pairs[pairs.map(len) == 2]
+
+
 def pair_ids(model_a, model_b) -> tuple[np.ndarray, int]:
     """Each row's *unordered* model pair as one integer (``lo·n + hi`` over the models' codes; a row with one model
     on both sides gets ``-1``) and ``n``, the number of models. Works alike on strings and on the categoricals the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judgewise.io.schema import usable_mask
+from judgewise.io.schema import name_ordered, usable_mask
 from judgewise.ratings.winrate import pairwise_win_rates
 
 
@@ -32,10 +32,7 @@ def tournament_rounds(judgments: pd.DataFrame, by_prompt: dict | None = None) ->
         return pd.to_numeric(df["round"], errors="coerce").to_numpy(float)
     if by_prompt is None:
         by_prompt = df.groupby(df["prompt_id"].astype(str), sort=False).indices
-    a, b = df["model_a"].astype(str).to_numpy(object), df["model_b"].astype(str).to_numpy(object)
-    lo, hi = np.where(a <= b, a, b), np.where(a <= b, b, a)
-    out = df["outcome"].to_numpy(float)
-    lo_outcome = np.where(a <= b, out, 1.0 - out)
+    lo, hi, lo_outcome = name_ordered(df)
     rounds = np.full(len(df), np.nan)
     for idx in by_prompt.values():
         if len({*lo[idx], *hi[idx]}) < 3:
